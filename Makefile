@@ -1,0 +1,40 @@
+# make demo: set up and run the main job; make test: set up and run every check.
+# Both build .venv first; `make .venv` only builds the environment.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint typecheck pytest bench clean
+
+$(VENV): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)
+
+demo: $(VENV)
+	$(BIN)/littlestone ldim --class thresholds:n=1023
+	$(BIN)/littlestone ldim --class monotone-disjunctions:n=6 --tree littlestone-data/tree.graphml
+	$(BIN)/littlestone play --learner halving --adversary random-target \
+		--class monotone-disjunctions:n=20 --rounds 2000 --seed 1
+	$(BIN)/littlestone play --learner perceptron --adversary random-target \
+		--class halfspaces:d=100,margin=0.1 --rounds 200000 --seed 1
+	$(BIN)/littlestone play --game experts --learner halving --adversary random-target \
+		--class thresholds:n=255 --rounds 1000 --json
+
+test: $(VENV) lint typecheck pytest
+
+lint: $(VENV)
+	$(BIN)/ruff check .
+
+typecheck: $(VENV)
+	$(BIN)/mypy
+
+pytest: $(VENV)
+	$(BIN)/pytest
+
+bench: $(VENV)
+	$(BIN)/python -m benchmarks.run
+
+clean:
+	rm -rf $(VENV) littlestone-data .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,11 @@
+"""Adversaries: the base class, the registry and the built-in constructions.
+
+Importing this package registers every built-in adversary in :data:`ADVERSARIES`.
+"""
+
+from __future__ import annotations
+
+from adversaries import random_target
+from adversaries.base import ADVERSARIES, Adversary, register
+
+__all__ = ["ADVERSARIES", "Adversary", "random_target", "register"]

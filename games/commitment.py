@@ -1,0 +1,54 @@
+"""Commit and reveal: how an adversary binds itself to a target before round 1.
+
+The adversary sends ``digest(hclass, target, salt)`` before round 1 and the target and
+salt after the last round; the referee recomputes the digest and checks every label
+against the target (DESIGN.md 1.1). The salt (at least :data:`MIN_SALT_BYTES` random
+bytes) keeps the digest from being inverted by trying every hypothesis.
+
+>>> from games.classes import make_class
+>>> H = make_class("thresholds:n=8")
+>>> salt = bytes(16)
+>>> digest(H, 3, salt) == digest(H, 3, salt) != digest(H, 4, salt)
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+import numpy as np
+
+from games.classes import FiniteClass, HalfspaceClass, HypothesisClass
+
+__all__ = ["MIN_SALT_BYTES", "digest", "new_salt", "target_bytes"]
+
+#: Shortest salt the referee accepts.
+MIN_SALT_BYTES = 16
+_DOMAIN = b"littlestone-commitment-v1\x00"
+
+
+def target_bytes(hclass: HypothesisClass, target: object) -> bytes:
+    """The canonical bytes of a target: a hypothesis index (8 bytes, little-endian) for a
+    finite class, the float64 little-endian coordinates of w for halfspaces."""
+    if isinstance(hclass, HalfspaceClass):
+        return np.asarray(target, dtype="<f8").tobytes()
+    if isinstance(hclass, FiniteClass):
+        if isinstance(target, bool) or not isinstance(target, int | np.integer):
+            raise ValueError(f"target {target!r} is not a hypothesis index")
+        return int(target).to_bytes(8, "little", signed=True)
+    raise ValueError(f"no commitment format for {hclass.spec}")  # pragma: no cover
+
+
+def digest(hclass: HypothesisClass, target: object, salt: bytes) -> bytes:
+    """SHA-256 over a domain tag, the class spec, the salt and the target's bytes."""
+    h = hashlib.sha256(_DOMAIN)
+    h.update(hclass.spec.encode() + b"\x00")
+    h.update(len(salt).to_bytes(4, "little") + salt)
+    h.update(target_bytes(hclass, target))
+    return h.digest()
+
+
+def new_salt() -> bytes:
+    """A fresh random salt (from the OS, never from a game seed)."""
+    return secrets.token_bytes(MIN_SALT_BYTES)

@@ -1,0 +1,81 @@
+"""The exceptions of littlestone, one root for all of them.
+
+Tree::
+
+    LittlestoneError
+    ├── SpecError (ValueError)            a class, agent or game spec that cannot be used
+    │   └── UnsupportedGame               an agent that cannot play this game or class
+    ├── BudgetExceeded                    exact work that would not finish within a stated budget
+    └── MoveError                         a move that breaks the rules of the game
+        ├── IllegalMove (ValueError)      malformed or out-of-range move (p outside [0, 1] ...)
+        ├── OutOfTurn                     a move the referee was not waiting for
+        └── RuleViolation                 a well-formed move that breaks a rule (empties the
+                                          version space, contradicts a commitment ...)
+
+A :class:`MoveError` names the ``role`` that made the move (``"learner"`` or
+``"adversary"``) and a stable ``rule`` code; ``status`` is what a game result records.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetExceeded",
+    "IllegalMove",
+    "LittlestoneError",
+    "MoveError",
+    "OutOfTurn",
+    "RuleViolation",
+    "SpecError",
+    "UnsupportedGame",
+]
+
+
+class LittlestoneError(Exception):
+    """Root of every error littlestone raises on purpose."""
+
+
+class SpecError(LittlestoneError, ValueError):
+    """A spec string (class, agent, game) or a parameter that cannot be used."""
+
+
+class UnsupportedGame(SpecError):
+    """An agent was asked to play a game or a class it does not support."""
+
+
+class BudgetExceeded(LittlestoneError):
+    """Exact computation refused because it would exceed a stated budget."""
+
+
+class MoveError(LittlestoneError):
+    """A move that breaks the rules; ``role`` made it, ``rule`` is a stable code."""
+
+    kind = "move_error"
+
+    def __init__(self, role: str, rule: str, message: str) -> None:
+        super().__init__(message)
+        self.role = role
+        self.rule = rule
+        self.message = message
+
+    @property
+    def status(self) -> str:
+        """The game status this error ends a game with, e.g. ``illegal_move:learner:p_range``."""
+        return f"{self.kind}:{self.role}:{self.rule}"
+
+
+class IllegalMove(MoveError, ValueError):
+    """A malformed or out-of-range move."""
+
+    kind = "illegal_move"
+
+
+class OutOfTurn(MoveError):
+    """A move made when the referee expected another one."""
+
+    kind = "out_of_turn"
+
+
+class RuleViolation(MoveError):
+    """A well-formed move that breaks a rule of the game."""
+
+    kind = "rule_violation"

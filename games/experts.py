@@ -1,0 +1,274 @@
+"""The referee of the expert-advice game, as a sans-I/O state machine (DESIGN.md 1.2).
+
+Each round::
+
+    referee.advice(a)          # the adversary's advice a_t in [0, 1]^d (optional), or
+    referee.instance(x)        # with class-derived experts: a_t,i = h_i(x)
+    referee.weights(w)         # the learner's distribution over the d experts, or
+    referee.prediction(p)      # a prediction p in [0, 1] (only after advice)
+    referee.costs(v)           # the adversary's costs v_t in [0, 1]^d, or
+    referee.label(y)           # a label y (only after advice): v_t,i = |a_t,i - y|
+
+and the last move returns the :class:`~games.game.ExpertsRecord`. The referee draws the
+learner's expert I_t ~ w_t (or its label yhat_t ~ Bernoulli(p_t)) from its own
+generator; the adversary never sees the draw.
+
+regret_T = sum_t loss_t - min_i L_i, and expected_regret_T the same with <w_t, v_t>.
+
+>>> ref = ExpertsReferee(2, rounds=1, seed=0)
+>>> ref.advice([0.0, 1.0]); ref.weights([0.5, 0.5])
+>>> rec = ref.label(1)
+>>> rec.costs.tolist(), rec.expected_loss, rec.regret == rec.loss
+([1.0, 0.0], 0.5, True)
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from games.classes import FiniteClass
+from games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
+from games.game import EXPERTS, ExpertsRecord, GameResult
+from games.mistake_bound import check_label, check_probability
+
+__all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase"]
+
+#: How far from 1 the sum of the learner's weights may be (they are renormalised after).
+WEIGHT_TOLERANCE = 1e-6
+
+LEARNER = "learner"
+ADVERSARY = "adversary"
+FloatArray = NDArray[np.float64]
+
+
+class Phase(enum.Enum):
+    """Whose move the referee waits for."""
+
+    ADVICE = "advice"
+    ANSWER = "answer"
+    OUTCOME = "outcome"
+    OVER = "over"
+
+
+def _unit_vector(values: object, d: int, role: str, what: str) -> FloatArray:
+    """``values`` as a float vector of length d in [0, 1]^d, or IllegalMove."""
+    try:
+        v = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise IllegalMove(role, f"{what}_type", f"{what} is not a vector of numbers") from None
+    if v.shape != (d,):
+        raise IllegalMove(role, f"{what}_shape", f"{what} has shape {v.shape}, expected ({d},)")
+    if not (np.all(v >= 0.0) and np.all(v <= 1.0)):  # also rejects nan
+        raise IllegalMove(role, f"{what}_range", f"{what} must lie in [0, 1]")
+    return v
+
+
+class ExpertsReferee:
+    """Referee of one experts game: ``n_experts`` experts, ``rounds`` rounds.
+
+    With ``hclass`` the experts are its hypotheses and the adversary plays instances.
+    """
+
+    def __init__(
+        self, n_experts: int, rounds: int, seed: int, hclass: FiniteClass | None = None
+    ) -> None:
+        if hclass is not None and hclass.size != n_experts:
+            raise ValueError("with class-derived experts, n_experts must be |H|")
+        self.d = n_experts
+        self.rounds = rounds
+        self.hclass = hclass
+        self.t = 0
+        self.phase = Phase.ADVICE if rounds > 0 else Phase.OVER
+        self.status = "complete"
+        self.message = ""
+        #: Cumulative loss L_i of every expert.
+        self.expert_losses = np.zeros(n_experts)
+        self.learner_loss = 0.0
+        self.expected_learner_loss = 0.0
+        self._rng = np.random.default_rng(seed)
+        self._x: Any = None
+        self._advice: FloatArray | None = None
+        self._weights: FloatArray | None = None
+        self._p: float | None = None
+
+    # -- the moves -------------------------------------------------------------------
+
+    def instance(self, x: object) -> Any:
+        """Class-derived advice: the adversary's instance x, a_t,i = h_i(x)."""
+        self._expect(Phase.ADVICE, ADVERSARY, "instance")
+        if self.hclass is None:
+            self._fail(IllegalMove(ADVERSARY, "instance", "this game has no class: send advice"))
+        assert self.hclass is not None
+        try:
+            self._x = self.hclass.check_instance(x)
+        except ValueError as exc:
+            self._fail(RuleViolation(ADVERSARY, "instance_domain", str(exc)))
+        self._advice = self.hclass.evaluate(self._x).astype(np.float64)
+        self.phase = Phase.ANSWER
+        return self._x
+
+    def advice(self, advice: object) -> None:
+        """The experts' advice a_t in [0, 1]^d."""
+        self._expect(Phase.ADVICE, ADVERSARY, "advice")
+        if self.hclass is not None:
+            self._fail(IllegalMove(ADVERSARY, "advice", "class-derived experts: send an instance"))
+        try:
+            self._advice = _unit_vector(advice, self.d, ADVERSARY, "advice")
+        except MoveError as exc:
+            self._fail(exc)
+        self.phase = Phase.ANSWER
+
+    def weights(self, weights: object) -> None:
+        """The learner's distribution w_t over experts (sum within WEIGHT_TOLERANCE of 1)."""
+        self._expect_answer("weights")
+        try:
+            w = np.array(weights, dtype=np.float64)  # a copy: the learner may reuse its array
+        except (TypeError, ValueError):
+            self._fail(IllegalMove(LEARNER, "weights_type", "weights are not a vector of numbers"))
+        if w.shape != (self.d,):
+            self._fail(IllegalMove(LEARNER, "weights_shape",
+                                   f"weights have shape {w.shape}, expected ({self.d},)"))
+        total = float(w.sum())
+        if not np.all(w >= 0.0) or not abs(total - 1.0) <= WEIGHT_TOLERANCE:
+            self._fail(IllegalMove(
+                LEARNER, "weights_distribution",
+                f"weights must be >= 0 and sum to 1 within {WEIGHT_TOLERANCE} (sum {total:.9g})",
+            ))
+        w /= total
+        self._weights, self._p = w, None
+        self.phase = Phase.OUTCOME
+
+    def prediction(self, p: object) -> None:
+        """A prediction p in [0, 1] instead of weights (needs advice this round)."""
+        self._expect_answer("prediction")
+        if self._advice is None:
+            self._fail(IllegalMove(LEARNER, "prediction", "no advice this round: send weights"))
+        try:
+            self._p = check_probability(p)
+        except MoveError as exc:
+            self._fail(exc)
+        self._weights = None
+        self.phase = Phase.OUTCOME
+
+    def label(self, y: object) -> ExpertsRecord:
+        """The outcome as a label y; the costs are v_t,i = |a_t,i - y|."""
+        self._expect(Phase.OUTCOME, ADVERSARY, "label")
+        if self._advice is None:
+            self._fail(IllegalMove(ADVERSARY, "label", "no advice this round: send costs"))
+        assert self._advice is not None
+        try:
+            label = check_label(y)
+        except MoveError as exc:
+            self._fail(exc)
+        costs = self._advice if label == 0 else 1.0 - self._advice
+        return self._score(costs, label)
+
+    def costs(self, costs: object) -> ExpertsRecord:
+        """The outcome as costs v_t in [0, 1]^d."""
+        self._expect(Phase.OUTCOME, ADVERSARY, "costs")
+        try:
+            v = _unit_vector(costs, self.d, ADVERSARY, "costs")
+        except MoveError as exc:
+            self._fail(exc)
+        if self._p is not None:
+            self._fail(IllegalMove(ADVERSARY, "costs", "the learner predicted p: send a label"))
+        return self._score(v, None)
+
+    def abort(self, status: str, message: str = "") -> None:
+        """End the game from outside (a crash, a disconnect) with the given status."""
+        if self.phase is not Phase.OVER:
+            self.status, self.message, self.phase = status, message, Phase.OVER
+
+    # -- results ---------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def current_advice(self) -> FloatArray | None:
+        """The advice of the round being played (``None`` before advice or without it)."""
+        return self._advice
+
+    @property
+    def induced_prediction(self) -> float:
+        """The prediction <w, a> the learner's weights induce (0.5 without advice)."""
+        if self._weights is None:
+            return float(self._p) if self._p is not None else 0.5
+        if self._advice is None:
+            return 0.5
+        return float(self._weights @ self._advice)
+
+    @property
+    def best_expert_loss(self) -> float:
+        return float(self.expert_losses.min()) if self.t else 0.0
+
+    def result(self) -> GameResult:
+        """The scores so far; ``status`` is ``incomplete`` while the game is not over."""
+        best = self.best_expert_loss
+        return GameResult(
+            game=EXPERTS,
+            status=self.status if self.over else "incomplete",
+            rounds=self.t,
+            mistakes=self.learner_loss,
+            expected_mistakes=self.expected_learner_loss,
+            regret=self.learner_loss - best,
+            expected_regret=self.expected_learner_loss - best,
+            learner_loss=self.learner_loss,
+            expected_learner_loss=self.expected_learner_loss,
+            best_expert_loss=best,
+            message=self.message,
+        )
+
+    # -- rules -------------------------------------------------------------------------
+
+    def _score(self, costs: FloatArray, label: int | None) -> ExpertsRecord:
+        u = float(self._rng.random())
+        if self._weights is not None:
+            w = self._weights
+            expected = float(w @ costs)
+            cumulative = np.cumsum(w)
+            drawn = int(min(np.searchsorted(cumulative, u * cumulative[-1], side="right"),
+                            self.d - 1))
+            loss = float(costs[drawn])
+            p = float(w @ self._advice) if self._advice is not None else None
+        else:
+            assert self._p is not None and label is not None
+            p = self._p
+            drawn = 1 if u < p else 0
+            expected = p if label == 0 else 1.0 - p
+            loss = float(drawn != label)
+        self.expert_losses += costs
+        self.learner_loss += loss
+        self.expected_learner_loss += expected
+        self.t += 1
+        best = float(self.expert_losses.min())
+        record = ExpertsRecord(
+            self.t, self._x, self._advice, self._weights, p, label, costs, drawn, loss,
+            expected, self.learner_loss - best, self.expected_learner_loss - best,
+        )
+        self._x = self._advice = self._weights = self._p = None
+        self.phase = Phase.OVER if self.t == self.rounds else Phase.ADVICE
+        return record
+
+    def _expect(self, phase: Phase, role: str, move: str) -> None:
+        if self.phase is not phase:
+            self._fail(OutOfTurn(role, move,
+                                 f"{move} out of turn: the referee expects {self.phase.value}"))
+
+    def _expect_answer(self, move: str) -> None:
+        if self.phase is Phase.ADVICE:  # no advice this round: the learner answers at once
+            if self.hclass is not None:
+                self._fail(OutOfTurn(LEARNER, move, "the referee expects the instance first"))
+            self._advice = None
+            self.phase = Phase.ANSWER
+        self._expect(Phase.ANSWER, LEARNER, move)
+
+    def _fail(self, error: MoveError) -> Any:
+        if self.phase is not Phase.OVER:
+            self.status, self.message, self.phase = error.status, error.message, Phase.OVER
+        raise error

@@ -1,0 +1,208 @@
+"""What a game is: its spec, its seeds, its per-round records and its result.
+
+Both referees (:mod:`games.mistake_bound`, :mod:`games.experts`) emit the records and
+the result defined here; the drivers, logs and the wire format carry them.
+
+>>> seeds = game_seeds(0)
+>>> seeds == game_seeds(0), seeds.referee != seeds.learner != seeds.adversary
+(True, True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+import numpy as np
+
+from games.classes import FiniteClass, HypothesisClass
+from games.errors import SpecError
+
+__all__ = [
+    "EXPERTS",
+    "GAMES",
+    "MISTAKE_BOUND",
+    "Bound",
+    "ExpertsRecord",
+    "GameResult",
+    "GameSeeds",
+    "GameSpec",
+    "RoundRecord",
+    "game_seeds",
+]
+
+MISTAKE_BOUND = "mistake-bound"
+EXPERTS = "experts"
+GAMES = (MISTAKE_BOUND, EXPERTS)
+GameName = Literal["mistake-bound", "experts"]
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """The rules both players are told before round 1.
+
+    ``hclass`` is H (mistake-bound game) or the class whose hypotheses are the experts
+    (experts game with class-derived advice); ``experts`` is d in an experts game
+    (|H| when class-derived). ``horizon_known`` says whether the learner is told T.
+    """
+
+    game: GameName
+    rounds: int
+    hclass: HypothesisClass | None = None
+    experts: int | None = None
+    horizon_known: bool = True
+
+    def __post_init__(self) -> None:
+        if self.game not in GAMES:
+            raise SpecError(f"unknown game {self.game!r} (known: {', '.join(GAMES)})")
+        if self.rounds < 0:
+            raise SpecError(f"rounds must be >= 0, got {self.rounds}")
+        if self.game == MISTAKE_BOUND:
+            if self.hclass is None:
+                raise SpecError("the mistake-bound game needs a class (--class)")
+            if self.experts is not None:
+                raise SpecError("--experts belongs to the experts game")
+        else:
+            if self.hclass is not None:
+                if not isinstance(self.hclass, FiniteClass):
+                    raise SpecError(
+                        f"experts from class {self.hclass.spec}: the class must be finite"
+                    )
+                if self.experts is not None and self.experts != self.hclass.size:
+                    raise SpecError(
+                        f"--experts {self.experts} does not match |H| = {self.hclass.size} "
+                        f"of {self.hclass.spec} (the class's hypotheses are the experts)"
+                    )
+                object.__setattr__(self, "experts", self.hclass.size)
+            if self.experts is None or self.experts < 1:
+                raise SpecError("the experts game needs --experts D >= 1 or a finite --class")
+
+    @property
+    def n_experts(self) -> int:
+        """d, the number of experts (experts game only)."""
+        if self.experts is None:
+            raise SpecError("not an experts game")
+        return self.experts
+
+    @property
+    def horizon(self) -> int | None:
+        """T as the learner may see it: ``None`` when the horizon is not announced."""
+        return self.rounds if self.horizon_known else None
+
+
+@dataclass(frozen=True)
+class GameSeeds:
+    """Independent seeds for the referee's coin, the learner and the adversary."""
+
+    game: int
+    referee: int
+    learner: int
+    adversary: int
+
+
+def game_seeds(seed: int) -> GameSeeds:
+    """Derive the three players' seeds from the game seed (numpy SeedSequence.spawn)."""
+    children = np.random.SeedSequence(seed).spawn(3)
+    ref, lrn, adv = (int(c.generate_state(1, np.uint64)[0]) for c in children)
+    return GameSeeds(seed, ref, lrn, adv)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A learner's theoretical bound on this game: its value and the theorem's name."""
+
+    value: float
+    name: str
+
+
+class RoundRecord(NamedTuple):
+    """One round of the mistake-bound game (DESIGN.md 1.1).
+
+    ``prediction`` is the referee's draw yhat ~ Bernoulli(p); ``loss`` is the expected
+    loss |p - y|; ``mistakes`` and ``expected_mistakes`` are running totals, which are
+    also the running regret against H (realizable: the best hypothesis makes none).
+    """
+
+    t: int
+    x: Any
+    p: float
+    y: int
+    prediction: int
+    mistake: bool
+    loss: float
+    mistakes: int
+    expected_mistakes: float
+
+
+class ExpertsRecord(NamedTuple):
+    """One round of the expert-advice game (DESIGN.md 1.2).
+
+    ``weights`` is the learner's distribution (``None`` when it answered a prediction
+    ``p``); ``drawn`` is the referee's draw: an expert index, or the predicted label when
+    the learner answered ``p``. ``loss`` is the realised loss, ``expected_loss`` <w, v>
+    (or |p - y|); ``regret`` and ``expected_regret`` are running values.
+    """
+
+    t: int
+    x: Any
+    advice: np.ndarray[Any, np.dtype[Any]] | None
+    weights: np.ndarray[Any, np.dtype[np.float64]] | None
+    p: float | None
+    y: int | None
+    costs: np.ndarray[Any, np.dtype[np.float64]]
+    drawn: int
+    loss: float
+    expected_loss: float
+    regret: float
+    expected_regret: float
+
+
+@dataclass
+class GameResult:
+    """How a game ended and its scores.
+
+    ``status`` is ``complete`` or the rule broken and by whom (``rule_violation:
+    adversary:empty_version_space``, ``illegal_move:learner:p_range``,
+    ``crash:learner:ZeroDivisionError`` ...). ``rounds`` counts the rounds scored.
+    In the experts game ``mistakes`` is the realised cumulative loss (the number of
+    mistakes when costs are 0/1) and ``expected_mistakes`` the expected one.
+    """
+
+    game: GameName
+    status: str
+    rounds: int
+    mistakes: float
+    expected_mistakes: float
+    regret: float
+    expected_regret: float
+    learner_loss: float | None = None
+    expected_learner_loss: float | None = None
+    best_expert_loss: float | None = None
+    message: str = ""
+    bound: Bound | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready fields (``bound`` split into ``bound`` and ``bound_name``)."""
+        out = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("bound", "extra")}
+        if self.game == MISTAKE_BOUND:
+            for key in ("learner_loss", "expected_learner_loss", "best_expert_loss"):
+                out.pop(key)
+            out["mistakes"] = int(self.mistakes)
+        if self.bound is not None:
+            out["bound"] = _json_number(self.bound.value)
+            out["bound_name"] = self.bound.name
+        out.update(self.extra)
+        return out
+
+
+def _json_number(value: float) -> float | int | None:
+    if math.isinf(value) or math.isnan(value):
+        return None
+    return int(value) if float(value).is_integer() else float(value)

@@ -1,0 +1,369 @@
+"""The referee of the mistake-bound game, as a sans-I/O state machine (DESIGN.md 1.1).
+
+The referee never calls a player: a driver feeds it moves and it returns records.
+Each round::
+
+    referee.instance(x)     # the adversary's instance, checked to lie in X
+    referee.prediction(p)   # the learner's p in [0, 1] (probability of predicting 1)
+    referee.label(y)        # the adversary's label: realizability checked, the learner's
+                            # coin flipped by the referee, the RoundRecord returned
+
+Before round 1 the adversary may :meth:`~MistakeBoundReferee.commit` to a target (it
+must for an infinite class such as halfspaces); after round T it then
+:meth:`~MistakeBoundReferee.reveal`\\ s it and the referee checks every label against it.
+
+A move that breaks the rules raises a :class:`~games.errors.MoveError` and ends the
+game with that status, recorded against the player who made it.
+
+>>> from games.classes import make_class
+>>> ref = MistakeBoundReferee(make_class("thresholds:n=4"), rounds=2, seed=0)
+>>> ref.instance(1)
+1
+>>> ref.prediction(1.0)
+>>> ref.label(0).mistake
+True
+>>> _ = ref.instance(3); ref.prediction(0.0)
+>>> ref.label(1)
+Traceback (most recent call last):
+...
+games.errors.RuleViolation: label 1 on instance 3 empties the version space
+>>> ref.result().status
+'rule_violation:adversary:empty_version_space'
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from games.classes import (
+    UNIT_TOLERANCE,
+    FiniteClass,
+    HalfspaceClass,
+    HypothesisClass,
+    VersionSpace,
+)
+from games.commitment import MIN_SALT_BYTES, digest
+from games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
+from games.game import MISTAKE_BOUND, GameResult, RoundRecord
+
+__all__ = ["COIN_BLOCK", "MARGIN_TOLERANCE", "MistakeBoundReferee", "Phase", "check_label",
+           "check_probability"]
+
+#: How many coin flips the referee draws from its generator at a time.
+COIN_BLOCK = 4096
+#: Slack on the margin check of a revealed halfspace target (float rounding).
+MARGIN_TOLERANCE = 1e-9
+
+LEARNER = "learner"
+ADVERSARY = "adversary"
+_new_record = tuple.__new__  # builds a NamedTuple record without the keyword machinery
+
+
+class Phase(enum.Enum):
+    """Whose move the referee waits for."""
+
+    INSTANCE = "instance"
+    PREDICTION = "prediction"
+    LABEL = "label"
+    REVEAL = "reveal"
+    OVER = "over"
+
+
+def check_probability(p: object) -> float:
+    """p as a float in [0, 1], or IllegalMove by the learner."""
+    if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating):
+        raise IllegalMove(LEARNER, "p_type", f"prediction {p!r} is not a number")
+    value = float(p)
+    if not 0.0 <= value <= 1.0:  # also rejects nan
+        raise IllegalMove(LEARNER, "p_range", f"prediction {value} is outside [0, 1]")
+    return value
+
+
+def check_label(y: object) -> int:
+    """y as an int in {0, 1}, or IllegalMove by the adversary."""
+    if isinstance(y, bool) or not isinstance(y, int | np.integer) or y not in (0, 1):
+        raise IllegalMove(ADVERSARY, "label_range", f"label {y!r} is not 0 or 1")
+    return int(y)
+
+
+class MistakeBoundReferee:
+    """Referee of one mistake-bound game of ``rounds`` rounds on class ``hclass``.
+
+    ``seed`` seeds the referee's own generator, which flips the learner's coin:
+    yhat_t = [u_t < p_t] with u_t uniform in [0, 1), so p in {0, 1} is deterministic.
+    """
+
+    def __init__(self, hclass: HypothesisClass, rounds: int, seed: int) -> None:
+        self.hclass = hclass
+        self.rounds = rounds
+        self.t = 0
+        self.phase = Phase.INSTANCE if rounds > 0 else Phase.OVER
+        self.status = "complete"
+        self.message = ""
+        self.mistakes = 0
+        self.expected_mistakes = 0.0
+        self._rng = np.random.default_rng(seed)
+        self._coins: list[float] = []
+        self._coin = COIN_BLOCK
+        #: V_t, for a finite class (infinite classes are checked by commit and reveal).
+        self.version_space: VersionSpace | None = (
+            hclass.version_space() if isinstance(hclass, FiniteClass) else None
+        )
+        self._queued_x: Sequence[Any] = ()
+        self._queued_y: list[int] = []
+        self._queue_next = 0
+        self._committed: bytes | None = None
+        self._x: Any = None
+        self._p = 0.0
+        # Halfspaces keep the instances and labels to check them when the target is revealed.
+        self._history_x: NDArray[np.float64] | None = None
+        self._history_y: NDArray[np.int8] | None = None
+        self._commit_required = isinstance(hclass, HalfspaceClass)
+        if self._commit_required:
+            self.phase = Phase.INSTANCE
+
+    # -- the moves -------------------------------------------------------------------
+
+    def commit(self, commitment: bytes) -> None:
+        """The adversary's commitment to its target, before round 1."""
+        if self.t != 0 or self.phase is not Phase.INSTANCE or self._committed is not None:
+            self._fail(OutOfTurn(ADVERSARY, "commit", "a commitment is only allowed before round 1"))
+        if not isinstance(commitment, bytes) or len(commitment) != 32:
+            self._fail(IllegalMove(ADVERSARY, "commitment", "a commitment is 32 bytes (SHA-256)"))
+        self._committed = commitment
+        if self._commit_required:
+            self._history_x = np.empty((self.rounds, self.hclass.n_features))
+            self._history_y = np.empty(self.rounds, dtype=np.int8)
+
+    def instance(self, x: object) -> Any:
+        """The adversary's instance for round t+1; returns it in canonical form."""
+        if self.phase is not Phase.INSTANCE:
+            self._out_of_turn(ADVERSARY, "instance")
+        if self._commit_required and self._committed is None:
+            self._fail(RuleViolation(
+                ADVERSARY, "no_commitment",
+                f"{self.hclass.spec} is infinite: commit to the target before round 1",
+            ))
+        try:
+            self._x = self.hclass.check_instance(x)
+        except ValueError as exc:
+            self._fail(RuleViolation(ADVERSARY, "instance_domain", str(exc)))
+        self.phase = Phase.PREDICTION
+        return self._x
+
+    def prediction(self, p: object) -> None:
+        """The learner's probability of predicting 1."""
+        if self.phase is not Phase.PREDICTION:
+            self._out_of_turn(LEARNER, "prediction")
+        try:
+            self._p = check_probability(p)
+        except MoveError as exc:
+            self._fail(exc)
+        self.phase = Phase.LABEL
+
+    def label(self, y: object) -> RoundRecord:
+        """The adversary's label; scores the round and returns its record."""
+        if self.phase is not Phase.LABEL:
+            self._out_of_turn(ADVERSARY, "label")
+        try:
+            label = check_label(y)
+        except MoveError as exc:
+            self._fail(exc)
+        x = self._x
+        if self.version_space is not None:
+            self._restrict(x, label)
+        elif self._history_x is not None and self._history_y is not None:
+            self._history_x[self.t] = x
+            self._history_y[self.t] = label
+        return self._score(x, self._p, label)
+
+    def queue(self, instances: Sequence[Any], labels: Sequence[int]) -> None:
+        """An oblivious adversary's next rounds, given in advance and validated now.
+
+        The adversary of an oblivious game does not look at p_t, so it may hand over its
+        instances and labels in blocks; each round is then played by
+        :meth:`queued_round` with the learner's p and produces the same record as the
+        three moves would. Only at the start of a round, with nothing left queued.
+        """
+        if self.phase is not Phase.INSTANCE or self._queue_next < len(self._queued_y):
+            self._out_of_turn(ADVERSARY, "queue")
+        if len(instances) != len(labels) or self.t + len(labels) > self.rounds:
+            self._fail(IllegalMove(ADVERSARY, "queue", "queue as many instances as labels, "
+                                   "within the rounds left"))
+        if self._commit_required and self._committed is None:
+            self._fail(RuleViolation(ADVERSARY, "no_commitment",
+                                     f"{self.hclass.spec} is infinite: commit before round 1"))
+        ys = list(labels)
+        if not all(type(y) is int and (y == 0 or y == 1) for y in ys):
+            try:
+                ys = [check_label(y) for y in ys]
+            except MoveError as exc:
+                self._fail(exc)
+        if isinstance(self.hclass, HalfspaceClass):
+            try:
+                xs = np.asarray(instances, dtype=np.float64)
+            except (TypeError, ValueError):
+                self._fail(RuleViolation(ADVERSARY, "instance_domain", "instances are not vectors"))
+            if xs.shape != (len(ys), self.hclass.d) or not np.all(
+                np.abs(np.einsum("ij,ij->i", xs, xs) - 1.0) <= 2 * UNIT_TOLERANCE
+            ):
+                self._fail(RuleViolation(ADVERSARY, "instance_domain",
+                                         "a queued instance is not a unit vector of R^d"))
+            assert self._history_x is not None and self._history_y is not None
+            self._history_x[self.t : self.t + len(ys)] = xs
+            self._history_y[self.t : self.t + len(ys)] = ys
+            self._queued_x = xs
+        else:
+            try:
+                self._queued_x = [self.hclass.check_instance(x) for x in instances]
+            except ValueError as exc:
+                self._fail(RuleViolation(ADVERSARY, "instance_domain", str(exc)))
+        self._queued_y = ys
+        self._queue_next = 0
+
+    def queued_round(self, p: object) -> RoundRecord:
+        """Play the next queued round with the learner's p; returns its record.
+
+        The same rules as :meth:`instance`, :meth:`prediction` and :meth:`label` (the
+        queued moves were validated by :meth:`queue`), written out for the local
+        driver's hot loop.
+        """
+        i = self._queue_next
+        if self.phase is not Phase.INSTANCE or i >= len(self._queued_y):
+            self._out_of_turn(LEARNER, "prediction")
+        self._queue_next = i + 1
+        if type(p) is not float or not 0.0 <= p <= 1.0:  # the common case needs no call
+            self.phase = Phase.PREDICTION
+            p = self._check_prediction(p)
+        x = self._x = self._queued_x[i]
+        y = self._queued_y[i]
+        if self.version_space is not None:
+            self._restrict(x, y)
+        return self._score(x, p, y)
+
+    def _check_prediction(self, p: object) -> float:
+        try:
+            return check_probability(p)
+        except MoveError as exc:
+            self._fail(exc)
+            raise  # pragma: no cover - _fail raises
+
+    def _score(self, x: Any, p: float, y: int) -> RoundRecord:
+        """Flip the learner's coin, score the round, advance to the next."""
+        c = self._coin
+        if c == COIN_BLOCK:
+            self._coins = self._rng.random(COIN_BLOCK).tolist()
+            c = 0
+        drawn = 1 if self._coins[c] < p else 0
+        self._coin = c + 1
+        mistake = drawn != y
+        loss = 1.0 - p if y else p
+        t = self.t = self.t + 1
+        m = self.mistakes = self.mistakes + mistake
+        e = self.expected_mistakes = self.expected_mistakes + loss
+        if t == self.rounds:
+            self.phase = Phase.REVEAL if self._committed is not None else Phase.OVER
+        else:
+            self.phase = Phase.INSTANCE
+        return _new_record(RoundRecord, (t, x, p, y, drawn, mistake, loss, m, e))
+
+    def reveal(self, target: object, salt: bytes) -> None:
+        """The adversary's target and salt, after the last round; checks the commitment."""
+        if self.phase is not Phase.REVEAL or self._committed is None:
+            self._out_of_turn(ADVERSARY, "reveal")
+        if not isinstance(salt, bytes) or len(salt) < MIN_SALT_BYTES:
+            self._fail(IllegalMove(ADVERSARY, "salt", f"salt must be >= {MIN_SALT_BYTES} bytes"))
+        try:
+            canonical = self._check_target(target)
+            matches = digest(self.hclass, canonical, salt) == self._committed
+        except ValueError as exc:
+            self._fail(RuleViolation(ADVERSARY, "reveal", f"revealed target: {exc}"))
+        if not matches:
+            self._fail(RuleViolation(ADVERSARY, "commitment", "revealed target does not match "
+                                     "the commitment"))
+        self._check_labels(canonical)
+        self.phase = Phase.OVER
+
+    def abort(self, status: str, message: str = "") -> None:
+        """End the game from outside (a crash, a disconnect) with the given status."""
+        if self.phase is not Phase.OVER:
+            self.status, self.message, self.phase = status, message, Phase.OVER
+
+    # -- results ---------------------------------------------------------------------
+
+    @property
+    def over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def version_space_size(self) -> int | None:
+        """|V_t| for a finite class, else ``None``."""
+        return None if self.version_space is None else self.version_space.size
+
+    def result(self) -> GameResult:
+        """The scores so far; ``status`` is ``incomplete`` while the game is not over."""
+        status = self.status if self.over else "incomplete"
+        return GameResult(
+            game=MISTAKE_BOUND,
+            status=status,
+            rounds=self.t,
+            mistakes=self.mistakes,
+            expected_mistakes=self.expected_mistakes,
+            regret=self.mistakes,
+            expected_regret=self.expected_mistakes,
+            message=self.message,
+        )
+
+    # -- rules -------------------------------------------------------------------------
+
+    def _restrict(self, x: int, label: int) -> None:
+        """V_{t+1} = {h in V_t : h(x) = y}, which must stay non-empty (realizability)."""
+        assert self.version_space is not None
+        if self.version_space.restrict(x, label) == 0:
+            self._fail(RuleViolation(
+                ADVERSARY, "empty_version_space",
+                f"label {label} on instance {x} empties the version space",
+            ))
+
+    def _check_target(self, target: object) -> Any:
+        if isinstance(self.hclass, HalfspaceClass):
+            return self.hclass.check_target(target)
+        assert isinstance(self.hclass, FiniteClass)
+        if isinstance(target, bool) or not isinstance(target, int | np.integer):
+            raise ValueError(f"{target!r} is not a hypothesis index")
+        if not 0 <= int(target) < self.hclass.size:
+            raise ValueError(f"hypothesis {target} is not in 0..{self.hclass.size - 1}")
+        return int(target)
+
+    def _check_labels(self, target: Any) -> None:
+        if isinstance(self.hclass, HalfspaceClass):
+            assert self._history_x is not None and self._history_y is not None
+            margins = self._history_x[: self.t] @ target
+            wrong = np.flatnonzero((margins > 0) != (self._history_y[: self.t] == 1))
+            if wrong.size:
+                self._fail(RuleViolation(ADVERSARY, "target_label", f"round {wrong[0] + 1}: the "
+                                         "label disagrees with the revealed target"))
+            thin = np.flatnonzero(np.abs(margins) < self.hclass.margin - MARGIN_TOLERANCE)
+            if thin.size:
+                self._fail(RuleViolation(
+                    ADVERSARY, "margin",
+                    f"round {thin[0] + 1}: |<w, x>| = {abs(margins[thin[0]]):.6g} is below the "
+                    f"margin {self.hclass.margin}",
+                ))
+        elif self.version_space is not None and target not in self.version_space:
+            self._fail(RuleViolation(ADVERSARY, "target_label", f"revealed hypothesis {target} "
+                                     "disagrees with a label given"))
+
+    def _out_of_turn(self, role: str, move: str) -> None:
+        expected = self.phase.value
+        self._fail(OutOfTurn(role, move, f"{move} out of turn: the referee expects {expected}"))
+
+    def _fail(self, error: MoveError) -> Any:
+        if self.phase is not Phase.OVER:
+            self.status, self.message, self.phase = error.status, error.message, Phase.OVER
+        raise error

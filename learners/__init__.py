@@ -1,0 +1,11 @@
+"""Learners: the base class, the registry and the built-in algorithms.
+
+Importing this package registers every built-in learner in :data:`LEARNERS`.
+"""
+
+from __future__ import annotations
+
+from learners import halving, perceptron
+from learners.base import LEARNERS, Learner, register
+
+__all__ = ["LEARNERS", "Learner", "halving", "perceptron", "register"]

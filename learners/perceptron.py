@@ -1,0 +1,97 @@
+"""The Perceptron (Rosenblatt; UML section 9.1.2; seeds/000 Thm 2)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from games.classes import HalfspaceClass
+from games.game import MISTAKE_BOUND, Bound, GameSpec
+from learners.base import Learner, register
+
+
+@register
+class Perceptron(Learner):
+    """Predict [<w, x> > 0]; on a mistake w += (2y - 1) x: at most (R/gamma)^2 mistakes.
+
+    The bound holds when the data are separable by a unit w* with margin gamma and
+    ||x|| <= R; on ``halfspaces:d=D,margin=G`` instances are unit vectors (R = 1).
+    ``normalize=true`` divides each instance by its norm first. It reports the largest
+    norm it saw as ``radius``; ``mistakes`` counts its updates.
+
+    >>> from games.classes import make_class
+    >>> from games.game import GameSpec
+    >>> perceptron = Perceptron()
+    >>> perceptron.start(GameSpec("mistake-bound", 2, make_class("halfspaces:d=2,margin=0.5")), 0)
+    >>> x = np.array([0.6, 0.8])
+    >>> perceptron.predict(x)
+    0.0
+    >>> perceptron.update(x, 1); perceptron.predict(x)
+    1.0
+    """
+
+    id = "perceptron"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self, normalize: bool = False) -> None:
+        self.normalize = normalize
+        self.w: NDArray[np.float64] = np.zeros(0)
+        self.radius = 0.0
+        self.mistakes = 0
+        self._encode: Any = None
+        self._last_x: Any = None
+        self._last_z: NDArray[np.float64] = np.zeros(0)
+        self._score = 0.0
+        self._plain = False
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        assert game.hclass is not None
+        self.w = np.zeros(game.hclass.n_features)
+        self.radius = 0.0
+        self.mistakes = 0
+        hclass = game.hclass
+        self._encode = None if isinstance(hclass, HalfspaceClass) else hclass.encode
+        self._plain = self._encode is None and not self.normalize
+        self._last_x = None
+        self._score = 0.0
+
+    def _features(self, x: Any) -> NDArray[np.float64]:
+        if x is self._last_x:
+            return self._last_z
+        z = x if self._encode is None else self._encode(x)
+        if self.normalize:
+            norm = float(np.linalg.norm(z))
+            if norm > 0:
+                z = z / norm
+        self._last_x, self._last_z = x, z
+        return z
+
+    def predict(self, x: Any) -> float:
+        if self._plain:  # unit instances of halfspaces: no encoding, no normalising
+            self._last_x = self._last_z = z = x
+        else:
+            z = self._features(x)
+        self._score = score = float(self.w @ z)
+        return 1.0 if score > 0.0 else 0.0
+
+    def update(self, x: Any, y: int) -> None:
+        if x is self._last_x:  # the x just predicted: its score is known
+            z, score = self._last_z, self._score
+        else:
+            z = self._features(x)
+            score = float(self.w @ z)
+        if (score > 0.0) != (y == 1):
+            self.w += z if y == 1 else -z
+            self.mistakes += 1
+            self.radius = max(self.radius, float(np.sqrt(z @ z)))
+
+    def bound(self, game: GameSpec) -> Bound | None:
+        hclass = game.hclass
+        if isinstance(hclass, HalfspaceClass) and hclass.margin > 0:
+            radius = 1.0
+            return Bound(math.floor((radius / hclass.margin) ** 2 + 1e-9),
+                         "(R/gamma)^2 with R = 1, gamma = margin (Perceptron convergence)")
+        return None

@@ -1,0 +1,189 @@
+"""The local driver: in-process agents through the referee in a tight loop.
+
+No asyncio and no encoding: the referee, the learner and the adversary are called
+directly, so built-in agents play each other at numpy speed (DESIGN.md section 2).
+
+>>> from games.classes import make_class
+>>> from games.game import GameSpec
+>>> from learners import LEARNERS
+>>> from adversaries import ADVERSARIES
+>>> game = GameSpec("mistake-bound", 100, make_class("thresholds:n=1023"))
+>>> result = play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), seed=0)
+>>> result.status, result.mistakes <= 10 == result.bound.value
+('complete', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from adversaries.base import Adversary
+from games.classes import FiniteClass
+from games.errors import MoveError
+from games.experts import ExpertsReferee
+from games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, RoundRecord, game_seeds
+from games.mistake_bound import MistakeBoundReferee
+from learners.base import Learner
+
+__all__ = ["RecordSink", "play"]
+
+RecordSink = Callable[[Any], None]
+#: Rounds an oblivious adversary hands over at a time.
+BLOCK = 4096
+LEARNER, ADVERSARY = "learner", "adversary"
+
+
+def play(
+    game: GameSpec,
+    learner: Learner,
+    adversary: Adversary,
+    seed: int = 0,
+    on_record: RecordSink | None = None,
+    blocks: bool = True,
+) -> GameResult:
+    """Play one game and return its result (with the learner's bound).
+
+    ``on_record`` receives every :class:`~games.game.RoundRecord` (or
+    :class:`~games.game.ExpertsRecord`) as its round completes. A player that cannot
+    play ``game`` raises :class:`~games.errors.UnsupportedGame` before round 1; a rule
+    broken or an exception raised by a player during the game ends it with a status
+    naming the player (``crash:learner:ZeroDivisionError`` ...).
+
+    With ``blocks`` (the default), an oblivious adversary that offers
+    :meth:`~adversaries.base.Adversary.moves` hands the referee its moves in blocks;
+    the records are the same as move by move (``blocks=False``).
+    """
+    seeds = game_seeds(seed)
+    learner.start(game, seeds.learner)
+    adversary.start(game, seeds.adversary)
+    if game.game == EXPERTS:
+        result = _play_experts(game, learner, adversary, seeds.referee, on_record)
+    else:
+        result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks)
+    result.bound = learner.bound(game)
+    return result
+
+
+def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
+    return f"crash:{role}:{type(exc).__name__}", f"{role} raised {type(exc).__name__}: {exc}"
+
+
+def _play_mistake_bound(
+    game: GameSpec, learner: Learner, adversary: Adversary, seed: int,
+    on_record: RecordSink | None, blocks: bool,
+) -> GameResult:
+    assert game.hclass is not None
+    referee = MistakeBoundReferee(game.hclass, game.rounds, seed)
+    role = ADVERSARY
+    try:
+        digest = adversary.commitment()
+        if digest is not None:
+            referee.commit(digest)
+        predict, update = learner.predict, learner.update
+        left = game.rounds
+        block = adversary.moves(min(left, BLOCK)) if blocks and left else None
+        if block is None:
+            instance, prediction, label = referee.instance, referee.prediction, referee.label
+            next_instance, answer = adversary.instance, adversary.label
+            for _ in range(left):
+                role = ADVERSARY
+                x = instance(next_instance())
+                role = LEARNER
+                p = predict(x)
+                prediction(p)
+                role = ADVERSARY
+                record = label(answer(x, p))
+                if on_record is not None:
+                    on_record(record)
+                role = LEARNER
+                update(x, record.y)
+        queued_round = referee.queued_round
+        while block is not None:
+            xs, ys = block
+            referee.queue(xs, ys)
+            role = LEARNER
+            for x, y in zip(xs, ys, strict=True):
+                record = queued_round(predict(x))
+                if on_record is not None:
+                    on_record(record)
+                update(x, y)
+            left -= len(ys)
+            role = ADVERSARY
+            block = adversary.moves(min(left, BLOCK)) if left else None
+            if block is None and left:
+                raise RuntimeError("an oblivious adversary stopped offering moves")
+        role = ADVERSARY
+        if digest is not None:
+            revealed = adversary.reveal()
+            if revealed is None:
+                referee.reveal(None, b"")
+            else:
+                referee.reveal(*revealed)
+    except MoveError:
+        pass  # the referee has recorded the status against the player
+    except Exception as exc:  # a player's bug ends its game, never the driver
+        referee.abort(*_crash_status(role, exc))
+    result = referee.result()
+    _describe_class(game, result)
+    return result
+
+
+def _play_experts(
+    game: GameSpec, learner: Learner, adversary: Adversary, seed: int,
+    on_record: RecordSink | None,
+) -> GameResult:
+    hclass = game.hclass if isinstance(game.hclass, FiniteClass) else None
+    referee = ExpertsReferee(game.n_experts, game.rounds, seed, hclass=hclass)
+    role = ADVERSARY
+    try:
+        for _ in range(game.rounds):
+            role = ADVERSARY
+            record: ExpertsRecord
+            if hclass is not None:
+                x = referee.instance(adversary.instance())
+                role = LEARNER
+                answer = learner.weights(referee.current_advice)
+                p = _answer(referee, answer)
+                role = ADVERSARY
+                record = referee.label(adversary.label(x, p))
+            else:
+                advice = adversary.advice()
+                if advice is not None:
+                    referee.advice(advice)
+                role = LEARNER
+                answer = learner.weights(referee.current_advice)
+                _answer(referee, answer)
+                role = ADVERSARY
+                outcome = adversary.costs(answer)
+                if isinstance(outcome, int) and not isinstance(outcome, bool):
+                    record = referee.label(outcome)
+                else:
+                    record = referee.costs(outcome)
+            if on_record is not None:
+                on_record(record)
+            role = LEARNER
+            learner.update_costs(record.costs, record.y)
+    except MoveError:
+        pass
+    except Exception as exc:  # a player's bug ends its game, never the driver
+        referee.abort(*_crash_status(role, exc))
+    result = referee.result()
+    _describe_class(game, result)
+    return result
+
+
+def _answer(referee: ExpertsReferee, answer: Any) -> float:
+    """Hand the learner's answer (weights, or a prediction p) to the referee; return the
+    prediction the adversary sees: p, or <w, a> under advice (0.5 without advice)."""
+    if isinstance(answer, float | int) and not isinstance(answer, bool):
+        referee.prediction(answer)
+        return float(answer)
+    referee.weights(answer)
+    return referee.induced_prediction
+
+
+def _describe_class(game: GameSpec, result: GameResult) -> None:
+    """Add |H| to the result of a game on a finite class."""
+    if isinstance(game.hclass, FiniteClass):
+        result.extra["size"] = game.hclass.size
