@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from adversaries.base import Adversary, register
 from games import commitment
 from games.classes import FiniteClass, HalfspaceClass
 from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from adversaries.base import Adversary, register
 
 #: Instances (and labels) are drawn this many at a time.
 BLOCK = 4096

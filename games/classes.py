@@ -47,7 +47,7 @@ import math
 from collections.abc import Callable
 from itertools import combinations
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -60,12 +60,12 @@ __all__ = [
     "HYPOTHESIS_LIMIT",
     "MATRIX_BUDGET",
     "UNIT_TOLERANCE",
-    "VersionSpace",
     "FiniteClass",
     "HalfspaceClass",
     "HypothesisClass",
     "Instance",
     "MatrixClass",
+    "VersionSpace",
     "make_class",
 ]
 
@@ -220,10 +220,10 @@ class Singletons(FiniteClass):
 
     @staticmethod
     def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
-        return arrays[0] == x
+        return cast(BoolArray, arrays[0] == x)
 
     def encode(self, x: Instance) -> FloatArray:
-        return self._one_hot(int(x))  # type: ignore[arg-type]  # finite instances are ints
+        return self._one_hot(int(x))
 
     def hypothesis(self, h: int) -> str:
         return f"x = {h}"
@@ -270,7 +270,7 @@ class _BooleanClass(FiniteClass):
         self._mask_dtype: type[np.signedinteger[Any]] = np.int32 if n <= 31 else np.int64
 
     def encode(self, x: Instance) -> FloatArray:
-        return ((int(x) >> self._bits) & 1).astype(np.float64)  # type: ignore[arg-type]
+        return ((int(x) >> self._bits) & 1).astype(np.float64)
 
     def _literals(self, mask: int, prefix: str = "") -> list[str]:
         return [f"{prefix}x{i + 1}" for i in range(self.n) if mask >> i & 1]
@@ -292,7 +292,9 @@ class Disjunctions(_BooleanClass):
             self.masks = np.arange(1 << n, dtype=self._mask_dtype)
         else:
             self.spec = format_spec("k-disjunctions", {"n": n, "k": k})
-            masks = [sum(1 << i for i in c) for r in range(k + 1) for c in combinations(range(n), r)]
+            masks = [
+                sum(1 << i for i in c) for r in range(k + 1) for c in combinations(range(n), r)
+            ]
             self.masks = np.array(sorted(masks), dtype=self._mask_dtype)
         self._arrays = (self.masks,)
         self.k = n if k is None else min(k, n)
@@ -300,7 +302,7 @@ class Disjunctions(_BooleanClass):
 
     @staticmethod
     def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
-        return (arrays[0] & x) != 0
+        return cast(BoolArray, (arrays[0] & x) != 0)
 
     def hypothesis(self, h: int) -> str:
         return " ∨ ".join(self._literals(int(self.masks[h]))) or "false"
@@ -335,7 +337,7 @@ class Conjunctions(_BooleanClass):
     @staticmethod
     def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         pos, neg = arrays
-        return ((pos & x) == pos) & ((neg & x) == 0)
+        return cast(BoolArray, ((pos & x) == pos) & ((neg & x) == 0))
 
     def hypothesis(self, h: int) -> str:
         if h == 0:
@@ -360,9 +362,10 @@ class MatrixClass(FiniteClass):
         m = np.asarray(matrix)
         if m.ndim != 2 or m.shape[0] == 0 or m.shape[1] == 0:
             raise SpecError(f"matrix: expected a non-empty 2-D 0/1 matrix, got shape {m.shape}")
-        if m.dtype != np.bool_:
-            if not np.issubdtype(m.dtype, np.number) or not np.isin(m, (0, 1)).all():
-                raise SpecError("matrix: entries must all be 0 or 1")
+        if m.dtype != np.bool_ and (
+            not np.issubdtype(m.dtype, np.number) or not np.isin(m, (0, 1)).all()
+        ):
+            raise SpecError("matrix: entries must all be 0 or 1")
         self._m = np.ascontiguousarray(m.astype(np.bool_))
         self._arrays = (self._m,)
         self.size, self.domain_size = self._m.shape
@@ -400,7 +403,7 @@ class MatrixClass(FiniteClass):
         return self._m
 
     def encode(self, x: Instance) -> FloatArray:
-        return self._one_hot(int(x))  # type: ignore[arg-type]  # finite instances are ints
+        return self._one_hot(int(x))
 
     @property
     def fingerprint(self) -> str:
@@ -442,7 +445,8 @@ class HalfspaceClass(HypothesisClass):
                 raise ValueError(f"instance has shape {v.shape}, expected ({self.d},)")
         norm2 = float(v @ v)
         if not abs(norm2 - 1.0) <= 2 * UNIT_TOLERANCE:  # also rejects nan and inf
-            raise ValueError(f"instance has norm {math.sqrt(norm2) if norm2 >= 0 else norm2}, expected 1")
+            shown = math.sqrt(norm2) if norm2 >= 0 else norm2
+            raise ValueError(f"instance has norm {shown}, expected 1")
         return v
 
     def check_target(self, w: object) -> FloatArray:
@@ -495,9 +499,9 @@ class VersionSpace:
     >>> V.restrict(3, 0), V.indices().tolist()
     (4, [0, 1, 2, 3])
     >>> V.restrict(0, 0)
-    0
-    >>> V.size  # a label that would empty V leaves it as it was
-    4
+    1
+    >>> V.restrict(0, 1), V.size  # a label that would empty V leaves it as it was
+    (0, 1)
     """
 
     #: Compact the arrays once the survivors are at most this fraction of them.
@@ -553,7 +557,9 @@ class VersionSpace:
         return rows if self._alive is None else rows[self._alive]
 
     def __contains__(self, h: object) -> bool:
-        return bool(np.isin(h, self.indices()).any())
+        if isinstance(h, bool) or not isinstance(h, int | np.integer):
+            return False
+        return bool(np.isin(int(h), self.indices()).any())
 
     def __len__(self) -> int:
         return self.size

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -36,7 +36,8 @@ __all__ = [
 MISTAKE_BOUND = "mistake-bound"
 EXPERTS = "experts"
 GAMES = (MISTAKE_BOUND, EXPERTS)
-GameName = Literal["mistake-bound", "experts"]
+#: A game name: one of GAMES (checked where a GameSpec is made).
+GameName = str
 
 
 @dataclass(frozen=True)

@@ -114,7 +114,7 @@ class MistakeBoundReferee:
         self.version_space: VersionSpace | None = (
             hclass.version_space() if isinstance(hclass, FiniteClass) else None
         )
-        self._queued_x: Sequence[Any] = ()
+        self._queued_x: Sequence[Any] | NDArray[np.float64] = ()
         self._queued_y: list[int] = []
         self._queue_next = 0
         self._committed: bytes | None = None
@@ -132,7 +132,7 @@ class MistakeBoundReferee:
     def commit(self, commitment: bytes) -> None:
         """The adversary's commitment to its target, before round 1."""
         if self.t != 0 or self.phase is not Phase.INSTANCE or self._committed is not None:
-            self._fail(OutOfTurn(ADVERSARY, "commit", "a commitment is only allowed before round 1"))
+            self._fail(OutOfTurn(ADVERSARY, "commit", "commit only before round 1"))
         if not isinstance(commitment, bytes) or len(commitment) != 32:
             self._fail(IllegalMove(ADVERSARY, "commitment", "a commitment is 32 bytes (SHA-256)"))
         self._committed = commitment

@@ -14,7 +14,7 @@ started afresh (``start`` resets it) for each game.
 >>> from games.game import GameSpec
 >>> learner = LEARNERS.make("halving")
 >>> learner.start(GameSpec("mistake-bound", 10, make_class("thresholds:n=4")), seed=0)
->>> learner.predict(2), learner.update(2, 0), learner.predict(2)
+>>> learner.predict(1), learner.update(1, 0), learner.predict(1)
 (1.0, None, 0.0)
 """
 

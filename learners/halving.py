@@ -25,9 +25,9 @@ class Halving(Learner):
     >>> from games.game import GameSpec
     >>> halving = Halving()
     >>> halving.start(GameSpec("mistake-bound", 3, make_class("thresholds:n=8")), seed=0)
-    >>> [halving.predict(x) for x in (0, 4, 7)]
-    [1.0, 1.0, 0.0]
-    >>> halving.update(4, 0); halving.predict(3)
+    >>> [halving.predict(x) for x in (0, 4, 7)]  # 8, 4 and 1 of the 9 thresholds vote 1
+    [1.0, 0.0, 0.0]
+    >>> halving.update(4, 1); halving.predict(3)  # a > 4 now: all of them vote 1 on 3
     1.0
     """
 

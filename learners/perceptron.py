@@ -67,7 +67,7 @@ class Perceptron(Learner):
             if norm > 0:
                 z = z / norm
         self._last_x, self._last_z = x, z
-        return z
+        return self._last_z
 
     def predict(self, x: Any) -> float:
         if self._plain:  # unit instances of halfspaces: no encoding, no normalising

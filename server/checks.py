@@ -28,7 +28,7 @@ import numpy as np
 
 from adversaries.base import ADVERSARIES, Adversary
 from games.agents import Agent, Registry
-from games.classes import make_class
+from games.classes import HypothesisClass, make_class
 from games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
 from learners.base import LEARNERS, Learner
 from server.local import play
@@ -54,12 +54,13 @@ def _games() -> list[GameSpec]:
 
     out = []
     for game, spec, experts in CHECK_GAMES:
+        hclass: HypothesisClass | None
         if spec is not None and spec.startswith("matrix:"):
             rng = np.random.default_rng(0)
             hclass = MatrixClass(rng.integers(0, 2, size=(12, 10)), spec=spec)
         else:
             hclass = make_class(spec) if spec else None
-        out.append(GameSpec(game, CHECK_ROUNDS, hclass, experts))  # type: ignore[arg-type]
+        out.append(GameSpec(game, CHECK_ROUNDS, hclass, experts))
     return out
 
 

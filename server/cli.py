@@ -15,6 +15,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 import adversaries
@@ -74,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0, metavar="S", help="game seed (default 0)")
     play.add_argument("--json", action="store_true", help="print one JSON object")
 
-    for kind, registry in (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES)):
+    registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
+    for kind, registry in registries:
         lister = sub.add_parser(kind, help=f"list the registered {kind}",
                                 description=f"List the registered {kind}.")
         lister.add_argument("--json", action="store_true", help="print one JSON object")
@@ -113,6 +115,7 @@ def _write_tree(hclass: FiniteClass, path: str) -> None:
 
     tree = shattered_tree(solver_for(hclass), hclass)
     try:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
         nx.write_graphml(tree, path)
     except OSError as exc:
         raise UsageError(f"ldim: cannot write {path!r}: {exc.strerror}") from None

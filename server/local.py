@@ -22,7 +22,7 @@ from adversaries.base import Adversary
 from games.classes import FiniteClass
 from games.errors import MoveError
 from games.experts import ExpertsReferee
-from games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, RoundRecord, game_seeds
+from games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
 from games.mistake_bound import MistakeBoundReferee
 from learners.base import Learner
 

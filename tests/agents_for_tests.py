@@ -1,0 +1,230 @@
+"""Adversaries and learners used only by the tests (not registered)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from adversaries.base import Adversary
+from games import commitment
+from games.classes import FiniteClass, HalfspaceClass, VersionSpace
+from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from learners.base import Learner
+
+
+class Spoiler(Adversary):
+    """Adaptive: a random instance that splits V, labelled against the learner when the
+    version space allows it (realizable throughout).
+
+    >>> Spoiler().id
+    'spoiler'
+    """
+
+    id = "spoiler"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self) -> None:
+        self._space: VersionSpace | None = None
+        self._hclass: FiniteClass | None = None
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        assert isinstance(game.hclass, FiniteClass)
+        self._hclass = game.hclass
+        self._space = game.hclass.version_space()
+        self._rng = np.random.default_rng(seed)
+
+    def instance(self) -> int:
+        assert self._hclass is not None and self._space is not None
+        for _ in range(64):
+            x = int(self._rng.integers(self._hclass.domain_size))
+            if 0 < self._space.votes(x) < self._space.size:
+                return x
+        return int(self._rng.integers(self._hclass.domain_size))
+
+    def label(self, x: Any, p: float) -> int:
+        assert self._space is not None
+        wanted = 0 if p >= 0.5 else 1
+        if self._space.restrict(x, wanted):
+            return wanted
+        self._space.restrict(x, 1 - wanted)
+        return 1 - wanted
+
+
+class PerceptronSpoiler(Adversary):
+    """Adaptive on halfspaces: simulates the Perceptron and plays, at margin exactly
+    gamma from a committed target, an instance the Perceptron gets wrong.
+
+    >>> PerceptronSpoiler().id
+    'perceptron-spoiler'
+    """
+
+    id = "perceptron-spoiler"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self) -> None:
+        self._w_star = np.zeros(0)
+        self._w_hat = np.zeros(0)
+        self._salt = b""
+        self._hclass: HalfspaceClass | None = None
+        self._rng = np.random.default_rng(0)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        assert isinstance(game.hclass, HalfspaceClass)
+        self._hclass = game.hclass
+        self._rng = np.random.default_rng(seed)
+        self._w_star = game.hclass.sample_target(self._rng)
+        self._w_hat = np.zeros(game.hclass.d)
+        self._salt = self._rng.bytes(16)
+
+    def commitment(self) -> bytes:
+        assert self._hclass is not None
+        return commitment.digest(self._hclass, self._w_star, self._salt)
+
+    def reveal(self) -> tuple[Any, bytes]:
+        return self._w_star, self._salt
+
+    def instance(self) -> np.ndarray:
+        """x = gamma w* + sqrt(1 - gamma^2) u, u orthogonal to w*, with <w_hat, x> <= 0:
+        labelled 1, predicted 0, for as long as the Perceptron's w_hat allows it."""
+        assert self._hclass is not None
+        gamma = self._hclass.margin
+        w_star, w_hat = self._w_star, self._w_hat
+        a = float(w_hat @ w_star)
+        perp = w_hat - a * w_star
+        b = float(np.linalg.norm(perp))
+        rest = np.sqrt(1 - gamma**2)
+        fresh = self._rng.standard_normal(len(w_star))
+        fresh -= (fresh @ w_star) * w_star
+        if b > 1e-9:
+            perp_hat = perp / b
+            fresh -= (fresh @ perp_hat) * perp_hat
+            c = min(1.0, gamma * a / (rest * b) + 1e-9)
+        else:
+            perp_hat, c = np.zeros_like(w_star), 0.0
+        norm = float(np.linalg.norm(fresh))
+        if norm < 1e-6:  # no direction left (d = 2): lean fully against w_hat
+            fresh, c = np.zeros_like(w_star), 1.0 if b > 1e-9 else 0.0
+        else:
+            fresh /= norm
+        if b <= 1e-9 and norm < 1e-6:
+            fresh = np.zeros_like(w_star)
+            fresh[0] = 1.0
+            fresh -= (fresh @ w_star) * w_star
+            fresh /= np.linalg.norm(fresh)
+        u = -c * perp_hat + np.sqrt(1 - c**2) * fresh
+        x = gamma * w_star + rest * u
+        return x / np.linalg.norm(x)
+
+    def label(self, x: Any, p: float) -> int:
+        y = int(float(self._w_star @ x) > 0)
+        if (float(self._w_hat @ x) > 0) != (y == 1):
+            self._w_hat = self._w_hat + (x if y else -x)
+        return y
+
+
+class CrashingLearner(Learner):
+    """Predicts 1 and fails at round ``at``.
+
+    >>> CrashingLearner(at=2).at
+    2
+    """
+
+    id = "crashing"
+    games = frozenset({MISTAKE_BOUND, EXPERTS})
+
+    def __init__(self, at: int = 3) -> None:
+        self.at = at
+        self._t = 0
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._t = 0
+
+    def predict(self, x: Any) -> float:
+        self._t += 1
+        if self._t == self.at:
+            return 1 / 0
+        return 1.0
+
+    def update(self, x: Any, y: int) -> None:
+        pass
+
+
+class OutsideAdversary(Adversary):
+    """Plays an instance outside the domain at round 2.
+
+    >>> OutsideAdversary().id
+    'outside'
+    """
+
+    id = "outside"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self) -> None:
+        self._t = 0
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._t = 0
+
+    def instance(self) -> int:
+        self._t += 1
+        return 0 if self._t == 1 else 10**6
+
+    def label(self, x: Any, p: float) -> int:
+        return 0
+
+
+class UniformExperts(Learner):
+    """Uniform weights over d free experts.
+
+    >>> UniformExperts().id
+    'uniform'
+    """
+
+    id = "uniform"
+    games = frozenset({EXPERTS})
+
+    def __init__(self) -> None:
+        self._d = 0
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._d = game.n_experts
+
+    def weights(self, advice: Any) -> np.ndarray:
+        return np.full(self._d, 1.0 / self._d)
+
+    def update_costs(self, costs: Any, y: int | None) -> None:
+        pass
+
+
+class AlternatingCosts(Adversary):
+    """Free experts: expert t mod d costs 1, the others 0.
+
+    >>> AlternatingCosts().id
+    'alternating'
+    """
+
+    id = "alternating"
+    games = frozenset({EXPERTS})
+
+    def __init__(self) -> None:
+        self._t = 0
+        self._d = 0
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if game.hclass is not None:
+            return "free experts only"
+        return super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._t, self._d = 0, game.n_experts
+
+    def advice(self) -> None:
+        return None
+
+    def costs(self, answer: Any) -> np.ndarray:
+        v = np.zeros(self._d)
+        v[self._t % self._d] = 1.0
+        self._t += 1
+        return v

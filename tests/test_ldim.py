@@ -1,0 +1,183 @@
+from __future__ import annotations
+
+import itertools
+import math
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from games.classes import FiniteClass, MatrixClass, make_class
+from games.errors import BudgetExceeded
+from games.ldim import (
+    LdimSolver,
+    bitset,
+    bitset_indices,
+    class_ldim,
+    shattered_tree,
+    solver_for,
+    verify_shattered,
+)
+
+
+def brute_ldim(table: tuple[tuple[bool, ...], ...], rows: frozenset[int]) -> int:
+    """The definition of THEORY.md, straight: no memo, no pruning."""
+    best = 0
+    for x in range(len(table[0]) if table else 0):
+        ones = frozenset(h for h in rows if table[h][x])
+        zeros = rows - ones
+        if ones and zeros:
+            best = max(best, 1 + min(brute_ldim(table, ones), brute_ldim(table, zeros)))
+    return best
+
+
+def vc_dimension(matrix: np.ndarray) -> int:
+    """Largest shattered set of columns, by exhaustion."""
+    best = 0
+    cols = matrix.shape[1]
+    for size in range(1, cols + 1):
+        found = False
+        for subset in itertools.combinations(range(cols), size):
+            patterns = {tuple(row) for row in matrix[:, subset]}
+            if len(patterns) == 2**size:
+                found = True
+                break
+        if not found:
+            break
+        best = size
+    return best
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.integers(1, 10).flatmap(
+        lambda rows: st.integers(1, 6).flatmap(
+            lambda cols: st.lists(
+                st.lists(st.booleans(), min_size=cols, max_size=cols),
+                min_size=rows, max_size=rows,
+            )
+        )
+    )
+)
+def test_agrees_with_brute_force(table):
+    matrix = np.array(table, dtype=bool)
+    solver = LdimSolver(matrix)
+    frozen = tuple(tuple(row) for row in table)
+    everyone = frozenset(range(len(table)))
+    expected = brute_ldim(frozen, everyone)
+    assert solver.ldim() == expected
+    # every version space reached by one or two labels, from the same (warm) cache
+    for x in range(matrix.shape[1]):
+        for y in (0, 1):
+            rows = frozenset(h for h in everyone if table[h][x] == y)
+            if rows:
+                v = bitset([h in rows for h in range(len(table))])
+                assert solver.ldim(v) == brute_ldim(frozen, rows)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_between_vc_and_log_size_on_random_matrices(seed):
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 2, size=(int(rng.integers(8, 40)), 7)).astype(bool)
+    value = LdimSolver(matrix).ldim()
+    distinct = len({tuple(r) for r in matrix})
+    assert vc_dimension(matrix) <= value <= math.floor(math.log2(distinct))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 8, 100, 255, 256, 1023])
+def test_thresholds(n):
+    value, method = class_ldim(make_class(f"thresholds:n={n}"))
+    assert (value, method) == (math.floor(math.log2(n + 1)), "exact")
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 64])
+def test_singletons(n):
+    assert class_ldim(make_class(f"singletons:n={n}"))[0] == (1 if n >= 2 else 0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 6, 8, 10])
+def test_monotone_disjunctions(n):
+    assert class_ldim(make_class(f"monotone-disjunctions:n={n}")) == (n, "exact")
+
+
+def test_closed_form_beyond_the_matrix_budget():
+    assert class_ldim(make_class("monotone-disjunctions:n=20")) == (20, "theorem")
+    with pytest.raises(BudgetExceeded):
+        class_ldim(make_class("conjunctions:n=13"))
+
+
+def test_closed_forms_agree_with_the_recursion():
+    for spec in ["thresholds:n=40", "singletons:n=9", "monotone-disjunctions:n=7"]:
+        hclass = make_class(spec)
+        assert isinstance(hclass, FiniteClass)
+        assert hclass.known_ldim() == LdimSolver(hclass.matrix()).ldim()
+
+
+def test_budget_is_enforced_and_cache_survives():
+    rng = np.random.default_rng(0)
+    matrix = rng.integers(0, 2, size=(256, 16)).astype(bool)
+    solver = LdimSolver(matrix)
+    with pytest.raises(BudgetExceeded):
+        solver.ldim(budget=3)
+    assert solver.ldim() == LdimSolver(matrix).ldim()
+
+
+def test_best_split_and_split_ldims():
+    hclass = make_class("intervals:n=12")
+    assert isinstance(hclass, FiniteClass)
+    solver = solver_for(hclass)
+    assert solver_for(hclass) is solver  # one shared cache per class
+    target = solver.ldim()
+    x, low0, low1 = solver.best_split()
+    assert 1 + min(low0, low1) == target
+    assert solver.split_ldims(solver.full, x) == (low0, low1)
+    # a version space with no split
+    single = 1 << 5
+    assert solver.ldim(single) == 0
+    assert solver.split_ldims(single, 0)[0] in (-1, 0)
+    with pytest.raises(ValueError):
+        solver.best_split(single)
+
+
+def test_bitsets():
+    assert bitset([]) == 0
+    assert bitset_indices(bitset([True, False, False, True, True])) == [0, 3, 4]
+
+
+@pytest.mark.parametrize(
+    "spec", ["thresholds:n=15", "singletons:n=5", "monotone-disjunctions:n=4", "intervals:n=9",
+             "conjunctions:n=3"]
+)
+def test_shattered_tree(spec, tmp_path):
+    hclass = make_class(spec)
+    assert isinstance(hclass, FiniteClass)
+    solver = solver_for(hclass)
+    tree = shattered_tree(solver, hclass)
+    depth = solver.ldim()
+    leaves = [n for n in tree if tree.out_degree(n) == 0]
+    assert len(leaves) == 2**depth
+    assert all(len(leaf) - 1 == depth for leaf in leaves)
+    assert verify_shattered(tree, hclass)
+    path = tmp_path / "tree.graphml"
+    nx.write_graphml(tree, path)
+    loaded = nx.read_graphml(path)
+    assert loaded.number_of_nodes() == tree.number_of_nodes()
+    assert verify_shattered(loaded, hclass)
+
+
+def test_verify_shattered_detects_a_bad_tree():
+    hclass = make_class("thresholds:n=7")
+    assert isinstance(hclass, FiniteClass)
+    tree = shattered_tree(solver_for(hclass), hclass)
+    leaf = next(n for n in tree if tree.out_degree(n) == 0)
+    other = next(n for n in tree if tree.out_degree(n) == 0 and n != leaf)
+    tree.nodes[leaf]["hypothesis"] = tree.nodes[other]["hypothesis"]
+    assert not verify_shattered(tree, hclass)
+
+
+def test_duplicate_rows_do_not_change_ldim(random_matrix_class):
+    base = random_matrix_class(10, 6, seed=3)
+    doubled = MatrixClass(np.vstack([base.matrix(), base.matrix()]))
+    assert LdimSolver(base.matrix()).ldim() == LdimSolver(doubled.matrix()).ldim()
