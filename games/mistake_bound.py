@@ -199,7 +199,8 @@ class MistakeBoundReferee:
             self._fail(RuleViolation(ADVERSARY, "no_commitment",
                                      f"{self.hclass.spec} is infinite: commit before round 1"))
         ys = list(labels)
-        if not all(type(y) is int and (y == 0 or y == 1) for y in ys):
+        array = np.asarray(ys)
+        if not (array.dtype.kind in "iu" and bool(np.all((array == 0) | (array == 1)))):
             try:
                 ys = [check_label(y) for y in ys]
             except MoveError as exc:
@@ -245,6 +246,91 @@ class MistakeBoundReferee:
         if self.version_space is not None:
             self._restrict(x, y)
         return self._score(x, p, y)
+
+    def score_queued(
+        self, predictions: Sequence[object], records: bool = True
+    ) -> list[RoundRecord]:
+        """Play the next ``len(predictions)`` queued rounds at once, vectorised.
+
+        The learner's predictions for queued rounds (it was shown each x_t, answered p_t,
+        then was told the queued y_t): the same checks, coins and records as that many
+        :meth:`queued_round` calls, in one pass. A bad p or a label that empties the version
+        space ends the game at its round, after the rounds before it are scored.
+        With ``records=False`` no records are built (the scores are kept all the same).
+        """
+        start, n = self._queue_next, len(predictions)
+        if self.phase is not Phase.INSTANCE or start + n > len(self._queued_y):
+            self._out_of_turn(LEARNER, "prediction")
+        ps = list(predictions)
+        bad_p = n  # the first round whose p is not a number in [0, 1]
+        if not set(map(type, ps)) <= {float}:
+            for i, p in enumerate(ps):
+                if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating):
+                    bad_p = i
+                    break
+            ps = [float(p) for p in ps[:bad_p]]  # type: ignore[arg-type]  # numbers, checked
+        pa = np.array(ps, dtype=np.float64)
+        in_range = (pa >= 0.0) & (pa <= 1.0)  # also rejects nan
+        if not in_range.all():
+            bad_p = min(bad_p, int(np.argmin(in_range)))
+        bad_label = None  # the first round whose label empties the version space
+        if self.version_space is not None:
+            xs, ys = self._queued_x, self._queued_y
+            for i in range(start, start + bad_p):
+                if self.version_space.restrict(xs[i], ys[i]) == 0:
+                    bad_label = i - start
+                    break
+        scored = self._score_many(start, pa[: bad_p if bad_label is None else bad_label], records)
+        if bad_label is not None:
+            self._fail(RuleViolation(
+                ADVERSARY, "empty_version_space",
+                f"label {self._queued_y[start + bad_label]} on instance "
+                f"{self._queued_x[start + bad_label]} empties the version space",
+            ))
+        if bad_p < n:
+            self._queue_next = start + bad_p + 1
+            self._check_prediction(predictions[bad_p])
+        return scored
+
+    def _score_many(self, start: int, ps: NDArray[np.float64], records: bool) -> list[RoundRecord]:
+        """Vectorised :meth:`_score` of queued rounds start, start + 1, ... with these p."""
+        n = len(ps)
+        if n == 0:
+            return []
+        coins = np.empty(n)
+        filled = 0
+        while filled < n:
+            if self._coin == COIN_BLOCK:
+                self._coins = self._rng.random(COIN_BLOCK).tolist()
+                self._coin = 0
+            take = min(n - filled, COIN_BLOCK - self._coin)
+            coins[filled : filled + take] = self._coins[self._coin : self._coin + take]
+            self._coin += take
+            filled += take
+        ys = np.array(self._queued_y[start : start + n], dtype=np.int64)
+        drawn = (coins < ps).astype(np.int64)
+        mistakes = drawn != ys
+        losses = np.where(ys == 1, 1.0 - ps, ps)
+        # running totals summed in round order, as one round at a time would
+        running_m = np.cumsum(mistakes) + self.mistakes
+        running_e = np.cumsum(np.concatenate(([self.expected_mistakes], losses)))[1:]
+        t0 = self.t
+        self.t += n
+        self.mistakes = int(running_m[-1])
+        self.expected_mistakes = float(running_e[-1])
+        self._queue_next = start + n
+        self._x = self._queued_x[start + n - 1]
+        if self.t == self.rounds:
+            self.phase = Phase.REVEAL if self._committed is not None else Phase.OVER
+        if not records:
+            return []
+        xs = self._queued_x[start : start + n]
+        return [
+            _new_record(RoundRecord, row)
+            for row in zip(range(t0 + 1, t0 + n + 1), xs, ps.tolist(), ys.tolist(),
+                           drawn.tolist(), mistakes.tolist(), losses.tolist(),
+                           running_m.tolist(), running_e.tolist(), strict=True)
+        ]
 
     def _check_prediction(self, p: object) -> float:
         try:

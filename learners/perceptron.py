@@ -71,7 +71,7 @@ class Perceptron(Learner):
 
     def predict(self, x: Any) -> float:
         if self._plain:  # unit instances of halfspaces: no encoding, no normalising
-            self._last_x = self._last_z = z = x
+            self._last_x = z = x
         else:
             z = self._features(x)
         self._score = score = float(self.w @ z)
@@ -79,7 +79,7 @@ class Perceptron(Learner):
 
     def update(self, x: Any, y: int) -> None:
         if x is self._last_x:  # the x just predicted: its score is known
-            z, score = self._last_z, self._score
+            z, score = (x if self._plain else self._last_z), self._score
         else:
             z = self._features(x)
             score = float(self.w @ z)

@@ -103,11 +103,13 @@ def _play_mistake_bound(
             xs, ys = block
             referee.queue(xs, ys)
             role = LEARNER
-            for x, y in zip(xs, ys, strict=True):
-                record = queued_round(predict(x))
-                if on_record is not None:
+            if on_record is None:
+                _learn_block(referee, xs, ys, predict, update)
+            else:
+                for x, y in zip(xs, ys, strict=True):
+                    record = queued_round(predict(x))
                     on_record(record)
-                update(x, y)
+                    update(x, y)
             left -= len(ys)
             role = ADVERSARY
             block = adversary.moves(min(left, BLOCK)) if left else None
@@ -127,6 +129,26 @@ def _play_mistake_bound(
     result = referee.result()
     _describe_class(game, result)
     return result
+
+
+def _learn_block(
+    referee: MistakeBoundReferee, xs: Any, ys: list[int],
+    predict: Callable[[Any], float], update: Callable[[Any, int], None],
+) -> None:
+    """The learner plays a queued block: for each round, p_t = predict(x_t) is kept
+    before update(x_t, y_t) tells it the label; the referee then scores the kept
+    predictions in one pass. If the learner fails mid-block, the rounds it answered
+    are scored first, so the game ends where it would have one round at a time."""
+    predictions: list[float] = []
+    answer = predictions.append
+    try:
+        for x, y in zip(xs, ys, strict=True):
+            answer(predict(x))
+            update(x, y)
+    except Exception:
+        referee.score_queued(predictions, records=False)
+        raise
+    referee.score_queued(predictions, records=False)
 
 
 def _play_experts(

@@ -176,3 +176,19 @@ def test_bad_adversary_specs():
         ADVERSARIES.make("random-target:target=x")
     with pytest.raises(SpecError, match="unknown adversary"):
         ADVERSARIES.make("halving")
+
+
+@pytest.mark.parametrize("spec", ["thresholds:n=300", "halfspaces:d=9,margin=0.1"])
+def test_games_with_and_without_a_record_sink_agree(spec):
+    game = GameSpec(MISTAKE_BOUND, 9000, make_class(spec))
+    learner = "halving" if spec.startswith("thresholds") else "perceptron"
+    quiet = play(game, LEARNERS.make(learner), ADVERSARIES.make("random-target"), seed=8)
+    _, loud = records(game, learner, "random-target", 8, blocks=True)
+    assert quiet == loud
+
+
+def test_a_crash_inside_a_block_scores_the_rounds_before_it():
+    game = GameSpec(MISTAKE_BOUND, 9000, make_class("thresholds:n=8"))
+    result = play(game, CrashingLearner(at=5000), ADVERSARIES.make("random-target"), 0)
+    assert result.status == "crash:learner:ZeroDivisionError"
+    assert result.rounds == 4999

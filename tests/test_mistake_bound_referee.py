@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -271,3 +273,63 @@ def test_commit_only_before_round_one():
 def test_zero_rounds_is_over_at_once():
     ref = referee(rounds=0)
     assert ref.over and ref.result().complete and ref.result().rounds == 0
+
+
+def scored_one_at_a_time(hclass, xs, ys, ps, seed=3):
+    ref = MistakeBoundReferee(hclass, len(xs), seed)
+    ref.queue(xs, ys)
+    out = []
+    for p in ps:
+        try:
+            out.append(ref.queued_round(p))
+        except (IllegalMove, RuleViolation):
+            break
+    return out, ref.result()
+
+
+def scored_at_once(hclass, xs, ys, ps, seed=3):
+    ref = MistakeBoundReferee(hclass, len(xs), seed)
+    ref.queue(xs, ys)
+    out = []
+    with contextlib.suppress(IllegalMove, RuleViolation):
+        out = ref.score_queued(ps)
+    return out, ref.result()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vectorised_scoring_equals_round_by_round(seed):
+    rng = np.random.default_rng(seed)
+    hclass = make_class("thresholds:n=500")
+    n = 9000  # crosses two coin blocks
+    target = 250
+    xs = rng.integers(0, 500, n).tolist()
+    ys = [int(x < target) for x in xs]
+    ps = rng.choice([0.0, 1.0, 0.5, 0.1], size=n).tolist()
+    one, r1 = scored_one_at_a_time(hclass, xs, ys, ps, seed)
+    many, r2 = scored_at_once(hclass, xs, ys, ps, seed)
+    assert one == many and r1 == r2 and r1.complete
+
+
+@pytest.mark.parametrize("bad", [1.5, float("nan"), "0.5", True, None])
+def test_vectorised_scoring_stops_at_a_bad_prediction(bad):
+    hclass = make_class("thresholds:n=8")
+    xs, ys = [1, 2, 3, 4, 5], [1, 1, 1, 0, 0]
+    ps = [1.0, 0.0, bad, 1.0, 1.0]
+    one, r1 = scored_one_at_a_time(hclass, xs, ys, ps)
+    _, r2 = scored_at_once(hclass, xs, ys, ps)
+    assert r1 == r2
+    assert r2.rounds == 2 and r2.status.startswith("illegal_move:learner:")
+    assert len(one) == 2
+
+
+def test_vectorised_scoring_stops_where_the_version_space_empties():
+    hclass = make_class("thresholds:n=8")
+    xs, ys = [5, 6, 5, 1], [1, 0, 0, 1]  # round 3 contradicts rounds 1-2
+    ps = [0.0, 1.0, 0.5, 0.5]
+    _, r1 = scored_one_at_a_time(hclass, xs, ys, ps)
+    _, r2 = scored_at_once(hclass, xs, ys, ps)
+    assert r1 == r2
+    assert r2.status == "rule_violation:adversary:empty_version_space" and r2.rounds == 2
+    # a bad p at the same round wins: the prediction comes before the label
+    _, r3 = scored_at_once(hclass, xs, ys, [0.0, 1.0, 7.0, 0.5])
+    assert r3.status == "illegal_move:learner:p_range"

@@ -1,0 +1,185 @@
+"""Side-by-side benchmarks: each figure next to a baseline measured in the same run.
+
+Run with ``make bench`` (or ``python -m benchmarks.run [--quick]``). Machines here are
+noisy: read the ratios, not the absolute times. Each timing is the best of ``repeat``
+runs. Results are recorded in benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from adversaries import ADVERSARIES
+from games.classes import FiniteClass, HalfspaceClass, make_class
+from games.game import MISTAKE_BOUND, GameSpec, game_seeds
+from games.ldim import LdimSolver
+from learners import LEARNERS
+from server.local import play
+
+
+def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
+    """The shortest wall time of ``repeat`` runs, and the last run's value."""
+    best, value = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        value = run()
+        best = min(best, time.perf_counter() - started)
+    return best, value
+
+
+def plain_memoised_ldim(matrix: np.ndarray) -> int:
+    """The baseline: THEORY.md's recursion memoised on the version-space bitset, instances
+    in their natural order, with only the two cheap prunings (stop at the ceiling
+    floor(log2 |V|); skip x when 1 + floor(log2 min(|V0|, |V1|)) cannot beat the best).
+    No balanced-first order, no capped solves, no collapsing of equivalent splits."""
+    packed = np.packbits(matrix, axis=0, bitorder="little")
+    columns = [int.from_bytes(packed[:, x].tobytes(), "little") for x in range(matrix.shape[1])]
+    memo: dict[int, int] = {}
+
+    def solve(v: int) -> int:
+        if v in memo:
+            return memo[v]
+        ceiling = v.bit_count().bit_length() - 1
+        best = 0
+        for column in columns:
+            one = v & column
+            if one and one != v:
+                zero = v ^ one
+                if min(one.bit_count(), zero.bit_count()).bit_length() <= best:
+                    continue
+                best = max(best, 1 + min(solve(one), solve(zero)))
+                if best == ceiling:
+                    break
+        memo[v] = best
+        return best
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10_000))
+    try:
+        return solve((1 << matrix.shape[0]) - 1)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _solver_ldim(matrix: np.ndarray) -> int:
+    return LdimSolver(matrix).ldim()  # a fresh solver: no cache from an earlier run
+
+
+def bench_ldim(repeat: int) -> list[tuple[str, float, float, str]]:
+    rows = []
+    cases = [
+        ("thresholds:n=1023", make_class("thresholds:n=1023")),
+        ("random 4096x20 (seed 0)", None),
+    ]
+    for name, hclass in cases:
+        if isinstance(hclass, FiniteClass):
+            matrix = hclass.matrix()
+        else:
+            matrix = np.random.default_rng(0).integers(0, 2, size=(4096, 20)).astype(bool)
+        ours, value = best_of(repeat, functools.partial(_solver_ldim, matrix))
+        base, expected = best_of(1, functools.partial(plain_memoised_ldim, matrix))
+        assert value == expected, (name, value, expected)
+        rows.append((f"exact Ldim, {name} (Ldim {value})", ours, base, "s"))
+    return rows
+
+
+def bare_perceptron(xs: np.ndarray, ys: list[int]) -> int:
+    """The baseline loop: Perceptron over a stream, no referee, no agents."""
+    w = np.zeros(xs.shape[1])
+    mistakes = 0
+    for x, y in zip(xs, ys, strict=True):
+        if (float(w @ x) > 0.0) != (y == 1):
+            if y:
+                w += x
+            else:
+                w -= x
+            mistakes += 1
+    return mistakes
+
+
+def bench_perceptron(rounds: int, repeat: int) -> list[tuple[str, float, float, str]]:
+    hclass = make_class("halfspaces:d=100,margin=0.1")
+    assert isinstance(hclass, HalfspaceClass)
+    game = GameSpec(MISTAKE_BOUND, rounds, hclass)
+
+    def local_game() -> float:
+        learner, adversary = LEARNERS.make("perceptron"), ADVERSARIES.make("random-target")
+        return play(game, learner, adversary, 0).mistakes
+
+    def draw_stream() -> tuple[np.ndarray, list[int]]:
+        """The random-target adversary's stream for seed 0, drawn as it draws it."""
+        adversary = ADVERSARIES.make("random-target")
+        adversary.start(game, game_seeds(0).adversary)
+        xs: list[np.ndarray] = []
+        ys: list[list[int]] = []
+        while (drawn := sum(len(y) for y in ys)) < rounds:
+            block = adversary.moves(rounds - drawn)
+            assert block is not None
+            xs.append(np.asarray(block[0]))
+            ys.append(block[1])
+        return np.vstack(xs), [y for part in ys for y in part]
+
+    xs, ys = draw_stream()
+    ours, mistakes = best_of(repeat, local_game)
+    loop_only, bare_mistakes = best_of(repeat, lambda: bare_perceptron(xs, ys))
+    with_draw, _ = best_of(repeat, lambda: bare_perceptron(*draw_stream()))
+    assert mistakes == bare_mistakes, (mistakes, bare_mistakes)
+    name = f"local game, perceptron vs random-target, halfspaces:d=100, {rounds} rounds"
+    return [
+        (f"{name}\n    vs bare loop drawing the same stream", rounds / ours, rounds / with_draw,
+         "rounds/s"),
+        (f"{name}\n    vs bare loop over the pre-drawn stream", rounds / ours, rounds / loop_only,
+         "rounds/s"),
+    ]
+
+
+def bench_halving(rounds: int, repeat: int) -> list[tuple[str, float, float, str]]:
+    hclass = make_class("monotone-disjunctions:n=20")
+    game = GameSpec(MISTAKE_BOUND, rounds, hclass)
+    assert isinstance(hclass, FiniteClass)
+    masks = hclass._arrays[0]
+
+    def local_game() -> float:
+        return play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 0).mistakes
+
+    def one_vote_pass() -> None:
+        """The baseline: one bare numpy pass over all 2^20 hypotheses per round."""
+        x = 0b1011_0110_0001_1000_0101
+        for _ in range(rounds):
+            np.count_nonzero((masks & x) != 0)
+
+    ours, _ = best_of(repeat, local_game)
+    base, _ = best_of(repeat, one_vote_pass)
+    return [(f"local game, halving vs random-target, monotone-disjunctions:n=20, {rounds} rounds"
+             "\n    vs one bare numpy vote over all 2^20 hypotheses per round",
+             rounds / ours, rounds / base, "rounds/s")]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
+    args = parser.parse_args(argv)
+    repeat = 1 if args.quick else 3
+    rows = bench_ldim(repeat)
+    rows += bench_perceptron(20_000 if args.quick else 200_000, repeat)
+    rows += bench_halving(200 if args.quick else 2000, repeat)
+    print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
+    for name, ours, base, unit in rows:
+        ratio = base / ours if unit == "s" else ours / base
+        label, *more = name.split("\n")
+        print(f"{label:<84} {ours:>12.4g} {base:>12.4g} {ratio:>6.2f}x  {unit}")
+        for line in more:
+            print(line)
+    print("ratio: how many times faster than the baseline (> 1 is faster)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
