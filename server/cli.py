@@ -144,6 +144,8 @@ def _play(args: argparse.Namespace) -> int:
     }
     scores = result.to_dict()
     scores.pop("game")
+    if not scores["message"]:
+        scores.pop("message")
     out.update(scores)
     if isinstance(hclass, FiniteClass):
         try:
