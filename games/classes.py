@@ -469,13 +469,13 @@ class HalfspaceClass(HypothesisClass):
     def sample_instances(
         self, rng: np.random.Generator, w: FloatArray, n: int
     ) -> FloatArray:
-        """``n`` unit instances with |<w, x>| >= margin: a random sign, a component along w
-        uniform in [margin, 1], and the rest along a random direction orthogonal to w
-        (drawn from the cube [-1, 1]^d, which is five times cheaper than a Gaussian and
-        spreads the instances as well for the games)."""
+        """``n`` unit instances with |<w, x>| >= margin, crowding the margin as points of
+        the sphere do: a random sign, a component along w of margin + |g| / sqrt(d) with g
+        standard normal (capped at 1), and the rest along a random direction orthogonal
+        to w (drawn from the cube [-1, 1]^d, five times cheaper than a Gaussian)."""
         if self.d == 1:
             return rng.choice([-1.0, 1.0], size=(n, 1))
-        along = rng.uniform(self.margin, 1.0, size=n)
+        along = np.minimum(self.margin + np.abs(rng.standard_normal(n)) / np.sqrt(self.d), 1.0)
         along *= rng.choice([-1.0, 1.0], size=n)
         x = rng.random((n, self.d))
         x -= 0.5
