@@ -61,8 +61,11 @@ class Agent:
 
     @classmethod
     def describe(cls) -> str:
-        """The first line of the class docstring."""
-        return (inspect.getdoc(cls) or cls.__name__).strip().splitlines()[0]
+        """The first sentence of the class docstring, on one line."""
+        paragraph = (inspect.getdoc(cls) or cls.__name__).strip().split("\n\n")[0]
+        text = " ".join(paragraph.split())
+        end = text.find(". ")
+        return text if end < 0 else text[: end + 1]
 
     @classmethod
     def param_info(cls) -> list[ParamInfo]:
@@ -162,6 +165,11 @@ class Registry(Generic[A]):
             _, raw = parse_spec(f"x:{raw_params}")
             owner = f"{path}.py:{class_name}"
         else:
+            name, sep, rest = spec.partition(":")
+            positional = getattr(self._agents.get(name), "positional", None)
+            first = rest.split(",", 1)[0]
+            if positional and first and "=" not in first:  # river:linear_model.Perceptron
+                spec = f"{name}:{positional}={rest}"
             name, raw = parse_spec(spec)
             if name not in self._agents:
                 raise SpecError(f"unknown {self.kind} {name!r} (known: {', '.join(self.ids())})")

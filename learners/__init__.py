@@ -5,7 +5,17 @@ Importing this package registers every built-in learner in :data:`LEARNERS`.
 
 from __future__ import annotations
 
-from learners import halving, perceptron
+from learners import adapters, consistent, experts, halving, perceptron, winnow
 from learners.base import LEARNERS, Learner, register
 
-__all__ = ["LEARNERS", "Learner", "halving", "perceptron", "register"]
+__all__ = [
+    "LEARNERS",
+    "Learner",
+    "adapters",
+    "consistent",
+    "experts",
+    "halving",
+    "perceptron",
+    "register",
+    "winnow",
+]

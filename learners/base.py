@@ -74,8 +74,15 @@ class Learner(Agent):
     # -- theory ----------------------------------------------------------------------
 
     def bound(self, game: GameSpec) -> Bound | None:
-        """This learner's theoretical bound on ``game`` (THEORY.md), if it has one."""
+        """This learner's theoretical bound on ``game`` (THEORY.md), if it has one.
+
+        Asked after the game, so that a bound may use what the learner saw (the best
+        expert's mistakes for Weighted-Majority)."""
         return None
+
+    def report(self) -> dict[str, Any]:
+        """What the learner measured during the game (added to the game's result)."""
+        return {}
 
 
 #: Every registered learner, by id.

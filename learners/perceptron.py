@@ -19,8 +19,9 @@ class Perceptron(Learner):
 
     The bound holds when the data are separable by a unit w* with margin gamma and
     ||x|| <= R; on ``halfspaces:d=D,margin=G`` instances are unit vectors (R = 1).
-    ``normalize=true`` divides each instance by its norm first. It reports the largest
-    norm it saw as ``radius``; ``mistakes`` counts its updates.
+    ``normalize=true`` divides each instance by its norm first. It reports the radius R
+    it saw (the largest norm of an instance it updated on) and its number of updates,
+    so that (R/gamma)^2 can be checked on any separable stream.
 
     >>> from games.classes import make_class
     >>> from games.game import GameSpec
@@ -87,6 +88,9 @@ class Perceptron(Learner):
             self.w += z if y == 1 else -z
             self.mistakes += 1
             self.radius = max(self.radius, float(np.sqrt(z @ z)))
+
+    def report(self) -> dict[str, Any]:
+        return {"radius": self.radius, "updates": self.mistakes}
 
     def bound(self, game: GameSpec) -> Bound | None:
         hclass = game.hclass

@@ -62,6 +62,7 @@ def play(
     else:
         result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks)
     result.bound = learner.bound(game)
+    result.extra.update(learner.report())
     return result
 
 

@@ -228,3 +228,102 @@ class AlternatingCosts(Adversary):
         v[self._t % self._d] = 1.0
         self._t += 1
         return v
+
+
+class NoisyAdvice(Adversary):
+    """Free experts with random 0/1 advice; the label is expert 0's advice, flipped with
+    probability ``noise``; or, with ``against=true``, the label opposite to the learner's
+    prediction (adaptive).
+
+    >>> NoisyAdvice().id
+    'noisy-advice'
+    """
+
+    id = "noisy-advice"
+    games = frozenset({EXPERTS})
+
+    def __init__(self, noise: float = 0.1, against: bool = False) -> None:
+        self.noise, self.against = noise, against
+        self._rng = np.random.default_rng(0)
+        self._advice = np.zeros(0)
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        return "free experts only" if game.hclass is not None else super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+        self._d = game.n_experts
+
+    def advice(self) -> np.ndarray:
+        self._advice = self._rng.integers(0, 2, self._d).astype(np.float64)
+        return self._advice
+
+    def costs(self, answer: Any) -> int:
+        if self.against:
+            p = float(answer) if not isinstance(answer, np.ndarray) else float(answer @ self._advice)
+            return 0 if p >= 0.5 else 1
+        y = int(self._advice[0])
+        return 1 - y if self._rng.random() < self.noise else y
+
+
+class RandomCosts(Adversary):
+    """Free experts, no advice: i.i.d. 0/1 costs, expert 0 a little better (``edge``); or,
+    with ``flip=true``, cost 1 on the learner's heavier expert of the first two and 0 on
+    the other (Cover's construction, adaptive).
+
+    >>> RandomCosts().id
+    'random-costs'
+    """
+
+    id = "random-costs"
+    games = frozenset({EXPERTS})
+
+    def __init__(self, edge: float = 0.05, flip: bool = False) -> None:
+        self.edge, self.flip = edge, flip
+        self._rng = np.random.default_rng(0)
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        return "free experts only" if game.hclass is not None else super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+        self._d = game.n_experts
+        self._p = np.full(self._d, 0.5)
+        self._p[0] -= self.edge
+
+    def advice(self) -> None:
+        return None
+
+    def costs(self, answer: Any) -> np.ndarray:
+        if self.flip:
+            v = np.ones(self._d)
+            heavier = 0 if answer[0] >= answer[1] else 1
+            v[1 - heavier] = 0.0
+            v[heavier] = 1.0
+            return v
+        return (self._rng.random(self._d) < self._p).astype(np.float64)
+
+
+class FixedSequence(Adversary):
+    """Plays the given instances and labels, in order (oblivious).
+
+    >>> FixedSequence([1], [0]).id
+    'fixed-sequence'
+    """
+
+    id = "fixed-sequence"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self, xs: Any = (), ys: Any = ()) -> None:
+        self.xs, self.ys = list(xs), list(ys)
+        self._t = 0
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._t = 0
+
+    def instance(self) -> Any:
+        self._t += 1
+        return self.xs[(self._t - 1) % len(self.xs)]
+
+    def label(self, x: Any, p: float) -> int:
+        return int(self.ys[(self._t - 1) % len(self.ys)])

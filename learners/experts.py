@@ -1,0 +1,298 @@
+"""Learners from expert advice: Weighted-Majority, Hedge (Randomized Weighted-Majority),
+Follow-the-Leader.
+
+Each plays both games: the experts game (advice and costs from the adversary), and the
+mistake-bound game on a finite class, whose hypotheses are then the experts
+(a_t,i = h_i(x_t), costs |h_i(x_t) - y_t|; UML Cor. 21.12). Weights are kept in log
+space, so 10^6 rounds neither overflow nor underflow.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from games.classes import FiniteClass
+from games.game import EXPERTS, MISTAKE_BOUND, Bound, GameSpec
+from learners.base import Learner, register
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["ExpertLearner", "FollowTheLeader", "Hedge", "RandomizedWeightedMajority",
+           "WeightedMajority"]
+
+
+class ExpertLearner(Learner):
+    """Base of the expert learners: implement ``weights`` and ``update_costs``; this class
+    plays them in the mistake-bound game with the class's hypotheses as experts.
+
+    >>> from games.classes import make_class
+    >>> hedge = Hedge(eta=1.0)
+    >>> hedge.start(GameSpec("mistake-bound", 10, make_class("singletons:n=4")), seed=0)
+    >>> hedge.predict(2)  # one expert of four says 1
+    0.25
+    """
+
+    games = frozenset({MISTAKE_BOUND, EXPERTS})
+
+    def __init__(self) -> None:
+        self.d = 0
+        self.rounds = 0
+        self._hclass: FiniteClass | None = None
+        self._advice_x: Any = None
+        self._advice: FloatArray | None = None
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
+            return "in the mistake-bound game it needs a finite class (its hypotheses are the experts)"
+        return super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        if game.game == MISTAKE_BOUND:
+            assert isinstance(game.hclass, FiniteClass)
+            self._hclass, self.d = game.hclass, game.hclass.size
+        else:
+            self._hclass, self.d = None, game.n_experts
+        self.rounds = 0
+        self._advice_x = self._advice = None
+        self.losses = np.zeros(self.d)
+        self.setup(game, seed)
+
+    def setup(self, game: GameSpec, seed: int) -> None:
+        """Reset the algorithm's own state for a game with ``self.d`` experts."""
+
+    def _advice_of(self, x: Any) -> FloatArray:
+        if self._advice is None or x != self._advice_x:
+            assert self._hclass is not None, "start() first"
+            self._advice = self._hclass.evaluate(x).astype(np.float64)
+            self._advice_x = x
+        return self._advice
+
+    def predict(self, x: Any) -> float:
+        advice = self._advice_of(x)
+        answer = self.weights(advice)
+        if isinstance(answer, np.ndarray):
+            return min(1.0, max(0.0, float(answer @ advice)))
+        return float(answer)
+
+    def update(self, x: Any, y: int) -> None:
+        advice = self._advice_of(x)
+        self.update_costs(advice if y == 0 else 1.0 - advice, y)
+
+    def observe(self, costs: FloatArray) -> None:
+        """Count the round: every expert learner keeps the experts' cumulative losses."""
+        self.losses += costs
+        self.rounds += 1
+
+
+@register
+class WeightedMajority(ExpertLearner):
+    """Deterministic Weighted-Majority (Littlestone & Warmuth): predict the weighted vote of
+    the advice; every expert that errs has its weight multiplied by ``beta``.
+
+    With beta = 1/2 it makes at most (m + log2 d) / log2(4/3) ~= 2.41 (m + log2 d)
+    mistakes, m those of the best expert; in general (m log2(1/beta) + log2 d) /
+    log2(2/(1+beta)). On a tie it predicts 1. Without advice (free experts) it puts all
+    its weight on its heaviest expert.
+
+    >>> wm = WeightedMajority(beta=0.5)
+    >>> wm.start(GameSpec("experts", 2, experts=3), seed=0)
+    >>> wm.weights(np.array([1.0, 0.0, 0.0]))
+    0.0
+    >>> wm.update_costs(np.array([0.0, 1.0, 1.0]), 1); wm.weights(np.array([1.0, 0.0, 0.0]))
+    1.0
+    """
+
+    id = "weighted-majority"
+
+    def __init__(self, beta: float = 0.5) -> None:
+        super().__init__()
+        if not 0.0 <= beta < 1.0:
+            raise ValueError(f"beta={beta} must be in [0, 1)")
+        self.beta = beta
+        self.log_weights = np.zeros(0)
+        self.mistakes = 0
+
+    def setup(self, game: GameSpec, seed: int) -> None:
+        self.log_weights = np.zeros(self.d)
+        self.mistakes = 0
+        self._last: float | None = None
+
+    def _weights(self) -> FloatArray:
+        w = np.exp(self.log_weights - self.log_weights.max())
+        return w
+
+    def weights(self, advice: FloatArray | None) -> FloatArray | float:
+        w = self._weights()
+        if advice is None:
+            choice = np.zeros(self.d)
+            choice[int(np.argmax(w))] = 1.0
+            self._last = None
+            return choice
+        ones = float(w @ advice)
+        self._last = 1.0 if ones >= float(w.sum()) - ones else 0.0
+        return self._last
+
+    def update_costs(self, costs: FloatArray, y: int | None) -> None:
+        self.observe(costs)
+        if self._last is not None and y is not None and self._last != y:
+            self.mistakes += 1
+        wrong = costs >= 0.5
+        if self.beta == 0.0:
+            self.log_weights[wrong] = -np.inf
+            if np.isneginf(self.log_weights).all():  # everyone erred: start over
+                self.log_weights[:] = 0.0
+        else:
+            self.log_weights[wrong] += math.log(self.beta)
+
+    def bound(self, game: GameSpec) -> Bound | None:
+        if self.beta == 0.0 or self.rounds == 0:
+            return None
+        m = float(np.min(np.floor(self.losses + 0.5)))  # the best expert's mistakes
+        value = (m * math.log2(1 / self.beta) + math.log2(self.d)) / math.log2(
+            2 / (1 + self.beta))
+        return Bound(value, f"(m log2(1/beta) + log2 d) / log2(2/(1+beta)), m = {m:g} "
+                     "(Littlestone & Warmuth 1994)")
+
+
+SCHEDULES = ("auto", "tuned", "doubling", "anytime", "fixed")
+
+
+@register
+class Hedge(ExpertLearner):
+    """Hedge: weights proportional to exp(-eta L_i); expected regret <= sqrt(2 T ln d).
+
+    ``schedule``: ``tuned`` (eta = sqrt(2 ln d / T), T announced; UML Thm 21.11),
+    ``doubling`` (restart in epochs of 2^m rounds, each tuned: within
+    sqrt(2)/(sqrt(2)-1) ~= 3.41 of the tuned bound; UML Ex. 21.4), ``anytime``
+    (eta_t = sqrt(8 ln d / t): regret <= sqrt(2 T ln d) + sqrt(ln d / 8); Cesa-Bianchi &
+    Lugosi Thm 2.3), ``fixed`` (the given ``eta``: ln d / eta + eta T / 2), ``auto`` (the
+    default: ``fixed`` when eta is given, else ``tuned`` when T is announced, else
+    ``doubling``).
+
+    >>> hedge = Hedge()
+    >>> hedge.start(GameSpec("experts", 100, experts=2), seed=0)
+    >>> hedge.weights(None).tolist()
+    [0.5, 0.5]
+    >>> hedge.update_costs(np.array([1.0, 0.0]), None); hedge.weights(None)[1] > 0.5
+    True
+    """
+
+    id = "hedge"
+    deterministic = False
+
+    def __init__(self, eta: float | None = None, schedule: str = "auto") -> None:
+        super().__init__()
+        if eta is not None and not eta > 0:
+            raise ValueError(f"eta={eta} must be > 0")
+        if schedule not in SCHEDULES:
+            raise ValueError(f"schedule={schedule!r} must be one of {', '.join(SCHEDULES)}")
+        if schedule == "fixed" and eta is None:
+            raise ValueError("schedule=fixed needs eta")
+        self.eta = eta
+        self.schedule = schedule
+        self.log_weights = np.zeros(0)
+        self._mode = "fixed"
+        self._epoch_end = self._epoch_length = 0
+
+    def setup(self, game: GameSpec, seed: int) -> None:
+        mode = self.schedule
+        if mode == "auto":
+            mode = "fixed" if self.eta is not None else (
+                "tuned" if game.horizon is not None else "doubling")
+        if mode == "tuned" and game.horizon is None:
+            raise ValueError("schedule=tuned needs the horizon T announced")
+        self._mode = mode
+        self._log_d = math.log(max(self.d, 2))
+        self._epoch_losses = np.zeros(self.d)  # cumulative losses in the current epoch
+        if mode == "fixed":
+            assert self.eta is not None
+            self._eta = self.eta
+        elif mode == "tuned":
+            self._eta = math.sqrt(2 * self._log_d / max(game.rounds, 1))
+        elif mode == "doubling":
+            self._epoch_length = self._epoch_end = 1  # epochs of 1, 2, 4, ... rounds
+            self._eta = math.sqrt(2 * self._log_d / 1)
+        else:
+            self._eta = math.sqrt(8 * self._log_d / 1)
+        self._w: FloatArray | None = None
+
+    @property
+    def current_eta(self) -> float:
+        """The learning rate of the coming round."""
+        return self._eta
+
+    def weights(self, advice: FloatArray | None) -> FloatArray:
+        if self._w is None:
+            scores = -self._eta * self._epoch_losses
+            w = np.exp(scores - scores.max())
+            w /= w.sum()
+            self._w = w
+        return self._w
+
+    def update_costs(self, costs: FloatArray, y: int | None) -> None:
+        self.observe(costs)
+        self._w = None
+        self._epoch_losses += costs
+        t = self.rounds
+        if self._mode == "doubling" and t == self._epoch_end:
+            self._epoch_length *= 2
+            self._epoch_end += self._epoch_length
+            self._eta = math.sqrt(2 * self._log_d / self._epoch_length)
+            self._epoch_losses[:] = 0.0
+        elif self._mode == "anytime":
+            self._eta = math.sqrt(8 * self._log_d / (t + 1))
+
+    def bound(self, game: GameSpec) -> Bound | None:
+        T, log_d = game.rounds, math.log(max(self.d, 2))
+        tuned = math.sqrt(2 * T * log_d)
+        if self._mode == "tuned":
+            return Bound(tuned, "expected regret <= sqrt(2 T ln d) (UML Thm 21.11)")
+        if self._mode == "doubling":
+            factor = math.sqrt(2) / (math.sqrt(2) - 1)
+            return Bound(factor * tuned, "expected regret <= sqrt(2)/(sqrt(2)-1) sqrt(2 T ln d) "
+                         "(doubling trick, UML Ex. 21.4)")
+        if self._mode == "anytime":
+            return Bound(tuned + math.sqrt(log_d / 8), "expected regret <= sqrt(2 T ln d) + "
+                         "sqrt(ln d / 8) (anytime eta_t, Cesa-Bianchi & Lugosi Thm 2.3)")
+        assert self.eta is not None
+        return Bound(log_d / self.eta + self.eta * T / 2,
+                     "expected regret <= ln d / eta + eta T / 2 (UML Thm 21.11, proof)")
+
+
+@register
+class RandomizedWeightedMajority(Hedge):
+    """Randomized Weighted-Majority (UML section 21.2.1): the same algorithm as Hedge.
+
+    >>> RandomizedWeightedMajority().id
+    'randomized-weighted-majority'
+    """
+
+    id = "randomized-weighted-majority"
+
+
+@register
+class FollowTheLeader(ExpertLearner):
+    """Follow-the-Leader: all weight on an expert with the least loss so far (the lowest
+    index on a tie); deterministic, hence the textbook victim of Cover's flip adversary.
+
+    >>> ftl = FollowTheLeader()
+    >>> ftl.start(GameSpec("experts", 3, experts=2), seed=0)
+    >>> ftl.weights(None).tolist()
+    [1.0, 0.0]
+    >>> ftl.update_costs(np.array([1.0, 0.0]), None); ftl.weights(None).tolist()
+    [0.0, 1.0]
+    """
+
+    id = "follow-the-leader"
+
+    def weights(self, advice: FloatArray | None) -> FloatArray:
+        w = np.zeros(self.d)
+        w[int(np.argmin(self.losses))] = 1.0
+        return w
+
+    def update_costs(self, costs: FloatArray, y: int | None) -> None:
+        self.observe(costs)
