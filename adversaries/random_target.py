@@ -84,7 +84,7 @@ class RandomTarget(Adversary):
             self._labels = (xs @ self._h > 0).astype(int).tolist()
         else:
             assert isinstance(hclass, FiniteClass)
-            ints = hclass.sample_instances(self._rng, BLOCK).tolist()
+            ints = hclass.sample_instances(self._rng, BLOCK)
             h = np.array([self._h])
             self._block = ints
             self._labels = [int(hclass.evaluate(x, h)[0]) for x in ints]

@@ -165,7 +165,7 @@ class Registry(Generic[A]):
             _, raw = parse_spec(f"x:{raw_params}")
             owner = f"{path}.py:{class_name}"
         else:
-            name, sep, rest = spec.partition(":")
+            name, _, rest = spec.partition(":")
             positional = getattr(self._agents.get(name), "positional", None)
             first = rest.split(",", 1)[0]
             if positional and first and "=" not in first:  # river:linear_model.Perceptron

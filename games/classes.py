@@ -65,6 +65,7 @@ __all__ = [
     "HypothesisClass",
     "Instance",
     "MatrixClass",
+    "SparseDisjunctions",
     "VersionSpace",
     "make_class",
 ]
@@ -132,9 +133,8 @@ class FiniteClass(HypothesisClass):
     #: Per-hypothesis parameter arrays (first axis: hypotheses) that :meth:`_test` reads.
     _arrays: tuple[NDArray[Any], ...]
 
-    @staticmethod
     @abc.abstractmethod
-    def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         """h(x) for the hypotheses whose parameters are ``arrays``, vectorised."""
 
     def evaluate(self, x: int, hypotheses: IndexArray | None = None) -> BoolArray:
@@ -155,9 +155,9 @@ class FiniteClass(HypothesisClass):
         """Ldim(H) from a theorem of THEORY.md, where one applies; else ``None``."""
         return None
 
-    def sample_instances(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]:
+    def sample_instances(self, rng: np.random.Generator, n: int) -> list[int]:
         """``n`` instances drawn uniformly from the domain."""
-        return rng.integers(0, self.domain_size, size=n, dtype=np.int64)
+        return rng.integers(0, self.domain_size, size=n, dtype=np.int64).tolist()  # type: ignore[no-any-return]
 
     def matrix(self) -> BoolArray:
         """The |H| x |X| truth table; refused beyond :data:`MATRIX_BUDGET` cells."""
@@ -194,8 +194,7 @@ class Thresholds(FiniteClass):
         self._arrays = (np.arange(n + 1),)
         self._levels = np.arange(1, n)
 
-    @staticmethod
-    def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         return arrays[0] > x
 
     def encode(self, x: Instance) -> FloatArray:
@@ -218,8 +217,7 @@ class Singletons(FiniteClass):
         self.size = self.domain_size = self.n_features = n
         self._arrays = (np.arange(n),)
 
-    @staticmethod
-    def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         return cast(BoolArray, arrays[0] == x)
 
     def encode(self, x: Instance) -> FloatArray:
@@ -246,8 +244,7 @@ class Intervals(FiniteClass):
         self.size, self.domain_size, self.n_features = len(self._lo), n, max(n - 1, 1)
         self._levels = np.arange(1, n)
 
-    @staticmethod
-    def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         return (arrays[0] <= x) & (x < arrays[1])
 
     def encode(self, x: Instance) -> FloatArray:
@@ -270,7 +267,21 @@ class _BooleanClass(FiniteClass):
         self._mask_dtype: type[np.signedinteger[Any]] = np.int32 if n <= 31 else np.int64
 
     def encode(self, x: Instance) -> FloatArray:
+        if self.n > MAX_VARIABLES:
+            return self.bits(int(x)).astype(np.float64)
         return ((int(x) >> self._bits) & 1).astype(np.float64)
+
+    def bits(self, x: int) -> NDArray[np.uint8]:
+        """x_1 .. x_n of the instance ``x`` (a bit mask of any length)."""
+        raw = np.frombuffer(x.to_bytes((self.n + 7) // 8, "little"), dtype=np.uint8)
+        return np.unpackbits(raw, bitorder="little")[: self.n]
+
+    def sample_instances(self, rng: np.random.Generator, n: int) -> list[int]:
+        if self.n <= MAX_VARIABLES:
+            return super().sample_instances(rng, n)
+        packed = np.packbits(rng.integers(0, 2, size=(n, self.n), dtype=np.uint8), axis=1,
+                             bitorder="little")
+        return [int.from_bytes(row.tobytes(), "little") for row in packed]
 
     def _literals(self, mask: int, prefix: str = "") -> list[str]:
         return [f"{prefix}x{i + 1}" for i in range(self.n) if mask >> i & 1]
@@ -300,8 +311,7 @@ class Disjunctions(_BooleanClass):
         self.k = n if k is None else min(k, n)
         self.size = len(self.masks)
 
-    @staticmethod
-    def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         return cast(BoolArray, (arrays[0] & x) != 0)
 
     def hypothesis(self, h: int) -> str:
@@ -309,6 +319,37 @@ class Disjunctions(_BooleanClass):
 
     def known_ldim(self) -> int | None:
         return self.n if self.k == self.n else None
+
+
+class SparseDisjunctions(_BooleanClass):
+    """``k-disjunctions`` over more variables than an int64 mask holds (n > 62): each
+    hypothesis is the list of its at most k variables, evaluated on the instance's bits.
+
+    >>> H = make_class("k-disjunctions:n=100,k=1")
+    >>> H.size, H.evaluate(1 << 99)[[0, 1, 100]].tolist()
+    (101, [False, False, True])
+    """
+
+    name = "k-disjunctions"
+
+    def __init__(self, n: int, k: int) -> None:
+        self._set_domain(n)
+        self.spec = format_spec(self.name, {"n": n, "k": k})
+        self.k = k
+        rows = [list(c) + [n] * (k - r) for r in range(k + 1) for c in combinations(range(n), r)]
+        #: variables[h]: the variables of hypothesis h, padded with n (a variable always 0)
+        self.variables = np.array(rows, dtype=np.intp).reshape(len(rows), k)
+        self._arrays = (self.variables,)
+        self.size = len(rows)
+
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+        bits = np.append(self.bits(x), 0).astype(np.bool_)
+        if self.k == 1:
+            return cast(BoolArray, bits[arrays[0][:, 0]])
+        return cast(BoolArray, bits[arrays[0]].any(axis=1))
+
+    def hypothesis(self, h: int) -> str:
+        return " ∨ ".join(f"x{i + 1}" for i in self.variables[h] if i < self.n) or "false"
 
 
 class Conjunctions(_BooleanClass):
@@ -334,8 +375,7 @@ class Conjunctions(_BooleanClass):
         self._arrays = (self.positive, self.negative)
         self.size = len(self.positive)
 
-    @staticmethod
-    def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         pos, neg = arrays
         return cast(BoolArray, ((pos & x) == pos) & ((neg & x) == 0))
 
@@ -395,8 +435,7 @@ class MatrixClass(FiniteClass):
             raise SpecError(f"matrix: cannot read {path!r}: {first}") from None
         return cls(data, spec=spec)
 
-    @staticmethod
-    def _test(arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
         return arrays[0][:, x]
 
     def matrix(self) -> BoolArray:
@@ -582,7 +621,7 @@ def _monotone(p: Params) -> FiniteClass:
 
 
 def _k_disjunctions(p: Params) -> FiniteClass:
-    n = p.int("n", minimum=1, maximum=MAX_VARIABLES)
+    n = p.int("n", minimum=1, maximum=1 << 16)
     k = p.int("k", minimum=0, maximum=n)
     count = sum(math.comb(n, r) for r in range(k + 1))
     if count > HYPOTHESIS_LIMIT:
@@ -590,6 +629,8 @@ def _k_disjunctions(p: Params) -> FiniteClass:
             f"k-disjunctions: n={n}, k={k} gives {count} hypotheses, over the limit "
             f"of {HYPOTHESIS_LIMIT}"
         )
+    if n > MAX_VARIABLES:
+        return SparseDisjunctions(n, k)
     return Disjunctions(n, k)
 
 

@@ -47,7 +47,7 @@ class ExpertLearner(Learner):
 
     def unsupported(self, game: GameSpec) -> str | None:
         if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
-            return "in the mistake-bound game it needs a finite class (its hypotheses are the experts)"
+            return "in the mistake-bound game it needs a finite class (its hypotheses as experts)"
         return super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
@@ -122,8 +122,7 @@ class WeightedMajority(ExpertLearner):
         self._last: float | None = None
 
     def _weights(self) -> FloatArray:
-        w = np.exp(self.log_weights - self.log_weights.max())
-        return w
+        return np.exp(self.log_weights - self.log_weights.max())  # type: ignore[no-any-return]
 
     def weights(self, advice: FloatArray | None) -> FloatArray | float:
         w = self._weights()
@@ -177,7 +176,7 @@ class Hedge(ExpertLearner):
     >>> hedge.start(GameSpec("experts", 100, experts=2), seed=0)
     >>> hedge.weights(None).tolist()
     [0.5, 0.5]
-    >>> hedge.update_costs(np.array([1.0, 0.0]), None); hedge.weights(None)[1] > 0.5
+    >>> hedge.update_costs(np.array([1.0, 0.0]), None); bool(hedge.weights(None)[1] > 0.5)
     True
     """
 

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import Disjunctions, FiniteClass
+from games.classes import Disjunctions, FiniteClass, SparseDisjunctions
 from games.game import MISTAKE_BOUND, Bound, GameSpec
 from learners.base import Learner, register
 
@@ -107,7 +107,8 @@ class Winnow(_BooleanFeatures):
     def bound(self, game: GameSpec) -> Bound | None:
         hclass = game.hclass
         theta = float(hclass.n_features) if self.theta is None and hclass else self.theta
-        if (self.variant != "elimination" or not isinstance(hclass, Disjunctions)
+        if (self.variant != "elimination"
+                or not isinstance(hclass, Disjunctions | SparseDisjunctions)
                 or theta is None or not theta > 1 / self.alpha):
             return None
         k, n, a = hclass.k, hclass.n, self.alpha

@@ -260,7 +260,8 @@ class NoisyAdvice(Adversary):
 
     def costs(self, answer: Any) -> int:
         if self.against:
-            p = float(answer) if not isinstance(answer, np.ndarray) else float(answer @ self._advice)
+            is_array = isinstance(answer, np.ndarray)
+            p = float(answer @ self._advice) if is_array else float(answer)
             return 0 if p >= 0.5 else 1
         y = int(self._advice[0])
         return 1 - y if self._rng.random() < self.noise else y

@@ -37,7 +37,7 @@ def test_consistent_within_size_minus_one(spec, seed):
     for adversary in (Spoiler(), ADVERSARIES.make("random-target")):
         result = play(game, LEARNERS.make("consistent"), adversary, seed)
         assert result.complete and result.bound is not None
-        assert result.bound.value == game.hclass.size - 1  # type: ignore[union-attr]
+        assert result.bound.value == game.hclass.size - 1
         assert result.mistakes <= result.bound.value
 
 
@@ -56,7 +56,7 @@ def test_consistent_bound_is_tight_on_singletons(n):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_soa_within_ldim(spec, seed):
     game = mistake_game(spec)
-    ldim, _ = class_ldim(game.hclass)  # type: ignore[arg-type]
+    ldim, _ = class_ldim(game.hclass)
     for adversary in (Spoiler(), ADVERSARIES.make("random-target")):
         result = play(game, LEARNERS.make("soa"), adversary, seed)
         assert result.complete and result.bound is not None
@@ -192,7 +192,7 @@ def test_hedge_over_a_class_in_the_mistake_bound_game(spec):
     rounds = 2000
     result = play(GameSpec(MISTAKE_BOUND, rounds, hclass), LEARNERS.make("hedge"), Spoiler(), 0)
     assert result.complete
-    assert result.expected_mistakes <= math.sqrt(2 * rounds * math.log(hclass.size))  # type: ignore[arg-type]
+    assert result.expected_mistakes <= math.sqrt(2 * rounds * math.log(hclass.size))
 
 
 def test_hedge_weights_never_overflow_or_underflow():
