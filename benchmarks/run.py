@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from adversaries import ADVERSARIES
+from adversaries.base import Adversary
 from games.classes import FiniteClass, HalfspaceClass, make_class
-from games.game import MISTAKE_BOUND, GameSpec, game_seeds
+from games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from games.ldim import LdimSolver
 from learners import LEARNERS
 from server.local import play
@@ -162,6 +163,81 @@ def bench_halving(rounds: int, repeat: int) -> list[tuple[str, float, float, str
              rounds / ours, rounds / base, "rounds/s")]
 
 
+class RandomCostsAdversary(Adversary):
+    """Oblivious free-experts adversary for the benchmark: 64 rows of uniform costs drawn
+    once, played in turn (not registered)."""
+
+    id = "benchmark-random-costs"
+    games = frozenset({EXPERTS})
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._block = np.random.default_rng(seed).random((64, game.n_experts))
+        self._next = 0
+
+    def advice(self) -> None:
+        return None
+
+    def costs(self, answer: Any) -> np.ndarray:
+        self._next += 1
+        return self._block[self._next % 64]  # type: ignore[no-any-return]
+
+
+def bench_hedge(rounds: int, repeat: int) -> list[tuple[str, float, float, str]]:
+    d = 100_000
+    costs = np.random.default_rng(0).random((64, d))
+
+    def learner_alone() -> None:
+        hedge = LEARNERS.make("hedge")
+        hedge.start(GameSpec(EXPERTS, rounds, experts=d), 0)
+        for t in range(rounds):
+            hedge.weights(None)
+            hedge.update_costs(costs[t % 64], None)
+
+    def bare_hedge() -> None:
+        """The baseline: exp-weights, normalise, expected loss, update; no referee."""
+        eta = np.sqrt(2 * np.log(d) / rounds)
+        scores = np.zeros(d)
+        for t in range(rounds):
+            w = np.exp(scores - scores.max())
+            w /= w.sum()
+            float(w @ costs[t % 64])
+            scores -= eta * costs[t % 64]
+
+    def local_game() -> None:
+        play(GameSpec(EXPERTS, rounds, experts=d), LEARNERS.make("hedge"), RandomCostsAdversary(),
+             0)
+
+    ours, _ = best_of(repeat, learner_alone)
+    game, _ = best_of(repeat, local_game)
+    base, _ = best_of(repeat, bare_hedge)
+    name = f"hedge, 10^5 experts, {rounds} rounds"
+    return [
+        (f"{name}: the learner alone\n    vs a bare numpy Hedge loop", rounds / ours,
+         rounds / base, "rounds/s"),
+        (f"{name}: local game with the referee\n    vs a bare numpy Hedge loop", rounds / game,
+         rounds / base, "rounds/s"),
+    ]
+
+
+def bench_versus_river(rounds: int, repeat: int) -> list[tuple[str, float, float, str]]:
+    """Perceptron and Winnow with d = 1000, each next to River's Perceptron (through the
+    River adapter) in the same local game: same class, same seed, same stream."""
+    rows = []
+    for learner, spec in (("perceptron", "halfspaces:d=1000,margin=0.05"),
+                          ("winnow", "k-disjunctions:n=1000,k=1")):
+        game = GameSpec(MISTAKE_BOUND, rounds, make_class(spec))
+
+        def run(name: str, game: GameSpec = game) -> None:
+            play(game, LEARNERS.make(name), ADVERSARIES.make("random-target"), 0)
+
+        ours, _ = best_of(repeat, functools.partial(run, learner))
+        river, _ = best_of(1, functools.partial(run, "river:linear_model.Perceptron"))
+        rows.append((f"local game, {learner}, {spec}, {rounds} rounds\n"
+                     "    vs River's linear_model.Perceptron through the river adapter",
+                     rounds / ours, rounds / river, "rounds/s"))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
@@ -170,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = bench_ldim(repeat)
     rows += bench_perceptron(20_000 if args.quick else 200_000, repeat)
     rows += bench_halving(200 if args.quick else 2000, repeat)
+    rows += bench_hedge(200 if args.quick else 2000, repeat)
+    rows += bench_versus_river(2000 if args.quick else 10_000, repeat)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit == "s" else ours / base

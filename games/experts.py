@@ -35,7 +35,7 @@ from games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
 from games.game import EXPERTS, ExpertsRecord, GameResult
 from games.mistake_bound import check_label, check_probability
 
-__all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase"]
+__all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase", "draw_index"]
 
 #: How far from 1 the sum of the learner's weights may be (they are renormalised after).
 WEIGHT_TOLERANCE = 1e-6
@@ -62,9 +62,35 @@ def _unit_vector(values: object, d: int, role: str, what: str) -> FloatArray:
         raise IllegalMove(role, f"{what}_type", f"{what} is not a vector of numbers") from None
     if v.shape != (d,):
         raise IllegalMove(role, f"{what}_shape", f"{what} has shape {v.shape}, expected ({d},)")
-    if not (np.all(v >= 0.0) and np.all(v <= 1.0)):  # also rejects nan
+    if not (v.min() >= 0.0 and v.max() <= 1.0):  # also rejects nan
         raise IllegalMove(role, f"{what}_range", f"{what} must lie in [0, 1]")
     return v
+
+
+#: Experts per block when the referee draws I_t ~ w_t in two stages.
+DRAW_BLOCK = 1024
+
+
+def draw_index(w: FloatArray, u: float) -> int:
+    """The i with W_{i-1} <= u W_d < W_i (W the cumulative sums of w): I ~ w for u uniform
+    in [0, 1). Beyond 4 blocks it finds the block of 1024 first (a vectorised sum per
+    block), then the expert inside it, so that no cumulative sum over all d is needed.
+
+    >>> draw_index(np.array([0.25, 0.5, 0.25]), 0.3)
+    1
+    """
+    d = len(w)
+    if d <= 4 * DRAW_BLOCK:
+        cumulative = np.cumsum(w)
+        return int(min(np.searchsorted(cumulative, u * cumulative[-1], side="right"), d - 1))
+    sums = np.cumsum(np.add.reduceat(w, np.arange(0, d, DRAW_BLOCK)))
+    target = u * float(sums[-1])
+    block = int(min(np.searchsorted(sums, target, side="right"), len(sums) - 1))
+    before = float(sums[block - 1]) if block else 0.0
+    start = block * DRAW_BLOCK
+    inner = np.cumsum(w[start : start + DRAW_BLOCK])
+    return start + int(min(np.searchsorted(inner, target - before, side="right"),
+                           len(inner) - 1))
 
 
 class ExpertsReferee:
@@ -133,7 +159,7 @@ class ExpertsReferee:
             self._fail(IllegalMove(LEARNER, "weights_shape",
                                    f"weights have shape {w.shape}, expected ({self.d},)"))
         total = float(w.sum())
-        if not np.all(w >= 0.0) or not abs(total - 1.0) <= WEIGHT_TOLERANCE:
+        if not w.min() >= 0.0 or not abs(total - 1.0) <= WEIGHT_TOLERANCE:  # rejects nan too
             self._fail(IllegalMove(
                 LEARNER, "weights_distribution",
                 f"weights must be >= 0 and sum to 1 within {WEIGHT_TOLERANCE} (sum {total:.9g})",
@@ -231,9 +257,7 @@ class ExpertsReferee:
         if self._weights is not None:
             w = self._weights
             expected = float(w @ costs)
-            cumulative = np.cumsum(w)
-            drawn = int(min(np.searchsorted(cumulative, u * cumulative[-1], side="right"),
-                            self.d - 1))
+            drawn = draw_index(w, u)
             loss = float(costs[drawn])
             p = float(w @ self._advice) if self._advice is not None else None
         else:

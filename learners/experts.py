@@ -226,8 +226,10 @@ class Hedge(ExpertLearner):
 
     def weights(self, advice: FloatArray | None) -> FloatArray:
         if self._w is None:
-            scores = -self._eta * self._epoch_losses
-            w = np.exp(scores - scores.max())
+            # w_i = exp(-eta (L_i - min L)) / sum: shifted so that the best expert's is 1
+            w = np.subtract(self._epoch_losses, self._epoch_losses.min())
+            w *= -self._eta
+            np.exp(w, out=w)
             w /= w.sum()
             self._w = w
         return self._w

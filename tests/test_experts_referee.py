@@ -129,3 +129,20 @@ def test_out_of_turn_and_missing_advice():
     ref.prediction(0.5)
     with pytest.raises(IllegalMove, match="send a label"):
         ref.costs([0, 1])
+
+
+@pytest.mark.parametrize("d", [3, 5000, 100_003])
+def test_two_stage_draw_matches_the_cumulative_sum(d):
+    from games.experts import draw_index
+
+    rng = np.random.default_rng(d)
+    w = rng.random(d) ** 4
+    w /= w.sum()
+    cumulative = np.cumsum(w)
+    for u in list(rng.random(200)) + [0.0, 1 - 1e-16]:
+        expected = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), d - 1)
+        got = draw_index(w, float(u))
+        # equal, or a neighbour where the two sums round differently at a boundary
+        assert got == expected or (abs(got - expected) == 1
+                                    and abs(cumulative[min(got, expected)] - u) < 1e-9)
+        assert w[got] > 0 or d == 3
