@@ -179,7 +179,7 @@ class RandomCostsAdversary(Adversary):
 
     def costs(self, answer: Any) -> np.ndarray:
         self._next += 1
-        return self._block[self._next % 64]  # type: ignore[no-any-return]
+        return self._block[self._next % 64]
 
 
 def bench_hedge(rounds: int, repeat: int) -> list[tuple[str, float, float, str]]:

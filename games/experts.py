@@ -82,15 +82,15 @@ def draw_index(w: FloatArray, u: float) -> int:
     d = len(w)
     if d <= 4 * DRAW_BLOCK:
         cumulative = np.cumsum(w)
-        return int(min(np.searchsorted(cumulative, u * cumulative[-1], side="right"), d - 1))
+        return min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), d - 1)
     sums = np.cumsum(np.add.reduceat(w, np.arange(0, d, DRAW_BLOCK)))
     target = u * float(sums[-1])
-    block = int(min(np.searchsorted(sums, target, side="right"), len(sums) - 1))
+    block = min(int(np.searchsorted(sums, target, side="right")), len(sums) - 1)
     before = float(sums[block - 1]) if block else 0.0
     start = block * DRAW_BLOCK
     inner = np.cumsum(w[start : start + DRAW_BLOCK])
-    return start + int(min(np.searchsorted(inner, target - before, side="right"),
-                           len(inner) - 1))
+    return start + min(int(np.searchsorted(inner, target - before, side="right")),
+                        len(inner) - 1)
 
 
 class ExpertsReferee:

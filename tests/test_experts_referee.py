@@ -139,7 +139,7 @@ def test_two_stage_draw_matches_the_cumulative_sum(d):
     w = rng.random(d) ** 4
     w /= w.sum()
     cumulative = np.cumsum(w)
-    for u in list(rng.random(200)) + [0.0, 1 - 1e-16]:
+    for u in [*list(rng.random(200)), 0.0, 1 - 1e-16]:
         expected = min(int(np.searchsorted(cumulative, u * cumulative[-1], side="right")), d - 1)
         got = draw_index(w, float(u))
         # equal, or a neighbour where the two sums round differently at a boundary
