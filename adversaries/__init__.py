@@ -5,7 +5,15 @@ Importing this package registers every built-in adversary in :data:`ADVERSARIES`
 
 from __future__ import annotations
 
-from adversaries import random_target
+from adversaries import flips, lower_bounds, random_target, shattered_tree
 from adversaries.base import ADVERSARIES, Adversary, register
 
-__all__ = ["ADVERSARIES", "Adversary", "random_target", "register"]
+__all__ = [
+    "ADVERSARIES",
+    "Adversary",
+    "flips",
+    "lower_bounds",
+    "random_target",
+    "register",
+    "shattered_tree",
+]

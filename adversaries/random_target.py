@@ -84,11 +84,15 @@ class RandomTarget(Adversary):
             self._labels = (xs @ self._h > 0).astype(int).tolist()
         else:
             assert isinstance(hclass, FiniteClass)
-            ints = hclass.sample_instances(self._rng, BLOCK)
+            ints = self._draw(hclass, BLOCK)
             h = np.array([self._h])
             self._block = ints
             self._labels = [int(hclass.evaluate(x, h)[0]) for x in ints]
         self._next = 0
+
+    def _draw(self, hclass: FiniteClass, n: int) -> list[int]:
+        """``n`` instances of a finite class: uniform over the domain."""
+        return hclass.sample_instances(self._rng, n)
 
     def commitment(self) -> bytes:
         assert self._game is not None and self._game.hclass is not None, "start() first"
@@ -122,3 +126,89 @@ class RandomTarget(Adversary):
 
     def advice(self) -> NDArray[np.float64] | None:  # pragma: no cover - class-derived only
         raise NotImplementedError("random-target plays class-derived experts: give --class")
+
+
+DISTRIBUTIONS = ("uniform", "bernoulli", "zipf")
+
+
+@register
+class IID(RandomTarget):
+    """Like random-target, with instances i.i.d. from a stated distribution: ``uniform``
+    over the domain, ``bernoulli`` (each boolean variable on with probability ``q``;
+    boolean classes) or ``zipf`` (P(x = i) proportional to (i + 1)^-s over 0..N-1;
+    integer domains). Oblivious and committed to its target, as random-target.
+
+    >>> from games.classes import make_class
+    >>> adversary = IID(dist="bernoulli", q=0.0)
+    >>> adversary.start(GameSpec("mistake-bound", 3, make_class("monotone-disjunctions:n=5")), 0)
+    >>> [adversary.instance() for _ in range(3)]
+    [0, 0, 0]
+    """
+
+    id = "iid"
+
+    def __init__(self, target: int | None = None, dist: str = "uniform", q: float = 0.5,
+                 s: float = 1.5) -> None:
+        super().__init__(target)
+        if dist not in DISTRIBUTIONS:
+            raise ValueError(f"dist={dist!r} must be one of {', '.join(DISTRIBUTIONS)}")
+        if not 0.0 <= q <= 1.0:
+            raise ValueError(f"q={q} must be in [0, 1]")
+        if not s > 0:
+            raise ValueError(f"s={s} must be > 0")
+        self.dist, self.q, self.s = dist, q, s
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if self.dist != "uniform" and not isinstance(game.hclass, FiniteClass):
+            return f"dist={self.dist} needs a finite class"
+        if self.dist == "bernoulli" and not hasattr(game.hclass, "bits"):
+            return "dist=bernoulli needs a class over boolean variables"
+        return super().unsupported(game)
+
+    def _draw(self, hclass: FiniteClass, n: int) -> list[int]:
+        if self.dist == "bernoulli":
+            bits = self._rng.random((n, hclass.n_features)) < self.q
+            packed = np.packbits(bits, axis=1, bitorder="little")
+            return [int.from_bytes(row.tobytes(), "little") for row in packed]
+        if self.dist == "zipf":
+            weights = (np.arange(hclass.domain_size) + 1.0) ** -self.s
+            return self._rng.choice(hclass.domain_size, size=n, p=weights / weights.sum()).tolist()  # type: ignore[no-any-return]
+        return super()._draw(hclass, n)
+
+
+@register
+class Noisy(RandomTarget):
+    """The experts game over a class's hypotheses with noisy labels: a target h* and
+    uniform instances as random-target, each label flipped with probability ``rate``, so
+    that no expert is perfect (realizability no longer holds; best_expert_loss is about
+    rate x T). Oblivious: the flips are drawn from its seed.
+
+    >>> from games.classes import make_class
+    >>> adversary = Noisy(rate=1.0)
+    >>> adversary.start(GameSpec("experts", 2, make_class("thresholds:n=4")), seed=0)
+    >>> x = adversary.instance(); adversary.label(x, 0.5) != int(x < adversary.hypothesis)
+    True
+    """
+
+    id = "noisy"
+    games = frozenset({EXPERTS})
+
+    def __init__(self, target: int | None = None, rate: float = 0.1) -> None:
+        super().__init__(target)
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError(f"rate={rate} must be in [0, 1]")
+        self.rate = rate
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if not isinstance(game.hclass, FiniteClass):
+            return "it plays the experts game over a finite class (--class)"
+        return super().unsupported(game)
+
+    def _refill(self) -> None:
+        super()._refill()
+        flips = self._rng.random(len(self._labels)) < self.rate
+        self._labels = [y ^ int(f) for y, f in zip(self._labels, flips, strict=True)]
+
+    def commitment(self) -> None:  # type: ignore[override]  # flipped labels contradict h*
+        return None
+

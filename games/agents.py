@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import re
 import sys
 import types
 import typing
@@ -64,8 +65,8 @@ class Agent:
         """The first sentence of the class docstring, on one line."""
         paragraph = (inspect.getdoc(cls) or cls.__name__).strip().split("\n\n")[0]
         text = " ".join(paragraph.split())
-        end = text.find(". ")
-        return text if end < 0 else text[: end + 1]
+        end = re.search(r"\.\s+(?=[A-Z`])", text)  # a full stop before a new sentence
+        return text if end is None else text[: end.start() + 1]
 
     @classmethod
     def param_info(cls) -> list[ParamInfo]:

@@ -112,6 +112,13 @@ class LdimSolver:
         self._roots = roots
         self._cache: dict[int, tuple[int, int]] = {}
         self._expansions_left = 0
+        #: Version-space look-ups answered by the cache, and all look-ups.
+        self.hits = self.lookups = 0
+
+    @property
+    def hit_rate(self) -> float:
+        """The fraction of version-space look-ups the cache answered."""
+        return self.hits / self.lookups if self.lookups else 0.0
 
     @property
     def cache_size(self) -> int:
@@ -182,9 +189,12 @@ class LdimSolver:
         """min(Ldim(v), cap), filling the cache with what it learns."""
         bounds = self._cache.get(v)
         lo, hi = bounds if bounds is not None else (0, _ceiling(v))
+        self.lookups += 1
         if lo >= cap:
+            self.hits += bounds is not None
             return cap
         if lo == hi:
+            self.hits += bounds is not None
             return lo
         self._expansions_left -= 1
         if self._expansions_left < 0:

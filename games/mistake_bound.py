@@ -8,9 +8,11 @@ Each round::
     referee.label(y)        # the adversary's label: realizability checked, the learner's
                             # coin flipped by the referee, the RoundRecord returned
 
-Before round 1 the adversary may :meth:`~MistakeBoundReferee.commit` to a target (it
-must for an infinite class such as halfspaces); after round T it then
-:meth:`~MistakeBoundReferee.reveal`\\ s it and the referee checks every label against it.
+Before round 1 the adversary may :meth:`~MistakeBoundReferee.commit` to a target; after
+round T it then :meth:`~MistakeBoundReferee.reveal`\\ s it and the referee checks every
+label against it. On an infinite class (halfspaces), whose version space the referee
+cannot hold, the adversary always reveals a target after round T: the committed one, or
+(an adaptive adversary) a witness; the referee checks every label and margin against it.
 
 A move that breaks the rules raises a :class:`~games.errors.MoveError` and ends the
 game with that status, recorded against the player who made it.
@@ -120,12 +122,15 @@ class MistakeBoundReferee:
         self._committed: bytes | None = None
         self._x: Any = None
         self._p = 0.0
-        # Halfspaces keep the instances and labels to check them when the target is revealed.
+        # An infinite class has no version space to hold: the adversary reveals a target
+        # after the last round (committed before round 1 if it is oblivious, a witness if
+        # it is adaptive), checked against every instance and label kept here.
+        self._needs_target = isinstance(hclass, HalfspaceClass)
         self._history_x: NDArray[np.float64] | None = None
         self._history_y: NDArray[np.int8] | None = None
-        self._commit_required = isinstance(hclass, HalfspaceClass)
-        if self._commit_required:
-            self.phase = Phase.INSTANCE
+        if self._needs_target:
+            self._history_x = np.empty((rounds, hclass.n_features))
+            self._history_y = np.empty(rounds, dtype=np.int8)
 
     # -- the moves -------------------------------------------------------------------
 
@@ -136,19 +141,11 @@ class MistakeBoundReferee:
         if not isinstance(commitment, bytes) or len(commitment) != 32:
             self._fail(IllegalMove(ADVERSARY, "commitment", "a commitment is 32 bytes (SHA-256)"))
         self._committed = commitment
-        if self._commit_required:
-            self._history_x = np.empty((self.rounds, self.hclass.n_features))
-            self._history_y = np.empty(self.rounds, dtype=np.int8)
 
     def instance(self, x: object) -> Any:
         """The adversary's instance for round t+1; returns it in canonical form."""
         if self.phase is not Phase.INSTANCE:
             self._out_of_turn(ADVERSARY, "instance")
-        if self._commit_required and self._committed is None:
-            self._fail(RuleViolation(
-                ADVERSARY, "no_commitment",
-                f"{self.hclass.spec} is infinite: commit to the target before round 1",
-            ))
         try:
             self._x = self.hclass.check_instance(x)
         except ValueError as exc:
@@ -195,9 +192,6 @@ class MistakeBoundReferee:
         if len(instances) != len(labels) or self.t + len(labels) > self.rounds:
             self._fail(IllegalMove(ADVERSARY, "queue", "queue as many instances as labels, "
                                    "within the rounds left"))
-        if self._commit_required and self._committed is None:
-            self._fail(RuleViolation(ADVERSARY, "no_commitment",
-                                     f"{self.hclass.spec} is infinite: commit before round 1"))
         ys = list(labels)
         array = np.asarray(ys)
         if not (array.dtype.kind in "iu" and bool(np.all((array == 0) | (array == 1)))):
@@ -321,7 +315,7 @@ class MistakeBoundReferee:
         self._queue_next = start + n
         self._x = self._queued_x[start + n - 1]
         if self.t == self.rounds:
-            self.phase = Phase.REVEAL if self._committed is not None else Phase.OVER
+            self.phase = Phase.REVEAL if self.reveal_due else Phase.OVER
         if not records:
             return []
         xs = self._queued_x[start : start + n]
@@ -353,20 +347,30 @@ class MistakeBoundReferee:
         m = self.mistakes = self.mistakes + mistake
         e = self.expected_mistakes = self.expected_mistakes + loss
         if t == self.rounds:
-            self.phase = Phase.REVEAL if self._committed is not None else Phase.OVER
+            self.phase = Phase.REVEAL if self.reveal_due else Phase.OVER
         else:
             self.phase = Phase.INSTANCE
         return _new_record(RoundRecord, (t, x, p, y, drawn, mistake, loss, m, e))
 
-    def reveal(self, target: object, salt: bytes) -> None:
-        """The adversary's target and salt, after the last round; checks the commitment."""
-        if self.phase is not Phase.REVEAL or self._committed is None:
+    @property
+    def reveal_due(self) -> bool:
+        """Whether the adversary must reveal a target after the last round: it committed
+        to one, or the class is infinite (an adaptive adversary then reveals a witness)."""
+        return self._committed is not None or self._needs_target
+
+    def reveal(self, target: object, salt: bytes = b"") -> None:
+        """The adversary's target after the last round (and the salt of its commitment).
+
+        A committed target must match the commitment; either way every label must agree
+        with it (and, on halfspaces, every instance keep the margin)."""
+        if self.phase is not Phase.REVEAL:
             self._out_of_turn(ADVERSARY, "reveal")
-        if not isinstance(salt, bytes) or len(salt) < MIN_SALT_BYTES:
+        committed = self._committed is not None
+        if committed and (not isinstance(salt, bytes) or len(salt) < MIN_SALT_BYTES):
             self._fail(IllegalMove(ADVERSARY, "salt", f"salt must be >= {MIN_SALT_BYTES} bytes"))
         try:
             canonical = self._check_target(target)
-            matches = digest(self.hclass, canonical, salt) == self._committed
+            matches = not committed or digest(self.hclass, canonical, salt) == self._committed
         except ValueError as exc:
             self._fail(RuleViolation(ADVERSARY, "reveal", f"revealed target: {exc}"))
         if not matches:

@@ -23,7 +23,7 @@ from games.classes import FiniteClass
 from games.errors import MoveError
 from games.experts import ExpertsReferee
 from games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
-from games.mistake_bound import MistakeBoundReferee
+from games.mistake_bound import MistakeBoundReferee, Phase
 from learners.base import Learner
 
 __all__ = ["RecordSink", "play"]
@@ -117,7 +117,7 @@ def _play_mistake_bound(
             if block is None and left:
                 raise RuntimeError("an oblivious adversary stopped offering moves")
         role = ADVERSARY
-        if digest is not None:
+        if referee.reveal_due and referee.phase is Phase.REVEAL:
             revealed = adversary.reveal()
             if revealed is None:
                 referee.reveal(None, b"")

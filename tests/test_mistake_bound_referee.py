@@ -174,12 +174,35 @@ def halfspace_game(rounds: int, margin: float = 0.2, d: int = 4, seed: int = 0):
     return hclass, w, xs
 
 
-def test_halfspaces_need_a_commitment():
-    hclass, _, xs = halfspace_game(3)
+def test_halfspaces_need_a_target_revealed_at_the_end():
+    hclass, w, xs = halfspace_game(3)
+    labels = [hclass.label(w, x) for x in xs]
+    # an adaptive adversary (no commitment) reveals a witness: checked all the same
     ref = MistakeBoundReferee(hclass, 3, 0)
-    with pytest.raises(RuleViolation, match="commit"):
-        ref.instance(xs[0])
-    assert ref.result().status == "rule_violation:adversary:no_commitment"
+    for x, y in zip(xs, labels, strict=True):
+        ref.instance(x)
+        ref.prediction(0.0)
+        ref.label(y)
+    assert ref.reveal_due and ref.phase is Phase.REVEAL and ref.result().status == "incomplete"
+    ref.reveal(w)
+    assert ref.result().complete
+    # no witness at all
+    ref = MistakeBoundReferee(hclass, 3, 0)
+    for x, y in zip(xs, labels, strict=True):
+        ref.instance(x)
+        ref.prediction(0.0)
+        ref.label(y)
+    with pytest.raises(RuleViolation):
+        ref.reveal(None)
+    assert ref.result().status == "rule_violation:adversary:reveal"
+    # a witness that contradicts a label
+    ref = MistakeBoundReferee(hclass, 3, 0)
+    for x, y in zip(xs, labels, strict=True):
+        ref.instance(x)
+        ref.prediction(0.0)
+        ref.label(1 - y)
+    with pytest.raises(RuleViolation, match="disagrees"):
+        ref.reveal(w)
 
 
 def play_halfspaces(hclass, xs, labels, commit_to, reveal, salt=b"s" * 16):

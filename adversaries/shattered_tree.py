@@ -1,0 +1,138 @@
+"""The shattered-tree adversary: the lower bound of UML Lemma 21.6, played."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import numpy as np
+
+from adversaries.base import Adversary, register
+from games.classes import FiniteClass
+from games.errors import BudgetExceeded, SpecError, UnsupportedGame
+from games.game import MISTAKE_BOUND, GameSpec
+from games.ldim import LDIM_STATE_BUDGET, LdimSolver, solver_for, verify_shattered
+
+
+@register
+class ShatteredTree(Adversary):
+    """Walks down a shattered tree, labelling every instance against the learner.
+
+    Each round it presents an instance that splits the version space V optimally
+    (Ldim(V) = 1 + min(Ldim(V0), Ldim(V1)), from the class's shared Ldim cache, the one
+    SOA uses) and labels it against the learner's likelier prediction (0 when p >= 1/2),
+    which keeps Ldim(V) >= Ldim(H) - t. A deterministic learner errs every round until the
+    tree is spent, so it makes at least Ldim(H) mistakes; a randomised one at least
+    Ldim(H)/2 in expectation (UML Lemma 21.6). SOA makes exactly Ldim(H). The version
+    space never empties. Once the tree is spent (Ldim(V) = 0) it plays random instances,
+    labelled as every hypothesis left agrees.
+
+    ``tree=FILE.graphml`` plays a fixed tree, as ``littlestone ldim --tree`` writes it
+    (checked to be shattered for the class). :meth:`played_tree` is the path it played.
+
+    >>> from games.classes import make_class
+    >>> adversary = ShatteredTree()
+    >>> adversary.start(GameSpec("mistake-bound", 3, make_class("thresholds:n=7")), seed=0)
+    >>> x = adversary.instance(); x, adversary.label(x, 1.0), adversary.label_against(0.0)
+    (3, 0, 1)
+    """
+
+    id = "shattered-tree"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self, tree: str | None = None, budget: int = LDIM_STATE_BUDGET) -> None:
+        self.tree = tree
+        self.budget = budget
+        self._fixed: nx.DiGraph | None = None
+        if tree is not None:
+            try:
+                self._fixed = nx.read_graphml(tree)
+            except (OSError, ValueError, SyntaxError) as exc:
+                raise SpecError(f"shattered-tree: cannot read tree {tree!r}: {exc}") from None
+            except Exception as exc:  # the XML parser's own errors
+                raise SpecError(f"shattered-tree: cannot read tree {tree!r}: "
+                                f"{type(exc).__name__}") from None
+        self._solver: LdimSolver | None = None
+        self._hclass: FiniteClass | None = None
+        self._v = 0
+        self._node = "t"
+        self._played = nx.DiGraph()
+        self._rng = np.random.default_rng(0)
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
+            return "it needs a finite class to build a shattered tree for"
+        return super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        assert isinstance(game.hclass, FiniteClass)
+        self._hclass = game.hclass
+        try:
+            self._solver = solver_for(game.hclass)
+            self.ldim = self._solver.ldim(budget=self.budget)
+        except BudgetExceeded as exc:
+            raise UnsupportedGame(
+                f"shattered-tree cannot play {game.hclass.spec}: exact Ldim is beyond its "
+                f"budget (budget={self.budget} version spaces; {exc})"
+            ) from None
+        if self._fixed is not None and not _is_tree_for(self._fixed, game.hclass):
+            raise UnsupportedGame(f"shattered-tree: {self.tree} is not a shattered tree "
+                                  f"of {game.hclass.spec}")
+        self._v = self._solver.full
+        self._node = "t"
+        self._played = nx.DiGraph(**{"class": game.hclass.spec})
+        self._rng = np.random.default_rng(seed)
+
+    def _spent(self) -> bool:
+        assert self._solver is not None
+        if self._fixed is not None:
+            return "instance" not in self._fixed.nodes.get(self._node, {})
+        return self._solver.ldim(self._v) == 0
+
+    def instance(self) -> int:
+        assert self._solver is not None and self._hclass is not None, "start() first"
+        if self._spent():
+            return int(self._rng.integers(self._hclass.domain_size))
+        if self._fixed is not None:
+            return int(self._fixed.nodes[self._node]["instance"])
+        x, _, _ = self._solver.best_split(self._v)
+        return x
+
+    @staticmethod
+    def label_against(p: float) -> int:
+        """The label opposite to the likelier prediction: 0 when p >= 1/2, else 1."""
+        return 0 if p >= 0.5 else 1
+
+    def label(self, x: Any, p: float) -> int:
+        assert self._solver is not None, "start() first"
+        sides = self._solver.split(self._v, x)
+        y = self.label_against(p)
+        if not sides[y]:  # only one label keeps the game realizable
+            y = 1 - y
+        if not self._spent():
+            self._played.add_node(self._node, instance=int(x))
+            self._played.add_edge(self._node, self._node + str(y), label=y)
+            self._node += str(y)
+        self._v = sides[y]
+        return y
+
+    def played_tree(self) -> nx.DiGraph:
+        """The path played down the tree: nodes carry instances, edges labels, and the
+        last node a hypothesis that realises the path."""
+        tree = self._played.copy()
+        witness = (self._v & -self._v).bit_length() - 1
+        tree.add_node(self._node, hypothesis=witness)
+        return tree
+
+
+def _is_tree_for(tree: nx.DiGraph, hclass: FiniteClass) -> bool:
+    """A tree file fits the class: instances in the domain, and shattered."""
+    try:
+        for _, data in tree.nodes(data=True):
+            if "instance" in data:
+                hclass.check_instance(int(data["instance"]))
+            if "hypothesis" in data and not 0 <= int(data["hypothesis"]) < hclass.size:
+                return False
+        return "t" in tree and verify_shattered(tree, hclass)
+    except (ValueError, KeyError, TypeError):
+        return False
