@@ -8,10 +8,10 @@ import networkx as nx
 import numpy as np
 
 from adversaries.base import Adversary, register
-from games.classes import FiniteClass
+from games.classes import MATRIX_BUDGET, FiniteClass
 from games.errors import BudgetExceeded, SpecError, UnsupportedGame
 from games.game import MISTAKE_BOUND, GameSpec
-from games.ldim import LDIM_STATE_BUDGET, LdimSolver, solver_for, verify_shattered
+from games.ldim import LDIM_BUDGET, LdimSolver, solver_for, verify_shattered
 
 
 @register
@@ -40,7 +40,7 @@ class ShatteredTree(Adversary):
     id = "shattered-tree"
     games = frozenset({MISTAKE_BOUND})
 
-    def __init__(self, tree: str | None = None, budget: int = LDIM_STATE_BUDGET) -> None:
+    def __init__(self, tree: str | None = None, budget: int = LDIM_BUDGET) -> None:
         self.tree = tree
         self.budget = budget
         self._fixed: nx.DiGraph | None = None
@@ -62,6 +62,11 @@ class ShatteredTree(Adversary):
     def unsupported(self, game: GameSpec) -> str | None:
         if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
             return "it needs a finite class to build a shattered tree for"
+        if isinstance(game.hclass, FiniteClass) and (
+            game.hclass.size * game.hclass.domain_size > MATRIX_BUDGET
+        ):
+            return (f"the truth table of {game.hclass.spec} exceeds the matrix budget "
+                    f"({MATRIX_BUDGET} cells) of exact Ldim")
         return super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
@@ -73,7 +78,7 @@ class ShatteredTree(Adversary):
         except BudgetExceeded as exc:
             raise UnsupportedGame(
                 f"shattered-tree cannot play {game.hclass.spec}: exact Ldim is beyond its "
-                f"budget (budget={self.budget} version spaces; {exc})"
+                f"budget (budget={self.budget} instance checks; {exc})"
             ) from None
         if self._fixed is not None and not _is_tree_for(self._fixed, game.hclass):
             raise UnsupportedGame(f"shattered-tree: {self.tree} is not a shattered tree "

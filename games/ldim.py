@@ -43,7 +43,7 @@ from games.classes import FiniteClass
 from games.errors import BudgetExceeded
 
 __all__ = [
-    "LDIM_STATE_BUDGET",
+    "LDIM_BUDGET",
     "TREE_DEPTH_LIMIT",
     "LdimSolver",
     "bitset",
@@ -56,8 +56,10 @@ __all__ = [
 
 #: Deepest shattered tree that :func:`shattered_tree` will build (2^depth leaves).
 TREE_DEPTH_LIMIT = 16
-#: Default budget of version spaces one exact Ldim computation may expand.
-LDIM_STATE_BUDGET = 2_000_000
+#: Default budget of one exact Ldim computation, in instance checks (one check asks
+#: whether one instance splits one version space: about 0.1-0.2 microseconds here, so
+#: the default stops a computation after some seconds rather than let it run for hours).
+LDIM_BUDGET = 50_000_000
 
 
 def bitset(mask: NDArray[np.bool_] | Iterable[bool]) -> int:
@@ -111,7 +113,7 @@ class LdimSolver:
                 roots.append(column)
         self._roots = roots
         self._cache: dict[int, tuple[int, int]] = {}
-        self._expansions_left = 0
+        self._work_left = 0
         #: Version-space look-ups answered by the cache, and all look-ups.
         self.hits = self.lookups = 0
 
@@ -125,14 +127,15 @@ class LdimSolver:
         """How many version spaces have bounds in the cache."""
         return len(self._cache)
 
-    def ldim(self, version_space: int | None = None, budget: int = LDIM_STATE_BUDGET) -> int:
+    def ldim(self, version_space: int | None = None, budget: int = LDIM_BUDGET) -> int:
         """Ldim of the version space (a bitset; the whole class by default).
 
-        Raises :class:`BudgetExceeded` rather than expand more than ``budget`` version
-        spaces not yet in the cache; what was learnt stays cached for the next call.
+        Raises :class:`BudgetExceeded` rather than make more than ``budget`` instance
+        checks on version spaces not yet in the cache; what was learnt stays cached for
+        the next call.
         """
         v = self.full if version_space is None else version_space
-        self._expansions_left = budget
+        self._work_left = budget
         return self._solve(v, self.n_hypotheses + 1, self._roots)
 
     def split(self, version_space: int, x: int) -> tuple[int, int]:
@@ -196,11 +199,11 @@ class LdimSolver:
         if lo == hi:
             self.hits += bounds is not None
             return lo
-        self._expansions_left -= 1
-        if self._expansions_left < 0:
+        self._work_left -= len(candidates)
+        if self._work_left < 0:
             raise BudgetExceeded(
-                "exact Ldim needs more than the budget of version spaces; "
-                f"{len(self._cache)} are cached so far"
+                "exact Ldim needs more instance checks than the budget; "
+                f"{len(self._cache)} version spaces are cached so far"
             )
         n = v.bit_count()
         splits = []
@@ -260,7 +263,7 @@ def solver_for(hclass: FiniteClass) -> LdimSolver:
         return LdimSolver(hclass.matrix())
 
 
-def class_ldim(hclass: FiniteClass, budget: int = LDIM_STATE_BUDGET) -> tuple[int, str]:
+def class_ldim(hclass: FiniteClass, budget: int = LDIM_BUDGET) -> tuple[int, str]:
     """(Ldim(H), how it was obtained): ``"exact"`` by the recursion, or ``"theorem"``
     (the closed form of THEORY.md) when the class is beyond the matrix budget.
 

@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from games.classes import FiniteClass, VersionSpace
+from games.classes import MATRIX_BUDGET, FiniteClass, VersionSpace
 from games.errors import BudgetExceeded, UnsupportedGame
 from games.game import MISTAKE_BOUND, Bound, GameSpec
-from games.ldim import LDIM_STATE_BUDGET, LdimSolver, solver_for
+from games.ldim import LDIM_BUDGET, LdimSolver, solver_for
 from learners.base import Learner, register
 
 
@@ -84,7 +84,7 @@ class SOA(Learner):
     id = "soa"
     games = frozenset({MISTAKE_BOUND})
 
-    def __init__(self, budget: int = LDIM_STATE_BUDGET) -> None:
+    def __init__(self, budget: int = LDIM_BUDGET) -> None:
         if budget < 1:
             raise ValueError(f"budget={budget} must be >= 1")
         self.budget = budget
@@ -95,6 +95,11 @@ class SOA(Learner):
     def unsupported(self, game: GameSpec) -> str | None:
         if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
             return "it needs a finite class to compute Littlestone dimensions on"
+        if isinstance(game.hclass, FiniteClass) and (
+            game.hclass.size * game.hclass.domain_size > MATRIX_BUDGET
+        ):
+            return (f"the truth table of {game.hclass.spec} exceeds the matrix budget "
+                    f"({MATRIX_BUDGET} cells) of exact Ldim")
         return super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
@@ -105,7 +110,7 @@ class SOA(Learner):
         except BudgetExceeded as exc:
             raise UnsupportedGame(
                 f"soa cannot play {game.hclass.spec}: exact Ldim is beyond its budget "
-                f"(budget={self.budget} version spaces; {exc})"
+                f"(budget={self.budget} instance checks; {exc})"
             ) from None
         self._v = self._solver.full
 

@@ -23,7 +23,7 @@ import learners
 from games.classes import FiniteClass, HalfspaceClass, make_class
 from games.errors import BudgetExceeded, LittlestoneError
 from games.game import EXPERTS, GAMES, MISTAKE_BOUND, GameSpec
-from games.ldim import LDIM_STATE_BUDGET, class_ldim, shattered_tree, solver_for
+from games.ldim import LDIM_BUDGET, class_ldim, shattered_tree, solver_for
 
 __all__ = ["main"]
 
@@ -55,8 +55,8 @@ def _parser() -> argparse.ArgumentParser:
                       help="hypothesis class, e.g. thresholds:n=1023")
     ldim.add_argument("--tree", metavar="FILE.graphml",
                       help="write a shattered tree of depth Ldim(H) as GraphML")
-    ldim.add_argument("--budget", type=int, default=LDIM_STATE_BUDGET, metavar="N",
-                      help=f"most version spaces to expand (default {LDIM_STATE_BUDGET})")
+    ldim.add_argument("--budget", type=int, default=LDIM_BUDGET, metavar="N",
+                      help=f"most instance checks to spend (default {LDIM_BUDGET})")
     ldim.add_argument("--json", action="store_true", help="print one JSON object")
 
     play = sub.add_parser(
@@ -73,6 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--experts", type=int, metavar="D", help="number of experts (experts game)")
     play.add_argument("--rounds", type=int, required=True, metavar="T", help="horizon T")
     play.add_argument("--seed", type=int, default=0, metavar="S", help="game seed (default 0)")
+    play.add_argument("--tree", metavar="FILE.graphml",
+                      help="write the tree the adversary played (shattered-tree) as GraphML")
     play.add_argument("--json", action="store_true", help="print one JSON object")
 
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
@@ -111,14 +113,17 @@ def _ldim(args: argparse.Namespace) -> int:
 
 
 def _write_tree(hclass: FiniteClass, path: str) -> None:
+    _write_graph(shattered_tree(solver_for(hclass), hclass), path)
+
+
+def _write_graph(graph: Any, path: str) -> None:
     import networkx as nx
 
-    tree = shattered_tree(solver_for(hclass), hclass)
     try:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        nx.write_graphml(tree, path)
+        nx.write_graphml(graph, path)
     except OSError as exc:
-        raise UsageError(f"ldim: cannot write {path!r}: {exc.strerror}") from None
+        raise UsageError(f"cannot write {path!r}: {exc.strerror}") from None
 
 
 def _play(args: argparse.Namespace) -> int:
@@ -134,9 +139,14 @@ def _play(args: argparse.Namespace) -> int:
     game = GameSpec(args.game, args.rounds, hclass, args.experts)
     learner = learners.LEARNERS.make(args.learner)
     adversary = adversaries.ADVERSARIES.make(args.adversary)
+    played_tree = getattr(adversary, "played_tree", None)
+    if args.tree and played_tree is None:
+        raise UsageError(f"play: --tree: adversary {adversary.spec} does not play a tree")
     started = time.perf_counter()
     result = play(game, learner, adversary, seed=args.seed)
     seconds = time.perf_counter() - started
+    if args.tree and played_tree is not None:
+        _write_graph(played_tree(), args.tree)
     out: dict[str, Any] = {
         "game": args.game, "learner": learner.spec, "adversary": adversary.spec,
         "class": hclass.spec if hclass is not None else None, "horizon": args.rounds,
