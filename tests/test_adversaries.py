@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from adversaries import ADVERSARIES
-from games.classes import FiniteClass, MatrixClass, make_class
+from games.classes import FiniteClass, HypothesisClass, MatrixClass, make_class
 from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from games.ldim import class_ldim, solver_for, verify_shattered
 from learners import LEARNERS
@@ -34,7 +34,7 @@ def learners_for(game: GameSpec, deterministic: bool | None = None) -> list[str]
     return out
 
 
-def tree_classes() -> list[FiniteClass]:
+def tree_classes() -> list[HypothesisClass]:
     out = [make_class(s) for s in ("thresholds:n=63", "singletons:n=9",
                                     "monotone-disjunctions:n=5")]
     rng = np.random.default_rng(0)
