@@ -18,9 +18,9 @@ import numpy as np
 
 from adversaries import ADVERSARIES
 from adversaries.base import Adversary
-from games.classes import FiniteClass, HalfspaceClass, make_class
+from games.classes import FiniteClass, HalfspaceClass, MatrixClass, make_class
 from games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
-from games.ldim import LdimSolver
+from games.ldim import LdimSolver, solver_for
 from learners import LEARNERS
 from server.local import play
 
@@ -238,6 +238,35 @@ def bench_versus_river(rounds: int, repeat: int) -> list[tuple[str, float, float
     return rows
 
 
+def bench_shattered_tree(repeat: int) -> list[tuple[str, float, float, str]]:
+    """Seconds per round of shattered-tree against SOA, both on one shared Ldim solver,
+    next to the class's exact Ldim computed from scratch (the cold cache) in the same run."""
+    rows = []
+    rng = np.random.default_rng(0)
+    cases = [("thresholds:n=4095", make_class("thresholds:n=4095")),
+             ("random 2048x24 (seed 0)",
+              MatrixClass(rng.integers(0, 2, size=(2048, 24)), spec="matrix:random-2048x24"))]
+    for name, hclass in cases:
+        assert isinstance(hclass, FiniteClass)
+        cold, ldim = best_of(1, functools.partial(_solver_ldim, hclass.matrix()))
+        rounds = ldim + 20
+        game = GameSpec(MISTAKE_BOUND, rounds, hclass)
+        solver = solver_for(hclass)
+        solver.ldim()
+        hits, lookups = solver.hits, solver.lookups
+
+        def run(game: GameSpec = game) -> float:
+            return play(game, LEARNERS.make("soa"), ADVERSARIES.make("shattered-tree"), 0).mistakes
+
+        seconds, mistakes = best_of(repeat, run)
+        assert mistakes == ldim, (mistakes, ldim)
+        rate = (solver.hits - hits) / max(solver.lookups - lookups, 1)
+        rows.append((f"shattered-tree vs soa, {name}: s/round ({rounds} rounds, Ldim {ldim}, "
+                     f"cache hit rate {rate:.0%})\n    vs the class's exact Ldim from a cold cache",
+                     seconds / rounds, cold, "s"))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
@@ -248,6 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_halving(200 if args.quick else 2000, repeat)
     rows += bench_hedge(200 if args.quick else 2000, repeat)
     rows += bench_versus_river(2000 if args.quick else 10_000, repeat)
+    rows += bench_shattered_tree(repeat)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit == "s" else ours / base
