@@ -181,7 +181,8 @@ class Noisy(RandomTarget):
     """The experts game over a class's hypotheses with noisy labels: a target h* and
     uniform instances as random-target, each label flipped with probability ``rate``, so
     that no expert is perfect (realizability no longer holds; best_expert_loss is about
-    rate x T). Oblivious: the flips are drawn from its seed.
+    rate x T). Oblivious: the flips are drawn from its seed, and it commits to its whole
+    sequence of instances and labels before round 1 (games.commitment.SequenceHash).
 
     >>> from games.classes import make_class
     >>> adversary = Noisy(rate=1.0)
@@ -198,6 +199,7 @@ class Noisy(RandomTarget):
         if not 0.0 <= rate <= 1.0:
             raise ValueError(f"rate={rate} must be in [0, 1]")
         self.rate = rate
+        self._sequence_digest = b""
 
     def unsupported(self, game: GameSpec) -> str | None:
         if not isinstance(game.hclass, FiniteClass):
@@ -209,6 +211,24 @@ class Noisy(RandomTarget):
         flips = self._rng.random(len(self._labels)) < self.rate
         self._labels = [y ^ int(f) for y, f in zip(self._labels, flips, strict=True)]
 
-    def commitment(self) -> None:  # type: ignore[override]  # flipped labels contradict h*
-        return None
+    def reset(self, game: GameSpec, seed: int) -> None:
+        super().reset(game, seed)
+        assert game.hclass is not None
+        # Commit to the whole sequence: play it once from a copy of the generator's state.
+        state = self._rng.bit_generator.state
+        sequence = commitment.SequenceHash(game.hclass.spec)
+        for _ in range(game.rounds):
+            x = self.instance()
+            sequence.add(x)
+            sequence.add(self.label(x, 0.5))
+        self._sequence_digest = sequence.digest(self._salt)
+        self._rng.bit_generator.state = state
+        self._block, self._labels, self._next = [], [], 0
+
+    def commitment(self) -> bytes:
+        """To the whole sequence (flipped labels contradict any target)."""
+        return self._sequence_digest
+
+    def reveal(self) -> tuple[Any, bytes]:
+        return None, self._salt
 

@@ -21,11 +21,12 @@ import numpy as np
 
 from games.classes import FiniteClass, HalfspaceClass, HypothesisClass
 
-__all__ = ["MIN_SALT_BYTES", "digest", "new_salt", "target_bytes"]
+__all__ = ["MIN_SALT_BYTES", "SequenceHash", "digest", "move_bytes", "new_salt", "target_bytes"]
 
 #: Shortest salt the referee accepts.
 MIN_SALT_BYTES = 16
 _DOMAIN = b"littlestone-commitment-v1\x00"
+_SEQUENCE = b"littlestone-sequence-v1\x00"
 
 
 def target_bytes(hclass: HypothesisClass, target: object) -> bytes:
@@ -52,3 +53,44 @@ def digest(hclass: HypothesisClass, target: object, salt: bytes) -> bytes:
 def new_salt() -> bytes:
     """A fresh random salt (from the OS, never from a game seed)."""
     return secrets.token_bytes(MIN_SALT_BYTES)
+
+
+def move_bytes(move: object) -> bytes:
+    """Canonical bytes of one move: an int (instance or label), length-prefixed little-endian;
+    a vector (advice, costs, a halfspace instance), its float64 little-endian coordinates."""
+    if isinstance(move, int | np.integer) and not isinstance(move, bool):
+        value = int(move)
+        raw = value.to_bytes(max(1, (value.bit_length() + 8) // 8), "little", signed=True)
+        return b"i" + len(raw).to_bytes(4, "little") + raw
+    raw = np.ascontiguousarray(move, dtype="<f8").tobytes()
+    return b"f" + len(raw).to_bytes(4, "little") + raw
+
+
+class SequenceHash:
+    """A running SHA-256 over a game's sequence of adversary moves (DESIGN.md 1.2).
+
+    An oblivious adversary that is not bound by a target (noisy labels) commits to
+    ``digest(salt)`` of its whole sequence before round 1; the referee feeds the moves as
+    they are played and, given the salt after the last round, compares. The salt comes
+    last, so the referee can hash as the game goes, in constant memory.
+
+    >>> a, b = SequenceHash("singletons:n=3"), SequenceHash("singletons:n=3")
+    >>> for h in (a, b):
+    ...     h.add(2); h.add(1)
+    >>> a.digest(bytes(16)) == b.digest(bytes(16)) != a.digest(bytes(range(16)))
+    True
+    """
+
+    def __init__(self, spec: str) -> None:
+        self._hash = hashlib.sha256(_SEQUENCE + spec.encode() + b"\x00")
+
+    def add(self, move: object) -> None:
+        """One move of the adversary (an instance, advice, a label or costs), in order."""
+        self._hash.update(move_bytes(move))
+
+    def digest(self, salt: bytes) -> bytes:
+        """The commitment to the moves so far, with ``salt``."""
+        final = self._hash.copy()
+        final.update(len(salt).to_bytes(4, "little") + salt)
+        return final.digest()
+

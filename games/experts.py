@@ -1,6 +1,8 @@
 """The referee of the expert-advice game, as a sans-I/O state machine (DESIGN.md 1.2).
 
-Each round::
+An oblivious adversary may commit before round 1, to its target or to its whole
+sequence of moves, and reveal after round T (:meth:`ExpertsReferee.commit`,
+:meth:`ExpertsReferee.reveal`). Each round::
 
     referee.advice(a)          # the adversary's advice a_t in [0, 1]^d (optional), or
     referee.instance(x)        # with class-derived experts: a_t,i = h_i(x)
@@ -31,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from games.classes import FiniteClass
+from games.commitment import MIN_SALT_BYTES, SequenceHash, digest
 from games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
 from games.game import EXPERTS, ExpertsRecord, GameResult
 from games.mistake_bound import check_label, check_probability
@@ -51,6 +54,7 @@ class Phase(enum.Enum):
     ADVICE = "advice"
     ANSWER = "answer"
     OUTCOME = "outcome"
+    REVEAL = "reveal"
     OVER = "over"
 
 
@@ -120,8 +124,48 @@ class ExpertsReferee:
         self._advice: FloatArray | None = None
         self._weights: FloatArray | None = None
         self._p: float | None = None
+        self._committed: bytes | None = None
+        self._sequence: SequenceHash | None = None
 
     # -- the moves -------------------------------------------------------------------
+
+    def commit(self, commitment: bytes) -> None:
+        """An oblivious adversary's commitment, before round 1: to its target (a hypothesis
+        of the class, games.commitment.digest) or to its whole sequence of moves
+        (games.commitment.SequenceHash)."""
+        if self.t != 0 or self.phase is not Phase.ADVICE or self._committed is not None:
+            self._fail(OutOfTurn(ADVERSARY, "commit", "commit only before round 1"))
+        if not isinstance(commitment, bytes) or len(commitment) != 32:
+            self._fail(IllegalMove(ADVERSARY, "commitment", "a commitment is 32 bytes (SHA-256)"))
+        self._committed = commitment
+        spec = self.hclass.spec if self.hclass is not None else f"experts:d={self.d}"
+        self._sequence = SequenceHash(spec)
+
+    def reveal(self, target: object, salt: bytes) -> None:
+        """After the last round: the committed target (a hypothesis index, which must have
+        erred on no label) or ``None`` for a committed sequence, and the salt."""
+        if self.phase is not Phase.REVEAL or self._committed is None:
+            self._fail(OutOfTurn(ADVERSARY, "reveal", "nothing to reveal now"))
+        assert self._committed is not None and self._sequence is not None
+        if not isinstance(salt, bytes) or len(salt) < MIN_SALT_BYTES:
+            self._fail(IllegalMove(ADVERSARY, "salt", f"salt must be >= {MIN_SALT_BYTES} bytes"))
+        if target is None:
+            if self._sequence.digest(salt) != self._committed:
+                self._fail(RuleViolation(ADVERSARY, "commitment", "the moves played do not "
+                                         "match the committed sequence"))
+        else:
+            index = int(target) if isinstance(target, int | np.integer) else -1
+            if self.hclass is None or isinstance(target, bool) or not 0 <= index < self.d:
+                self._fail(RuleViolation(ADVERSARY, "reveal", f"revealed target {target!r} is "
+                                         "not an expert of the class"))
+            assert self.hclass is not None
+            if digest(self.hclass, index, salt) != self._committed:
+                self._fail(RuleViolation(ADVERSARY, "commitment", "revealed target does not "
+                                         "match the commitment"))
+            if self.expert_losses[index] != 0:
+                self._fail(RuleViolation(ADVERSARY, "target_label", f"revealed hypothesis "
+                                         f"{target} disagrees with a label given"))
+        self.phase = Phase.OVER
 
     def instance(self, x: object) -> Any:
         """Class-derived advice: the adversary's instance x, a_t,i = h_i(x)."""
@@ -134,6 +178,8 @@ class ExpertsReferee:
         except ValueError as exc:
             self._fail(RuleViolation(ADVERSARY, "instance_domain", str(exc)))
         self._advice = self.hclass.evaluate(self._x).astype(np.float64)
+        if self._sequence is not None:
+            self._sequence.add(self._x)
         self.phase = Phase.ANSWER
         return self._x
 
@@ -146,6 +192,8 @@ class ExpertsReferee:
             self._advice = _unit_vector(advice, self.d, ADVERSARY, "advice")
         except MoveError as exc:
             self._fail(exc)
+        if self._sequence is not None:
+            self._sequence.add(self._advice)
         self.phase = Phase.ANSWER
 
     def weights(self, weights: object) -> None:
@@ -190,6 +238,8 @@ class ExpertsReferee:
             label = check_label(y)
         except MoveError as exc:
             self._fail(exc)
+        if self._sequence is not None:
+            self._sequence.add(label)
         costs = self._advice if label == 0 else 1.0 - self._advice
         return self._score(costs, label)
 
@@ -202,6 +252,8 @@ class ExpertsReferee:
             self._fail(exc)
         if self._p is not None:
             self._fail(IllegalMove(ADVERSARY, "costs", "the learner predicted p: send a label"))
+        if self._sequence is not None:
+            self._sequence.add(v)
         return self._score(v, None)
 
     def abort(self, status: str, message: str = "") -> None:
@@ -276,7 +328,10 @@ class ExpertsReferee:
             expected, self.learner_loss - best, self.expected_learner_loss - best,
         )
         self._x = self._advice = self._weights = self._p = None
-        self.phase = Phase.OVER if self.t == self.rounds else Phase.ADVICE
+        if self.t == self.rounds:
+            self.phase = Phase.REVEAL if self._committed is not None else Phase.OVER
+        else:
+            self.phase = Phase.ADVICE
         return record
 
     def _expect(self, phase: Phase, role: str, move: str) -> None:

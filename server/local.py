@@ -22,6 +22,7 @@ from adversaries.base import Adversary
 from games.classes import FiniteClass
 from games.errors import MoveError
 from games.experts import ExpertsReferee
+from games.experts import Phase as ExpertsPhase
 from games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
 from games.mistake_bound import MistakeBoundReferee, Phase
 from learners.base import Learner
@@ -160,6 +161,9 @@ def _play_experts(
     referee = ExpertsReferee(game.n_experts, game.rounds, seed, hclass=hclass)
     role = ADVERSARY
     try:
+        commitment = adversary.commitment()
+        if commitment is not None:
+            referee.commit(commitment)
         for _ in range(game.rounds):
             role = ADVERSARY
             record: ExpertsRecord
@@ -187,6 +191,10 @@ def _play_experts(
                 on_record(record)
             role = LEARNER
             learner.update_costs(record.costs, record.y)
+        role = ADVERSARY
+        if referee.phase is ExpertsPhase.REVEAL:
+            revealed = adversary.reveal()
+            referee.reveal(*(revealed if revealed is not None else (None, b"")))
     except MoveError:
         pass
     except Exception as exc:  # a player's bug ends its game, never the driver

@@ -146,3 +146,55 @@ def test_two_stage_draw_matches_the_cumulative_sum(d):
         assert got == expected or (abs(got - expected) == 1
                                     and abs(cumulative[min(got, expected)] - u) < 1e-9)
         assert w[got] > 0 or d == 3
+
+
+def test_sequence_commitment():
+    from games.commitment import SequenceHash
+
+    salt = bytes(range(16))
+    moves = [([0.0, 1.0], 1), ([1.0, 1.0], 0)]
+    committed = SequenceHash("experts:d=2")
+    for advice, y in moves:
+        committed.add(np.array(advice))
+        committed.add(y)
+
+    def play_moves(moves, salt=salt):
+        ref = ExpertsReferee(2, len(moves), seed=0)
+        ref.commit(committed.digest(bytes(range(16))))
+        for advice, y in moves:
+            ref.advice(advice)
+            ref.weights([0.5, 0.5])
+            ref.label(y)
+        ref.reveal(None, salt)
+        return ref.result()
+
+    assert play_moves(moves).complete
+    with pytest.raises(RuleViolation, match="committed sequence"):
+        play_moves([([0.0, 1.0], 1), ([1.0, 1.0], 1)])  # a label changed
+    with pytest.raises(RuleViolation, match="committed sequence"):
+        play_moves(moves, salt=bytes(16))
+
+
+def test_target_commitment_in_the_experts_game():
+    from games.commitment import digest
+
+    hclass = make_class("thresholds:n=8")
+    assert isinstance(hclass, FiniteClass)
+    salt = bytes(16)
+
+    def play_labels(labels, reveal):
+        ref = ExpertsReferee(9, len(labels), seed=0, hclass=hclass)
+        ref.commit(digest(hclass, 3, salt))
+        for x, y in labels:
+            ref.instance(x)
+            ref.prediction(0.5)
+            ref.label(y)
+        ref.reveal(reveal, salt)
+        return ref.result()
+
+    honest = [(1, 1), (5, 0)]  # h_3: [x < 3]
+    assert play_labels(honest, 3).complete
+    with pytest.raises(RuleViolation, match="does not match"):
+        play_labels(honest, 4)
+    with pytest.raises(RuleViolation, match="disagrees"):
+        play_labels([(1, 1), (2, 0)], 3)
