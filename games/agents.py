@@ -85,6 +85,11 @@ class Agent:
             out.append(ParamInfo(name, base, default, optional or param.default is None))
         return out
 
+    @classmethod
+    def example(cls) -> Agent:
+        """An instance for the generic check suite: the defaults, unless overridden."""
+        return cls()
+
     def params(self) -> dict[str, Any]:
         """Current parameter values (read from the attributes named like the parameters)."""
         return {p.name: getattr(self, p.name, p.default) for p in self.param_info()}

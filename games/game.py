@@ -184,6 +184,8 @@ class GameResult:
     message: str = ""
     bound: Bound | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: The target the adversary revealed after the last round, if it revealed one.
+    revealed: Any = field(default=None, compare=False)
 
     @property
     def complete(self) -> bool:
@@ -191,7 +193,8 @@ class GameResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready fields (``bound`` split into ``bound`` and ``bound_name``)."""
-        out = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("bound", "extra")}
+        out = {k: v for k, v in dataclasses.asdict(self).items()
+               if k not in ("bound", "extra", "revealed")}
         if self.game == MISTAKE_BOUND:
             for key in ("learner_loss", "expected_learner_loss", "best_expert_loss"):
                 out.pop(key)

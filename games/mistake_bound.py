@@ -117,6 +117,9 @@ class MistakeBoundReferee:
             hclass.version_space() if isinstance(hclass, FiniteClass) else None
         )
         self._queued_x: Sequence[Any] | NDArray[np.float64] = ()
+        self.last_block: tuple[int, Any, Any, Any, Any] | None = None
+        #: The target revealed after the last round (checked), if one was.
+        self.revealed: Any = None
         self._queued_y: list[int] = []
         self._queue_next = 0
         self._committed: bytes | None = None
@@ -316,9 +319,11 @@ class MistakeBoundReferee:
         self._x = self._queued_x[start + n - 1]
         if self.t == self.rounds:
             self.phase = Phase.REVEAL if self.reveal_due else Phase.OVER
+        xs = self._queued_x[start : start + n]
+        #: The rounds just scored, as columns (first t, x, p, y, prediction): for logs.
+        self.last_block = (t0 + 1, xs, ps, ys, drawn)
         if not records:
             return []
-        xs = self._queued_x[start : start + n]
         return [
             _new_record(RoundRecord, row)
             for row in zip(range(t0 + 1, t0 + n + 1), xs, ps.tolist(), ys.tolist(),
@@ -377,6 +382,7 @@ class MistakeBoundReferee:
             self._fail(RuleViolation(ADVERSARY, "commitment", "revealed target does not match "
                                      "the commitment"))
         self._check_labels(canonical)
+        self.revealed = canonical
         self.phase = Phase.OVER
 
     def abort(self, status: str, message: str = "") -> None:

@@ -10,6 +10,7 @@ the problem on stderr and exits with status 2, never a traceback. Set
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -20,10 +21,12 @@ from typing import Any, NoReturn
 
 import adversaries
 import learners
+import server.replay  # noqa: F401 - registers the replay adversary
 from games.classes import FiniteClass, HalfspaceClass, make_class
 from games.errors import BudgetExceeded, LittlestoneError
 from games.game import EXPERTS, GAMES, MISTAKE_BOUND, GameSpec
 from games.ldim import LDIM_BUDGET, class_ldim, shattered_tree, solver_for
+from server.store import DEFAULT_DATA
 
 __all__ = ["main"]
 
@@ -75,7 +78,41 @@ def _parser() -> argparse.ArgumentParser:
     play.add_argument("--seed", type=int, default=0, metavar="S", help="game seed (default 0)")
     play.add_argument("--tree", metavar="FILE.graphml",
                       help="write the tree the adversary played (shattered-tree) as GraphML")
+    play.add_argument("--data", default=DEFAULT_DATA, metavar="DIR",
+                      help=f"where the game's log and index go (default {DEFAULT_DATA})")
     play.add_argument("--json", action="store_true", help="print one JSON object")
+
+    games = sub.add_parser(
+        "games", help="list logged games",
+        description="List the most recent logged games with their results, newest first.",
+    )
+    games.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    for column in ("learner", "adversary", "class", "status"):
+        games.add_argument(f"--{column}", metavar="SPEC",
+                           help=f"only games with this {column} (a trailing * matches a prefix)")
+    games.add_argument("--limit", type=int, default=20, metavar="N", help="at most N games")
+    games.add_argument("--json", action="store_true", help="print one JSON object")
+
+    replay = sub.add_parser(
+        "replay", help="show, verify, re-play, plot or export a logged game",
+        description="Show a logged game (by log file or game id). Exit status: 0 fine, "
+        "1 --verify found a difference, 2 no such log, 3 not a littlestone log, "
+        "4 corrupted (the hash chain breaks), 5 incomplete (cut off; shown as far as it goes).",
+    )
+    replay.add_argument("log", metavar="LOG_OR_GAME_ID")
+    replay.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    replay.add_argument("--verify", action="store_true",
+                        help="re-simulate from the seeds and compare every record")
+    replay.add_argument("--against", metavar="LEARNER_SPEC",
+                        help="play the logged sequence against another learner")
+    replay.add_argument("--plot", metavar="FILE.png|svg", help="plot mistakes or regret")
+    replay.add_argument("--export", choices=("csv", "jsonl"),
+                        help="print every round as CSV or JSON lines")
+    replay.add_argument("--page", type=int, default=1, metavar="N",
+                        help="which page of rounds to show (default 1)")
+    replay.add_argument("--page-size", type=int, default=20, metavar="M",
+                        help="rounds per page (default 20)")
+    replay.add_argument("--json", action="store_true", help="print one JSON object")
 
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
     for kind, registry in registries:
@@ -127,7 +164,7 @@ def _write_graph(graph: Any, path: str) -> None:
 
 
 def _play(args: argparse.Namespace) -> int:
-    from server.local import play
+    from server.logged import play_logged
 
     if args.rounds < 0:
         raise UsageError("play: --rounds must be >= 0")
@@ -143,7 +180,9 @@ def _play(args: argparse.Namespace) -> int:
     if args.tree and played_tree is None:
         raise UsageError(f"play: --tree: adversary {adversary.spec} does not play a tree")
     started = time.perf_counter()
-    result = play(game, learner, adversary, seed=args.seed)
+    done = play_logged(game, learner, adversary, args.seed, Path(args.data),
+                       learner_spec=args.learner, adversary_spec=args.adversary)
+    result = done.result
     seconds = time.perf_counter() - started
     if args.tree and played_tree is not None:
         _write_graph(played_tree(), args.tree)
@@ -164,12 +203,118 @@ def _play(args: argparse.Namespace) -> int:
             out["ldim"] = None
     if args.game == EXPERTS:
         out["experts"] = game.n_experts
+    out["game_id"], out["log"] = done.game_id, str(done.log)
     out["seconds"] = round(seconds, 6)
     if args.json:
         print(json.dumps(out))
     else:
         _table(out)
     return 0
+
+
+def _games(args: argparse.Namespace) -> int:
+    from server.store import Store
+
+    if not (Path(args.data) / "littlestone.db").is_file():
+        raise UsageError(f"games: no games in {args.data} (no littlestone.db)")
+    rows = Store(Path(args.data)).games(limit=args.limit, learner=args.learner,
+                                        adversary=args.adversary, status=args.status,
+                                        **{"class": getattr(args, "class")})
+    if args.json:
+        print(json.dumps({"games": rows}))
+        return 0
+    print(f"{'game_id':<30} {'learner':<22} {'adversary':<22} {'class':<28} {'rounds':>7} "
+          f"{'mistakes':>9} {'regret':>9}  status")
+    for row in rows:
+        def num(value: Any) -> str:
+            return "-" if value is None else f"{value:.6g}"
+        print(f"{row['game_id']:<30} {row['learner'][:22]:<22} {row['adversary'][:22]:<22} "
+              f"{(row['class'] or '-')[:28]:<28} {num(row['rounds']):>7} "
+              f"{num(row['mistakes']):>9} {num(row['regret']):>9}  {row['status']}")
+    return 0
+
+
+EXIT_VERIFY_FAILED, EXIT_FOREIGN, EXIT_CORRUPTED, EXIT_INCOMPLETE = 1, 3, 4, 5
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from server import replay
+    from server.logs import ForeignLog, LogCorrupted, LogError, read_log
+
+    try:
+        path = replay.resolve(args.log, args.data)
+        log = read_log(path)
+    except ForeignLog as exc:
+        print(f"littlestone: error: {exc}", file=sys.stderr)
+        return EXIT_FOREIGN
+    except LogCorrupted as exc:
+        print(f"littlestone: error: {path}: {exc}", file=sys.stderr)
+        return EXIT_VERIFY_FAILED if args.verify else EXIT_CORRUPTED
+    except (LogError, OSError) as exc:
+        raise UsageError(f"replay: {exc}") from None
+    if args.verify:
+        report = replay.verify(log)
+        if args.json:
+            print(json.dumps({"verified": report.ok, "message": report.message,
+                              "rounds_checked": report.rounds_checked}))
+        else:
+            print(("verified: " if report.ok else "differs: ") + report.message)
+        return 0 if report.ok else EXIT_VERIFY_FAILED
+    if args.against:
+        original, other = replay.against(log, args.against)
+        left, right = original.to_dict(), other.to_dict()
+        if args.json:
+            print(json.dumps({"original": {"learner": log.header["learner"]["spec"], **left},
+                              "against": {"learner": args.against, **right}}))
+            return 0
+        keys = [k for k in left if k in right and k != "message"]
+        width = max(len(k) for k in keys)
+        print(f"{'':<{width}}  {log.header['learner']['spec']:>24}  {args.against:>24}")
+        for key in keys:
+            print(f"{key:<{width}}  {_cell(left[key]):>24}  {_cell(right[key]):>24}")
+        return 0
+    if args.plot:
+        replay.plot(log, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    elif args.export:
+        replay.export(log, args.export, sys.stdout)
+    elif args.json:
+        out = {"game": log.header["rules"]["game"], "learner": log.header["learner"]["spec"],
+               "adversary": log.header["adversary"]["spec"],
+               "class": log.header["rules"].get("class"), "horizon": log.header["rules"]["rounds"],
+               "seed": log.header.get("seed"), "game_id": log.header.get("game_id"),
+               "log": str(path), "rounds_logged": log.n_rounds, "status": log.status}
+        out.update((log.footer or {}).get("result", {}))
+        out["status"] = log.status
+        print(json.dumps(out))
+    else:
+        print(replay.summary_table(log), end="")
+        if args.page < 1 or args.page_size < 1:
+            raise UsageError("replay: --page and --page-size must be >= 1")
+        first = (args.page - 1) * args.page_size
+        shown = list(itertools.islice(replay.rows(log), first, first + args.page_size))
+        if shown:
+            print()
+            keys = [k for k in shown[0] if k not in ("advice", "weights", "costs")]
+            print("  ".join(f"{k:>10}" for k in keys))
+            for row in shown:
+                print("  ".join(f"{_cell(row[k]):>10}" for k in keys))
+            pages = max(1, -(-log.n_rounds // args.page_size))
+            print(f"(rounds {first + 1}-{first + len(shown)} of {log.n_rounds}; "
+                  f"page {args.page} of {pages}: --page N)")
+    if log.footer is None:
+        print(f"littlestone: warning: {path} is incomplete: {log.n_rounds} whole rounds, no "
+              f"footer ({log.trailing} bytes cut off)", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return 0
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        return f"[{len(value)}]"
+    return str(value)
 
 
 def _list_agents(args: argparse.Namespace) -> int:
@@ -204,7 +349,8 @@ def _table(out: dict[str, Any]) -> None:
         print(f"{key:<{width}}  {value}")
 
 
-COMMANDS = {"ldim": _ldim, "play": _play, "learners": _list_agents, "adversaries": _list_agents}
+COMMANDS = {"ldim": _ldim, "play": _play, "learners": _list_agents, "adversaries": _list_agents,
+            "games": _games, "replay": _replay}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

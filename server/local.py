@@ -26,6 +26,7 @@ from games.experts import Phase as ExpertsPhase
 from games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
 from games.mistake_bound import MistakeBoundReferee, Phase
 from learners.base import Learner
+from server.logs import LogWriter
 
 __all__ = ["RecordSink", "play"]
 
@@ -42,6 +43,7 @@ def play(
     seed: int = 0,
     on_record: RecordSink | None = None,
     blocks: bool = True,
+    log: LogWriter | None = None,
 ) -> GameResult:
     """Play one game and return its result (with the learner's bound).
 
@@ -53,18 +55,41 @@ def play(
 
     With ``blocks`` (the default), an oblivious adversary that offers
     :meth:`~adversaries.base.Adversary.moves` hands the referee its moves in blocks;
-    the records are the same as move by move (``blocks=False``).
+    the records are the same as move by move (``blocks=False``). ``log`` receives every
+    round as it is scored (server.logs; the caller writes the header and the footer).
     """
     seeds = game_seeds(seed)
     learner.start(game, seeds.learner)
     adversary.start(game, seeds.adversary)
+    if log is not None:
+        on_record = _logging(on_record, log)
     if game.game == EXPERTS:
         result = _play_experts(game, learner, adversary, seeds.referee, on_record)
     else:
-        result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks)
+        result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks,
+                                     log)
     result.bound = learner.bound(game)
     result.extra.update(learner.report())
     return result
+
+
+class _LoggingSink:
+    """Logs each record, then hands it on; the vectorised path logs whole blocks instead."""
+
+    def __init__(self, sink: RecordSink | None, log: LogWriter) -> None:
+        self.sink, self.log = sink, log
+
+    def __call__(self, record: Any) -> None:
+        if isinstance(record, ExpertsRecord):
+            self.log.expert(record)
+        else:
+            self.log.round(record)
+        if self.sink is not None:
+            self.sink(record)
+
+
+def _logging(sink: RecordSink | None, log: LogWriter) -> RecordSink:
+    return _LoggingSink(sink, log)
 
 
 def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
@@ -73,7 +98,7 @@ def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
 
 def _play_mistake_bound(
     game: GameSpec, learner: Learner, adversary: Adversary, seed: int,
-    on_record: RecordSink | None, blocks: bool,
+    on_record: RecordSink | None, blocks: bool, log: LogWriter | None = None,
 ) -> GameResult:
     assert game.hclass is not None
     referee = MistakeBoundReferee(game.hclass, game.rounds, seed)
@@ -105,8 +130,14 @@ def _play_mistake_bound(
             xs, ys = block
             referee.queue(xs, ys)
             role = LEARNER
-            if on_record is None:
-                _learn_block(referee, xs, ys, predict, update)
+            if on_record is None or (isinstance(on_record, _LoggingSink)
+                                     and on_record.sink is None):
+                try:
+                    _learn_block(referee, xs, ys, predict, update)
+                finally:
+                    if log is not None and referee.last_block is not None:
+                        log.rounds(*referee.last_block)
+                        referee.last_block = None
             else:
                 for x, y in zip(xs, ys, strict=True):
                     record = queued_round(predict(x))
@@ -129,6 +160,7 @@ def _play_mistake_bound(
     except Exception as exc:  # a player's bug ends its game, never the driver
         referee.abort(*_crash_status(role, exc))
     result = referee.result()
+    result.revealed = referee.revealed
     _describe_class(game, result)
     return result
 

@@ -225,8 +225,9 @@ def test_no_adversary_ever_breaks_a_rule(seed, which):
     name, spec, d = PAIRS[which]
     game = GameSpec(name, 40, make_class(spec) if spec else None, d)
     for adversary_id in ADVERSARIES.ids():
-        if ADVERSARIES.make(adversary_id).unsupported(game) is not None:
+        adversary = ADVERSARIES[adversary_id].example()
+        if adversary.unsupported(game) is not None:
             continue
         for learner_id in learners_for(game):
-            result = play(game, LEARNERS.make(learner_id), ADVERSARIES.make(adversary_id), seed)
+            result = play(game, LEARNERS.make(learner_id), adversary.clone(), seed)
             assert result.complete, (adversary_id, learner_id, result.status, result.message)

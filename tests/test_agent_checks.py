@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+import server.replay  # noqa: F401 - registers the replay adversary
 from adversaries import ADVERSARIES
 from games.game import MISTAKE_BOUND, GameSpec
 from learners import LEARNERS
@@ -17,7 +18,7 @@ from server.checks import yield_checks
 def all_checks():
     for registry in (LEARNERS, ADVERSARIES):
         for agent_id in registry.ids():
-            for check in yield_checks(registry.make(agent_id)):
+            for check in yield_checks(registry[agent_id].example()):
                 yield pytest.param(check, id=f"{agent_id}:{check.__name__}")
 
 

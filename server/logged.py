@@ -1,0 +1,125 @@
+"""Play a game with its log and its index row: what ``play`` (and, later, the server and
+tournaments) run, so that every game leaves a log under ``DIR/games/`` and a row in
+``DIR/littlestone.db``.
+
+>>> import tempfile, pathlib
+>>> from games.classes import make_class
+>>> from learners import LEARNERS
+>>> from adversaries import ADVERSARIES
+>>> data = pathlib.Path(tempfile.mkdtemp())
+>>> game = GameSpec("mistake-bound", 50, make_class("thresholds:n=31"))
+>>> done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 0, data)
+>>> done.result.status, done.log.exists(), Store(data).game(done.game_id)["status"]
+('complete', True, 'complete')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from adversaries.base import Adversary
+from games.agents import Agent
+from games.errors import UnsupportedGame
+from games.game import GameResult, GameSpec, game_seeds
+from learners.base import Learner
+from server.local import play
+from server.logs import LogWriter
+from server.store import Store, new_game_id, utc_now
+
+__all__ = ["PROTOCOL_VERSION", "LoggedGame", "agent_identity", "game_info", "package_version",
+           "play_logged"]
+
+#: The wire protocol version the logs name (PROTOCOL.md).
+PROTOCOL_VERSION = 1
+
+
+def package_version() -> str:
+    try:
+        return importlib.metadata.version("littlestone")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - not installed
+        return "0+unknown"
+
+
+@dataclass
+class LoggedGame:
+    """A finished game: its result, its id and its log."""
+
+    result: GameResult
+    game_id: str
+    log: Path
+
+
+def agent_identity(agent: Agent) -> dict[str, Any]:
+    """An agent's spec, and the SHA-256 of its file when it comes from one."""
+    module = type(agent).__module__
+    out: dict[str, Any] = {"spec": agent.spec, "class": f"{module}.{type(agent).__qualname__}"}
+    source = getattr(__import__("sys").modules.get(module), "__file__", None)
+    if source and module.startswith("littlestone_agent_"):
+        out["file"] = source
+        out["sha256"] = hashlib.sha256(Path(source).read_bytes()).hexdigest()
+    else:
+        out["sha256"] = f"littlestone {package_version()}"
+    return out
+
+
+def game_info(game: GameSpec) -> dict[str, Any]:
+    """The game's rules as the log header keeps them."""
+    return {"game": game.game, "class": game.hclass.spec if game.hclass else None,
+            "rounds": game.rounds, "experts": game.experts,
+            "horizon_known": game.horizon_known}
+
+
+def play_logged(
+    game: GameSpec, learner: Learner, adversary: Adversary, seed: int, data: Path,
+    source: str = "play", learner_spec: str | None = None, adversary_spec: str | None = None,
+) -> LoggedGame:
+    """Play through the local driver, logging every round and indexing the game.
+
+    ``learner_spec``/``adversary_spec`` are the specs as given (a file spec rebuilds a
+    file agent on replay); by default the agents' own specs.
+    """
+    data = Path(data)
+    store = Store(data)
+    game_id = new_game_id()
+    path = data / "games" / f"{game_id}.lslog"
+    seeds = game_seeds(seed)
+    learner_info = {**agent_identity(learner), "spec": learner_spec or learner.spec}
+    adversary_info = {**agent_identity(adversary), "spec": adversary_spec or adversary.spec}
+    header = {
+        "game_id": game_id, "package": package_version(), "protocol": PROTOCOL_VERSION,
+        "started": utc_now(), "source": source, "rules": game_info(game), "seed": seed,
+        "seeds": {"referee": seeds.referee, "learner": seeds.learner,
+                  "adversary": seeds.adversary},
+        "learner": learner_info, "adversary": adversary_info,
+    }
+    info = {**game_info(game), "learner": learner_info["spec"],
+            "adversary": adversary_info["spec"], "seed": seed, "horizon": game.rounds,
+            "source": source}
+    store.start_game(info, log=str(path), game_id=game_id)
+    for agent in (learner_info, adversary_info):
+        store.add_agent(agent["spec"], agent["sha256"])
+    writer = LogWriter(path, header)
+    try:
+        result = play(game, learner, adversary, seed, log=writer)
+    except UnsupportedGame:
+        writer.abandon()
+        path.unlink(missing_ok=True)
+        store.finish_game(game_id, {"status": "refused"})
+        raise
+    except BaseException:
+        writer.abandon()
+        store.finish_game(game_id, {"status": "aborted"})
+        raise
+    scores = result.to_dict()
+    footer: dict[str, Any] = {"status": result.status, "finished": utc_now(), "result": scores}
+    if result.revealed is not None:  # a witness for replays of an infinite class
+        revealed = result.revealed
+        footer["revealed"] = revealed.tolist() if hasattr(revealed, "tolist") else revealed
+    writer.close(footer)
+    store.finish_game(game_id, scores)
+    store.close()
+    return LoggedGame(result, game_id, path)

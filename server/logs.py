@@ -1,0 +1,351 @@
+"""Game logs: one append-only, hash-chained msgpack file per game.
+
+Layout (format version 1)::
+
+    MAGIC (8 bytes: b"LSLOG\\x00\\x01\\n")
+    frame, frame, ...
+
+    frame = u32 little-endian length of H | H = msgpack map | raw buffers | chain (32 bytes)
+
+``H["kind"]`` is ``header`` (the first frame), ``rounds`` (mistake-bound rounds as
+columns), ``expert`` (one round of the experts game) or ``footer`` (the result, the last
+frame). ``H["buffers"]`` lists the raw buffers that follow it as ``[name, dtype, shape]``;
+their bytes come right after H, in that order. ``chain`` is
+SHA-256(previous chain || the frame's bytes before it), starting from SHA-256(MAGIC): a
+changed byte anywhere breaks the chain from that frame on.
+
+A frame is written as soon as its rounds are scored (a block of rounds in the local
+driver's vectorised path, one round otherwise), by a writer thread (hashing and writing
+release the GIL, so a game runs on while its log is written), so a log cut off by a crash
+or ``kill -9`` stays readable up to its last whole frame and reads as ``incomplete``.
+
+Record fields that follow from others are not stored: mistake = [prediction != y],
+loss = |p - y|, and the running totals; the reader recomputes them exactly as the
+referee does (in round order). Experts-game arrays (advice, weights, costs) are stored
+in full up to :data:`FULL_ARRAYS_MAX` experts; beyond, their SHA-256 digests are.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "g.lslog"
+>>> writer = LogWriter(path, {"game": "mistake-bound"})
+>>> writer.rounds(1, [3, 5], np.array([1.0, 0.0]), [0, 1], np.array([1, 0]))
+>>> writer.close({"status": "complete"})
+>>> log = read_log(path)
+>>> log.status, log.n_rounds, [r.mistake for r in log.records()]
+('complete', 2, [True, True])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import msgpack
+import numpy as np
+
+from games.errors import LittlestoneError
+from games.game import ExpertsRecord, RoundRecord
+
+__all__ = [
+    "FORMAT_VERSION",
+    "FULL_ARRAYS_MAX",
+    "MAGIC",
+    "ForeignLog",
+    "GameLogData",
+    "LogCorrupted",
+    "LogError",
+    "LogWriter",
+    "read_log",
+]
+
+MAGIC = b"LSLOG\x00\x01\n"
+FORMAT_VERSION = 1
+#: Experts games with at most this many experts log advice, weights and costs in full.
+FULL_ARRAYS_MAX = 4096
+#: Frames waiting for the writer thread at most (the game waits beyond: flat memory).
+QUEUE_FRAMES = 8
+#: Largest frame header the reader accepts (a guard against garbage lengths).
+MAX_HEADER = 64 << 20
+
+
+class LogError(LittlestoneError):
+    """A log that cannot be read."""
+
+
+class ForeignLog(LogError):
+    """Not a littlestone log, or a format version this reader does not know."""
+
+
+class LogCorrupted(LogError):
+    """The hash chain breaks: the bytes ``start..end`` were changed."""
+
+    def __init__(self, start: int, end: int, frame: int) -> None:
+        super().__init__(f"corrupted log: bytes {start}-{end} (frame {frame}) fail the hash chain")
+        self.start, self.end, self.frame = start, end, frame
+
+
+def _instances(xs: Any) -> tuple[str, Any]:
+    """How a column of instances is stored: ``("i8", int64 array)`` for ints that fit,
+    ``("f8", float64 matrix)`` for vectors, ``("big", list of bytes)`` otherwise."""
+    if isinstance(xs, np.ndarray) and xs.dtype == np.float64:
+        return "f8", xs
+    values = list(xs)
+    if values and isinstance(values[0], np.ndarray):
+        return "f8", np.asarray(values, dtype=np.float64)
+    if all(-(1 << 63) <= int(v) < (1 << 63) for v in values):
+        return "i8", np.asarray(values, dtype=np.int64)
+    return "big", [int(v).to_bytes((int(v).bit_length() + 8) // 8, "little", signed=True)
+                   for v in values]
+
+
+class LogWriter:
+    """Writes one game's log; frames are hashed and written by a background thread."""
+
+    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: BinaryIO = open(self.path, "xb")  # noqa: SIM115 - closed by the thread
+        self._file.write(MAGIC)
+        self._chain = hashlib.sha256(MAGIC).digest()
+        self._queue: queue.Queue[tuple[dict[str, Any], list[Any]] | None] = queue.Queue(
+            QUEUE_FRAMES)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name=f"log {self.path.name}",
+                                        daemon=True)
+        self._thread.start()
+        self.bytes_written = len(MAGIC)
+        self._put({"kind": "header", "format": FORMAT_VERSION, **header}, [])
+
+    # -- what the drivers call -------------------------------------------------------
+
+    def rounds(self, t0: int, xs: Any, ps: Any, ys: Any, predictions: Any) -> None:
+        """Mistake-bound rounds t0, t0 + 1, ... as columns."""
+        kind, x = _instances(xs)
+        head: dict[str, Any] = {"kind": "rounds", "t0": t0, "n": len(ys), "x_kind": kind}
+        buffers = [("p", np.ascontiguousarray(ps, dtype="<f8")),
+                   ("y", np.ascontiguousarray(ys, dtype=np.int8)),
+                   ("prediction", np.ascontiguousarray(predictions, dtype=np.int8))]
+        if kind == "big":
+            head["x"] = x
+        else:
+            buffers.append(("x", np.ascontiguousarray(x)))
+        self._put(head, buffers)
+
+    def round(self, record: RoundRecord) -> None:
+        """One mistake-bound round."""
+        self.rounds(record.t, [record.x], [record.p], [record.y], [record.prediction])
+
+    def expert(self, record: ExpertsRecord) -> None:
+        """One round of the experts game."""
+        head: dict[str, Any] = {
+            "kind": "expert", "t": record.t, "p": record.p, "y": record.y,
+            "drawn": record.drawn, "loss": record.loss, "expected_loss": record.expected_loss,
+            "regret": record.regret, "expected_regret": record.expected_regret,
+        }
+        if record.x is not None:
+            head["x"] = int(record.x)
+        buffers = []
+        for name in ("advice", "weights", "costs"):
+            value = getattr(record, name)
+            if value is None:
+                continue
+            array = np.ascontiguousarray(value, dtype="<f8")
+            if len(array) <= FULL_ARRAYS_MAX:
+                buffers.append((name, array))
+            else:
+                head[f"{name}_sha256"] = hashlib.sha256(array.tobytes()).hexdigest()
+        self._put(head, buffers)
+
+    def close(self, footer: dict[str, Any]) -> None:
+        """Write the footer, flush to disk and wait for the writer thread."""
+        self._put({"kind": "footer", **footer}, [])
+        self._queue.put(None)
+        self._thread.join()
+        if self._error is not None:
+            raise LogError(f"cannot write {self.path}: {self._error}") from self._error
+
+    def abandon(self) -> None:
+        """Stop without a footer (the log then reads as incomplete)."""
+        self._queue.put(None)
+        self._thread.join()
+
+    # -- the writer thread -------------------------------------------------------------
+
+    def _put(self, head: dict[str, Any], buffers: list[Any]) -> None:
+        if self._error is not None:
+            raise LogError(f"cannot write {self.path}: {self._error}")
+        self._queue.put((head, buffers))
+
+    def _run(self) -> None:
+        try:
+            while (item := self._queue.get()) is not None:
+                head, buffers = item
+                head["buffers"] = [[name, a.dtype.str, list(a.shape)] for name, a in buffers]
+                packed = msgpack.packb(head, use_bin_type=True)
+                pieces = [len(packed).to_bytes(4, "little"), packed]
+                pieces += [memoryview(a).cast("B") for _, a in buffers]
+                chain = hashlib.sha256(self._chain)
+                for piece in pieces:
+                    chain.update(piece)
+                self._chain = chain.digest()
+                for piece in pieces:
+                    self._file.write(piece)
+                self._file.write(self._chain)
+                self.bytes_written += sum(len(p) for p in pieces) + 32
+                self._file.flush()
+            self._file.flush()
+            os.fsync(self._file.fileno())
+        except BaseException as exc:  # reported by close(); the game is not disturbed
+            self._error = exc
+            while self._queue.get() is not None:  # drain, so that producers never block
+                pass
+        finally:
+            self._file.close()
+
+
+@dataclass
+class GameLogData:
+    """What a log holds: its header, its rounds (as columns) and its footer."""
+
+    path: Path
+    header: dict[str, Any]
+    footer: dict[str, Any] | None
+    size: int
+    #: Mistake-bound rounds as columns: x (list or array), p, y, prediction.
+    columns: dict[str, Any] = field(default_factory=dict)
+    #: Experts-game rounds, one dict per round.
+    expert_rounds: list[dict[str, Any]] = field(default_factory=list)
+    #: Bytes after the last whole frame (a cut-off write).
+    trailing: int = 0
+
+    @property
+    def status(self) -> str:
+        """The footer's status, or ``incomplete`` when the log has no footer."""
+        return str(self.footer.get("status", "incomplete")) if self.footer else "incomplete"
+
+    @property
+    def n_rounds(self) -> int:
+        if self.expert_rounds:
+            return len(self.expert_rounds)
+        return len(self.columns.get("y", ()))
+
+    def records(self) -> Iterator[RoundRecord | ExpertsRecord]:
+        """Every round as the referee recorded it, derived fields recomputed."""
+        if self.expert_rounds:
+            for row in self.expert_rounds:
+                yield ExpertsRecord(
+                    row["t"], row.get("x"), row.get("advice"), row.get("weights"), row["p"],
+                    row["y"], row.get("costs", np.zeros(0)), row["drawn"], row["loss"],
+                    row["expected_loss"], row["regret"], row["expected_regret"])
+            return
+        if not self.columns:
+            return
+        x, p, y, pred = (self.columns[k] for k in ("x", "p", "y", "prediction"))
+        mistakes = 0
+        expected = 0.0
+        for t in range(len(y)):
+            yt, pt = int(y[t]), float(p[t])
+            mistake = int(pred[t]) != yt
+            loss = 1.0 - pt if yt else pt
+            mistakes += mistake
+            expected += loss
+            xt = x[t]
+            yield RoundRecord(t + 1, xt.copy() if isinstance(xt, np.ndarray) else xt, pt, yt,
+                              int(pred[t]), mistake, loss, mistakes, expected)
+
+
+def _read_exact(f: BinaryIO, n: int) -> bytes | None:
+    data = f.read(n)
+    return data if len(data) == n else None
+
+
+def read_log(path: str | Path) -> GameLogData:
+    """Read and check a log; a cut-off tail is dropped (the log is then incomplete).
+
+    Raises :class:`ForeignLog` for a file that is not a littlestone log and
+    :class:`LogCorrupted` when the hash chain breaks.
+    """
+    path = Path(path)
+    size = path.stat().st_size
+    xs: list[Any] = []
+    cols: dict[str, list[Any]] = {"p": [], "y": [], "prediction": []}
+    expert_rounds: list[dict[str, Any]] = []
+    header: dict[str, Any] | None = None
+    footer: dict[str, Any] | None = None
+    with open(path, "rb") as f:
+        if f.read(len(MAGIC)) != MAGIC:
+            raise ForeignLog(f"{path} is not a littlestone game log (format {FORMAT_VERSION})")
+        chain = hashlib.sha256(MAGIC).digest()
+        offset, frame_no = len(MAGIC), 0
+        while True:
+            start = offset
+            length_bytes = _read_exact(f, 4)
+            if length_bytes is None:
+                break
+            length = int.from_bytes(length_bytes, "little")
+            if length > MAX_HEADER:
+                raise LogCorrupted(start, start + 4, frame_no)
+            packed = _read_exact(f, length)
+            if packed is None:
+                break
+            try:
+                head = msgpack.unpackb(packed, raw=False, strict_map_key=True)
+                specs = head["buffers"]
+                shapes = [(str(n), np.dtype(d), tuple(int(s) for s in sh)) for n, d, sh in specs]
+            except Exception:
+                raise LogCorrupted(start, start + 4 + length, frame_no) from None
+            raw: dict[str, np.ndarray] = {}
+            pieces = [length_bytes, packed]
+            cut = False
+            for name, dtype, shape in shapes:
+                nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+                data = _read_exact(f, nbytes)
+                if data is None:
+                    cut = True
+                    break
+                pieces.append(data)
+                raw[name] = np.frombuffer(data, dtype=dtype).reshape(shape)
+            digest = None if cut else _read_exact(f, 32)
+            if digest is None:
+                break
+            check = hashlib.sha256(chain)
+            for piece in pieces:
+                check.update(piece)
+            end = start + sum(len(p) for p in pieces) + 32
+            if check.digest() != digest:
+                raise LogCorrupted(start, end, frame_no)
+            chain, offset = digest, end
+            kind = head.get("kind")
+            if frame_no == 0:
+                if kind != "header" or head.get("format") != FORMAT_VERSION:
+                    raise ForeignLog(f"{path}: unsupported log format {head.get('format')!r}")
+                header = head
+            elif kind == "rounds":
+                cols["p"].append(raw["p"])
+                cols["y"].append(raw["y"])
+                cols["prediction"].append(raw["prediction"])
+                if head["x_kind"] == "big":
+                    xs.extend(int.from_bytes(b, "little", signed=True) for b in head["x"])
+                elif head["x_kind"] == "f8":
+                    xs.extend(raw["x"])
+                else:
+                    xs.extend(raw["x"].tolist())
+            elif kind == "expert":
+                row = {k: v for k, v in head.items() if k not in ("kind", "buffers")}
+                row.update(raw)
+                expert_rounds.append(row)
+            elif kind == "footer":
+                footer = head
+            frame_no += 1
+    if header is None:
+        raise ForeignLog(f"{path}: no header (an empty or cut-off log)")
+    columns: dict[str, Any] = {}
+    if cols["y"]:
+        columns = {k: np.concatenate(v) for k, v in cols.items()}
+        columns["x"] = xs
+    return GameLogData(path, header, footer, size, columns, expert_rounds, size - offset)

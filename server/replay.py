@@ -1,0 +1,393 @@
+"""Replaying logged games: verify, play the logged sequence against another learner,
+export the rounds, plot them; and the ``replay`` adversary.
+
+>>> import tempfile, pathlib
+>>> from games.classes import make_class
+>>> from learners import LEARNERS
+>>> from adversaries import ADVERSARIES
+>>> from server.logged import play_logged
+>>> data = pathlib.Path(tempfile.mkdtemp())
+>>> game = GameSpec("mistake-bound", 40, make_class("thresholds:n=63"))
+>>> done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 3, data)
+>>> verify(read_log(done.log)).ok
+True
+>>> original, other = against(read_log(done.log), "halving")
+>>> original.mistakes == other.mistakes
+True
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+from numpy.typing import NDArray
+
+from adversaries.base import ADVERSARIES, Adversary, register
+from games import commitment
+from games.classes import make_class
+from games.errors import SpecError
+from games.game import EXPERTS, MISTAKE_BOUND, ExpertsRecord, GameResult, GameSpec, RoundRecord
+from learners.base import LEARNERS
+from server.local import play
+from server.logged import agent_identity
+from server.logs import GameLogData, LogError, read_log
+from server.store import DEFAULT_DATA, Store
+
+__all__ = ["Replay", "VerifyReport", "against", "export", "game_spec", "plot", "resolve",
+           "verify"]
+
+
+def resolve(log_or_id: str, data: str | Path = DEFAULT_DATA) -> Path:
+    """The log file named by a path or by a game id in the data folder's index."""
+    path = Path(log_or_id)
+    if path.is_file():
+        return path
+    db = Path(data) / "littlestone.db"
+    if db.is_file():
+        row = Store(Path(data)).game(log_or_id)
+        if row is not None and row.get("log") and Path(row["log"]).is_file():
+            return Path(row["log"])
+        if row is not None:
+            raise LogError(f"game {log_or_id}: its log {row.get('log')!r} is missing")
+    raise LogError(f"no log file or game id {log_or_id!r} (data folder {data})")
+
+
+def game_spec(log: GameLogData) -> GameSpec:
+    """The rules of a logged game."""
+    rules = log.header["rules"]
+    hclass = make_class(rules["class"]) if rules.get("class") else None
+    return GameSpec(rules["game"], int(rules["rounds"]), hclass, rules.get("experts"),
+                    bool(rules.get("horizon_known", True)))
+
+
+@dataclass
+class VerifyReport:
+    """What ``replay --verify`` found."""
+
+    ok: bool
+    message: str
+    rounds_checked: int
+
+
+class _Differs(BaseException):
+    """Raised from inside the re-simulated game at the first record that differs (a
+    BaseException, so that the driver does not take it for a player's crash)."""
+
+    def __init__(self, t: int, what: str) -> None:
+        super().__init__(f"round {t} differs: {what}")
+        self.t = t
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return a is not None and b is not None and np.array_equal(np.asarray(a), np.asarray(b))
+    if isinstance(a, float) or isinstance(b, float):
+        return a == b or (a is not None and b is not None and math.isnan(a) and math.isnan(b))
+    return bool(a == b)
+
+
+_COMPARED = {
+    RoundRecord: ("t", "x", "p", "y", "prediction", "mistake", "loss", "mistakes",
+                  "expected_mistakes"),
+    ExpertsRecord: ("t", "x", "p", "y", "drawn", "loss", "expected_loss", "regret",
+                    "expected_regret"),
+}
+
+
+def verify(log: GameLogData) -> VerifyReport:
+    """Re-simulate the game from its seeds with the same agents and compare every record
+    (the hash chain was checked when the log was read)."""
+    spec = game_spec(log)
+    agents = []
+    for role, registry in (("learner", LEARNERS), ("adversary", ADVERSARIES)):
+        info = log.header[role]
+        agent = registry.make(info["spec"])
+        now = agent_identity(agent)["sha256"]
+        if info.get("file") and now != info.get("sha256"):
+            return VerifyReport(False, f"the {role} file {info['file']} changed since the game "
+                                f"(sha256 {info.get('sha256')} then, {now} now)", 0)
+        agents.append(agent)
+    logged = log.records()
+    checked = 0
+
+    def compare(record: Any) -> None:
+        nonlocal checked
+        expected = next(logged, None)
+        if expected is None:
+            raise _Differs(record.t, "the log ends before it")
+        for name in _COMPARED[type(record)]:
+            if not _same(getattr(record, name), getattr(expected, name)):
+                raise _Differs(record.t, f"{name} is {getattr(expected, name)!r} in the log, "
+                               f"{getattr(record, name)!r} when replayed")
+        if isinstance(record, ExpertsRecord):
+            stored = log.expert_rounds[record.t - 1]
+            for name in ("advice", "weights", "costs"):
+                value = getattr(record, name)
+                if name in stored and not _same(value, stored[name]):
+                    raise _Differs(record.t, f"{name} differs")
+        checked += 1
+
+    learner, adversary = agents
+    try:
+        result = play(spec, learner, adversary, int(log.header["seed"]),  # type: ignore[arg-type]
+                      on_record=compare)
+    except _Differs as exc:
+        return VerifyReport(False, str(exc), exc.t - 1)
+    if log.footer is None:
+        return VerifyReport(False, f"the log is incomplete (no footer): the {checked} rounds it "
+                            "holds match the re-simulation", checked)
+    if checked != log.n_rounds:
+        return VerifyReport(False, f"the log holds {log.n_rounds} rounds, the replay "
+                            f"{checked}", checked)
+    logged_result = log.footer.get("result", {})
+    for key, value in result.to_dict().items():
+        if key in logged_result and not _same(logged_result[key], value):
+            return VerifyReport(False, f"the result's {key} is {logged_result[key]!r} in the "
+                                f"log, {value!r} when replayed", checked)
+    return VerifyReport(True, f"all {checked} rounds and the result match", checked)
+
+
+def against(log: GameLogData, learner_spec: str) -> tuple[GameResult, GameResult]:
+    """The logged game's result, and another learner's on the same logged sequence."""
+    spec = game_spec(log)
+    if log.footer is None:
+        raise LogError("the log is incomplete: nothing to compare with")
+    original = GameResult(**{k: v for k, v in log.footer["result"].items()
+                             if k in GameResult.__dataclass_fields__ and k != "bound"})
+    rounds = log.n_rounds
+    spec = GameSpec(spec.game, rounds, spec.hclass, spec.experts, spec.horizon_known)
+    result = play(spec, LEARNERS.make(learner_spec), Replay.from_log(log),
+                  int(log.header["seed"]))
+    return original, result
+
+
+def rows(log: GameLogData) -> Iterator[dict[str, Any]]:
+    """Every round as a flat dict of JSON-ready values (vectors as lists)."""
+    for record in log.records():
+        row = {}
+        for name, value in zip(record._fields, record, strict=True):
+            if isinstance(value, np.ndarray):
+                value = value.tolist()
+            elif isinstance(value, np.generic):
+                value = value.item()
+            row[name] = value
+        yield row
+
+
+def export(log: GameLogData, fmt: str, out: TextIO) -> int:
+    """Write every round as CSV or JSON lines; returns the number of rounds."""
+    count = 0
+    writer: csv.DictWriter[str] | None = None
+    for row in rows(log):
+        if fmt == "jsonl":
+            out.write(json.dumps(row) + "\n")
+        else:
+            flat = {k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()}
+            if writer is None:
+                writer = csv.DictWriter(out, fieldnames=list(flat))
+                writer.writeheader()
+            writer.writerow(flat)
+        count += 1
+    return count
+
+
+def plot(log: GameLogData, path: str) -> None:
+    """Cumulative mistakes (mistake-bound) or regret (experts) per round, with the
+    learner's bound, and sqrt(2 t ln d) in the experts game."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise SpecError("--plot needs matplotlib: pip install 'littlestone[plot]'") from None
+    records = list(log.records())
+    t = np.arange(1, len(records) + 1)
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    result = (log.footer or {}).get("result", {})
+    title = f"{log.header['learner']['spec']} vs {log.header['adversary']['spec']}"
+    if log.header["rules"]["game"] == EXPERTS:
+        ax.plot(t, [r.regret for r in records], label="regret", lw=1)  # type: ignore[union-attr]
+        ax.plot(t, [r.expected_regret for r in records], label="expected regret", lw=1.5)  # type: ignore[union-attr]
+        d = log.header["rules"].get("experts") or 2
+        ax.plot(t, np.sqrt(2 * t * math.log(max(d, 2))), "--", label="sqrt(2 t ln d)")
+        ax.set_ylabel("regret")
+    else:
+        ax.step(t, [r.mistakes for r in records], where="post", label="mistakes")  # type: ignore[union-attr]
+        ax.plot(t, [r.expected_mistakes for r in records], lw=1, label="expected mistakes")  # type: ignore[union-attr]
+        ax.set_ylabel("cumulative mistakes")
+    if result.get("bound") is not None:
+        ax.axhline(float(result["bound"]), color="crimson", ls=":",
+                   label=f"bound: {result.get('bound_name', '')}"[:60])
+    ax.set_xlabel("round t")
+    ax.set_title(f"{title}\n{log.header['rules'].get('class') or ''}", fontsize=9)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+
+
+@register
+class Replay(Adversary):
+    """Plays back the instances and labels of a logged game, in order (oblivious).
+
+    ``log`` is a log file or a game id of the ``data`` folder. It plays the game the log
+    holds (same game, same class, at most as many rounds). In the experts game it commits
+    to its whole sequence before round 1 (games.commitment.SequenceHash); in the
+    mistake-bound game the referee's version space checks that the sequence is
+    realizable. Free-experts logs replay only when their advice and costs were stored in
+    full (at most server.logs.FULL_ARRAYS_MAX experts).
+
+    >>> Replay.id
+    'replay'
+    """
+
+    id = "replay"
+    games = frozenset({MISTAKE_BOUND, EXPERTS})
+    oblivious = True
+
+    def __init__(self, log: str = "", data: str = DEFAULT_DATA) -> None:
+        self.log, self.data = log, data
+        if not log:
+            raise ValueError("name the game to replay: replay:log=FILE_OR_GAME_ID")
+        try:
+            self._data = read_log(resolve(log, data))
+        except (LogError, OSError) as exc:
+            raise SpecError(f"replay: {exc}") from None
+        self._load()
+
+    @classmethod
+    def from_log(cls, log: GameLogData) -> Replay:
+        replay = cls.__new__(cls)
+        replay.log, replay.data, replay._data = str(log.path), DEFAULT_DATA, log
+        replay._load()
+        return replay
+
+    @classmethod
+    def example(cls) -> Replay:
+        """A replay of a short logged game (for the generic check suite)."""
+        import tempfile
+
+        from adversaries import ADVERSARIES as adversaries
+        from server.checks import CHECK_ROUNDS
+        from server.logged import play_logged
+
+        data = Path(tempfile.mkdtemp(prefix="littlestone-replay-"))
+        game = GameSpec(MISTAKE_BOUND, CHECK_ROUNDS, make_class("thresholds:n=32"))
+        done = play_logged(game, LEARNERS.make("halving"), adversaries.make("random-target"), 0,
+                           data)
+        return cls(log=str(done.log))
+
+    def _load(self) -> None:
+        data = self._data
+        self._rules = data.header["rules"]
+        if data.expert_rounds:
+            self._xs: list[Any] = [r.get("x") for r in data.expert_rounds]
+            self._ys: list[Any] = [r.get("y") for r in data.expert_rounds]
+        else:
+            self._xs = list(data.columns.get("x", []))
+            self._ys = [int(y) for y in data.columns.get("y", [])]
+        self._t = 0
+        self._salt = b""
+        self._digest: bytes | None = None
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        rules = self._rules
+        if game.game != rules["game"]:
+            return f"the log holds a {rules['game']} game"
+        logged_class = rules.get("class")
+        if (game.hclass.spec if game.hclass else None) != logged_class:
+            return f"the log's class is {logged_class}"
+        if game.experts != rules.get("experts") and game.hclass is None:
+            return f"the log's game has {rules.get('experts')} experts"
+        if game.rounds > len(self._ys):
+            return f"the log holds {len(self._ys)} rounds, fewer than {game.rounds}"
+        if game.game == EXPERTS and game.hclass is None and self._data.expert_rounds and (
+            "costs" not in self._data.expert_rounds[0]
+        ):
+            return "the log keeps only digests of its costs (too many experts to replay)"
+        return super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._t = 0
+        self._salt = np.random.default_rng(seed).bytes(commitment.MIN_SALT_BYTES)
+        self._digest = None
+        if game.game == EXPERTS:
+            spec = game.hclass.spec if game.hclass is not None else f"experts:d={game.experts}"
+            sequence = commitment.SequenceHash(spec)
+            for t in range(game.rounds):
+                row = self._data.expert_rounds[t]
+                if game.hclass is not None:
+                    sequence.add(int(row["x"]))
+                elif "advice" in row:
+                    sequence.add(np.asarray(row["advice"]))
+                sequence.add(row["y"] if row.get("y") is not None else np.asarray(row["costs"]))
+            self._digest = sequence.digest(self._salt)
+
+    def commitment(self) -> bytes | None:
+        return self._digest
+
+    def reveal(self) -> tuple[Any, bytes] | None:
+        if self._digest is not None:
+            return None, self._salt
+        revealed = (self._data.footer or {}).get("revealed")
+        if revealed is not None:  # the original adversary's target: a witness here
+            return (np.asarray(revealed) if isinstance(revealed, list) else revealed), b""
+        return None
+
+    def instance(self) -> Any:
+        self._t += 1
+        return self._xs[self._t - 1]
+
+    def label(self, x: Any, p: float) -> int:
+        return int(self._ys[self._t - 1])
+
+    def moves(self, n: int) -> tuple[Any, list[int]] | None:
+        if self._rules["game"] != MISTAKE_BOUND or self._t >= len(self._ys):
+            return None
+        end = min(self._t + n, len(self._ys))
+        xs = self._xs[self._t : end]
+        block = (np.asarray(xs) if xs and isinstance(xs[0], np.ndarray) else xs,
+                 self._ys[self._t : end])
+        self._t = end
+        return block
+
+    def advice(self) -> NDArray[np.float64] | None:
+        self._t += 1
+        row = self._data.expert_rounds[self._t - 1]
+        return np.asarray(row["advice"]) if "advice" in row else None
+
+    def costs(self, answer: Any) -> NDArray[np.float64] | int:
+        row = self._data.expert_rounds[self._t - 1]
+        if row.get("y") is not None:
+            return int(row["y"])
+        return np.asarray(row["costs"])
+
+
+def summary_table(log: GameLogData) -> str:
+    """The header and the result as aligned lines."""
+    head = log.header
+    lines = {
+        "game_id": head.get("game_id"), "game": head["rules"]["game"],
+        "class": head["rules"].get("class"), "learner": head["learner"]["spec"],
+        "adversary": head["adversary"]["spec"], "seed": head.get("seed"),
+        "horizon": head["rules"]["rounds"], "rounds logged": log.n_rounds,
+        "status": log.status, "log": str(log.path), "bytes": log.size,
+    }
+    lines.update((log.footer or {}).get("result", {}))
+    width = max(len(k) for k in lines)
+    out = io.StringIO()
+    for key, value in lines.items():
+        out.write(f"{key:<{width}}  {value:.6g}\n" if isinstance(value, float)
+                  else f"{key:<{width}}  {value}\n")
+    return out.getvalue()
+
