@@ -13,7 +13,7 @@ from games.classes import FiniteClass, HalfspaceClass
 from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 
 #: Instances (and labels) are drawn this many at a time.
-BLOCK = 4096
+BLOCK = 2048
 
 
 @register

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +26,7 @@ from games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from games.ldim import LdimSolver, solver_for
 from learners import LEARNERS
 from server.local import play
+from server.logged import play_logged
 
 
 def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
@@ -127,8 +131,15 @@ def bench_perceptron(rounds: int, repeat: int) -> list[tuple[str, float, float, 
             ys.append(block[1])
         return np.vstack(xs), [y for part in ys for y in part]
 
+    def logged_game(data: Path) -> float:
+        learner, adversary = LEARNERS.make("perceptron"), ADVERSARIES.make("random-target")
+        return play_logged(game, learner, adversary, 0, data).result.mistakes
+
     xs, ys = draw_stream()
     ours, mistakes = best_of(repeat, local_game)
+    with tempfile.TemporaryDirectory() as data:  # made and removed outside the timings
+        logged, logged_mistakes = best_of(repeat, functools.partial(logged_game, Path(data)))
+    assert logged_mistakes == mistakes
     loop_only, bare_mistakes = best_of(repeat, lambda: bare_perceptron(xs, ys))
     with_draw, _ = best_of(repeat, lambda: bare_perceptron(*draw_stream()))
     assert mistakes == bare_mistakes, (mistakes, bare_mistakes)
@@ -137,6 +148,10 @@ def bench_perceptron(rounds: int, repeat: int) -> list[tuple[str, float, float, 
         (f"{name}\n    vs bare loop drawing the same stream", rounds / ours, rounds / with_draw,
          "rounds/s"),
         (f"{name}\n    vs bare loop over the pre-drawn stream", rounds / ours, rounds / loop_only,
+         "rounds/s"),
+        (f"{name}, logged\n    vs bare loop drawing the same stream", rounds / logged,
+         rounds / with_draw, "rounds/s"),
+        (f"{name}, logged\n    vs the same game unlogged", rounds / logged, rounds / ours,
          "rounds/s"),
     ]
 
@@ -267,6 +282,43 @@ def bench_shattered_tree(repeat: int) -> list[tuple[str, float, float, str]]:
     return rows
 
 
+MEMORY_SCRIPT = """
+import sys, tempfile
+from pathlib import Path
+from adversaries import ADVERSARIES
+from games.classes import make_class
+from games.game import GameSpec
+from learners import LEARNERS
+from server.logged import play_logged
+rounds, spec, learner = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+with tempfile.TemporaryDirectory() as data:
+    game = GameSpec("mistake-bound", rounds, make_class(spec))
+    done = play_logged(game, LEARNERS.make(learner), ADVERSARIES.make("random-target"), 0,
+                       Path(data))
+    size = done.log.stat().st_size
+# VmHWM, the peak RSS of this process image (ru_maxrss would carry the parent's across exec)
+peak = next(line for line in open("/proc/self/status") if line.startswith("VmHWM"))
+print(int(peak.split()[1]), size)
+"""
+
+
+def bench_log_memory() -> list[tuple[str, float, float, str]]:
+    """Peak RSS of a logged 10^6-round game next to a 10^5-round one (flat memory), and
+    the log's bytes per round."""
+    rows = []
+    for spec, learner, big in (("thresholds:n=1023", "halving", 1_000_000),
+                               ("halfspaces:d=100,margin=0.1", "perceptron", 200_000)):
+        measured = {}
+        for rounds in (big // 10, big):
+            out = subprocess.run([sys.executable, "-c", MEMORY_SCRIPT, str(rounds), spec, learner],
+                                 capture_output=True, text=True, check=True).stdout.split()
+            measured[rounds] = (int(out[0]) / 1024, int(out[1]) / rounds)
+        rows.append((f"logged game, {learner}, {spec}: peak RSS MiB, {big} rounds\n"
+                     f"    vs {big // 10} rounds; log: {measured[big][1]:.1f} bytes per round",
+                     measured[big][0], measured[big // 10][0], "MiB"))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
@@ -278,9 +330,10 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_hedge(200 if args.quick else 2000, repeat)
     rows += bench_versus_river(2000 if args.quick else 10_000, repeat)
     rows += bench_shattered_tree(repeat)
+    rows += bench_log_memory()
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
-        ratio = base / ours if unit == "s" else ours / base
+        ratio = base / ours if unit in ("s", "MiB") else ours / base
         label, *more = name.split("\n")
         print(f"{label:<84} {ours:>12.4g} {base:>12.4g} {ratio:>6.2f}x  {unit}")
         for line in more:

@@ -32,7 +32,7 @@ __all__ = ["RecordSink", "play"]
 
 RecordSink = Callable[[Any], None]
 #: Rounds an oblivious adversary hands over at a time.
-BLOCK = 4096
+BLOCK = 2048
 LEARNER, ADVERSARY = "learner", "adversary"
 
 

@@ -37,7 +37,6 @@ in full up to :data:`FULL_ARRAYS_MAX` experts; beyond, their SHA-256 digests are
 from __future__ import annotations
 
 import hashlib
-import os
 import queue
 import threading
 from collections.abc import Iterator
@@ -162,7 +161,9 @@ class LogWriter:
         self._put(head, buffers)
 
     def close(self, footer: dict[str, Any]) -> None:
-        """Write the footer, flush to disk and wait for the writer thread."""
+        """Write the footer and wait for the writer thread. Every frame is flushed to the
+        operating system as it is written (no fsync: a killed process loses nothing; a
+        power cut may lose the last frames, and the log then reads as incomplete)."""
         self._put({"kind": "footer", **footer}, [])
         self._queue.put(None)
         self._thread.join()
@@ -197,9 +198,8 @@ class LogWriter:
                     self._file.write(piece)
                 self._file.write(self._chain)
                 self.bytes_written += sum(len(p) for p in pieces) + 32
-                self._file.flush()
+                self._file.flush()  # in the OS's hands: a killed process loses nothing
             self._file.flush()
-            os.fsync(self._file.fileno())
         except BaseException as exc:  # reported by close(); the game is not disturbed
             self._error = exc
             while self._queue.get() is not None:  # drain, so that producers never block
