@@ -1,5 +1,3 @@
-"""The wire format (msgpack over WebSocket): messages, codec, sessions. Sans-I/O.
-
-Specified normatively in PROTOCOL.md; built by the protocol issue. Until then the
-package only reserves its place in the layout (DESIGN.md section 2).
-"""
+"""The wire format (PROTOCOL.md): error codes, the msgpack codec with its limits, the
+messages and their checks, the per-connection session state. Sans-I/O: bytes in,
+messages out; no sockets here."""

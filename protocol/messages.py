@@ -1,0 +1,156 @@
+"""The messages of PROTOCOL.md: their fields, checked; values to and from the wire.
+
+:func:`check` validates a decoded message against the schema of its type (unknown keys
+are ignored, PROTOCOL.md 1); a missing field or a value of the wrong type is a
+``bad_message`` :class:`~protocol.errors.ProtocolError` naming the field.
+
+>>> check({"type": "predict", "t": 3, "p": 1})
+{'type': 'predict', 't': 3, 'p': 1}
+>>> check({"type": "predict", "t": True, "p": 0.5})
+Traceback (most recent call last):
+...
+protocol.errors.ProtocolError: predict.t must be int
+>>> vector_to_wire(np.array([0.5, 0.25])) == np.array([0.5, 0.25]).tobytes()
+True
+>>> vector_from_wire([0.5, 0.25]).tolist()
+[0.5, 0.25]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from games.classes import HalfspaceClass, HypothesisClass
+from games.game import GAMES, GameSpec
+from protocol.errors import Code, ProtocolError
+
+__all__ = ["PROTOCOL_VERSION", "ROLES", "SCHEMAS", "check", "instance_from_wire",
+           "instance_to_wire", "rules_from_wire", "rules_to_wire", "vector_from_wire",
+           "vector_to_wire"]
+
+PROTOCOL_VERSION = 1
+ROLES = ("learner", "adversary", "spectator")
+
+NONE = type(None)
+_NUMBER = (int, float)
+_VECTOR = (bytes, list)
+
+#: For each message type: its fields and the types each may take (PROTOCOL.md 3-6).
+SCHEMAS: dict[str, dict[str, tuple[type, ...]]] = {
+    # client -> server
+    "hello": {"version": (int,), "role": (str,), "agent": (str,), "token": (str, NONE),
+              "capabilities": (list,)},
+    "challenge": {"rules": (dict,), "opponent": (str,), "seed": (int, NONE)},
+    "create": {"rules": (dict,), "seed": (int, NONE)},
+    "join": {"game_id": (str,)},
+    "predict": {"t": (int,), "p": _NUMBER},
+    "weights": {"t": (int,), "w": _VECTOR},
+    "commit": {"digest": (bytes,)},
+    "instance": {"t": (int,), "x": (int, bytes, list)},
+    "advice": {"t": (int,), "advice": (*_VECTOR, NONE)},
+    "label": {"t": (int,), "y": (int,)},
+    "costs": {"t": (int,), "v": _VECTOR},
+    "reveal": {"target": (int, bytes, list, NONE), "salt": (bytes,)},
+    # server -> client
+    "welcome": {"version": (int,), "session": (str,), "server": (str,), "limits": (dict,)},
+    "created": {"game_id": (str,)},
+    "start": {"game_id": (str,), "role": (str,), "rules": (dict,), "seed": (int,)},
+    "prediction": {"t": (int,), "p": _NUMBER},
+    "answer": {"t": (int,)},
+    "reveal?": {},
+    "end": {"status": (str,), "result": (dict,)},
+    "error": {"code": (str,), "message": (str,)},
+}
+
+
+def _type_names(types: tuple[type, ...]) -> str:
+    names = {int: "int", float: "float", str: "str", bytes: "bin", list: "array",
+             dict: "map", NONE: "nil"}
+    return " or ".join(names.get(t, t.__name__) for t in types)
+
+
+def check(message: dict[str, Any]) -> dict[str, Any]:
+    """The message itself, if its fields match the schema of its type."""
+    kind = message.get("type")
+    schema = SCHEMAS.get(kind) if isinstance(kind, str) else None
+    if schema is None:
+        raise ProtocolError(Code.BAD_MESSAGE, f"unknown message type {kind!r}")
+    for name, types in schema.items():
+        if name not in message:
+            if NONE in types:
+                message[name] = None
+                continue
+            raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.{name} is missing")
+        value = message[name]
+        if isinstance(value, bool) or not isinstance(value, types):
+            raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.{name} must be {_type_names(types)}")
+    return message
+
+
+def vector_to_wire(vector: NDArray[np.float64]) -> bytes:
+    """A vector as bin: float64 little-endian."""
+    return np.ascontiguousarray(vector, dtype="<f8").tobytes()
+
+
+def vector_from_wire(value: Any) -> NDArray[np.float64]:
+    """A vector from bin (float64 little-endian) or an array of numbers."""
+    if isinstance(value, bytes):
+        if len(value) % 8:
+            raise ProtocolError(Code.BAD_MESSAGE, f"a vector of {len(value)} bytes is not "
+                                "float64 little-endian")
+        return np.frombuffer(value, dtype="<f8").astype(np.float64)
+    if isinstance(value, list) and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value
+    ):
+        return np.asarray(value, dtype=np.float64)
+    raise ProtocolError(Code.BAD_MESSAGE, "a vector is a bin of float64 or an array of numbers")
+
+
+def instance_to_wire(hclass: HypothesisClass, x: Any) -> Any:
+    """An instance as PROTOCOL.md 2 encodes it."""
+    if isinstance(hclass, HalfspaceClass):
+        return vector_to_wire(x)
+    value = int(x)
+    if value >= 1 << 63:
+        return value.to_bytes((value.bit_length() + 7) // 8, "little")
+    return value
+
+
+def instance_from_wire(hclass: HypothesisClass, value: Any) -> Any:
+    """An instance from the wire (its domain is the referee's to check)."""
+    if isinstance(hclass, HalfspaceClass):
+        return vector_from_wire(value)
+    if isinstance(value, bytes):
+        return int.from_bytes(value, "little")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise ProtocolError(Code.BAD_MESSAGE, "an instance of a finite class is an int or a bin")
+
+
+def rules_to_wire(game: GameSpec) -> dict[str, Any]:
+    """A game's rules as the ``rules`` map."""
+    return {"game": game.game, "class": game.hclass.spec if game.hclass else None,
+            "experts": game.experts if game.hclass is None else None, "rounds": game.rounds,
+            "horizon": game.horizon}
+
+
+def rules_from_wire(rules: dict[str, Any]) -> GameSpec:
+    """A ``rules`` map to a GameSpec (class specs are parsed here: SpecError if bad)."""
+    from games.classes import make_class
+
+    game, spec = rules.get("game"), rules.get("class")
+    rounds, experts = rules.get("rounds"), rules.get("experts")
+    if game not in GAMES:
+        raise ProtocolError(Code.BAD_MESSAGE, f"rules.game must be one of {', '.join(GAMES)}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
+        raise ProtocolError(Code.BAD_MESSAGE, "rules.rounds must be an int >= 0")
+    if spec is not None and not isinstance(spec, str):
+        raise ProtocolError(Code.BAD_MESSAGE, "rules.class must be a class spec or nil")
+    if experts is not None and (isinstance(experts, bool) or not isinstance(experts, int)):
+        raise ProtocolError(Code.BAD_MESSAGE, "rules.experts must be an int or nil")
+    horizon = rules.get("horizon", rounds)
+    hclass = make_class(spec) if spec else None
+    return GameSpec(game, rounds, hclass, experts, horizon_known=horizon is not None)

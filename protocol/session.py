@@ -1,0 +1,133 @@
+"""A connection's protocol state, server side: the handshake, then what may come next.
+
+Sans-I/O: frames in, checked messages out, or a :class:`~protocol.errors.ProtocolError`
+saying what is wrong (``fatal`` ones mean: send it and close). The server tells the
+session what it waits for (:meth:`ServerSession.expect`) as the game goes.
+
+>>> from protocol.codec import encode
+>>> session = ServerSession(tokens={"t0k": "alice"}.get)
+>>> hello = {"type": "hello", "version": 1, "role": "learner", "agent": "demo",
+...          "token": "t0k", "capabilities": []}
+>>> session.receive(encode(hello))["agent"], session.state, session.account
+('demo', 'lobby', 'alice')
+>>> session.start_game(); session.expect("predict", t=1)
+>>> session.receive(encode({"type": "label", "t": 1, "y": 0}))
+Traceback (most recent call last):
+...
+protocol.errors.ProtocolError: a learner does not send label
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from protocol.codec import DEFAULT_LIMITS, Limits, decode
+from protocol.errors import Code, ProtocolError
+from protocol.messages import PROTOCOL_VERSION, ROLES, check
+
+__all__ = ["LOBBY_MESSAGES", "ROLE_MESSAGES", "ServerSession"]
+
+#: What a player may send between games.
+LOBBY_MESSAGES = frozenset({"challenge", "create", "join"})
+#: What each role may send during a game (PROTOCOL.md 5).
+ROLE_MESSAGES = {
+    "learner": frozenset({"predict", "weights"}),
+    "adversary": frozenset({"commit", "instance", "advice", "label", "costs", "reveal"}),
+    "spectator": frozenset(),
+}
+
+
+class ServerSession:
+    """The server's view of one connection.
+
+    ``tokens`` maps a token to its account name (``None`` if unknown); with
+    ``anonymous=True`` a missing token is accepted.
+    """
+
+    def __init__(self, tokens: Callable[[str], str | None] | None = None,
+                 anonymous: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.tokens = tokens
+        self.anonymous = anonymous
+        self.limits = limits
+        self.state = "hello"
+        self.id = secrets.token_hex(8)
+        self.role: str | None = None
+        self.agent = ""
+        self.account: str | None = None
+        self._expected: frozenset[str] = frozenset()
+        self._t: int | None = None
+
+    def receive(self, frame: bytes | str) -> dict[str, Any]:
+        """Decode and check one frame from the peer."""
+        if self.state == "closed":
+            raise ProtocolError(Code.OUT_OF_TURN, "the session is closed", fatal=True)
+        try:
+            message = check(decode(frame, self.limits))
+        except ProtocolError as exc:
+            if self.state == "hello":  # nothing is trusted before the handshake
+                exc.fatal = True
+            raise
+        kind = message["type"]
+        if self.state == "hello":
+            return self._hello(message)
+        if self.state == "lobby":
+            if kind not in LOBBY_MESSAGES:
+                raise ProtocolError(Code.OUT_OF_TURN, f"{kind} before a game: send challenge, "
+                                    "create or join")
+            if self.role == "spectator":
+                raise ProtocolError(Code.OUT_OF_TURN, "a spectator does not start games")
+            return message
+        assert self.role is not None
+        if kind not in ROLE_MESSAGES[self.role]:
+            raise ProtocolError(Code.OUT_OF_TURN, f"a {self.role} does not send {kind}")
+        if kind not in self._expected:
+            waiting = " or ".join(sorted(self._expected)) or "nothing"
+            raise ProtocolError(Code.OUT_OF_TURN, f"{kind} out of turn: waiting for {waiting}")
+        if self._t is not None and "t" in message and message["t"] != self._t:
+            raise ProtocolError(Code.OUT_OF_TURN, f"{kind} for round {message['t']}: this is "
+                                f"round {self._t}")
+        return message
+
+    def _hello(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message["type"] != "hello":
+            raise ProtocolError(Code.OUT_OF_TURN, "send hello first", fatal=True)
+        if message["version"] != PROTOCOL_VERSION:
+            raise ProtocolError(Code.UNSUPPORTED_VERSION, f"protocol version "
+                                f"{message['version']} is not supported (this server speaks "
+                                f"{PROTOCOL_VERSION})")
+        if message["role"] not in ROLES:
+            raise ProtocolError(Code.BAD_MESSAGE, f"role must be one of {', '.join(ROLES)}",
+                                fatal=True)
+        token = message["token"]
+        if token is None:
+            if not self.anonymous:
+                raise ProtocolError(Code.UNAUTHORIZED, "a token is required")
+        else:
+            account = self.tokens(token) if self.tokens is not None else None
+            if account is None and not self.anonymous:
+                raise ProtocolError(Code.UNAUTHORIZED, "unknown token")
+            self.account = account
+        self.role, self.agent, self.state = message["role"], message["agent"], "lobby"
+        return message
+
+    def welcome(self, server: str, limits: dict[str, Any]) -> dict[str, Any]:
+        """The ``welcome`` answering a good hello."""
+        return {"type": "welcome", "version": PROTOCOL_VERSION, "session": self.id,
+                "server": server, "limits": limits}
+
+    def start_game(self) -> None:
+        """A game begins: only in-game messages from now."""
+        self.state, self._expected, self._t = "game", frozenset(), None
+
+    def expect(self, *kinds: str, t: int | None = None) -> None:
+        """What the game waits for now (and for which round)."""
+        self._expected, self._t = frozenset(kinds), t
+
+    def end_game(self) -> None:
+        """Back to the lobby."""
+        self.state, self._expected, self._t = "lobby", frozenset(), None
+
+    def close(self) -> None:
+        self.state = "closed"
