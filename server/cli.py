@@ -114,6 +114,45 @@ def _parser() -> argparse.ArgumentParser:
                         help="rounds per page (default 20)")
     replay.add_argument("--json", action="store_true", help="print one JSON object")
 
+    serve = sub.add_parser(
+        "serve", help="run the game server",
+        description="Serve games over WebSockets (PROTOCOL.md) until SIGINT or SIGTERM.",
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    serve.add_argument("--anonymous", action="store_true",
+                       help="accept agents without a token (local experiments)")
+    serve.add_argument("--move-deadline", type=float, default=10.0, metavar="SECONDS")
+    serve.add_argument("--time-bank", type=float, default=60.0, metavar="SECONDS")
+    serve.add_argument("--max-frame", type=int, default=1 << 20, metavar="BYTES")
+
+    connect_ = sub.add_parser(
+        "connect", help="play a local agent against a server-side opponent",
+        description="Play a learner or an adversary (built-in or from a file) against an "
+        "opponent on a littlestone server; prints what play prints.",
+    )
+    connect_.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
+    side = connect_.add_mutually_exclusive_group(required=True)
+    side.add_argument("--learner", metavar="SPEC")
+    side.add_argument("--adversary", metavar="SPEC")
+    connect_.add_argument("--vs", required=True, metavar="OPPONENT_SPEC",
+                          help="the server-side opponent")
+    connect_.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
+    connect_.add_argument("--class", dest="hclass", metavar="SPEC")
+    connect_.add_argument("--experts", type=int, metavar="D")
+    connect_.add_argument("--rounds", type=int, required=True, metavar="T")
+    connect_.add_argument("--seed", type=int, metavar="S")
+    connect_.add_argument("--token", metavar="TOKEN")
+    connect_.add_argument("--json", action="store_true", help="print one JSON object")
+
+    token = sub.add_parser("token", help="manage server tokens",
+                           description="Server tokens (stored hashed in DIR/littlestone.db).")
+    token_sub = token.add_subparsers(dest="token_command", required=True, parser_class=_Parser)
+    add = token_sub.add_parser("add", help="create a token for NAME and print it once")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
     for kind, registry in registries:
         lister = sub.add_parser(kind, help=f"list the registered {kind}",
@@ -309,6 +348,70 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from protocol.codec import Limits
+    from server.net import ServerSettings, serve_forever
+
+    settings = ServerSettings(args.host, args.port, Path(args.data), args.anonymous,
+                              args.move_deadline, args.time_bank, Limits(max_frame=args.max_frame))
+
+    def ready(server: Any) -> None:
+        mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
+        print(f"littlestone serving on ws://{args.host}:{server.port} ({mode}); data in "
+              f"{args.data}", flush=True)
+
+    try:
+        asyncio.run(serve_forever(settings, ready))
+    except OSError as exc:
+        raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
+                         ) from None
+    print("littlestone: server stopped", file=sys.stderr)
+    return 0
+
+
+def _connect(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from server.net import ServerError, play_remote
+
+    hclass = make_class(args.hclass) if args.hclass else None
+    game = GameSpec(args.game, args.rounds, hclass, args.experts)
+    agent: Any = (learners.LEARNERS.make(args.learner) if args.learner
+                  else adversaries.ADVERSARIES.make(args.adversary))
+    reason = agent.unsupported(game)
+    if reason:
+        raise UsageError(f"connect: {agent.spec} cannot play this game: {reason}")
+    started = time.perf_counter()
+    try:
+        out = asyncio.run(play_remote(args.url, agent, args.vs, game, args.seed, args.token))
+    except ServerError as exc:
+        raise UsageError(f"connect: {exc}") from None
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"connect: cannot reach {args.url}: {exc}") from None
+    except Exception as exc:  # websockets' handshake and URI errors, a closed connection
+        raise UsageError(f"connect: {type(exc).__name__}: {exc}") from None
+    if isinstance(hclass, FiniteClass):
+        out["size"] = hclass.size
+    out["seconds"] = round(time.perf_counter() - started, 6)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        _table(out)
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    from server.store import Store
+
+    token = Store(Path(args.data)).add_token(args.name)
+    print(token)
+    print(f"littlestone: token for {args.name!r} stored (hashed) in {args.data}; it is shown "
+          "only this once", file=sys.stderr)
+    return 0
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
@@ -350,7 +453,8 @@ def _table(out: dict[str, Any]) -> None:
 
 
 COMMANDS = {"ldim": _ldim, "play": _play, "learners": _list_agents, "adversaries": _list_agents,
-            "games": _games, "replay": _replay}
+            "games": _games, "replay": _replay, "serve": _serve, "connect": _connect,
+            "token": _token}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

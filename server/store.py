@@ -17,6 +17,7 @@ content hashes of the agents that played).
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import sqlite3
 from datetime import UTC, datetime
@@ -57,6 +58,11 @@ CREATE INDEX IF NOT EXISTS games_learner ON games (learner);
 CREATE INDEX IF NOT EXISTS games_adversary ON games (adversary);
 CREATE INDEX IF NOT EXISTS games_class ON games (class);
 CREATE INDEX IF NOT EXISTS games_status ON games (status);
+CREATE TABLE IF NOT EXISTS tokens (
+    name TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL UNIQUE,
+    created TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS agents (
     spec TEXT NOT NULL,
     sha256 TEXT NOT NULL,
@@ -139,6 +145,20 @@ class Store:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY game_id DESC LIMIT ?"
         return [dict(row) for row in self._db.execute(sql, (*args, limit))]
+
+    def add_token(self, name: str) -> str:
+        """A new token for ``name`` (replacing any earlier one): returned once, stored as
+        its SHA-256 only."""
+        token = secrets.token_urlsafe(24)
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        self._db.execute("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)",
+                         (name, digest, utc_now()))
+        return token
+
+    def token_account(self, sha256: str) -> str | None:
+        """The name a token (given by its SHA-256) belongs to."""
+        row = self._db.execute("SELECT name FROM tokens WHERE sha256 = ?", (sha256,)).fetchone()
+        return None if row is None else str(row["name"])
 
     def game(self, game_id: str) -> dict[str, Any] | None:
         """One game's row."""

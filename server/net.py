@@ -1,0 +1,748 @@
+"""The WebSocket game server and the remote-agent client (PROTOCOL.md).
+
+The server drives the same referees as the local driver, with one player (or both)
+behind a connection: :func:`run_game` is the local driver's loop written with awaits,
+and :class:`RemoteLearner` / :class:`RemoteAdversary` turn protocol messages into moves,
+applying the fault ladder (PROTOCOL.md 6). Every game is logged and indexed as ``play``
+does (server.logs, server.store).
+
+The client side, :func:`play_remote`, runs a local agent (built-in or from a file)
+against a server-side opponent and returns ``play``'s JSON keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+import signal
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+import adversaries as _adversaries  # noqa: F401 - registers the built-in adversaries
+import learners as _learners  # noqa: F401 - registers the built-in learners
+from adversaries.base import ADVERSARIES, Adversary
+from games.classes import FiniteClass
+from games.errors import IllegalMove, LittlestoneError, MoveError, SpecError, UnsupportedGame
+from games.experts import ExpertsReferee
+from games.experts import Phase as ExpertsPhase
+from games.game import EXPERTS, GameResult, GameSpec, game_seeds
+from games.mistake_bound import MistakeBoundReferee, Phase, check_label, check_probability
+from learners.base import LEARNERS, Learner
+from protocol.codec import DEFAULT_LIMITS, Limits, decode, encode
+from protocol.errors import CLOSE_CODES, Code, ProtocolError
+from protocol.messages import (
+    PROTOCOL_VERSION,
+    check,
+    instance_from_wire,
+    instance_to_wire,
+    rules_from_wire,
+    rules_to_wire,
+    vector_from_wire,
+    vector_to_wire,
+)
+from protocol.session import ServerSession
+from server.logged import agent_identity, game_info, package_version
+from server.logs import LogWriter
+from server.store import Store, new_game_id, utc_now
+
+__all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "run_game"]
+
+log = logging.getLogger("littlestone.server")
+
+#: The fault that forfeits a game (PROTOCOL.md 6).
+FAULTS_TO_FORFEIT = 3
+HANDSHAKE_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What ``littlestone serve`` is started with."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+    data: Path = Path("littlestone-data")
+    anonymous: bool = False
+    move_deadline: float = 10.0
+    time_bank: float = 60.0
+    limits: Limits = DEFAULT_LIMITS
+
+
+class Forfeit(Exception):
+    """A player reached the fault that forfeits the game."""
+
+    def __init__(self, role: str, code: Code) -> None:
+        super().__init__(f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({code.value})")
+        self.role, self.code = role, code
+
+
+class Disconnected(Exception):
+    """A remote player went away mid-game."""
+
+    def __init__(self, role: str) -> None:
+        super().__init__(f"the {role} disconnected")
+        self.role = role
+
+
+# -- players behind a connection -----------------------------------------------------
+
+
+class _Remote:
+    """Receiving moves from a connection: deadlines, the time bank and the fault ladder."""
+
+    def __init__(self, ws: ServerConnection, session: ServerSession, settings: ServerSettings,
+                 role: str) -> None:
+        self.ws, self.session, self.settings, self.role = ws, session, settings, role
+        self.faults: list[dict[str, Any]] = []
+        self.bank = settings.time_bank
+
+    async def send(self, message: dict[str, Any]) -> None:
+        try:
+            await self.ws.send(encode(message))
+        except ConnectionClosed:
+            raise Disconnected(self.role) from None
+
+    async def fault(self, code: Code, message: str, t: int | None) -> None:
+        self.faults.append({"t": t, "code": code.value, "message": message})
+        with contextlib.suppress(Disconnected):
+            await self.send(ProtocolError(code, message).to_message())
+        if len(self.faults) >= FAULTS_TO_FORFEIT:
+            raise Forfeit(self.role, code)
+
+    async def receive(self, *kinds: str, t: int | None,
+                      accept: Callable[[dict[str, Any]], Any]) -> Any:
+        """The next acceptable move: ``accept`` turns a message into a move or raises
+        IllegalMove/ProtocolError; every bad or late message is a fault."""
+        self.session.expect(*kinds, t=t)
+        while True:
+            started = time.monotonic()
+            try:
+                frame = await asyncio.wait_for(self.ws.recv(),
+                                               self.settings.move_deadline + self.bank)
+            except TimeoutError:
+                self.bank = 0.0
+                await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
+                continue
+            except ConnectionClosed:
+                raise Disconnected(self.role) from None
+            late = time.monotonic() - started - self.settings.move_deadline
+            if late > 0:
+                self.bank = max(0.0, self.bank - late)
+            try:
+                return accept(self.session.receive(frame))
+            except ProtocolError as exc:
+                await self.fault(exc.code, exc.message, t)
+            except IllegalMove as exc:
+                await self.fault(Code.ILLEGAL_MOVE, exc.message, t)
+
+
+class RemoteLearner(_Remote):
+    """A learner behind a connection. Its ``update`` only remembers the label, which then
+    rides with the next instance (PROTOCOL.md 5.1): one round trip per round."""
+
+    def __init__(self, ws: ServerConnection, session: ServerSession,
+                 settings: ServerSettings) -> None:
+        super().__init__(ws, session, settings, "learner")
+        self.hclass: Any = None
+        self.pending: dict[str, Any] | None = None
+
+    async def predict(self, t: int, x: Any) -> float:
+        message = {"type": "instance", "t": t, "x": instance_to_wire(self.hclass, x)}
+        if self.pending is not None:
+            message["label"] = self.pending
+        await self.send(message)
+        p = await self.receive("predict", t=t, accept=lambda m: check_probability(m["p"]))
+        return float(p)
+
+    async def update(self, t: int, x: Any, y: int) -> None:
+        self.pending = {"t": t, "y": y}
+
+    async def weights(self, t: int, x: Any, advice: Any) -> Any:
+        message: dict[str, Any] = {"type": "advice", "t": t, "advice": None}
+        if x is not None:  # class-derived experts: the learner evaluates its class on x
+            message["x"] = instance_to_wire(self.hclass, x)
+        elif advice is not None:
+            message["advice"] = vector_to_wire(advice)
+        if self.pending is not None:
+            message["outcome"] = self.pending
+        await self.send(message)
+
+        def accept(m: dict[str, Any]) -> Any:
+            if m["type"] == "predict":
+                return check_probability(m["p"])
+            return vector_from_wire(m["w"])
+
+        return await self.receive("predict", "weights", t=t, accept=accept)
+
+    async def update_costs(self, t: int, costs: Any, y: int | None) -> None:
+        self.pending = {"t": t, "costs": vector_to_wire(costs), "y": y}
+
+
+class RemoteAdversary(_Remote):
+    """An adversary behind a connection (PROTOCOL.md 5.3)."""
+
+    def __init__(self, ws: ServerConnection, session: ServerSession,
+                 settings: ServerSettings) -> None:
+        super().__init__(ws, session, settings, "adversary")
+        self.hclass: Any = None
+
+    async def instance(self, t: int) -> Any:
+        return await self.receive("instance", "commit", t=t, accept=self._instance)
+
+    def _instance(self, m: dict[str, Any]) -> Any:
+        if m["type"] == "commit":
+            return ("commit", m["digest"])
+        return instance_from_wire(self.hclass, m["x"])
+
+    async def label(self, t: int, x: Any, p: float) -> int:
+        await self.send({"type": "prediction", "t": t, "p": p})
+        return await self.receive("label", t=t, accept=lambda m: check_label(m["y"]))  # type: ignore[no-any-return]
+
+    async def advice(self, t: int) -> Any:
+        def accept(m: dict[str, Any]) -> Any:
+            if m["type"] == "commit":
+                return ("commit", m["digest"])
+            if m["type"] == "instance":
+                return ("instance", instance_from_wire(self.hclass, m["x"]))
+            return ("advice", None if m["advice"] is None else vector_from_wire(m["advice"]))
+
+        return await self.receive("advice", "instance", "commit", t=t, accept=accept)
+
+    async def outcome(self, t: int, answer: Any) -> Any:
+        message: dict[str, Any] = {"type": "answer", "t": t}
+        if isinstance(answer, np.ndarray):
+            message["w"] = vector_to_wire(answer)
+        else:
+            message["p"] = float(answer)
+        await self.send(message)
+
+        def accept(m: dict[str, Any]) -> Any:
+            return check_label(m["y"]) if m["type"] == "label" else vector_from_wire(m["v"])
+
+        return await self.receive("label", "costs", t=t, accept=accept)
+
+    async def reveal(self) -> tuple[Any, bytes]:
+        await self.send({"type": "reveal?"})
+
+        def accept(m: dict[str, Any]) -> tuple[Any, bytes]:
+            target = m["target"]
+            if isinstance(target, bytes | list):
+                target = vector_from_wire(target)
+            return target, m["salt"]
+
+        return await self.receive("reveal", t=None, accept=accept)  # type: ignore[no-any-return]
+
+
+# -- the async driver ------------------------------------------------------------------
+
+
+async def run_game(
+    game: GameSpec, seed: int, learner: Learner | RemoteLearner,
+    adversary: Adversary | RemoteAdversary, writer: LogWriter | None = None,
+) -> GameResult:
+    """One game through the referee, either player local or remote (the same rules,
+    coins and records as server.local.play)."""
+    seeds = game_seeds(seed)
+    for player, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
+        if isinstance(player, Learner | Adversary):
+            player.start(game, own)
+        else:
+            player.hclass = game.hclass
+    referee: MistakeBoundReferee | ExpertsReferee
+    if game.game == EXPERTS:
+        hclass = game.hclass if isinstance(game.hclass, FiniteClass) else None
+        referee = ExpertsReferee(game.n_experts, game.rounds, seeds.referee, hclass=hclass)
+    else:
+        assert game.hclass is not None
+        referee = MistakeBoundReferee(game.hclass, game.rounds, seeds.referee)
+    role = "adversary"
+    try:
+        if isinstance(adversary, Adversary):
+            digest = adversary.commitment()
+            if digest is not None:
+                referee.commit(digest)
+        if isinstance(referee, MistakeBoundReferee):
+            await _mistake_bound_rounds(game, referee, learner, adversary, writer)
+        else:
+            await _experts_rounds(game, referee, learner, adversary, writer)
+        role = "adversary"
+        due = (referee.phase is Phase.REVEAL if isinstance(referee, MistakeBoundReferee)
+               else referee.phase is ExpertsPhase.REVEAL)
+        if due:
+            revealed = (await adversary.reveal() if isinstance(adversary, RemoteAdversary)
+                        else adversary.reveal())
+            referee.reveal(*(revealed if revealed is not None else (None, b"")))
+    except MoveError:
+        pass  # recorded by the referee against its author
+    except Forfeit as exc:
+        referee.abort(f"forfeit:{exc.role}:{exc.code.value}", str(exc))
+    except Disconnected as exc:
+        referee.abort(f"disconnected:{exc.role}", str(exc))
+    except _Commit as exc:
+        referee.abort("illegal_move:adversary:commit", str(exc))
+    except Exception as exc:  # a local player's bug ends its game, never the server
+        referee.abort(f"crash:{role}:{type(exc).__name__}", f"{role} raised {type(exc).__name__}")
+    result = referee.result()
+    result.revealed = getattr(referee, "revealed", None)
+    if isinstance(learner, Learner):
+        result.bound = learner.bound(game)
+        result.extra.update(learner.report())
+    if isinstance(game.hclass, FiniteClass):
+        result.extra["size"] = game.hclass.size
+    faults = [dict(f, role=p.role) for p in (learner, adversary) if isinstance(p, _Remote)
+              for f in p.faults]
+    if faults:
+        result.extra["faults"] = faults
+    return result
+
+
+class _Commit(Exception):
+    """A commitment sent after round 1."""
+
+
+async def _adversary_instance(referee: Any, adversary: Any, t: int) -> Any:
+    if isinstance(adversary, Adversary):
+        return adversary.instance()
+    while True:
+        move = await adversary.instance(t)
+        if isinstance(move, tuple) and move and move[0] == "commit":
+            if t != 1:
+                raise _Commit("a commitment after round 1")
+            referee.commit(move[1])
+            continue
+        return move
+
+
+async def _mistake_bound_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: Any,
+                                adversary: Any, writer: LogWriter | None) -> None:
+    for t in range(1, game.rounds + 1):
+        x = referee.instance(await _adversary_instance(referee, adversary, t))
+        p = (learner.predict(x) if isinstance(learner, Learner)
+             else await learner.predict(t, x))
+        referee.prediction(p)
+        y = (adversary.label(x, p) if isinstance(adversary, Adversary)
+             else await adversary.label(t, x, p))
+        record = referee.label(y)
+        if writer is not None:
+            writer.round(record)
+        if isinstance(learner, Learner):
+            learner.update(x, record.y)
+        else:
+            await learner.update(t, x, record.y)
+
+
+async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
+                          adversary: Any, writer: LogWriter | None) -> None:
+    class_derived = referee.hclass is not None
+    for t in range(1, game.rounds + 1):
+        x = None
+        if isinstance(adversary, Adversary):
+            if class_derived:
+                x = referee.instance(adversary.instance())
+            else:
+                advice = adversary.advice()
+                if advice is not None:
+                    referee.advice(advice)
+        else:
+            while True:
+                kind, value = await adversary.advice(t)
+                if kind == "commit":
+                    if t != 1:
+                        raise _Commit("a commitment after round 1")
+                    referee.commit(value)
+                    continue
+                break
+            if kind == "instance":
+                x = referee.instance(value)
+            elif value is not None:
+                referee.advice(value)
+        advice_now = referee.current_advice
+        answer = (learner.weights(advice_now) if isinstance(learner, Learner)
+                  else await learner.weights(t, x, advice_now))
+        if isinstance(answer, float | int) and not isinstance(answer, bool):
+            referee.prediction(answer)
+            shown: Any = float(answer)
+        else:
+            referee.weights(answer)
+            shown = answer
+        if isinstance(adversary, Adversary):
+            outcome = (adversary.label(x, referee.induced_prediction) if class_derived
+                       else adversary.costs(shown))
+        else:
+            outcome = await adversary.outcome(t, shown)
+        if isinstance(outcome, int) and not isinstance(outcome, bool):
+            record = referee.label(outcome)
+        else:
+            record = referee.costs(outcome)
+        if writer is not None:
+            writer.expert(record)
+        if isinstance(learner, Learner):
+            learner.update_costs(record.costs, record.y)
+        else:
+            await learner.update_costs(t, record.costs, record.y)
+
+
+# -- the server ----------------------------------------------------------------------
+
+
+class GameServer:
+    """``littlestone serve``: handshakes, challenges against built-in agents, games."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.store = Store(settings.data)
+        self.games: set[asyncio.Task[Any]] = set()
+        self._server: Server | None = None
+        self._stopping = asyncio.Event()
+
+    # tokens: stored hashed (sha256), looked up by the hash
+    def account(self, token: str) -> str | None:
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        return self.store.token_account(digest)
+
+    async def start(self) -> None:
+        self._server = await serve(
+            self.handle, self.settings.host, self.settings.port,
+            max_size=self.settings.limits.max_frame, compression=None,
+            ping_interval=None,
+        )
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        sockets = list(self._server.sockets)
+        return int(sockets[0].getsockname()[1])
+
+    async def stop(self) -> None:
+        """Graceful: stop accepting, let running games end as aborted, close."""
+        self._stopping.set()
+        if self._server is not None:
+            self._server.close(close_connections=False)
+        for task in list(self.games):
+            task.cancel()
+        if self.games:
+            await asyncio.gather(*self.games, return_exceptions=True)
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def handle(self, ws: ServerConnection) -> None:
+        session = ServerSession(tokens=self.account, anonymous=self.settings.anonymous,
+                                limits=self.settings.limits)
+        try:
+            try:
+                frame = await asyncio.wait_for(ws.recv(), HANDSHAKE_TIMEOUT_S)
+                session.receive(frame)
+            except TimeoutError:
+                raise ProtocolError(Code.TIMEOUT, "no hello within the handshake deadline",
+                                    fatal=True) from None
+            await ws.send(encode(session.welcome(
+                f"littlestone {package_version()}",
+                {"max_frame": self.settings.limits.max_frame,
+                 "move_deadline_ms": int(self.settings.move_deadline * 1000),
+                 "time_bank_ms": int(self.settings.time_bank * 1000)})))
+            while not self._stopping.is_set():
+                frame = await ws.recv()
+                try:
+                    message = session.receive(frame)
+                except ProtocolError as exc:
+                    if exc.fatal:
+                        raise
+                    await ws.send(encode(exc.to_message()))
+                    continue
+                if message["type"] == "challenge":
+                    await self._challenge(ws, session, message)
+                else:
+                    await ws.send(encode(ProtocolError(
+                        Code.UNSUPPORTED_GAME, "this server plays challenges against its "
+                        "built-in agents (create/join are not offered)").to_message()))
+        except ProtocolError as exc:
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(encode(exc.to_message()))
+                await ws.close(CLOSE_CODES.get(exc.code, 1008), exc.code.value)
+        except ConnectionClosed:
+            pass
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await ws.close(1001, "server shutting down")
+            raise
+        except Exception:
+            log.exception("internal error in a session")
+            with contextlib.suppress(Exception):
+                await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
+                await ws.close(1011, "internal")
+
+    async def _challenge(self, ws: ServerConnection, session: ServerSession,
+                         message: dict[str, Any]) -> None:
+        try:
+            game = rules_from_wire(message["rules"])
+            registry: Any = ADVERSARIES if session.role == "learner" else LEARNERS
+            opponent = registry.make(message["opponent"])
+            if opponent.unsupported(game) is not None:
+                raise UnsupportedGame(f"{opponent.spec} cannot play this game: "
+                                      f"{opponent.unsupported(game)}")
+        except ProtocolError as exc:
+            await ws.send(encode(exc.to_message()))
+            return
+        except (SpecError, LittlestoneError) as exc:
+            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, str(exc)).to_message()))
+            return
+        seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
+        remote: RemoteLearner | RemoteAdversary
+        if session.role == "learner":
+            remote = RemoteLearner(ws, session, self.settings)
+            learner: Any = remote
+            adversary: Any = opponent
+        else:
+            remote = RemoteAdversary(ws, session, self.settings)
+            learner, adversary = opponent, remote
+        game_id = new_game_id()
+        seeds = game_seeds(seed)
+        own = seeds.learner if session.role == "learner" else seeds.adversary
+        remote_info = {"spec": f"remote:{session.agent}", "account": session.account,
+                       "sha256": "remote"}
+        local_info = agent_identity(opponent)
+        header: dict[str, Any] = {
+            "game_id": game_id, "package": package_version(), "protocol": PROTOCOL_VERSION,
+            "started": utc_now(), "source": "server", "rules": game_info(game), "seed": seed,
+            "seeds": {"referee": seeds.referee, "learner": seeds.learner,
+                      "adversary": seeds.adversary},
+            "learner": remote_info if session.role == "learner" else local_info,
+            "adversary": local_info if session.role == "learner" else remote_info,
+        }
+        path = self.settings.data / "games" / f"{game_id}.lslog"
+        self.store.start_game({**game_info(game), "learner": header["learner"]["spec"],
+                               "adversary": header["adversary"]["spec"], "seed": seed,
+                               "horizon": game.rounds, "source": "server"},
+                              log=str(path), game_id=game_id)
+        writer = LogWriter(path, header)
+        session.start_game()
+        await ws.send(encode({"type": "start", "game_id": game_id, "role": session.role,
+                              "rules": rules_to_wire(game), "seed": own}))
+        task = asyncio.current_task()
+        assert task is not None
+        self.games.add(task)
+        try:
+            result = await run_game(game, seed, learner, adversary, writer)
+        except asyncio.CancelledError:
+            writer.close({"status": "aborted:shutdown", "finished": utc_now(), "result": {}})
+            self.store.finish_game(game_id, {"status": "aborted:shutdown"})
+            raise
+        finally:
+            self.games.discard(task)
+        scores = result.to_dict()
+        footer: dict[str, Any] = {"status": result.status, "finished": utc_now(),
+                                  "result": scores}
+        if result.revealed is not None:
+            revealed = result.revealed
+            footer["revealed"] = revealed.tolist() if hasattr(revealed, "tolist") else revealed
+        writer.close(footer)
+        self.store.finish_game(game_id, scores)
+        session.end_game()
+        end: dict[str, Any] = {"type": "end", "status": result.status,
+                               "result": _wire_result(scores), "game_id": game_id}
+        if isinstance(remote, RemoteLearner) and remote.pending is not None:
+            end["label" if game.game != EXPERTS else "outcome"] = remote.pending
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(encode(end))
+
+
+def _wire_result(scores: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for key, value in scores.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, list | dict):
+            continue
+        out[key] = value
+    return out
+
+
+async def serve_forever(settings: ServerSettings,
+                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None
+                        ) -> None:
+    """Run until SIGINT or SIGTERM, then shut down gracefully."""
+    server = GameServer(settings)
+    await server.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        maybe = ready(server)
+        if maybe is not None:
+            await maybe
+    await stop.wait()
+    await server.stop()
+
+
+# -- the client ----------------------------------------------------------------------
+
+
+class ServerError(LittlestoneError):
+    """The server answered with an error."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"server: {code}: {message}")
+        self.code = code
+
+
+async def play_remote(
+    url: str, agent: Learner | Adversary, opponent: str, game: GameSpec,
+    seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
+) -> dict[str, Any]:
+    """Play ``agent`` (a learner or an adversary) against the server's ``opponent``;
+    returns the keys ``littlestone play --json`` prints."""
+    role = "learner" if isinstance(agent, Learner) else "adversary"
+    async with connect(url, max_size=None, compression=None, ping_interval=None,
+                       proxy=None) as ws:
+
+        async def receive() -> dict[str, Any]:
+            message = check(decode(await ws.recv(), Limits(max_frame=1 << 30)))
+            if message["type"] == "error" and message.get("fatal", True) is not False:
+                raise ServerError(message["code"], message["message"])
+            return message
+
+        await ws.send(encode({"type": "hello", "version": PROTOCOL_VERSION, "role": role,
+                              "agent": name, "token": token, "capabilities": []}))
+        welcome = await receive()
+        if welcome["type"] != "welcome":
+            raise ServerError("bad_message", f"expected welcome, got {welcome['type']}")
+        await ws.send(encode({"type": "challenge", "rules": rules_to_wire(game),
+                              "opponent": opponent, "seed": seed}))
+        start = await receive()
+        if start["type"] == "error":
+            raise ServerError(start["code"], start["message"])
+        game = rules_from_wire(start["rules"])
+        agent.start(game, int(start["seed"]))
+        hclass = game.hclass
+        if isinstance(agent, Learner):
+            end = await _learner_loop(ws, receive, agent, game)
+        else:
+            end = await _adversary_loop(ws, receive, agent, game)
+    result = dict(end["result"])
+    result["status"] = end["status"]
+    bound = agent.bound(game) if isinstance(agent, Learner) else None
+    if bound is not None:
+        result["bound"], result["bound_name"] = bound.value, bound.name
+    out: dict[str, Any] = {
+        "game": game.game,
+        "learner": agent.spec if isinstance(agent, Learner) else opponent,
+        "adversary": opponent if isinstance(agent, Learner) else agent.spec,
+        "class": hclass.spec if hclass is not None else None, "horizon": game.rounds,
+        "seed": seed,
+    }
+    out.update({k: v for k, v in result.items() if k != "game"})
+    out["game_id"] = end.get("game_id")
+    return out
+
+
+async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
+                        agent: Learner, game: GameSpec) -> dict[str, Any]:
+    hclass = game.hclass
+    last: Any = None
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "error":
+            continue  # a fault of ours: the server waits for a better move
+        if kind in ("instance", "end") and message.get("label") is not None and last is not None:
+            agent.update(last, int(message["label"]["y"]))
+        if kind in ("advice", "end") and message.get("outcome") is not None:
+            outcome = message["outcome"]
+            agent.update_costs(vector_from_wire(outcome["costs"]), outcome.get("y"))
+        if kind == "end":
+            return message
+        if kind == "instance":
+            last = instance_from_wire(hclass, message["x"]) if hclass is not None else None
+            p = float(agent.predict(last))
+            await ws.send(encode({"type": "predict", "t": message["t"], "p": p}))
+        elif kind == "advice":
+            advice: Any = message.get("advice")
+            if message.get("x") is not None and isinstance(hclass, FiniteClass):
+                advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(
+                    np.float64)
+            elif advice is not None:
+                advice = vector_from_wire(advice)
+            answer = agent.weights(advice)
+            if isinstance(answer, np.ndarray):
+                await ws.send(encode({"type": "weights", "t": message["t"],
+                                      "w": vector_to_wire(answer)}))
+            else:
+                await ws.send(encode({"type": "predict", "t": message["t"], "p": float(answer)}))
+
+
+async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
+                          agent: Adversary, game: GameSpec) -> dict[str, Any]:
+    hclass = game.hclass
+    digest = agent.commitment()
+    if digest is not None:
+        await ws.send(encode({"type": "commit", "digest": digest}))
+    class_derived = game.game == EXPERTS and hclass is not None
+    t = 1
+    pending_x: Any = None
+    if game.rounds:
+        pending_x = await _send_move(ws, agent, game, t, class_derived)
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "error":
+            continue
+        if kind == "end":
+            return message
+        if kind == "reveal?":
+            revealed = agent.reveal()
+            target, salt = revealed if revealed is not None else (None, b"")
+            if isinstance(target, np.ndarray):
+                target = vector_to_wire(target)
+            elif target is not None:
+                target = int(target)
+            await ws.send(encode({"type": "reveal", "target": target, "salt": salt}))
+        elif kind == "prediction":
+            y = agent.label(pending_x, float(message["p"]))
+            await ws.send(encode({"type": "label", "t": t, "y": int(y)}))
+            t += 1
+            if t <= game.rounds:
+                pending_x = await _send_move(ws, agent, game, t, class_derived)
+        elif kind == "answer":
+            answer: Any = (vector_from_wire(message["w"]) if message.get("w") is not None
+                           else float(message["p"]))
+            if class_derived:
+                p = float(answer) if not isinstance(answer, np.ndarray) else float(
+                    answer @ hclass.evaluate(pending_x).astype(np.float64))  # type: ignore[union-attr]
+                await ws.send(encode({"type": "label", "t": t,
+                                      "y": int(agent.label(pending_x, p))}))
+            else:
+                outcome = agent.costs(answer)
+                if isinstance(outcome, np.ndarray):
+                    await ws.send(encode({"type": "costs", "t": t, "v": vector_to_wire(outcome)}))
+                else:
+                    await ws.send(encode({"type": "label", "t": t, "y": int(outcome)}))
+            t += 1
+            if t <= game.rounds:
+                pending_x = await _send_move(ws, agent, game, t, class_derived)
+
+
+async def _send_move(ws: Any, agent: Adversary, game: GameSpec, t: int,
+                     class_derived: bool) -> Any:
+    hclass = game.hclass
+    if game.game != EXPERTS or class_derived:
+        x = agent.instance()
+        assert hclass is not None
+        await ws.send(encode({"type": "instance", "t": t, "x": instance_to_wire(hclass, x)}))
+        return x
+    advice = agent.advice()
+    await ws.send(encode({"type": "advice", "t": t,
+                          "advice": None if advice is None else vector_to_wire(advice)}))
+    return None

@@ -1,0 +1,300 @@
+"""The WebSocket server and client, on real loopback sockets (pytest-asyncio)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from adversaries import ADVERSARIES
+from games.classes import make_class
+from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from learners import LEARNERS
+from protocol.codec import Limits
+from server.local import play
+from server.logs import read_log
+from server.net import GameServer, ServerError, ServerSettings, play_remote
+from server.store import Store
+
+HELLO = {"type": "hello", "version": 1, "role": "learner", "agent": "raw", "token": None,
+         "capabilities": []}
+
+
+@pytest.fixture
+async def server(tmp_path):
+    settings = ServerSettings(port=0, data=tmp_path / "data", anonymous=False,
+                              move_deadline=2.0, time_bank=0.5, limits=Limits(max_frame=1 << 16))
+    game_server = GameServer(settings)
+    await game_server.start()
+    game_server.token = game_server.store.add_token("alice")
+    game_server.url = f"ws://127.0.0.1:{game_server.port}"
+    yield game_server
+    await game_server.stop()
+
+
+def local_records(game, learner, adversary, seed):
+    rows = []
+    play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), seed,
+         on_record=lambda r: rows.append([v.tolist() if isinstance(v, np.ndarray) else v
+                                          for v in r]))
+    return rows
+
+
+def logged_records(server, game_id):
+    row = Store(server.settings.data).game(game_id)
+    log = read_log(Path(row["log"]))
+    return [[v.tolist() if isinstance(v, np.ndarray) else v for v in r] for r in log.records()]
+
+
+PAIRS = [
+    ("learner", MISTAKE_BOUND, "thresholds:n=255", None, "halving", "random-target", 300),
+    ("learner", MISTAKE_BOUND, "halfspaces:d=6,margin=0.2", None, "perceptron", "random-target",
+     300),
+    ("learner", EXPERTS, "singletons:n=8", None, "hedge", "noisy:rate=0.2", 100),
+    ("learner", EXPERTS, None, 3, "weighted-majority", "cover-flip", 50),
+    ("adversary", MISTAKE_BOUND, "thresholds:n=63", None, "soa", "shattered-tree", 20),
+    ("adversary", MISTAKE_BOUND, "halfspaces:d=9,margin=0.34", None, "perceptron",
+     "perceptron-margin", 20),
+    ("adversary", EXPERTS, None, 2, "hedge", "cover-flip", 40),
+]
+
+
+@pytest.mark.parametrize(("remote", "name", "spec", "d", "learner", "adversary", "rounds"),
+                         PAIRS)
+async def test_remote_and_local_games_have_the_same_records(server, remote, name, spec, d,
+                                                            learner, adversary, rounds):
+    game = GameSpec(name, rounds, make_class(spec) if spec else None, d)
+    if remote == "learner":
+        out = await play_remote(server.url, LEARNERS.make(learner), adversary, game, seed=11,
+                                token=server.token)
+    else:
+        out = await play_remote(server.url, ADVERSARIES.make(adversary), learner, game, seed=11,
+                                token=server.token)
+    assert out["status"] == "complete", out
+    assert logged_records(server, out["game_id"]) == local_records(game, learner, adversary, 11)
+    local = play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), 11)
+    assert out["mistakes"] == local.mistakes and out["rounds"] == rounds
+
+
+async def raw_client(server, hello):
+    ws = await connect(server.url, compression=None, proxy=None)
+    await ws.send(msgpack.packb(hello))
+    return ws
+
+
+async def receive(ws):
+    return msgpack.unpackb(await ws.recv())
+
+
+async def test_an_independent_client_written_from_protocol_md(server):
+    """Raw websockets and msgpack only, following PROTOCOL.md sections 3-5.1 and 9."""
+    ws = await raw_client(server, dict(HELLO, token=server.token))
+    welcome = await receive(ws)
+    assert welcome["type"] == "welcome" and welcome["version"] == 1
+    await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target", "seed": 7,
+                                 "rules": {"game": "mistake-bound", "class": "thresholds:n=4",
+                                           "experts": None, "rounds": 50, "horizon": 50}}))
+    start = await receive(ws)
+    assert start["type"] == "start" and start["role"] == "learner"
+    alive = list(range(5))  # halving over h_a(x) = [x < a], a = 0..4
+    last_x = None
+    while True:
+        message = await receive(ws)
+        if message.get("label") is not None:
+            y = message["label"]["y"]
+            alive = [a for a in alive if int(last_x < a) == y] or alive
+        if message["type"] == "end":
+            break
+        assert message["type"] == "instance"
+        last_x = message["x"]
+        votes = sum(last_x < a for a in alive)
+        await ws.send(msgpack.packb({"type": "predict", "t": message["t"],
+                                     "p": 1.0 if 2 * votes >= len(alive) else 0.0}))
+    assert message["status"] == "complete"
+    assert message["result"]["rounds"] == 50
+    assert message["result"]["mistakes"] <= math.log2(5)
+    await ws.close()
+
+
+async def assert_closed_with_error(ws, code, close_code=None):
+    message = await receive(ws)
+    assert message["type"] == "error" and message["code"] == code and message["fatal"]
+    with pytest.raises(ConnectionClosed) as info:
+        await ws.recv()
+    if close_code is not None:
+        assert info.value.rcvd is not None and info.value.rcvd.code == close_code
+
+
+async def well_behaved_game_completes(server):
+    game = GameSpec(MISTAKE_BOUND, 30, make_class("thresholds:n=31"))
+    out = await play_remote(server.url, LEARNERS.make("halving"), "random-target", game, 1,
+                            server.token)
+    assert out["status"] == "complete"
+
+
+async def test_handshake_errors(server):
+    ws = await raw_client(server, dict(HELLO, version=2, token=server.token))
+    await assert_closed_with_error(ws, "unsupported_version", 1002)
+    ws = await raw_client(server, HELLO)  # no token
+    await assert_closed_with_error(ws, "unauthorized", 1008)
+    ws = await raw_client(server, dict(HELLO, token="wrong"))
+    await assert_closed_with_error(ws, "unauthorized", 1008)
+    ws = await connect(server.url, compression=None, proxy=None)
+    await ws.send(b"\xc1\xc1")
+    await assert_closed_with_error(ws, "bad_message")
+    ws = await connect(server.url, compression=None, proxy=None)
+    await ws.send("a text frame")
+    await assert_closed_with_error(ws, "bad_message")
+    ws = await connect(server.url, compression=None, proxy=None)
+    await ws.send(msgpack.packb({"type": "join", "game_id": "x"}))
+    await assert_closed_with_error(ws, "out_of_turn")
+    await well_behaved_game_completes(server)
+
+
+async def test_errors_after_the_handshake_are_not_fatal(server):
+    ws = await raw_client(server, dict(HELLO, token=server.token))
+    assert (await receive(ws))["type"] == "welcome"
+    for frame, code in [(b"\xc1", "bad_message"), ("text", "bad_message"),
+                        (msgpack.packb({"type": "frobnicate"}), "bad_message"),
+                        (msgpack.packb({"type": "predict", "t": 1, "p": 0.5}), "out_of_turn"),
+                        (msgpack.packb({"type": "challenge", "opponent": "nosuch", "seed": 1,
+                                        "rules": {"game": "mistake-bound",
+                                                  "class": "thresholds:n=4", "rounds": 3}}),
+                         "unsupported_game"),
+                        (msgpack.packb({"type": "challenge", "opponent": "random-target",
+                                        "seed": 1, "rules": {"game": "chess", "rounds": 3}}),
+                         "bad_message"),
+                        (msgpack.packb({"type": "join", "game_id": "g"}), "unsupported_game")]:
+        await ws.send(frame)
+        message = await receive(ws)
+        assert message["type"] == "error" and message["code"] == code, (frame, message)
+        assert message["fatal"] is False
+    # still usable: a game on the same connection
+    await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target", "seed": 2,
+                                 "rules": {"game": "mistake-bound", "class": "thresholds:n=4",
+                                           "rounds": 2}}))
+    assert (await receive(ws))["type"] == "start"
+    await ws.close()
+
+
+async def test_an_oversized_frame_closes_the_connection(server):
+    ws = await raw_client(server, dict(HELLO, token=server.token))
+    await receive(ws)
+    await ws.send(msgpack.packb({"type": "join", "game_id": "x" * (1 << 17)}))
+    with pytest.raises(ConnectionClosed) as info:
+        await receive(ws)
+    assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+    await well_behaved_game_completes(server)
+
+
+async def start_raw_game(server, rounds=5):
+    ws = await raw_client(server, dict(HELLO, token=server.token))
+    await receive(ws)
+    await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target", "seed": 3,
+                                 "rules": {"game": "mistake-bound", "class": "thresholds:n=8",
+                                           "rounds": rounds}}))
+    start = await receive(ws)
+    return ws, start["game_id"]
+
+
+async def test_faults_then_forfeit(server):
+    ws, game_id = await start_raw_game(server)
+    first = await receive(ws)
+    assert first["type"] == "instance"
+    for bad in [{"type": "predict", "t": 1, "p": 1.5},  # illegal move
+                {"type": "predict", "t": 9, "p": 0.5}]:  # out of turn (wrong round)
+        await ws.send(msgpack.packb(bad))
+        error = await receive(ws)
+        assert error["type"] == "error" and not error["fatal"]
+    await ws.send(msgpack.packb({"type": "label", "t": 1, "y": 0}))  # a learner's third fault
+    assert (await receive(ws))["type"] == "error"
+    end = await receive(ws)
+    assert end["type"] == "end" and end["status"] == "forfeit:learner:out_of_turn"
+    row = Store(server.settings.data).game(game_id)
+    assert row["status"] == "forfeit:learner:out_of_turn"
+    await ws.close()
+    await well_behaved_game_completes(server)
+
+
+async def test_deadline_overrun(tmp_path):
+    settings = ServerSettings(port=0, data=tmp_path, move_deadline=0.2, time_bank=0.1)
+    fast = GameServer(settings)
+    await fast.start()
+    fast.token = fast.store.add_token("bob")
+    fast.url = f"ws://127.0.0.1:{fast.port}"
+    try:
+        ws, game_id = await start_raw_game(fast)
+        assert (await receive(ws))["type"] == "instance"
+        # deadline 0.2 s + bank 0.1 s, then 0.2 s a fault: the third timeout forfeits
+        errors = [await asyncio.wait_for(receive(ws), 5) for _ in range(3)]
+        assert [e["code"] for e in errors] == ["timeout"] * 3
+        end = await receive(ws)
+        assert end["status"] == "forfeit:learner:timeout"
+        assert Store(tmp_path).game(game_id)["status"] == "forfeit:learner:timeout"
+        await ws.close()
+        await well_behaved_game_completes(fast)
+    finally:
+        await fast.stop()
+
+
+async def test_disconnect_mid_game(server):
+    ws, game_id = await start_raw_game(server, rounds=50)
+    assert (await receive(ws))["type"] == "instance"
+    await ws.close()
+    for _ in range(50):
+        row = Store(server.settings.data).game(game_id)
+        if row["status"] != "running":
+            break
+        await asyncio.sleep(0.05)
+    assert row["status"] == "disconnected:learner"
+    log = read_log(Path(row["log"]))
+    assert log.status == "disconnected:learner"
+    await well_behaved_game_completes(server)
+
+
+async def test_concurrent_games(server):
+    game = GameSpec(MISTAKE_BOUND, 200, make_class("thresholds:n=127"))
+    outs = await asyncio.gather(*[
+        play_remote(server.url, LEARNERS.make("halving"), "random-target", game, seed,
+                    server.token) for seed in range(8)])
+    assert all(o["status"] == "complete" for o in outs)
+    assert [o["mistakes"] for o in outs] == [
+        play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), s).mistakes
+        for s in range(8)]
+
+
+async def test_graceful_shutdown_while_games_run(tmp_path):
+    settings = ServerSettings(port=0, data=tmp_path, anonymous=True, move_deadline=5.0)
+    game_server = GameServer(settings)
+    await game_server.start()
+    url = f"ws://127.0.0.1:{game_server.port}"
+    ws = await connect(url, compression=None, proxy=None)
+    await ws.send(msgpack.packb(HELLO))
+    await receive(ws)
+    await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target", "seed": 1,
+                                 "rules": {"game": "mistake-bound", "class": "thresholds:n=8",
+                                           "rounds": 100}}))
+    game_id = (await receive(ws))["game_id"]
+    await receive(ws)  # round 1 waits for our move: the game is running
+    await game_server.stop()
+    row = Store(tmp_path).game(game_id)
+    assert row["status"] == "aborted:shutdown"
+    assert read_log(Path(row["log"])).status == "aborted:shutdown"
+    with pytest.raises(ConnectionClosed):
+        for _ in range(3):
+            await ws.recv()
+
+
+async def test_client_errors(server):
+    game = GameSpec(MISTAKE_BOUND, 5, make_class("thresholds:n=8"))
+    with pytest.raises(ServerError, match="unauthorized"):
+        await play_remote(server.url, LEARNERS.make("halving"), "random-target", game, 1, "bad")
+    with pytest.raises(ServerError, match="unsupported_game"):
+        await play_remote(server.url, LEARNERS.make("halving"), "cover-flip", game, 1,
+                          server.token)
