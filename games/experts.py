@@ -126,6 +126,7 @@ class ExpertsReferee:
         self._p: float | None = None
         self._committed: bytes | None = None
         self._sequence: SequenceHash | None = None
+        self._faulted = False
 
     # -- the moves -------------------------------------------------------------------
 
@@ -228,6 +229,13 @@ class ExpertsReferee:
         self._weights = None
         self.phase = Phase.OUTCOME
 
+    def answer_fault(self) -> None:
+        """The learner faulted this round (PROTOCOL.md 6): it is charged the maximal loss,
+        all its weight on the costliest expert (or p = 1 - y under a label)."""
+        self._expect_answer("weights")
+        self._weights, self._p, self._faulted = None, 0.5, True
+        self.phase = Phase.OUTCOME
+
     def label(self, y: object) -> ExpertsRecord:
         """The outcome as a label y; the costs are v_t,i = |a_t,i - y|."""
         self._expect(Phase.OUTCOME, ADVERSARY, "label")
@@ -241,6 +249,8 @@ class ExpertsReferee:
         if self._sequence is not None:
             self._sequence.add(label)
         costs = self._advice if label == 0 else 1.0 - self._advice
+        if self._faulted:
+            self._faulted, self._p = False, 1.0 - label
         return self._score(costs, label)
 
     def costs(self, costs: object) -> ExpertsRecord:
@@ -250,6 +260,10 @@ class ExpertsReferee:
             v = _unit_vector(costs, self.d, ADVERSARY, "costs")
         except MoveError as exc:
             self._fail(exc)
+        if self._faulted:
+            self._faulted, self._p = False, None
+            self._weights = np.zeros(self.d)
+            self._weights[int(np.argmax(v))] = 1.0
         if self._p is not None:
             self._fail(IllegalMove(ADVERSARY, "costs", "the learner predicted p: send a label"))
         if self._sequence is not None:

@@ -125,6 +125,7 @@ class MistakeBoundReferee:
         self._committed: bytes | None = None
         self._x: Any = None
         self._p = 0.0
+        self._faulted = False
         # An infinite class has no version space to hold: the adversary reveals a target
         # after the last round (committed before round 1 if it is oblivious, a witness if
         # it is adaptive), checked against every instance and label kept here.
@@ -166,6 +167,15 @@ class MistakeBoundReferee:
             self._fail(exc)
         self.phase = Phase.LABEL
 
+    def prediction_fault(self) -> None:
+        """The learner faulted this round (late or illegal, PROTOCOL.md 6): the round is
+        scored as a mistake, p = 1 - y, whatever the label. The adversary is shown 1/2."""
+        if self.phase is not Phase.PREDICTION:
+            self._out_of_turn(LEARNER, "prediction")
+        self._faulted = True
+        self._p = 0.5
+        self.phase = Phase.LABEL
+
     def label(self, y: object) -> RoundRecord:
         """The adversary's label; scores the round and returns its record."""
         if self.phase is not Phase.LABEL:
@@ -174,6 +184,8 @@ class MistakeBoundReferee:
             label = check_label(y)
         except MoveError as exc:
             self._fail(exc)
+        if self._faulted:
+            self._faulted, self._p = False, 1.0 - label
         x = self._x
         if self.version_space is not None:
             self._restrict(x, label)

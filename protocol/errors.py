@@ -44,6 +44,8 @@ class ProtocolError(LittlestoneError):
         self.code = Code(code)
         self.message = message
         self.fatal = self.code in FATAL if fatal is None else fatal
+        #: A move for a round already decided (after a fault): dropped, not a new fault.
+        self.stale = False
 
     def to_message(self) -> dict[str, Any]:
         """The ``error`` message sent to the peer."""

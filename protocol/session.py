@@ -86,8 +86,10 @@ class ServerSession:
             waiting = " or ".join(sorted(self._expected)) or "nothing"
             raise ProtocolError(Code.OUT_OF_TURN, f"{kind} out of turn: waiting for {waiting}")
         if self._t is not None and "t" in message and message["t"] != self._t:
-            raise ProtocolError(Code.OUT_OF_TURN, f"{kind} for round {message['t']}: this is "
-                                f"round {self._t}")
+            error = ProtocolError(Code.OUT_OF_TURN, f"{kind} for round {message['t']}: this is "
+                                  f"round {self._t}")
+            error.stale = message["t"] < self._t  # a late move for a round already scored
+            raise error
         return message
 
     def _hello(self, message: dict[str, Any]) -> dict[str, Any]:

@@ -119,10 +119,15 @@ class _Remote:
         if len(self.faults) >= FAULTS_TO_FORFEIT:
             raise Forfeit(self.role, code)
 
+    #: Whether a fault ends the move (the round is scored against the player: a learner)
+    #: or the move is asked again (an adversary: the round is not played without it).
+    fault_ends_move = False
+
     async def receive(self, *kinds: str, t: int | None,
                       accept: Callable[[dict[str, Any]], Any]) -> Any:
         """The next acceptable move: ``accept`` turns a message into a move or raises
-        IllegalMove/ProtocolError; every bad or late message is a fault."""
+        IllegalMove/ProtocolError. Every bad or late message is a fault (a move for a round
+        already decided is dropped); after a learner's fault :data:`FAULT` is returned."""
         self.session.expect(*kinds, t=t)
         while True:
             started = time.monotonic()
@@ -132,6 +137,8 @@ class _Remote:
             except TimeoutError:
                 self.bank = 0.0
                 await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
+                if self.fault_ends_move:
+                    return FAULT
                 continue
             except ConnectionClosed:
                 raise Disconnected(self.role) from None
@@ -141,14 +148,26 @@ class _Remote:
             try:
                 return accept(self.session.receive(frame))
             except ProtocolError as exc:
+                if exc.fatal:
+                    raise Disconnected(self.role) from None
+                if exc.stale:
+                    continue
                 await self.fault(exc.code, exc.message, t)
             except IllegalMove as exc:
                 await self.fault(Code.ILLEGAL_MOVE, exc.message, t)
+            if self.fault_ends_move:
+                return FAULT
+
+
+#: What a remote learner's move is after a fault: the round is scored against it.
+FAULT = object()
 
 
 class RemoteLearner(_Remote):
     """A learner behind a connection. Its ``update`` only remembers the label, which then
     rides with the next instance (PROTOCOL.md 5.1): one round trip per round."""
+
+    fault_ends_move = True
 
     def __init__(self, ws: ServerConnection, session: ServerSession,
                  settings: ServerSettings) -> None:
@@ -156,13 +175,14 @@ class RemoteLearner(_Remote):
         self.hclass: Any = None
         self.pending: dict[str, Any] | None = None
 
-    async def predict(self, t: int, x: Any) -> float:
+    async def predict(self, t: int, x: Any) -> Any:
+        """p in [0, 1], or FAULT."""
         message = {"type": "instance", "t": t, "x": instance_to_wire(self.hclass, x)}
         if self.pending is not None:
             message["label"] = self.pending
         await self.send(message)
         p = await self.receive("predict", t=t, accept=lambda m: check_probability(m["p"]))
-        return float(p)
+        return p if p is FAULT else float(p)
 
     async def update(self, t: int, x: Any, y: int) -> None:
         self.pending = {"t": t, "y": y}
@@ -329,7 +349,11 @@ async def _mistake_bound_rounds(game: GameSpec, referee: MistakeBoundReferee, le
         x = referee.instance(await _adversary_instance(referee, adversary, t))
         p = (learner.predict(x) if isinstance(learner, Learner)
              else await learner.predict(t, x))
-        referee.prediction(p)
+        if p is FAULT:
+            referee.prediction_fault()
+            p = 0.5
+        else:
+            referee.prediction(p)
         y = (adversary.label(x, p) if isinstance(adversary, Adversary)
              else await adversary.label(t, x, p))
         record = referee.label(y)
@@ -369,9 +393,12 @@ async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
         advice_now = referee.current_advice
         answer = (learner.weights(advice_now) if isinstance(learner, Learner)
                   else await learner.weights(t, x, advice_now))
-        if isinstance(answer, float | int) and not isinstance(answer, bool):
+        if answer is FAULT:
+            referee.answer_fault()
+            shown: Any = 0.5
+        elif isinstance(answer, float | int) and not isinstance(answer, bool):
             referee.prediction(answer)
-            shown: Any = float(answer)
+            shown = float(answer)
         else:
             referee.weights(answer)
             shown = answer

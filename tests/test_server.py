@@ -203,23 +203,51 @@ async def start_raw_game(server, rounds=5):
     return ws, start["game_id"]
 
 
-async def test_faults_then_forfeit(server):
-    ws, game_id = await start_raw_game(server)
-    first = await receive(ws)
-    assert first["type"] == "instance"
-    for bad in [{"type": "predict", "t": 1, "p": 1.5},  # illegal move
-                {"type": "predict", "t": 9, "p": 0.5}]:  # out of turn (wrong round)
-        await ws.send(msgpack.packb(bad))
-        error = await receive(ws)
-        assert error["type"] == "error" and not error["fatal"]
-    await ws.send(msgpack.packb({"type": "label", "t": 1, "y": 0}))  # a learner's third fault
-    assert (await receive(ws))["type"] == "error"
-    end = await receive(ws)
-    assert end["type"] == "end" and end["status"] == "forfeit:learner:out_of_turn"
+async def until_end(ws, answer):
+    """Collect the server's messages until ``end``, answering each instance with the next
+    of ``answer`` (None: stay silent)."""
+    seen = []
+    moves = iter(answer)
+    while True:
+        message = await asyncio.wait_for(receive(ws), 10)
+        seen.append(message)
+        if message["type"] == "end":
+            return seen
+        if message["type"] == "instance":
+            move = next(moves, None)
+            for one in move if isinstance(move, list) else [move] if move else []:
+                await ws.send(msgpack.packb(one))
+
+
+async def test_faults_cost_the_round_then_forfeit(server):
+    ws, game_id = await start_raw_game(server, rounds=10)
+    seen = await until_end(ws, [{"type": "predict", "t": 1, "p": 1.5},  # illegal move
+                                {"type": "predict", "t": 9, "p": 0.5},  # a round not yet due
+                                {"type": "label", "t": 3, "y": 0}])      # not a learner's move
+    errors = [m for m in seen if m["type"] == "error"]
+    assert [e["code"] for e in errors] == ["illegal_move", "out_of_turn", "out_of_turn"]
+    assert not any(e["fatal"] for e in errors)
+    end = seen[-1]
+    assert end["status"] == "forfeit:learner:out_of_turn"
+    # rounds 1 and 2 were scored against the learner, as mistakes
+    assert end["result"]["rounds"] == 2 and end["result"]["mistakes"] == 2
     row = Store(server.settings.data).game(game_id)
     assert row["status"] == "forfeit:learner:out_of_turn"
+    log = read_log(Path(row["log"]))
+    assert [r.mistake for r in log.records()] == [True, True]
     await ws.close()
     await well_behaved_game_completes(server)
+
+
+async def test_a_late_move_is_dropped_not_charged_twice(server):
+    ws, _ = await start_raw_game(server, rounds=3)
+    seen = await until_end(ws, [{"type": "predict", "t": 1, "p": 7.0},   # fault: round 1 lost
+                                [{"type": "predict", "t": 1, "p": 0.0},  # stale: dropped
+                                 {"type": "predict", "t": 2, "p": 0.0}],
+                                {"type": "predict", "t": 3, "p": 0.0}])
+    assert [m["code"] for m in seen if m["type"] == "error"] == ["illegal_move"]
+    assert seen[-1]["status"] == "complete"
+    await ws.close()
 
 
 async def test_deadline_overrun(tmp_path):
@@ -230,12 +258,13 @@ async def test_deadline_overrun(tmp_path):
     fast.url = f"ws://127.0.0.1:{fast.port}"
     try:
         ws, game_id = await start_raw_game(fast)
-        assert (await receive(ws))["type"] == "instance"
-        # deadline 0.2 s + bank 0.1 s, then 0.2 s a fault: the third timeout forfeits
-        errors = [await asyncio.wait_for(receive(ws), 5) for _ in range(3)]
-        assert [e["code"] for e in errors] == ["timeout"] * 3
-        end = await receive(ws)
+        # deadline 0.2 s + bank 0.1 s, then 0.2 s a round: each timeout costs the round,
+        # the third forfeits
+        seen = await until_end(ws, [])
+        assert [m["code"] for m in seen if m["type"] == "error"] == ["timeout"] * 3
+        end = seen[-1]
         assert end["status"] == "forfeit:learner:timeout"
+        assert end["result"]["rounds"] == 2 and end["result"]["mistakes"] == 2
         assert Store(tmp_path).game(game_id)["status"] == "forfeit:learner:timeout"
         await ws.close()
         await well_behaved_game_completes(fast)
