@@ -136,8 +136,11 @@ def _parser() -> argparse.ArgumentParser:
     side = connect_.add_mutually_exclusive_group(required=True)
     side.add_argument("--learner", metavar="SPEC")
     side.add_argument("--adversary", metavar="SPEC")
-    connect_.add_argument("--vs", required=True, metavar="OPPONENT_SPEC",
-                          help="the server-side opponent")
+    opponent = connect_.add_mutually_exclusive_group(required=True)
+    opponent.add_argument("--vs", metavar="OPPONENT_SPEC", help="a server-side opponent")
+    opponent.add_argument("--create", action="store_true",
+                          help="open a game for another remote agent; prints its id")
+    opponent.add_argument("--join", metavar="GAME_ID", help="join a game another agent opened")
     connect_.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
     connect_.add_argument("--class", dest="hclass", metavar="SPEC")
     connect_.add_argument("--experts", type=int, metavar="D")
@@ -384,8 +387,13 @@ def _connect(args: argparse.Namespace) -> int:
     if reason:
         raise UsageError(f"connect: {agent.spec} cannot play this game: {reason}")
     started = time.perf_counter()
+    def created(game_id: str) -> None:
+        print(f"littlestone: created game {game_id}; waiting for the other player",
+              file=sys.stderr, flush=True)
+
     try:
-        out = asyncio.run(play_remote(args.url, agent, args.vs, game, args.seed, args.token))
+        out = asyncio.run(play_remote(args.url, agent, args.vs, game, args.seed, args.token,
+                                      join=args.join, on_created=created))
     except ServerError as exc:
         raise UsageError(f"connect: {exc}") from None
     except (OSError, TimeoutError) as exc:
@@ -394,6 +402,10 @@ def _connect(args: argparse.Namespace) -> int:
         raise UsageError(f"connect: {type(exc).__name__}: {exc}") from None
     if isinstance(hclass, FiniteClass):
         out["size"] = hclass.size
+        try:
+            out["ldim"], _ = class_ldim(hclass)
+        except BudgetExceeded:
+            out["ldim"] = None
     out["seconds"] = round(time.perf_counter() - started, 6)
     if args.json:
         print(json.dumps(out))

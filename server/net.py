@@ -429,6 +429,9 @@ class GameServer:
         self.settings = settings
         self.store = Store(settings.data)
         self.games: set[asyncio.Task[Any]] = set()
+        #: Games created and waiting for their second player, by id.
+        self.open_games: dict[str, tuple[GameSpec, int, ServerConnection, ServerSession,
+                                         asyncio.Future[None]]] = {}
         self._server: Server | None = None
         self._stopping = asyncio.Event()
 
@@ -489,10 +492,10 @@ class GameServer:
                     continue
                 if message["type"] == "challenge":
                     await self._challenge(ws, session, message)
+                elif message["type"] == "create":
+                    await self._create(ws, session, message)
                 else:
-                    await ws.send(encode(ProtocolError(
-                        Code.UNSUPPORTED_GAME, "this server plays challenges against its "
-                        "built-in agents (create/join are not offered)").to_message()))
+                    await self._join(ws, session, message)
         except ProtocolError as exc:
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode(exc.to_message()))
@@ -528,24 +531,75 @@ class GameServer:
         remote: RemoteLearner | RemoteAdversary
         if session.role == "learner":
             remote = RemoteLearner(ws, session, self.settings)
-            learner: Any = remote
-            adversary: Any = opponent
+            await self._run(game, seed, remote, opponent, [(ws, session, remote)])
         else:
             remote = RemoteAdversary(ws, session, self.settings)
-            learner, adversary = opponent, remote
+            await self._run(game, seed, opponent, remote, [(ws, session, remote)])
+
+    async def _create(self, ws: ServerConnection, session: ServerSession,
+                      message: dict[str, Any]) -> None:
+        """Open a game for another remote agent to join; wait until it is played."""
+        try:
+            game = rules_from_wire(message["rules"])
+        except ProtocolError as exc:
+            await ws.send(encode(exc.to_message()))
+            return
+        except LittlestoneError as exc:
+            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, str(exc)).to_message()))
+            return
         game_id = new_game_id()
+        seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
+        played: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.open_games[game_id] = (game, seed, ws, session, played)
+        await ws.send(encode({"type": "created", "game_id": game_id}))
+        try:
+            await played  # the joiner's connection runs the game, for both
+        finally:
+            self.open_games.pop(game_id, None)
+
+    async def _join(self, ws: ServerConnection, session: ServerSession,
+                    message: dict[str, Any]) -> None:
+        entry = self.open_games.get(message["game_id"])
+        if entry is None:
+            await ws.send(encode(ProtocolError(Code.NOT_FOUND, "no open game with id "
+                                               f"{message['game_id']!r}").to_message()))
+            return
+        game, seed, other_ws, other, played = entry
+        if other.role == session.role:
+            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, f"that game already has "
+                                               f"a {session.role}").to_message()))
+            return
+        del self.open_games[message["game_id"]]
+        players = {session.role: (ws, session), other.role: (other_ws, other)}
+        learner = RemoteLearner(*players["learner"], self.settings)
+        adversary = RemoteAdversary(*players["adversary"], self.settings)
+        try:
+            await self._run(game, seed, learner, adversary,
+                            [(*players["learner"], learner), (*players["adversary"], adversary)],
+                            game_id=message["game_id"])
+        finally:
+            if not played.done():
+                played.set_result(None)
+
+    async def _run(self, game: GameSpec, seed: int, learner: Any, adversary: Any,
+                   remotes: list[tuple[ServerConnection, ServerSession, _Remote]],
+                   game_id: str | None = None) -> None:
+        """Play one game with its remote players: start, rounds, log, index, end."""
+        game_id = game_id or new_game_id()
         seeds = game_seeds(seed)
-        own = seeds.learner if session.role == "learner" else seeds.adversary
-        remote_info = {"spec": f"remote:{session.agent}", "account": session.account,
-                       "sha256": "remote"}
-        local_info = agent_identity(opponent)
+
+        def identity(player: Any) -> dict[str, Any]:
+            if isinstance(player, _Remote):
+                return {"spec": f"remote:{player.session.agent}",
+                        "account": player.session.account, "sha256": "remote"}
+            return agent_identity(player)
+
         header: dict[str, Any] = {
             "game_id": game_id, "package": package_version(), "protocol": PROTOCOL_VERSION,
             "started": utc_now(), "source": "server", "rules": game_info(game), "seed": seed,
             "seeds": {"referee": seeds.referee, "learner": seeds.learner,
                       "adversary": seeds.adversary},
-            "learner": remote_info if session.role == "learner" else local_info,
-            "adversary": local_info if session.role == "learner" else remote_info,
+            "learner": identity(learner), "adversary": identity(adversary),
         }
         path = self.settings.data / "games" / f"{game_id}.lslog"
         self.store.start_game({**game_info(game), "learner": header["learner"]["spec"],
@@ -553,9 +607,12 @@ class GameServer:
                                "horizon": game.rounds, "source": "server"},
                               log=str(path), game_id=game_id)
         writer = LogWriter(path, header)
-        session.start_game()
-        await ws.send(encode({"type": "start", "game_id": game_id, "role": session.role,
-                              "rules": rules_to_wire(game), "seed": own}))
+        for ws, session, remote in remotes:
+            session.start_game()
+            own = seeds.learner if remote.role == "learner" else seeds.adversary
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(encode({"type": "start", "game_id": game_id, "role": remote.role,
+                                      "rules": rules_to_wire(game), "seed": own}))
         task = asyncio.current_task()
         assert task is not None
         self.games.add(task)
@@ -575,13 +632,14 @@ class GameServer:
             footer["revealed"] = revealed.tolist() if hasattr(revealed, "tolist") else revealed
         writer.close(footer)
         self.store.finish_game(game_id, scores)
-        session.end_game()
-        end: dict[str, Any] = {"type": "end", "status": result.status,
-                               "result": _wire_result(scores), "game_id": game_id}
-        if isinstance(remote, RemoteLearner) and remote.pending is not None:
-            end["label" if game.game != EXPERTS else "outcome"] = remote.pending
-        with contextlib.suppress(ConnectionClosed):
-            await ws.send(encode(end))
+        for ws, session, remote in remotes:
+            session.end_game()
+            end: dict[str, Any] = {"type": "end", "status": result.status,
+                                   "result": _wire_result(scores), "game_id": game_id}
+            if isinstance(remote, RemoteLearner) and remote.pending is not None:
+                end["label" if game.game != EXPERTS else "outcome"] = remote.pending
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(encode(end))
 
 
 def _wire_result(scores: dict[str, Any]) -> dict[str, Any]:
@@ -626,11 +684,15 @@ class ServerError(LittlestoneError):
 
 
 async def play_remote(
-    url: str, agent: Learner | Adversary, opponent: str, game: GameSpec,
+    url: str, agent: Learner | Adversary, opponent: str | None, game: GameSpec,
     seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
+    join: str | None = None, on_created: Callable[[str], Any] | None = None,
 ) -> dict[str, Any]:
     """Play ``agent`` (a learner or an adversary) against the server's ``opponent``;
-    returns the keys ``littlestone play --json`` prints."""
+    returns the keys ``littlestone play --json`` prints.
+
+    With ``opponent=None`` it creates a game for another remote agent and hands its id
+    to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4)."""
     role = "learner" if isinstance(agent, Learner) else "adversary"
     async with connect(url, max_size=None, compression=None, ping_interval=None,
                        proxy=None) as ws:
@@ -646,8 +708,22 @@ async def play_remote(
         welcome = await receive()
         if welcome["type"] != "welcome":
             raise ServerError("bad_message", f"expected welcome, got {welcome['type']}")
-        await ws.send(encode({"type": "challenge", "rules": rules_to_wire(game),
-                              "opponent": opponent, "seed": seed}))
+        if join is not None:
+            await ws.send(encode({"type": "join", "game_id": join}))
+        elif opponent is not None:
+            await ws.send(encode({"type": "challenge", "rules": rules_to_wire(game),
+                                  "opponent": opponent, "seed": seed}))
+        else:
+            await ws.send(encode({"type": "create", "rules": rules_to_wire(game),
+                                  "seed": seed}))
+            created = await receive()
+            if created["type"] != "created":
+                raise ServerError(created.get("code", "bad_message"),
+                                  created.get("message", created["type"]))
+            if on_created is not None:
+                maybe = on_created(created["game_id"])
+                if asyncio.iscoroutine(maybe):
+                    await maybe
         start = await receive()
         if start["type"] == "error":
             raise ServerError(start["code"], start["message"])
@@ -665,8 +741,8 @@ async def play_remote(
         result["bound"], result["bound_name"] = bound.value, bound.name
     out: dict[str, Any] = {
         "game": game.game,
-        "learner": agent.spec if isinstance(agent, Learner) else opponent,
-        "adversary": opponent if isinstance(agent, Learner) else agent.spec,
+        "learner": agent.spec if isinstance(agent, Learner) else (opponent or "remote"),
+        "adversary": (opponent or "remote") if isinstance(agent, Learner) else agent.spec,
         "class": hclass.spec if hclass is not None else None, "horizon": game.rounds,
         "seed": seed,
     }

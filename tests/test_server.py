@@ -170,7 +170,7 @@ async def test_errors_after_the_handshake_are_not_fatal(server):
                         (msgpack.packb({"type": "challenge", "opponent": "random-target",
                                         "seed": 1, "rules": {"game": "chess", "rounds": 3}}),
                          "bad_message"),
-                        (msgpack.packb({"type": "join", "game_id": "g"}), "unsupported_game")]:
+                        (msgpack.packb({"type": "join", "game_id": "g"}), "not_found")]:
         await ws.send(frame)
         message = await receive(ws)
         assert message["type"] == "error" and message["code"] == code, (frame, message)
@@ -318,6 +318,28 @@ async def test_graceful_shutdown_while_games_run(tmp_path):
     with pytest.raises(ConnectionClosed):
         for _ in range(3):
             await ws.recv()
+
+
+async def test_two_remote_agents_paired_by_game_id(server):
+    game = GameSpec(MISTAKE_BOUND, 15, make_class("thresholds:n=63"))
+    created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    learner_side = asyncio.create_task(play_remote(
+        server.url, LEARNERS.make("halving"), None, game, seed=5, token=server.token,
+        on_created=created.set_result))
+    game_id = await asyncio.wait_for(created, 5)
+    adversary_side = await play_remote(server.url, ADVERSARIES.make("shattered-tree"), None,
+                                       game, token=server.token, join=game_id)
+    learner_out = await asyncio.wait_for(learner_side, 10)
+    assert learner_out["status"] == adversary_side["status"] == "complete"
+    assert learner_out["mistakes"] == adversary_side["mistakes"] >= 6  # Ldim of thresholds:n=63
+    assert learner_out["game_id"] == adversary_side["game_id"] == game_id
+    local = play(game, LEARNERS.make("halving"), ADVERSARIES.make("shattered-tree"), 5)
+    assert learner_out["mistakes"] == local.mistakes
+    row = Store(server.settings.data).game(game_id)
+    assert row["learner"] == "remote:littlestone-client" and row["status"] == "complete"
+    with pytest.raises(ServerError, match="not_found"):
+        await play_remote(server.url, LEARNERS.make("halving"), None, game, token=server.token,
+                          join="no-such-game")
 
 
 async def test_client_errors(server):
