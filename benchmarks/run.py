@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
 import subprocess
 import sys
 import tempfile
@@ -319,6 +320,99 @@ def bench_log_memory() -> list[tuple[str, float, float, str]]:
     return rows
 
 
+PING_PONG_SERVER = """
+import asyncio, sys
+import msgpack
+from websockets.asyncio.server import serve
+
+async def echo(ws):
+    async for frame in ws:  # one binary frame each way per round: the stack's limit
+        message = msgpack.unpackb(frame)
+        await ws.send(msgpack.packb({"type": "predict", "t": message.get("t", 0), "p": 0.0}))
+
+async def main():
+    async with serve(echo, "127.0.0.1", 0, compression=None, ping_interval=None,
+                     max_size=None) as server:
+        print(list(server.sockets)[0].getsockname()[1], flush=True)
+        await asyncio.Future()
+
+asyncio.run(main())
+"""
+
+
+def _spawn(args: list[str]) -> tuple[subprocess.Popen[str], int]:
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    found = re.search(r"ws://[^:]+:(\d+)", line)
+    port = int(found.group(1)) if found else int(line)
+    return proc, port
+
+
+async def _ping_pong(url: str, rounds: int, payload: bytes) -> None:
+    import msgpack
+    from websockets.asyncio.client import connect as ws_connect
+
+    async with ws_connect(url, compression=None, ping_interval=None, proxy=None,
+                          max_size=None) as ws:
+        for t in range(rounds):
+            await ws.send(msgpack.packb({"type": "instance", "t": t, "x": payload}))
+            msgpack.unpackb(await ws.recv())
+
+
+def bench_remote(rounds: int, clients: int, per_client: int) -> list[tuple[str, float, float, str]]:
+    """A remote game over loopback (the server in another process) next to a raw
+    websockets + msgpack ping-pong with frames of the same size."""
+    import asyncio
+
+    from server.net import play_remote
+
+    game = GameSpec(MISTAKE_BOUND, rounds, make_class("halfspaces:d=100,margin=0.1"))
+    payload = bytes(800)
+    with tempfile.TemporaryDirectory() as data:
+        server, port = _spawn([sys.executable, "-m", "server.cli", "serve", "--anonymous",
+                               "--port", "0", "--data", data])
+        echo, echo_port = _spawn([sys.executable, "-c", PING_PONG_SERVER])
+        try:
+            url, echo_url = f"ws://127.0.0.1:{port}", f"ws://127.0.0.1:{echo_port}"
+
+            def remote() -> None:
+                asyncio.run(play_remote(url, LEARNERS.make("perceptron"), "random-target",
+                                        game, 0))
+
+            def raw() -> None:
+                asyncio.run(_ping_pong(echo_url, rounds, payload))
+
+            small = GameSpec(MISTAKE_BOUND, per_client, make_class("halfspaces:d=100,margin=0.1"))
+
+            async def many_remote() -> None:
+                await asyncio.gather(*[play_remote(url, LEARNERS.make("perceptron"),
+                                                   "random-target", small, s)
+                                       for s in range(clients)])
+
+            async def many_raw() -> None:
+                await asyncio.gather(*[_ping_pong(echo_url, per_client, payload)
+                                       for _ in range(clients)])
+
+            ours, _ = best_of(2, remote)
+            base, _ = best_of(2, raw)
+            ours_many, _ = best_of(1, lambda: asyncio.run(many_remote()))
+            base_many, _ = best_of(1, lambda: asyncio.run(many_raw()))
+        finally:
+            for proc in (server, echo):
+                proc.terminate()
+                proc.wait(timeout=20)
+    total = clients * per_client
+    return [
+        (f"remote game, perceptron (client) vs random-target (server), halfspaces:d=100, "
+         f"{rounds} rounds\n    vs a raw websockets + msgpack ping-pong, 800-byte frames",
+         rounds / ours, rounds / base, "rounds/s"),
+        (f"{clients} concurrent remote games of {per_client} rounds: aggregate\n"
+         f"    vs {clients} concurrent raw ping-pong clients", total / ours_many,
+         total / base_many, "rounds/s"),
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
@@ -331,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_versus_river(2000 if args.quick else 10_000, repeat)
     rows += bench_shattered_tree(repeat)
     rows += bench_log_memory()
+    rows += bench_remote(2000 if args.quick else 20_000, 100, 50 if args.quick else 200)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit in ("s", "MiB") else ours / base

@@ -15,7 +15,8 @@ SHA-256(previous chain || the frame's bytes before it), starting from SHA-256(MA
 changed byte anywhere breaks the chain from that frame on.
 
 A frame is written as soon as its rounds are scored (a block of rounds in the local
-driver's vectorised path, one round otherwise), by a writer thread (hashing and writing
+driver's vectorised path; rounds played one at a time are gathered into frames of at
+most :data:`ROUND_BATCH` rounds or :data:`BATCH_SECONDS`), by a writer thread (hashing and writing
 release the GIL, so a game runs on while its log is written), so a log cut off by a crash
 or ``kill -9`` stays readable up to its last whole frame and reads as ``incomplete``.
 
@@ -36,9 +37,11 @@ in full up to :data:`FULL_ARRAYS_MAX` experts; beyond, their SHA-256 digests are
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +71,10 @@ FORMAT_VERSION = 1
 FULL_ARRAYS_MAX = 4096
 #: Frames waiting for the writer thread at most (the game waits beyond: flat memory).
 QUEUE_FRAMES = 8
+#: Rounds played one at a time are written in frames of at most this many rounds ...
+ROUND_BATCH = 256
+#: ... or as soon as the oldest waiting round is this old (seconds).
+BATCH_SECONDS = 0.25
 #: Largest frame header the reader accepts (a guard against garbage lengths).
 MAX_HEADER = 64 << 20
 
@@ -118,12 +125,18 @@ class LogWriter:
                                         daemon=True)
         self._thread.start()
         self.bytes_written = len(MAGIC)
+        self._pending: list[RoundRecord] = []
+        self._pending_since = 0.0
         self._put({"kind": "header", "format": FORMAT_VERSION, **header}, [])
 
     # -- what the drivers call -------------------------------------------------------
 
     def rounds(self, t0: int, xs: Any, ps: Any, ys: Any, predictions: Any) -> None:
         """Mistake-bound rounds t0, t0 + 1, ... as columns."""
+        self._flush_pending()
+        self._rounds(t0, xs, ps, ys, predictions)
+
+    def _rounds(self, t0: int, xs: Any, ps: Any, ys: Any, predictions: Any) -> None:
         kind, x = _instances(xs)
         head: dict[str, Any] = {"kind": "rounds", "t0": t0, "n": len(ys), "x_kind": kind}
         buffers = [("p", np.ascontiguousarray(ps, dtype="<f8")),
@@ -136,8 +149,20 @@ class LogWriter:
         self._put(head, buffers)
 
     def round(self, record: RoundRecord) -> None:
-        """One mistake-bound round."""
-        self.rounds(record.t, [record.x], [record.p], [record.y], [record.prediction])
+        """One mistake-bound round, played one at a time: kept until :data:`ROUND_BATCH`
+        rounds or :data:`BATCH_SECONDS` have gathered, then written as one frame."""
+        if not self._pending:
+            self._pending_since = time.monotonic()
+        self._pending.append(record)
+        if (len(self._pending) >= ROUND_BATCH
+                or time.monotonic() - self._pending_since >= BATCH_SECONDS):
+            self._flush_pending()
+
+    def _flush_pending(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self._rounds(pending[0].t, [r.x for r in pending], [r.p for r in pending],
+                         [r.y for r in pending], [r.prediction for r in pending])
 
     def expert(self, record: ExpertsRecord) -> None:
         """One round of the experts game."""
@@ -160,10 +185,15 @@ class LogWriter:
                 head[f"{name}_sha256"] = hashlib.sha256(array.tobytes()).hexdigest()
         self._put(head, buffers)
 
+    def flush(self) -> None:
+        """Hand every round kept so far to the writer thread."""
+        self._flush_pending()
+
     def close(self, footer: dict[str, Any]) -> None:
         """Write the footer and wait for the writer thread. Every frame is flushed to the
         operating system as it is written (no fsync: a killed process loses nothing; a
         power cut may lose the last frames, and the log then reads as incomplete)."""
+        self._flush_pending()
         self._put({"kind": "footer", **footer}, [])
         self._queue.put(None)
         self._thread.join()
@@ -172,6 +202,8 @@ class LogWriter:
 
     def abandon(self) -> None:
         """Stop without a footer (the log then reads as incomplete)."""
+        with contextlib.suppress(LogError):
+            self._flush_pending()
         self._queue.put(None)
         self._thread.join()
 

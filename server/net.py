@@ -132,8 +132,8 @@ class _Remote:
         while True:
             started = time.monotonic()
             try:
-                frame = await asyncio.wait_for(self.ws.recv(),
-                                               self.settings.move_deadline + self.bank)
+                async with asyncio.timeout(self.settings.move_deadline + self.bank):
+                    frame = await self.ws.recv()
             except TimeoutError:
                 self.bank = 0.0
                 await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)

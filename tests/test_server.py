@@ -349,3 +349,37 @@ async def test_client_errors(server):
     with pytest.raises(ServerError, match="unsupported_game"):
         await play_remote(server.url, LEARNERS.make("halving"), "cover-flip", game, 1,
                           server.token)
+
+
+def test_serve_connect_and_token_commands(tmp_path, capsys):
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from server.cli import main
+
+    assert main(["token", "add", "carol", "--data", str(tmp_path)]) == 0
+    token = capsys.readouterr().out.strip()
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", "0",
+                             "--data", str(tmp_path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        banner = proc.stdout.readline()
+        assert "tokens required" in banner
+        url = banner.split()[3]
+        assert main(["connect", url, "--learner", "halving", "--vs", "random-target",
+                     "--class", "thresholds:n=63", "--rounds", "100", "--seed", "4",
+                     "--token", token, "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["status"] == "complete" and out["ldim"] == 6 and out["bound"] == 6
+        assert main(["connect", url, "--learner", "halving", "--vs", "random-target",
+                     "--class", "thresholds:n=63", "--rounds", "5", "--token", "nope"]) == 2
+        assert "unauthorized" in capsys.readouterr().err
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0 and "server stopped" in err
+    assert main(["connect", url, "--learner", "halving", "--vs", "random-target", "--class",
+                 "thresholds:n=63", "--rounds", "5"]) == 2
+    assert "connect:" in capsys.readouterr().err
