@@ -8,10 +8,16 @@ import networkx as nx
 import numpy as np
 
 from adversaries.base import Adversary, register
-from games.classes import MATRIX_BUDGET, FiniteClass
-from games.errors import BudgetExceeded, SpecError, UnsupportedGame
+from games.classes import FiniteClass
+from games.errors import SpecError, UnsupportedGame
 from games.game import MISTAKE_BOUND, GameSpec
-from games.ldim import LDIM_BUDGET, LdimSolver, solver_for, verify_shattered
+from games.ldim import (
+    LDIM_BUDGET,
+    LdimSolver,
+    solver_within_budget,
+    too_large,
+    verify_shattered,
+)
 
 
 @register
@@ -62,24 +68,13 @@ class ShatteredTree(Adversary):
     def unsupported(self, game: GameSpec) -> str | None:
         if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
             return "it needs a finite class to build a shattered tree for"
-        if isinstance(game.hclass, FiniteClass) and (
-            game.hclass.size * game.hclass.domain_size > MATRIX_BUDGET
-        ):
-            return (f"the truth table of {game.hclass.spec} exceeds the matrix budget "
-                    f"({MATRIX_BUDGET} cells) of exact Ldim")
-        return super().unsupported(game)
+        return too_large(game.hclass) or super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
         assert isinstance(game.hclass, FiniteClass)
         self._hclass = game.hclass
-        try:
-            self._solver = solver_for(game.hclass)
-            self.ldim = self._solver.ldim(budget=self.budget)
-        except BudgetExceeded as exc:
-            raise UnsupportedGame(
-                f"shattered-tree cannot play {game.hclass.spec}: exact Ldim is beyond its "
-                f"budget (budget={self.budget} instance checks; {exc})"
-            ) from None
+        self._solver, self.ldim = solver_within_budget(game.hclass, self.budget,
+                                                       "shattered-tree")
         if self._fixed is not None and not _is_tree_for(self._fixed, game.hclass):
             raise UnsupportedGame(f"shattered-tree: {self.tree} is not a shattered tree "
                                   f"of {game.hclass.spec}")

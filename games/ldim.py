@@ -39,8 +39,8 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import FiniteClass
-from games.errors import BudgetExceeded
+from games.classes import MATRIX_BUDGET, FiniteClass
+from games.errors import BudgetExceeded, UnsupportedGame
 
 __all__ = [
     "LDIM_BUDGET",
@@ -51,6 +51,8 @@ __all__ = [
     "class_ldim",
     "shattered_tree",
     "solver_for",
+    "solver_within_budget",
+    "too_large",
     "verify_shattered",
 ]
 
@@ -282,6 +284,28 @@ def class_ldim(hclass: FiniteClass, budget: int = LDIM_BUDGET) -> tuple[int, str
         return solver.ldim(budget=budget), "exact"
     except BudgetExceeded as exc:
         raise BudgetExceeded(f"{hclass.spec}: {exc} ({budget})") from None
+
+
+def too_large(hclass: object) -> str | None:
+    """Why exact Ldim cannot even start on this class (its truth table is beyond
+    MATRIX_BUDGET), or ``None``."""
+    if isinstance(hclass, FiniteClass) and hclass.size * hclass.domain_size > MATRIX_BUDGET:
+        return (f"the truth table of {hclass.spec} exceeds the matrix budget "
+                f"({MATRIX_BUDGET} cells) of exact Ldim")
+    return None
+
+
+def solver_within_budget(hclass: FiniteClass, budget: int, who: str) -> tuple[LdimSolver, int]:
+    """The class's shared solver and Ldim(H), or UnsupportedGame naming the budget (what
+    SOA and the shattered-tree adversary refuse with before round 1)."""
+    try:
+        solver = solver_for(hclass)
+        return solver, solver.ldim(budget=budget)
+    except BudgetExceeded as exc:
+        raise UnsupportedGame(
+            f"{who} cannot play {hclass.spec}: exact Ldim is beyond its budget "
+            f"(budget={budget} instance checks; {exc})"
+        ) from None
 
 
 def shattered_tree(solver: LdimSolver, hclass: FiniteClass | None = None) -> nx.DiGraph:

@@ -6,10 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from games.classes import MATRIX_BUDGET, FiniteClass, VersionSpace
-from games.errors import BudgetExceeded, UnsupportedGame
+from games.classes import FiniteClass, VersionSpace
 from games.game import MISTAKE_BOUND, Bound, GameSpec
-from games.ldim import LDIM_BUDGET, LdimSolver, solver_for
+from games.ldim import LDIM_BUDGET, LdimSolver, solver_within_budget, too_large
 from learners.base import Learner, register
 
 
@@ -95,23 +94,11 @@ class SOA(Learner):
     def unsupported(self, game: GameSpec) -> str | None:
         if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
             return "it needs a finite class to compute Littlestone dimensions on"
-        if isinstance(game.hclass, FiniteClass) and (
-            game.hclass.size * game.hclass.domain_size > MATRIX_BUDGET
-        ):
-            return (f"the truth table of {game.hclass.spec} exceeds the matrix budget "
-                    f"({MATRIX_BUDGET} cells) of exact Ldim")
-        return super().unsupported(game)
+        return too_large(game.hclass) or super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
         assert isinstance(game.hclass, FiniteClass)
-        try:
-            self._solver = solver_for(game.hclass)
-            self.ldim = self._solver.ldim(budget=self.budget)
-        except BudgetExceeded as exc:
-            raise UnsupportedGame(
-                f"soa cannot play {game.hclass.spec}: exact Ldim is beyond its budget "
-                f"(budget={self.budget} instance checks; {exc})"
-            ) from None
+        self._solver, self.ldim = solver_within_budget(game.hclass, self.budget, "soa")
         self._v = self._solver.full
 
     def predict(self, x: Any) -> float:
