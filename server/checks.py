@@ -20,7 +20,10 @@ The same suite checks a student's agent file before a tournament.
 
 from __future__ import annotations
 
+import doctest
 import inspect
+import io
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -117,6 +120,14 @@ def yield_checks(agent: Agent) -> Iterator[Check]:
     def check_docstring_example() -> None:
         doc = inspect.getdoc(type(agent)) or ""
         assert ">>>" in doc, f"{agent.spec}: the class docstring has no runnable example"
+        module = sys.modules.get(type(agent).__module__)
+        globs = dict(vars(module)) if module is not None else {}
+        test = doctest.DocTestParser().get_doctest(doc, globs, type(agent).__name__, None, 0)
+        output = io.StringIO()
+        runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+        failed, _ = runner.run(test, out=output.write)
+        assert not failed, (f"{agent.spec}: the docstring example fails:\n"
+                            f"{output.getvalue().strip()[-800:]}")
 
     def check_spec_round_trip() -> None:
         if agent.id in registry:

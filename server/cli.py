@@ -156,6 +156,14 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("name", metavar="NAME")
     add.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
 
+    check = sub.add_parser(
+        "check", help="check an agent file before submitting it",
+        description="Run the generic agent check suite on FILE.py:Class (a learner or an "
+        "adversary) against built-in opponents; exit 0 when every check passes, else 1.",
+    )
+    check.add_argument("agent", metavar="FILE.py:Class")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
     for kind, registry in registries:
         lister = sub.add_parser(kind, help=f"list the registered {kind}",
@@ -424,6 +432,44 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from games.errors import SpecError
+    from server.checks import yield_checks
+
+    if ".py:" not in args.agent:
+        raise UsageError("check: name an agent file and class, as FILE.py:Class")
+    agent: Any
+    try:
+        agent = learners.LEARNERS.make(args.agent)
+    except SpecError as exc:
+        if "is not a learner" not in str(exc):
+            raise
+        agent = adversaries.ADVERSARIES.make(args.agent)
+    kind = "learner" if isinstance(agent, learners.Learner) else "adversary"
+    rows = []
+    for check in yield_checks(agent):
+        name = check.__name__.removeprefix("check_").replace("_", " ")
+        try:
+            check()
+            rows.append({"check": name, "ok": True, "message": ""})
+        except AssertionError as exc:
+            rows.append({"check": name, "ok": False, "message": str(exc)})
+        except Exception as exc:  # the agent's own bug, shown in plain words
+            rows.append({"check": name, "ok": False,
+                         "message": f"{type(exc).__name__}: {exc}"})
+    passed = all(r["ok"] for r in rows)
+    if args.json:
+        print(json.dumps({"agent": args.agent, "kind": kind, "passed": passed, "checks": rows}))
+    else:
+        print(f"{args.agent}: {'a learner' if kind == 'learner' else 'an adversary'}")
+        for row in rows:
+            print(f"  {'ok  ' if row['ok'] else 'FAIL'}  {row['check']}"
+                  + (f": {row['message']}" if row["message"] else ""))
+        print("every check passed: ready for a tournament" if passed
+              else "some checks failed: the tournament would record these against it")
+    return 0 if passed else 1
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
@@ -466,7 +512,7 @@ def _table(out: dict[str, Any]) -> None:
 
 COMMANDS = {"ldim": _ldim, "play": _play, "learners": _list_agents, "adversaries": _list_agents,
             "games": _games, "replay": _replay, "serve": _serve, "connect": _connect,
-            "token": _token}
+            "token": _token, "check": _check}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -94,3 +94,31 @@ def test_the_checks_catch_broken_agents():
     assert "check_inputs_not_mutated" in failing(Mutator())
     assert failing(Unseeded()) >= {"check_docstring_example", "check_seeding"}
     assert failing(Remembers()) == {"check_restart_is_fresh"}
+
+
+def test_check_command_on_the_examples_and_on_a_broken_agent(tmp_path, capsys):
+    from server.cli import main
+
+    for spec in ("examples/minimal_learner.py:MajorityVote",
+                 "examples/minimal_adversary.py:Contrarian"):
+        assert main(["check", spec]) == 0, capsys.readouterr().out
+        assert "every check passed" in capsys.readouterr().out
+    broken = tmp_path / "broken.py"
+    broken.write_text(
+        "from learners.base import Learner\n"
+        "import random\n"
+        "class Coin(Learner):\n"
+        "    '''Flips an unseeded coin.\n\n    >>> Coin().predict(0) in (0.0, 1.0, 2.0)\n"
+        "    False\n    '''\n"
+        "    games = frozenset({'mistake-bound'})\n"
+        "    def predict(self, x):\n"
+        "        return float(random.random() < 0.5)\n"
+        "    def update(self, x, y):\n"
+        "        pass\n")
+    assert main(["check", f"{broken}:Coin", "--json"]) == 1
+    import json
+
+    report = json.loads(capsys.readouterr().out)
+    failed = {row["check"] for row in report["checks"] if not row["ok"]}
+    assert {"docstring example", "seeding"} <= failed  # and a restart differs too
+    assert main(["check", "examples/minimal_learner.py"]) == 2
