@@ -147,6 +147,8 @@ def _parser() -> argparse.ArgumentParser:
     connect_.add_argument("--rounds", type=int, required=True, metavar="T")
     connect_.add_argument("--seed", type=int, metavar="S")
     connect_.add_argument("--token", metavar="TOKEN")
+    connect_.add_argument("--name", default="littlestone-client", metavar="NAME",
+                          help="the agent's name in the hello (and in the server's index)")
     connect_.add_argument("--json", action="store_true", help="print one JSON object")
 
     token = sub.add_parser("token", help="manage server tokens",
@@ -155,6 +157,18 @@ def _parser() -> argparse.ArgumentParser:
     add = token_sub.add_parser("add", help="create a token for NAME and print it once")
     add.add_argument("name", metavar="NAME")
     add.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+
+    tournament = sub.add_parser(
+        "tournament", help="run a tournament from a TOML file",
+        description="Play every learner x adversary x class x seed of CONFIG.toml (resumable), "
+        "rank them and write DIR/reports/NAME.html.",
+    )
+    tournament.add_argument("config", metavar="CONFIG.toml")
+    tournament.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    tournament.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N")
+    tournament.add_argument("--ray", metavar="ADDRESS",
+                            help="fan out over a Ray cluster (not available in this version)")
+    tournament.add_argument("--json", action="store_true", help="print the leaderboard")
 
     check = sub.add_parser(
         "check", help="check an agent file before submitting it",
@@ -401,7 +415,7 @@ def _connect(args: argparse.Namespace) -> int:
 
     try:
         out = asyncio.run(play_remote(args.url, agent, args.vs, game, args.seed, args.token,
-                                      join=args.join, on_created=created))
+                                      name=args.name, join=args.join, on_created=created))
     except ServerError as exc:
         raise UsageError(f"connect: {exc}") from None
     except (OSError, TimeoutError) as exc:
@@ -429,6 +443,35 @@ def _token(args: argparse.Namespace) -> int:
     print(token)
     print(f"littlestone: token for {args.name!r} stored (hashed) in {args.data}; it is shown "
           "only this once", file=sys.stderr)
+    return 0
+
+
+def _tournament(args: argparse.Namespace) -> int:
+    from server.tournament import load_config, run_tournament
+
+    if args.ray:
+        raise UsageError("tournament: the Ray backend is not available in this version: "
+                         "use --workers N")
+    if args.workers < 1:
+        raise UsageError("tournament: --workers must be >= 1")
+    config = load_config(args.config)
+    report = run_tournament(config, Path(args.data), args.workers, progress=not args.json)
+    if args.json:
+        print(json.dumps(report.leaderboard(), default=str))
+        return 0
+    print(f"tournament {config.name}: {len(report.games)} games "
+          f"({sum(g['status'] != 'complete' for g in report.games)} not complete)")
+    print(f"{'rank':>4}  {'learner':<40} {'worst':>8} {'mean':>8}  failed")
+    for row in report.learners:
+        def num(v: Any) -> str:
+            return "-" if v is None else f"{v:.3g}"
+        print(f"{row['rank']:>4}  {row['learner'][:40]:<40} {num(row['worst']):>8} "
+              f"{num(row['mean']):>8}  {row['failed']} {' '.join(row['failures'])}")
+    print(f"{'rank':>4}  {'adversary':<40} {'forcing':>8}")
+    for row in report.adversaries:
+        forcing = "-" if row["forcing"] is None else f"{row['forcing']:.3g}"
+        print(f"{row['rank']:>4}  {row['adversary'][:40]:<40} {forcing:>8}")
+    print(f"report: {report.report}")
     return 0
 
 
@@ -512,7 +555,7 @@ def _table(out: dict[str, Any]) -> None:
 
 COMMANDS = {"ldim": _ldim, "play": _play, "learners": _list_agents, "adversaries": _list_agents,
             "games": _games, "replay": _replay, "serve": _serve, "connect": _connect,
-            "token": _token, "check": _check}
+            "token": _token, "check": _check, "tournament": _tournament}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ content hashes of the agents that played).
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import sqlite3
 from datetime import UTC, datetime
@@ -62,6 +63,20 @@ CREATE TABLE IF NOT EXISTS tokens (
     name TEXT PRIMARY KEY,
     sha256 TEXT NOT NULL UNIQUE,
     created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    name TEXT PRIMARY KEY,
+    config_sha256 TEXT NOT NULL,
+    started TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournament_games (
+    tournament TEXT NOT NULL,
+    key TEXT NOT NULL,
+    game_id TEXT,
+    status TEXT NOT NULL,
+    row TEXT NOT NULL,
+    finished TEXT NOT NULL,
+    PRIMARY KEY (tournament, key)
 );
 CREATE TABLE IF NOT EXISTS agents (
     spec TEXT NOT NULL,
@@ -149,7 +164,7 @@ class Store:
     def add_token(self, name: str) -> str:
         """A new token for ``name`` (replacing any earlier one): returned once, stored as
         its SHA-256 only."""
-        token = secrets.token_urlsafe(24)
+        token = "ls_" + secrets.token_urlsafe(24)  # never starts with "-" (a CLI option)
         digest = hashlib.sha256(token.encode()).hexdigest()
         self._db.execute("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)",
                          (name, digest, utc_now()))
@@ -159,6 +174,43 @@ class Store:
         """The name a token (given by its SHA-256) belongs to."""
         row = self._db.execute("SELECT name FROM tokens WHERE sha256 = ?", (sha256,)).fetchone()
         return None if row is None else str(row["name"])
+
+    def start_tournament(self, name: str, config_sha256: str) -> None:
+        """Record a tournament (once; a changed config under the same name is refused)."""
+        row = self._db.execute("SELECT config_sha256 FROM tournaments WHERE name = ?",
+                               (name,)).fetchone()
+        if row is None:
+            self._db.execute("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
+                             (name, config_sha256, utc_now()))
+        elif row["config_sha256"] != config_sha256:
+            from games.errors import SpecError
+
+            raise SpecError(f"tournament {name!r} already ran with another configuration "
+                            "in this data folder: give it another name")
+
+    def tournament_keys(self, name: str) -> set[str]:
+        """The pairings of a tournament already played."""
+        rows = self._db.execute("SELECT key FROM tournament_games WHERE tournament = ?", (name,))
+        return {str(r["key"]) for r in rows}
+
+    def add_tournament_game(self, name: str, key: str, row: dict[str, Any]) -> None:
+        """A finished pairing (once: a second write of the same pairing is ignored)."""
+        self._db.execute(
+            "INSERT OR IGNORE INTO tournament_games VALUES (?, ?, ?, ?, ?, ?)",
+            (name, key, row.get("game_id"), row["status"], json.dumps(row, default=str),
+             utc_now()))
+
+    def tournament_games(self, name: str) -> list[dict[str, Any]]:
+        """Every played pairing, with its log path."""
+        out = []
+        for r in self._db.execute(
+            "SELECT t.row, g.log FROM tournament_games t LEFT JOIN games g "
+            "ON g.game_id = t.game_id WHERE t.tournament = ? ORDER BY t.key", (name,)
+        ):
+            row = json.loads(r["row"])
+            row["log"] = r["log"]
+            out.append(row)
+        return out
 
     def game(self, game_id: str) -> dict[str, Any] | None:
         """One game's row."""

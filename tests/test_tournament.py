@@ -1,0 +1,159 @@
+"""Tournaments: configs, hostile submissions in the sandbox, resuming, ranking, report."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+from server.store import Store
+from server.tournament import ConfigError, load_config, rank
+
+HOSTILE = Path(__file__).parent / "hostile"
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def write_config(tmp_path: Path, name: str, learners: list[str], adversaries: list[str],
+                 rounds: int = 20, seeds: int = 2, extra: str = "") -> Path:
+    path = tmp_path / f"{name}.toml"
+    path.write_text(
+        f"learners = {json.dumps(learners)}\nadversaries = {json.dumps(adversaries)}\n\n"
+        f'[tournament]\nname = "{name}"\nrounds = {rounds}\nseeds = {seeds}\n'
+        'games = ["mistake-bound"]\n\n[[classes]]\nspec = "thresholds:n=31"\n\n'
+        "[limits]\nmove_deadline = 0.5\ntime_bank = 0.5\nmemory_mb = 1024\ncpu_seconds = 30\n"
+        + extra)
+    return path
+
+
+def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
+    hostile = {
+        "raises": f"{HOSTILE}/raises.py:RaisesAtRound3",
+        "sleeps": f"{HOSTILE}/sleeps.py:SleepsForever",
+        "hungry": f"{HOSTILE}/hungry.py:Hungry",
+        "seven": f"{HOSTILE}/seven.py:AnswersSeven",
+        "forks": f"{HOSTILE}/forks.py:Forks",
+        "chatty": f"{HOSTILE}/chatty.py:Chatty",
+    }
+    config = write_config(tmp_path, "hostile", ["halving", "soa", *hostile.values()],
+                          ["random-target", "shattered-tree"], seeds=1)
+    data = tmp_path / "data"
+    assert main(["tournament", str(config), "--data", str(data), "--workers", "2",
+                 "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    rows = Store(data).tournament_games("hostile")
+    assert len(rows) == 8 * 2  # 8 learners x 2 adversaries x 1 class x 1 seed
+    by = {(r["learner"], r["adversary"]): r for r in rows}
+    for learner in ("halving", "soa", hostile["chatty"]):
+        for adversary in ("random-target", "shattered-tree"):
+            row = by[(learner, adversary)]
+            assert row["status"] == "complete", row
+            assert row["result"]["rounds"] == 20
+    for adversary in ("random-target", "shattered-tree"):
+        assert by[("soa", adversary)]["score"] <= 1.0  # SOA: mistakes <= Ldim
+        assert by[(hostile["raises"], adversary)]["status"] == "disconnected:learner"
+        assert "boom at round 3" in by[(hostile["raises"], adversary)]["message"]
+        assert by[(hostile["sleeps"], adversary)]["status"] == "forfeit:learner:timeout"
+        hungry = by[(hostile["hungry"], adversary)]
+        assert hungry["status"] == "disconnected:learner"
+        assert "MemoryError" in hungry["message"]
+        assert by[(hostile["seven"], adversary)]["status"] == "forfeit:learner:illegal_move"
+        forks = by[(hostile["forks"], adversary)]
+        assert "forked a child" in forks["message"]
+    failed = {row["learner"] for row in board["failed"]}
+    assert {hostile["raises"], hostile["sleeps"], hostile["hungry"], hostile["seven"]} <= failed
+    assert board["report"].endswith("hostile.html") and Path(board["report"]).is_file()
+
+
+def test_examples_and_built_ins_and_the_report_matches_the_database(tmp_path, capsys):
+    config = write_config(
+        tmp_path, "small",
+        ["halving", "perceptron", f"{EXAMPLES}/minimal_learner.py:MajorityVote"],
+        ["shattered-tree", f"{EXAMPLES}/minimal_adversary.py:Contrarian"])
+    data = tmp_path / "data"
+    assert main(["tournament", str(config), "--data", str(data), "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "12 games (0 not complete)" in out and "report:" in out
+    rows = Store(data).tournament_games("small")
+    assert len(rows) == 12 and all(r["status"] == "complete" for r in rows)
+    report = rank("small", rows, [])
+    page = (data / "reports" / "small.html").read_text()
+    for row in report.learners:
+        assert f"{row['worst']:.3g}" in page
+    for row in rows:  # every game links its log and the command that verifies it
+        assert f"littlestone replay {row['game_id']}" in page
+        assert main(["replay", row["game_id"], "--data", str(data), "--verify"]) == 0 or (
+            "remote" in Store(data).game(row["game_id"])["learner"] + Store(data).game(
+                row["game_id"])["adversary"])
+    capsys.readouterr()
+
+
+def test_resume_after_kill_gives_every_game_once(tmp_path):
+    config = write_config(tmp_path, "resume", ["halving", "soa", "hedge", "perceptron"],
+                          ["random-target", "shattered-tree"], rounds=3000, seeds=6)
+    data = tmp_path / "data"
+    command = [sys.executable, "-m", "server.cli", "tournament", str(config), "--data",
+               str(data), "--workers", "1", "--json"]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        if (data / "littlestone.db").exists() and 3 <= len(
+                Store(data).tournament_keys("resume")) < 48:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    partial = len(Store(data).tournament_keys("resume"))
+    assert 0 < partial < 48
+    assert subprocess.run(command, capture_output=True, check=False).returncode == 0
+    rows = Store(data).tournament_games("resume")
+    assert len(rows) == 48 and len({r["game_id"] for r in rows}) == 48
+    assert all(r["status"] == "complete" for r in rows)
+    # a third run plays nothing
+    before = len(Store(data).games(limit=1000))
+    assert subprocess.run(command, capture_output=True, check=False).returncode == 0
+    assert len(Store(data).games(limit=1000)) == before
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('learners=["halving"]\nadversaries=["random-target"]\n[tournament]\nname="x"\n'
+         'rounds=5\ncolour="red"\n[[classes]]\nspec="thresholds:n=4"\n', "tournament.colour"),
+        ('learners=["halving"]\nadversaries=["random-target"]\n[tournament]\nname="x"\n'
+         'rounds=0\n[[classes]]\nspec="thresholds:n=4"\n', "tournament.rounds"),
+        ('learners=["halving"]\nadversaries=["random-target"]\n[tournament]\nname="x"\n'
+         'rounds=5\n[[classes]]\nspec="circles:r=1"\n', "unknown class"),
+        ('learners=[]\nadversaries=["random-target"]\n[tournament]\nname="x"\nrounds=5\n'
+         '[[classes]]\nspec="thresholds:n=4"\n', "learners"),
+        ("this is = not toml [", "tournament"),
+        ('learners=["halving"]\nadversaries=["random-target"]\n[tournament]\nname="x"\n'
+         'rounds=5\n[[classes]]\nspec="thresholds:n=4"\n[limits]\nmemory_mb=-1\n',
+         "limits.memory_mb"),
+    ],
+)
+def test_config_errors_name_file_line_and_key(tmp_path, text, fragment, capsys):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+    if fragment != "tournament":
+        assert fragment in str(info.value)
+    assert main(["tournament", str(path), "--data", str(tmp_path / "d")]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_unplayable_pairings_are_explained(tmp_path, capsys):
+    config = write_config(tmp_path, "skips", ["halving", "perceptron"],
+                          ["random-target", "perceptron-margin"], seeds=1)
+    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert board["games"] == 2
+    reasons = {(s["learner"], s["adversary"]): s["reason"] for s in board["skipped"]}
+    assert "halfspaces" in reasons[("halving", "perceptron-margin")]
