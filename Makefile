@@ -21,6 +21,8 @@ demo: $(VENV)
 		--class halfspaces:d=100,margin=0.1 --rounds 200000 --seed 1
 	$(BIN)/littlestone play --game experts --learner halving --adversary random-target \
 		--class thresholds:n=255 --rounds 1000 --json
+	$(BIN)/littlestone check examples/minimal_learner.py:MajorityVote
+	$(BIN)/littlestone tournament examples/tournament.toml
 
 test: $(VENV) lint typecheck pytest
 

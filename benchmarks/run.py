@@ -413,6 +413,41 @@ def bench_remote(rounds: int, clients: int, per_client: int) -> list[tuple[str, 
     ]
 
 
+TOURNAMENT = """
+learners = ["halving", "soa", "perceptron", "hedge", "follow-the-leader"]
+adversaries = ["random-target", "shattered-tree"]
+[tournament]
+name = "bench"
+rounds = 2000
+seeds = 10
+games = ["mistake-bound"]
+[[classes]]
+spec = "thresholds:n=255"
+[[classes]]
+spec = "monotone-disjunctions:n=6"
+"""
+
+
+def bench_tournament() -> list[tuple[str, float, float, str]]:
+    """A 200-game built-in tournament with --workers 2 next to --workers 1."""
+    from server.tournament import load_config, run_tournament
+
+    with tempfile.TemporaryDirectory() as tmp:
+        config_path = Path(tmp) / "bench.toml"
+        config_path.write_text(TOURNAMENT)
+        config = load_config(config_path)
+        seconds = {}
+        for workers in (1, 2):
+            started = time.perf_counter()
+            report = run_tournament(config, Path(tmp) / f"data{workers}", workers,
+                                    progress=False)
+            seconds[workers] = time.perf_counter() - started
+            assert len(report.games) == 200
+    return [("tournament of 200 built-in games (5 learners x 2 adversaries x 2 classes x 10 "
+             "seeds), --workers 2\n    vs --workers 1", 200 / seconds[2], 200 / seconds[1],
+             "games/s")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
@@ -426,6 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_shattered_tree(repeat)
     rows += bench_log_memory()
     rows += bench_remote(2000 if args.quick else 20_000, 100, 50 if args.quick else 200)
+    rows += bench_tournament()
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit in ("s", "MiB") else ours / base
