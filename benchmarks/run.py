@@ -436,16 +436,21 @@ def bench_tournament() -> list[tuple[str, float, float, str]]:
         config_path = Path(tmp) / "bench.toml"
         config_path.write_text(TOURNAMENT)
         config = load_config(config_path)
-        seconds = {}
-        for workers in (1, 2):
+        seconds: dict[Any, float] = {}
+        for workers in (1, 2, "ray"):
             started = time.perf_counter()
-            report = run_tournament(config, Path(tmp) / f"data{workers}", workers,
-                                    progress=False)
+            report = run_tournament(config, Path(tmp) / f"data{workers}",
+                                    2 if workers == "ray" else int(workers), progress=False,
+                                    ray_address="local" if workers == "ray" else None)
             seconds[workers] = time.perf_counter() - started
             assert len(report.games) == 200
+    overhead_ms = (seconds["ray"] - seconds[2]) / 200 * 1000
     return [("tournament of 200 built-in games (5 learners x 2 adversaries x 2 classes x 10 "
              "seeds), --workers 2\n    vs --workers 1", 200 / seconds[2], 200 / seconds[1],
-             "games/s")]
+             "games/s"),
+            (f"the same with --ray local (2 CPUs; Ray start included): overhead "
+             f"{overhead_ms:.1f} ms a game\n    vs --workers 2", 200 / seconds["ray"],
+             200 / seconds[2], "games/s")]
 
 
 def main(argv: list[str] | None = None) -> int:

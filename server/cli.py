@@ -167,7 +167,8 @@ def _parser() -> argparse.ArgumentParser:
     tournament.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
     tournament.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N")
     tournament.add_argument("--ray", metavar="ADDRESS",
-                            help="fan out over a Ray cluster (not available in this version)")
+                            help="fan out over a Ray cluster at ADDRESS ('local' starts one "
+                            "with --workers CPUs); needs the ray extra")
     tournament.add_argument("--json", action="store_true", help="print the leaderboard")
 
     check = sub.add_parser(
@@ -449,13 +450,11 @@ def _token(args: argparse.Namespace) -> int:
 def _tournament(args: argparse.Namespace) -> int:
     from server.tournament import load_config, run_tournament
 
-    if args.ray:
-        raise UsageError("tournament: the Ray backend is not available in this version: "
-                         "use --workers N")
     if args.workers < 1:
         raise UsageError("tournament: --workers must be >= 1")
     config = load_config(args.config)
-    report = run_tournament(config, Path(args.data), args.workers, progress=not args.json)
+    report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
+                            ray_address=args.ray)
     if args.json:
         print(json.dumps(report.leaderboard(), default=str))
         return 0

@@ -539,8 +539,12 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
 
 
 def run_tournament(config: TournamentConfig, data: Path, workers: int,
-                   progress: bool = True) -> TournamentReport:
-    """Play every pairing not yet played, then rank and report."""
+                   progress: bool = True, ray_address: str | None = None) -> TournamentReport:
+    """Play every pairing not yet played, then rank and report.
+
+    Built-in pairs fan out over ``workers`` local processes, or over a Ray cluster when
+    ``ray_address`` is given (``"local"`` starts a local Ray instance with ``workers``
+    CPUs; the data folder must be reachable by every Ray worker: a shared filesystem)."""
     from server.store import Store
 
     store = Store(data)
@@ -570,7 +574,9 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             })
             bar.update(outcome["status"] != "complete")
 
-    if builtin:
+    if builtin and ray_address is not None:
+        _run_on_ray(config, builtin, str(data), workers, ray_address, record)
+    elif builtin:
         if workers <= 1:
             for pairing in builtin:
                 record(pairing, _play_builtin((config, pairing, str(data))))
@@ -593,6 +599,32 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     report = rank(config.name, rows, skipped)
     report.report = str(write_report(report, data))
     return report
+
+
+def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, workers: int,
+                address: str, record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise SpecError("--ray needs Ray: pip install 'littlestone[ray]'") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        if address == "local":
+            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+        else:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+    try:
+        play = ray.remote(_play_builtin)
+        refs = {play.remote((config, p, data)): p for p in pairs}
+        waiting = list(refs)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            for ref in done:
+                record(refs[ref], ray.get(ref))
+    finally:
+        if started_here:
+            ray.shutdown()
 
 
 class _progress:

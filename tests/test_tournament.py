@@ -157,3 +157,21 @@ def test_unplayable_pairings_are_explained(tmp_path, capsys):
     assert board["games"] == 2
     reasons = {(s["learner"], s["adversary"]): s["reason"] for s in board["skipped"]}
     assert "halfspaces" in reasons[("halving", "perceptron-margin")]
+
+
+def test_ray_local_gives_the_same_results_as_one_worker(tmp_path, capsys):
+    pytest.importorskip("ray")
+    config = write_config(tmp_path, "ray", ["halving", "soa", "hedge"],
+                          ["random-target", "shattered-tree"], rounds=50, seeds=2)
+    results = {}
+    for label, extra in (("one", ["--workers", "1"]), ("ray", ["--ray", "local",
+                                                               "--workers", "2"])):
+        data = tmp_path / label
+        assert main(["tournament", str(config), "--data", str(data), "--json", *extra]) == 0
+        capsys.readouterr()
+        results[label] = {
+            (r["learner"], r["adversary"], r["seed"]): (r["status"], r["raw"],
+                                                        r["result"]["expected_mistakes"])
+            for r in Store(data).tournament_games("ray")
+        }
+    assert len(results["one"]) == 12 and results["one"] == results["ray"]
