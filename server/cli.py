@@ -178,6 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("agent", metavar="FILE.py:Class")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--in-sandbox", action="store_true", help=argparse.SUPPRESS)
 
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
     for kind, registry in registries:
@@ -300,6 +301,8 @@ def _games(args: argparse.Namespace) -> int:
 
 
 EXIT_VERIFY_FAILED, EXIT_FOREIGN, EXIT_CORRUPTED, EXIT_INCOMPLETE = 1, 3, 4, 5
+#: How long ``check`` lets an agent run its checks in the sandbox.
+CHECK_SECONDS = 60
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -480,6 +483,8 @@ def _check(args: argparse.Namespace) -> int:
 
     if ".py:" not in args.agent:
         raise UsageError("check: name an agent file and class, as FILE.py:Class")
+    if not args.in_sandbox:  # run the checks inside the tournament's sandbox
+        return _check_in_sandbox(args)
     agent: Any
     try:
         agent = learners.LEARNERS.make(args.agent)
@@ -499,6 +504,7 @@ def _check(args: argparse.Namespace) -> int:
         except Exception as exc:  # the agent's own bug, shown in plain words
             rows.append({"check": name, "ok": False,
                          "message": f"{type(exc).__name__}: {exc}"})
+    sys.stdout.flush()
     passed = all(r["ok"] for r in rows)
     if args.json:
         print(json.dumps({"agent": args.agent, "kind": kind, "passed": passed, "checks": rows}))
@@ -510,6 +516,29 @@ def _check(args: argparse.Namespace) -> int:
         print("every check passed: ready for a tournament" if passed
               else "some checks failed: the tournament would record these against it")
     return 0 if passed else 1
+
+
+def _check_in_sandbox(args: argparse.Namespace) -> int:
+    from server.tournament import Limits, Sandbox
+
+    path, _, cls = args.agent.partition(".py:")
+    agent = f"{Path(path + '.py').resolve()}:{cls}"
+    argv = [sys.executable, "-m", "server.cli", "check", agent, "--in-sandbox"]
+    if args.json:
+        argv.append("--json")
+    limits = Limits()
+    code, out, err, forked = Sandbox(limits).run(argv, timeout=CHECK_SECONDS)
+    sys.stdout.write(out.replace(agent, args.agent))
+    if code is None:
+        raise UsageError(f"check: {args.agent} did not finish its checks in {CHECK_SECONDS} s "
+                         "(a hang?): a tournament would kill it")
+    if forked:
+        print(f"littlestone: warning: {args.agent} forked a child process: a tournament "
+              "records that against it", file=sys.stderr)
+    if code not in (0, 1):
+        last = [line for line in err.strip().splitlines() if line][-1:] or ["no message"]
+        raise UsageError(f"check: {last[0].removeprefix('littlestone: error: ')}")
+    return code
 
 
 def _cell(value: Any) -> str:

@@ -572,7 +572,9 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 "adversary": pairing.adversary, "seed": pairing.seed, "raw": raw,
                 "score": score, "normaliser": norm_name, "result": result,
             })
-            bar.update(outcome["status"] != "complete")
+            left = len(pending) - (bar.bar.n if bar.bar is not None else 0) + (
+                len(todo) - len(pending)) - 1
+            bar.update(outcome["status"] != "complete", running=min(max(workers, 1), left))
 
     if builtin and ray_address is not None:
         _run_on_ray(config, builtin, str(data), workers, ray_address, record)
@@ -642,10 +644,10 @@ class _progress:
             except ImportError:  # pragma: no cover - tqdm is a dependency
                 self.bar = None
 
-    def update(self, failed: bool) -> None:
+    def update(self, failed: bool, running: int = 0) -> None:
         self.failed += failed
         if self.bar is not None:
-            self.bar.set_postfix(failed=self.failed)
+            self.bar.set_postfix(running=running, failed=self.failed)
             self.bar.update(1)
 
     def close(self) -> None:
