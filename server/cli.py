@@ -467,8 +467,9 @@ def _tournament(args: argparse.Namespace) -> int:
     for row in report.learners:
         def num(v: Any) -> str:
             return "-" if v is None else f"{v:.3g}"
+        tie = f"  (tied with {', '.join(row['tied_with'])})" if row["tied_with"] else ""
         print(f"{row['rank']:>4}  {row['learner'][:40]:<40} {num(row['worst']):>8} "
-              f"{num(row['mean']):>8}  {row['failed']} {' '.join(row['failures'])}")
+              f"{num(row['mean']):>8}  {row['failed']} {' '.join(row['failures'])}{tie}")
     print(f"{'rank':>4}  {'adversary':<40} {'forcing':>8}")
     for row in report.adversaries:
         forcing = "-" if row["forcing"] is None else f"{row['forcing']:.3g}"

@@ -521,6 +521,9 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
                                         r["mean"] or 0.0, r["learner"]))
     for position, row in enumerate(report.learners, 1):
         row["rank"] = position
+        tied = [other["learner"] for other in report.learners if other is not row
+                and (other["worst"], other["mean"]) == (row["worst"], row["mean"])]
+        row["tied_with"] = tied  # equal scores: ordered by name, and said so
     for adversary in adversaries:
         values = [v for lrn in learners
                   if (v := report.payoff[lrn][adversary]) is not None]
@@ -762,7 +765,9 @@ def write_report(report: TournamentReport, data: Path) -> Path:
              "adversary (lower is better).</p><table><tr><th>rank</th><th>learner</th>"
              "<th>worst</th><th>mean</th><th>games</th><th>failed</th></tr>"]
     for row in report.learners:
-        parts.append(f"<tr><td>{row['rank']}</td><td>{esc(row['learner'])}</td>"
+        tie = (f"<br><small>tied with {esc(', '.join(row['tied_with']))} (ordered by name)"
+               "</small>" if row.get("tied_with") else "")
+        parts.append(f"<tr><td>{row['rank']}</td><td>{esc(row['learner'])}{tie}</td>"
                      f"<td>{fmt(row['worst'])}</td><td>{fmt(row['mean'])}</td>"
                      f"<td>{row['games']}</td><td>{row['failed']} "
                      f"{esc(', '.join(row['failures']))}</td></tr>")
