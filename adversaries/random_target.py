@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
 from adversaries.base import Adversary, register
 from games import commitment
@@ -124,9 +123,6 @@ class RandomTarget(Adversary):
         """The target h*: a hypothesis index, or w* for halfspaces."""
         return self._h
 
-    def advice(self) -> NDArray[np.float64] | None:  # pragma: no cover - class-derived only
-        raise NotImplementedError("random-target plays class-derived experts: give --class")
-
 
 DISTRIBUTIONS = ("uniform", "bernoulli", "zipf")
 
@@ -172,7 +168,8 @@ class IID(RandomTarget):
             return [int.from_bytes(row.tobytes(), "little") for row in packed]
         if self.dist == "zipf":
             weights = (np.arange(hclass.domain_size) + 1.0) ** -self.s
-            return self._rng.choice(hclass.domain_size, size=n, p=weights / weights.sum()).tolist()  # type: ignore[no-any-return]
+            draws = self._rng.choice(hclass.domain_size, size=n, p=weights / weights.sum())
+            return [int(x) for x in draws]
         return super()._draw(hclass, n)
 
 

@@ -157,7 +157,7 @@ class FiniteClass(HypothesisClass):
 
     def sample_instances(self, rng: np.random.Generator, n: int) -> list[int]:
         """``n`` instances drawn uniformly from the domain."""
-        return rng.integers(0, self.domain_size, size=n, dtype=np.int64).tolist()  # type: ignore[no-any-return]
+        return rng.integers(0, self.domain_size, size=n, dtype=np.int64).tolist()  # type: ignore[no-any-return]  # numpy's tolist is untyped
 
     def matrix(self) -> BoolArray:
         """The |H| x |X| truth table; refused beyond :data:`MATRIX_BUDGET` cells."""

@@ -122,7 +122,7 @@ class WeightedMajority(ExpertLearner):
         self._last: float | None = None
 
     def _weights(self) -> FloatArray:
-        return np.exp(self.log_weights - self.log_weights.max())  # type: ignore[no-any-return]
+        return np.exp(self.log_weights - self.log_weights.max())  # type: ignore[no-any-return]  # numpy ufunc stubs
 
     def weights(self, advice: FloatArray | None) -> FloatArray | float:
         w = self._weights()

@@ -43,7 +43,7 @@ DEFAULT_LIMITS = Limits()
 
 def encode(message: dict[str, Any]) -> bytes:
     """One message as one binary frame."""
-    return msgpack.packb(message, use_bin_type=True)  # type: ignore[no-any-return]
+    return msgpack.packb(message, use_bin_type=True)  # type: ignore[no-any-return]  # msgpack is untyped
 
 
 def _depth(value: Any, limit: int, level: int = 1) -> None:

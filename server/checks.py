@@ -74,7 +74,7 @@ def _opponents(agent: Agent, game: GameSpec) -> Agent | None:
     for agent_id in registry.ids():
         candidate = registry.make(agent_id)
         if candidate.unsupported(game) is None:
-            return candidate  # type: ignore[no-any-return]
+            return candidate  # type: ignore[no-any-return]  # the registry's type is Any here
     return None
 
 
@@ -82,7 +82,7 @@ def _pairs(agent: Agent) -> list[tuple[GameSpec, Agent]]:
     """The check games that ``agent`` declares it can play, each with an opponent."""
     out = []
     for game in _games():
-        if agent.unsupported(game) is None:  # type: ignore[attr-defined]
+        if agent.unsupported(game) is None:  # type: ignore[attr-defined]  # every Learner/Adversary has it
             opponent = _opponents(agent, game)
             if opponent is not None:
                 out.append((game, opponent))

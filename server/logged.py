@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -57,7 +58,7 @@ def agent_identity(agent: Agent) -> dict[str, Any]:
     """An agent's spec, and the SHA-256 of its file when it comes from one."""
     module = type(agent).__module__
     out: dict[str, Any] = {"spec": agent.spec, "class": f"{module}.{type(agent).__qualname__}"}
-    source = getattr(__import__("sys").modules.get(module), "__file__", None)
+    source = getattr(sys.modules.get(module), "__file__", None)
     if source and module.startswith("littlestone_agent_"):
         out["file"] = source
         out["sha256"] = hashlib.sha256(Path(source).read_bytes()).hexdigest()

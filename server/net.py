@@ -226,7 +226,8 @@ class RemoteAdversary(_Remote):
 
     async def label(self, t: int, x: Any, p: float) -> int:
         await self.send({"type": "prediction", "t": t, "p": p})
-        return await self.receive("label", t=t, accept=lambda m: check_label(m["y"]))  # type: ignore[no-any-return]
+        y = await self.receive("label", t=t, accept=lambda m: check_label(m["y"]))
+        return int(y)
 
     async def advice(self, t: int) -> Any:
         def accept(m: dict[str, Any]) -> Any:
@@ -260,7 +261,8 @@ class RemoteAdversary(_Remote):
                 target = vector_from_wire(target)
             return target, m["salt"]
 
-        return await self.receive("reveal", t=None, accept=accept)  # type: ignore[no-any-return]
+        target, salt = await self.receive("reveal", t=None, accept=accept)
+        return target, salt
 
 
 # -- the async driver ------------------------------------------------------------------
@@ -827,7 +829,7 @@ async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any
                            else float(message["p"]))
             if class_derived:
                 p = float(answer) if not isinstance(answer, np.ndarray) else float(
-                    answer @ hclass.evaluate(pending_x).astype(np.float64))  # type: ignore[union-attr]
+                    answer @ hclass.evaluate(pending_x).astype(np.float64))  # type: ignore[union-attr]  # finite here
                 await ws.send(encode({"type": "label", "t": t,
                                       "y": int(agent.label(pending_x, p))}))
             else:

@@ -35,7 +35,7 @@ from games import commitment
 from games.classes import make_class
 from games.errors import SpecError
 from games.game import EXPERTS, MISTAKE_BOUND, ExpertsRecord, GameResult, GameSpec, RoundRecord
-from learners.base import LEARNERS
+from learners.base import LEARNERS, Learner
 from server.local import play
 from server.logged import agent_identity
 from server.logs import GameLogData, LogError, read_log
@@ -136,9 +136,9 @@ def verify(log: GameLogData) -> VerifyReport:
         checked += 1
 
     learner, adversary = agents
+    assert isinstance(learner, Learner) and isinstance(adversary, Adversary)
     try:
-        result = play(spec, learner, adversary, int(log.header["seed"]),  # type: ignore[arg-type]
-                      on_record=compare)
+        result = play(spec, learner, adversary, int(log.header["seed"]), on_record=compare)
     except _Differs as exc:
         return VerifyReport(False, str(exc), exc.t - 1)
     if log.footer is None:
@@ -214,15 +214,17 @@ def plot(log: GameLogData, path: str) -> None:
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
     result = (log.footer or {}).get("result", {})
     title = f"{log.header['learner']['spec']} vs {log.header['adversary']['spec']}"
+    experts = [r for r in records if isinstance(r, ExpertsRecord)]
+    rounds = [r for r in records if isinstance(r, RoundRecord)]
     if log.header["rules"]["game"] == EXPERTS:
-        ax.plot(t, [r.regret for r in records], label="regret", lw=1)  # type: ignore[union-attr]
-        ax.plot(t, [r.expected_regret for r in records], label="expected regret", lw=1.5)  # type: ignore[union-attr]
+        ax.plot(t, [r.regret for r in experts], label="regret", lw=1)
+        ax.plot(t, [r.expected_regret for r in experts], label="expected regret", lw=1.5)
         d = log.header["rules"].get("experts") or 2
         ax.plot(t, np.sqrt(2 * t * math.log(max(d, 2))), "--", label="sqrt(2 t ln d)")
         ax.set_ylabel("regret")
     else:
-        ax.step(t, [r.mistakes for r in records], where="post", label="mistakes")  # type: ignore[union-attr]
-        ax.plot(t, [r.expected_mistakes for r in records], lw=1, label="expected mistakes")  # type: ignore[union-attr]
+        ax.step(t, [r.mistakes for r in rounds], where="post", label="mistakes")
+        ax.plot(t, [r.expected_mistakes for r in rounds], lw=1, label="expected mistakes")
         ax.set_ylabel("cumulative mistakes")
     if result.get("bound") is not None:
         ax.axhline(float(result["bound"]), color="crimson", ls=":",
