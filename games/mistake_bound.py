@@ -58,6 +58,8 @@ __all__ = ["COIN_BLOCK", "MARGIN_TOLERANCE", "MistakeBoundReferee", "Phase", "ch
 
 #: How many coin flips the referee draws from its generator at a time.
 COIN_BLOCK = 4096
+#: Rounds of history checked at a time against a revealed target.
+CHECK_CHUNK = 1 << 13
 #: Slack on the margin check of a revealed halfspace target (float rounding).
 MARGIN_TOLERANCE = 1e-9
 
@@ -98,9 +100,13 @@ class MistakeBoundReferee:
 
     ``seed`` seeds the referee's own generator, which flips the learner's coin:
     yhat_t = [u_t < p_t] with u_t uniform in [0, 1), so p in {0, 1} is deterministic.
+    ``history`` is where an infinite class's instances are kept for the final check: an
+    object that takes rows in order by ``history[t] = x`` or ``history[t:u] = xs`` and gives
+    them back by ``history[t:u]`` (by default an in-memory ``rounds`` x d array).
     """
 
-    def __init__(self, hclass: HypothesisClass, rounds: int, seed: int) -> None:
+    def __init__(self, hclass: HypothesisClass, rounds: int, seed: int,
+                 history: Any = None) -> None:
         self.hclass = hclass
         self.rounds = rounds
         self.t = 0
@@ -133,7 +139,9 @@ class MistakeBoundReferee:
         self._history_x: NDArray[np.float64] | None = None
         self._history_y: NDArray[np.int8] | None = None
         if self._needs_target:
-            self._history_x = np.empty((rounds, hclass.n_features))
+            # the driver may hand in the storage (a file-backed memmap keeps memory flat)
+            self._history_x = (history if history is not None
+                               else np.empty((rounds, hclass.n_features)))
             self._history_y = np.empty(rounds, dtype=np.int8)
 
     # -- the moves -------------------------------------------------------------------
@@ -451,18 +459,22 @@ class MistakeBoundReferee:
     def _check_labels(self, target: Any) -> None:
         if isinstance(self.hclass, HalfspaceClass):
             assert self._history_x is not None and self._history_y is not None
-            margins = self._history_x[: self.t] @ target
-            wrong = np.flatnonzero((margins > 0) != (self._history_y[: self.t] == 1))
-            if wrong.size:
-                self._fail(RuleViolation(ADVERSARY, "target_label", f"round {wrong[0] + 1}: the "
-                                         "label disagrees with the revealed target"))
-            thin = np.flatnonzero(np.abs(margins) < self.hclass.margin - MARGIN_TOLERANCE)
-            if thin.size:
-                self._fail(RuleViolation(
-                    ADVERSARY, "margin",
-                    f"round {thin[0] + 1}: |<w, x>| = {abs(margins[thin[0]]):.6g} is below the "
-                    f"margin {self.hclass.margin}",
-                ))
+            for start in range(0, self.t, CHECK_CHUNK):  # in chunks: the history may be a file
+                stop = min(start + CHECK_CHUNK, self.t)
+                margins = self._history_x[start:stop] @ target
+                labels = self._history_y[start:stop] == 1
+                wrong = np.flatnonzero((margins > 0) != labels)
+                if wrong.size:
+                    self._fail(RuleViolation(ADVERSARY, "target_label", f"round "
+                                             f"{start + wrong[0] + 1}: the label disagrees with "
+                                             "the revealed target"))
+                thin = np.flatnonzero(np.abs(margins) < self.hclass.margin - MARGIN_TOLERANCE)
+                if thin.size:
+                    self._fail(RuleViolation(
+                        ADVERSARY, "margin",
+                        f"round {start + thin[0] + 1}: |<w, x>| = {abs(margins[thin[0]]):.6g} "
+                        f"is below the margin {self.hclass.margin}",
+                    ))
         elif self.version_space is not None and target not in self.version_space:
             self._fail(RuleViolation(ADVERSARY, "target_label", f"revealed hypothesis {target} "
                                      "disagrees with a label given"))

@@ -15,11 +15,14 @@ directly, so built-in agents play each other at numpy speed (DESIGN.md section 2
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from adversaries.base import Adversary
-from games.classes import FiniteClass
+from games.classes import FiniteClass, HalfspaceClass
 from games.errors import MoveError
 from games.experts import ExpertsReferee
 from games.experts import Phase as ExpertsPhase
@@ -101,7 +104,7 @@ def _play_mistake_bound(
     on_record: RecordSink | None, blocks: bool, log: LogWriter | None = None,
 ) -> GameResult:
     assert game.hclass is not None
-    referee = MistakeBoundReferee(game.hclass, game.rounds, seed)
+    referee = MistakeBoundReferee(game.hclass, game.rounds, seed, history=history_for(game))
     role = ADVERSARY
     try:
         digest = adversary.commitment()
@@ -183,6 +186,60 @@ def _learn_block(
         referee.score_queued(predictions, records=False)
         raise
     referee.score_queued(predictions, records=False)
+
+
+#: Beyond this many bytes an infinite class's instance history goes to a temporary file.
+HISTORY_IN_MEMORY = 64 << 20
+
+
+class FileHistory:
+    """The referee's instance history in an anonymous temporary file: rows are written
+    in order (buffered) and read back in slices, so memory stays flat however long the
+    game."""
+
+    BUFFER_ROWS = 4096
+
+    def __init__(self, d: int) -> None:
+        self.d = d
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the game
+        self.rows = 0
+        self._buffer: list[Any] = []
+
+    def __setitem__(self, key: int | slice, value: Any) -> None:
+        block = np.asarray(value, dtype=np.float64).reshape(-1, self.d)
+        start = key.start if isinstance(key, slice) else key
+        if start != self.rows + sum(len(b) for b in self._buffer):
+            raise ValueError("the history is written in round order")
+        self._buffer.append(block.copy())
+        if sum(len(b) for b in self._buffer) >= self.BUFFER_ROWS:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buffer:
+            self.file.seek(0, 2)
+            for block in self._buffer:
+                self.file.write(np.ascontiguousarray(block).tobytes())
+                self.rows += len(block)
+            self._buffer = []
+
+    def __getitem__(self, key: slice) -> Any:
+        self._flush()
+        start, stop = key.start or 0, min(key.stop if key.stop is not None else self.rows,
+                                          self.rows)
+        self.file.seek(start * self.d * 8)
+        data = self.file.read(max(0, stop - start) * self.d * 8)
+        return np.frombuffer(data, dtype=np.float64).reshape(-1, self.d)
+
+
+def history_for(game: GameSpec) -> Any:
+    """Storage for the referee's instance history: in memory when small, else a
+    :class:`FileHistory` (memory stays flat however long the game)."""
+    hclass = game.hclass
+    if not isinstance(hclass, HalfspaceClass):
+        return None
+    if game.rounds * hclass.n_features * 8 <= HISTORY_IN_MEMORY:
+        return None
+    return FileHistory(hclass.n_features)
 
 
 def _play_experts(

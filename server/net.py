@@ -52,6 +52,7 @@ from protocol.messages import (
     vector_to_wire,
 )
 from protocol.session import ServerSession
+from server.local import history_for
 from server.logged import agent_identity, game_info, package_version
 from server.logs import LogWriter
 from server.store import Store, new_game_id, utc_now
@@ -286,7 +287,8 @@ async def run_game(
         referee = ExpertsReferee(game.n_experts, game.rounds, seeds.referee, hclass=hclass)
     else:
         assert game.hclass is not None
-        referee = MistakeBoundReferee(game.hclass, game.rounds, seeds.referee)
+        referee = MistakeBoundReferee(game.hclass, game.rounds, seeds.referee,
+                                      history=history_for(game))
     role = "adversary"
     try:
         if isinstance(adversary, Adversary):

@@ -192,3 +192,31 @@ def test_a_crash_inside_a_block_scores_the_rounds_before_it():
     result = play(game, CrashingLearner(at=5000), ADVERSARIES.make("random-target"), 0)
     assert result.status == "crash:learner:ZeroDivisionError"
     assert result.rounds == 4999
+
+
+def test_long_halfspace_games_keep_their_history_in_a_file(monkeypatch):
+    import server.local
+
+    monkeypatch.setattr(server.local, "HISTORY_IN_MEMORY", 0)
+    game = GameSpec(MISTAKE_BOUND, 20_000, make_class("halfspaces:d=5,margin=0.2"))
+    history = server.local.history_for(game)
+    assert isinstance(history, server.local.FileHistory)
+    in_memory = play(game, LEARNERS.make("perceptron"), ADVERSARIES.make("random-target"), 3)
+    assert in_memory.complete
+
+    class FlipsOneLabel(type(ADVERSARIES.make("random-target"))):
+        """Flips the label of round 15,000. >>> 1"""
+
+        def moves(self, n):
+            block = super().moves(n)
+            self.t = getattr(self, "t", 0)
+            xs, ys = block
+            if self.t <= 14_999 < self.t + len(ys):
+                ys = list(ys)
+                ys[14_999 - self.t] ^= 1
+            self.t += len(ys)
+            return xs, ys
+
+    result = play(game, LEARNERS.make("perceptron"), FlipsOneLabel(), 3)
+    assert result.status == "rule_violation:adversary:target_label"
+    assert "round 15000" in result.message
