@@ -46,6 +46,7 @@ SCHEMAS: dict[str, dict[str, tuple[type, ...]]] = {
     "challenge": {"rules": (dict,), "opponent": (str,), "seed": (int, NONE)},
     "create": {"rules": (dict,), "seed": (int, NONE)},
     "join": {"game_id": (str,)},
+    "enter": {"tournament": (str,)},
     "predict": {"t": (int,), "p": _NUMBER},
     "weights": {"t": (int,), "w": _VECTOR},
     "commit": {"digest": (bytes,)},
@@ -57,6 +58,8 @@ SCHEMAS: dict[str, dict[str, tuple[type, ...]]] = {
     # server -> client
     "welcome": {"version": (int,), "session": (str,), "server": (str,), "limits": (dict,)},
     "created": {"game_id": (str,)},
+    "entered": {"tournament": (str,)},
+    "done": {"tournament": (str,)},
     "start": {"game_id": (str,), "role": (str,), "rules": (dict,), "seed": (int,)},
     "prediction": {"t": (int,), "p": _NUMBER},
     "answer": {"t": (int,)},

@@ -30,7 +30,7 @@ from protocol.messages import PROTOCOL_VERSION, ROLES, check
 __all__ = ["LOBBY_MESSAGES", "ROLE_MESSAGES", "ServerSession"]
 
 #: What a player may send between games.
-LOBBY_MESSAGES = frozenset({"challenge", "create", "join"})
+LOBBY_MESSAGES = frozenset({"challenge", "create", "join", "enter"})
 #: What each role may send during a game (PROTOCOL.md 5).
 ROLE_MESSAGES = {
     "learner": frozenset({"predict", "weights"}),

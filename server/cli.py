@@ -141,10 +141,12 @@ def _parser() -> argparse.ArgumentParser:
     opponent.add_argument("--create", action="store_true",
                           help="open a game for another remote agent; prints its id")
     opponent.add_argument("--join", metavar="GAME_ID", help="join a game another agent opened")
+    opponent.add_argument("--tournament", metavar="NAME",
+                          help="enter a running tournament under the token's name")
     connect_.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
     connect_.add_argument("--class", dest="hclass", metavar="SPEC")
     connect_.add_argument("--experts", type=int, metavar="D")
-    connect_.add_argument("--rounds", type=int, required=True, metavar="T")
+    connect_.add_argument("--rounds", type=int, metavar="T")
     connect_.add_argument("--seed", type=int, metavar="S")
     connect_.add_argument("--token", metavar="TOKEN")
     connect_.add_argument("--name", default="littlestone-client", metavar="NAME",
@@ -405,10 +407,27 @@ def _connect(args: argparse.Namespace) -> int:
 
     from server.net import ServerError, play_remote
 
-    hclass = make_class(args.hclass) if args.hclass else None
-    game = GameSpec(args.game, args.rounds, hclass, args.experts)
     agent: Any = (learners.LEARNERS.make(args.learner) if args.learner
                   else adversaries.ADVERSARIES.make(args.adversary))
+    if args.tournament:
+        if not args.token:
+            raise UsageError("connect: --tournament needs --token (its name is the entrant)")
+        try:
+            out = asyncio.run(play_remote(args.url, agent, None, GameSpec("experts", 0,
+                                                                          experts=1),
+                                          token=args.token, name=args.name,
+                                          tournament=args.tournament))
+        except ServerError as exc:
+            raise UsageError(f"connect: {exc}") from None
+        except (OSError, TimeoutError) as exc:
+            raise UsageError(f"connect: cannot reach {args.url}: {exc}") from None
+        print(json.dumps(out) if args.json else
+              f"tournament {args.tournament}: played {len(out['games'])} games")
+        return 0
+    if args.rounds is None:
+        raise UsageError("connect: --rounds is required")
+    hclass = make_class(args.hclass) if args.hclass else None
+    game = GameSpec(args.game, args.rounds, hclass, args.experts)
     reason = agent.unsupported(game)
     if reason:
         raise UsageError(f"connect: {agent.spec} cannot play this game: {reason}")

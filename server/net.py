@@ -433,6 +433,9 @@ class GameServer:
         self.settings = settings
         self.store = Store(settings.data)
         self.games: set[asyncio.Task[Any]] = set()
+        #: Tournament entrants by (tournament, account): connection, session, release.
+        self.entrants: dict[tuple[str, str], tuple[ServerConnection, ServerSession,
+                                                   asyncio.Future[None]]] = {}
         #: Called with (agent name, game id) when a game is created (tournaments use it).
         self.on_created: Callable[[str, str], None] | None = None
         #: Games created and waiting for their second player, by id.
@@ -462,6 +465,9 @@ class GameServer:
     async def stop(self) -> None:
         """Graceful: stop accepting, let running games end as aborted, close."""
         self._stopping.set()
+        for _, _, finished in list(self.entrants.values()):
+            if not finished.done():
+                finished.set_result(None)
         if self._server is not None:
             self._server.close(close_connections=False)
         for task in list(self.games):
@@ -500,6 +506,8 @@ class GameServer:
                     await self._challenge(ws, session, message)
                 elif message["type"] == "create":
                     await self._create(ws, session, message)
+                elif message["type"] == "enter":
+                    await self._enter(ws, session, message)
                 else:
                     await self._join(ws, session, message)
         except ProtocolError as exc:
@@ -541,6 +549,57 @@ class GameServer:
         else:
             remote = RemoteAdversary(ws, session, self.settings)
             await self._run(game, seed, opponent, remote, [(ws, session, remote)])
+
+    async def _enter(self, ws: ServerConnection, session: ServerSession,
+                     message: dict[str, Any]) -> None:
+        """A remote agent enters a tournament under its token's name and plays the games
+        the tournament gives it, one after another, until ``done``."""
+        if session.account is None:
+            await ws.send(encode(ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs "
+                                               "a token: the token's name is the entrant")
+                                 .to_message()))
+            return
+        key = (message["tournament"], session.account)
+        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.entrants[key] = (ws, session, finished)
+        await ws.send(encode({"type": "entered", "tournament": message["tournament"]}))
+        try:
+            await finished  # the tournament drives this connection's games meanwhile
+        finally:
+            self.entrants.pop(key, None)
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(encode({"type": "done", "tournament": message["tournament"]}))
+
+    def entrant(self, tournament: str, account: str) -> str | None:
+        """The role of a connected entrant, or ``None``."""
+        entry = self.entrants.get((tournament, account))
+        return entry[1].role if entry is not None else None
+
+    async def play_entrant(self, tournament: str, account: str, game: GameSpec, seed: int,
+                           opponent: Any) -> str | None:
+        """Play one tournament game on an entrant's connection; returns the game id."""
+        entry = self.entrants.get((tournament, account))
+        if entry is None:
+            return None
+        ws, session, _ = entry
+        game_id = new_game_id()
+        if session.role == "learner":
+            remote: _Remote = RemoteLearner(ws, session, self.settings)
+            await self._run(game, seed, remote, opponent, [(ws, session, remote)], game_id)
+        else:
+            remote = RemoteAdversary(ws, session, self.settings)
+            await self._run(game, seed, opponent, remote, [(ws, session, remote)], game_id)
+        return game_id
+
+    async def release(self, tournament: str) -> None:
+        """The tournament is over: every entrant is told ``done`` (waits until told)."""
+        for (name, _), (_, _, finished) in list(self.entrants.items()):
+            if name == tournament and not finished.done():
+                finished.set_result(None)
+        for _ in range(100):
+            if not any(name == tournament for name, _ in self.entrants):
+                return
+            await asyncio.sleep(0.01)
 
     async def _create(self, ws: ServerConnection, session: ServerSession,
                       message: dict[str, Any]) -> None:
@@ -695,6 +754,7 @@ async def play_remote(
     url: str, agent: Learner | Adversary, opponent: str | None, game: GameSpec,
     seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
     join: str | None = None, on_created: Callable[[str], Any] | None = None,
+    tournament: str | None = None,
 ) -> dict[str, Any]:
     """Play ``agent`` (a learner or an adversary) against the server's ``opponent``;
     returns the keys ``littlestone play --json`` prints.
@@ -716,6 +776,8 @@ async def play_remote(
         welcome = await receive()
         if welcome["type"] != "welcome":
             raise ServerError("bad_message", f"expected welcome, got {welcome['type']}")
+        if tournament is not None:
+            return await _tournament_loop(ws, receive, agent, tournament)
         if join is not None:
             await ws.send(encode({"type": "join", "game_id": join}))
         elif opponent is not None:
@@ -757,6 +819,29 @@ async def play_remote(
     out.update({k: v for k, v in result.items() if k != "game"})
     out["game_id"] = end.get("game_id")
     return out
+
+
+async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
+                           agent: Learner | Adversary, tournament: str) -> dict[str, Any]:
+    """Enter a tournament and play every game it gives, fresh at each, until ``done``."""
+    await ws.send(encode({"type": "enter", "tournament": tournament}))
+    entered = await receive()
+    if entered["type"] != "entered":
+        raise ServerError(entered.get("code", "bad_message"), entered.get("message", ""))
+    games: list[dict[str, Any]] = []
+    while True:
+        message = await receive()
+        if message["type"] == "done":
+            return {"tournament": tournament, "games": games}
+        if message["type"] != "start":
+            continue
+        game = rules_from_wire(message["rules"])
+        agent.start(game, int(message["seed"]))
+        if isinstance(agent, Learner):
+            end = await _learner_loop(ws, receive, agent, game)
+        else:
+            end = await _adversary_loop(ws, receive, agent, game)
+        games.append({"game_id": end.get("game_id"), "status": end["status"]})
 
 
 async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],

@@ -107,7 +107,9 @@ class Store:
         self.data = Path(data)
         self.data.mkdir(parents=True, exist_ok=True)
         self.path = self.data / "littlestone.db"
-        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        # callers that share a Store across threads serialise their calls (tournaments do)
+        self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
+                                   check_same_thread=False)
         self._db.row_factory = sqlite3.Row
         self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         self._db.execute("PRAGMA journal_mode = WAL")

@@ -57,6 +57,8 @@ class Limits:
     time_bank: float = 30.0
     memory_mb: int = 1024
     cpu_seconds: int = 120
+    #: How long the tournament waits for a remote agent to enter.
+    remote_wait: float = 120.0
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,8 @@ class TournamentConfig:
     adversaries: tuple[str, ...]
     limits: Limits
     source: str = ""
+    #: host:port the tournament's server listens on (remote agents connect there).
+    listen: str = "127.0.0.1:0"
 
     @property
     def sha256(self) -> str:
@@ -78,8 +82,8 @@ class TournamentConfig:
 
 
 _KNOWN = {
-    "tournament": {"name", "rounds", "seeds", "games", "experts"},
-    "limits": {"move_deadline", "time_bank", "memory_mb", "cpu_seconds"},
+    "tournament": {"name", "rounds", "seeds", "games", "experts", "listen"},
+    "limits": {"move_deadline", "time_bank", "memory_mb", "cpu_seconds", "remote_wait"},
     "classes": {"spec"},
     "": {"tournament", "classes", "learners", "adversaries", "limits"},
 }
@@ -190,12 +194,21 @@ def load_config(path: str | Path) -> TournamentConfig:
     for key, value in vars(limits).items():
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             raise fail(f"limits.{key}", "a positive number")
+    listen = head.get("listen", "127.0.0.1:0")
+    host, _, port = str(listen).rpartition(":")
+    if not host or not port.isdigit():
+        raise fail("tournament.listen", "HOST:PORT, e.g. 127.0.0.1:8765")
     return TournamentConfig(name, rounds, seeds, tuple(games), tuple(classes), experts,
-                            agents["learners"], agents["adversaries"], limits, text)
+                            agents["learners"], agents["adversaries"], limits, text, listen)
 
 
 def is_file_agent(spec: str) -> bool:
     return ".py:" in spec or spec.endswith(".py")
+
+
+def remote_account(spec: str) -> str | None:
+    """``remote:NAME``: the agent that enters with the token named NAME."""
+    return spec.removeprefix("remote:") if spec.startswith("remote:") else None
 
 
 @dataclass(frozen=True)
@@ -233,7 +246,15 @@ def pairings(config: TournamentConfig) -> tuple[list[Pairing], list[dict[str, An
         rules = GameSpec(game, config.rounds, make_class(spec) if spec else None,
                          None if spec else config.experts)
         reasons = []
+        remote = [s for s in (learner, adversary) if remote_account(s)]
+        if remote and (len(remote) == 2 or any(is_file_agent(s) for s in (learner, adversary))):
+            skipped.append({"game": game, "class": spec, "learner": learner,
+                            "adversary": adversary,
+                            "reason": "a remote agent plays built-in opponents only"})
+            continue
         for registry, agent_spec in ((LEARNERS, learner), (ADVERSARIES, adversary)):
+            if remote_account(agent_spec):
+                continue
             try:
                 agent = registry.make(agent_spec)
             except SpecError as exc:
@@ -406,6 +427,55 @@ def _play_file_agent(config: TournamentConfig, pairing: Pairing, url: str, token
             "result": result}
 
 
+def _play_remote_agent(config: TournamentConfig, account: str, pairs: list[Pairing],
+                       server: tuple[Any, Any], record: Callable[[Pairing, dict[str, Any]],
+                                                                 None]) -> None:
+    """Every game of one remote agent, in turn, on its connection (it enters with
+    ``littlestone connect URL --token T --learner SPEC --tournament NAME``)."""
+    import asyncio
+
+    from adversaries import ADVERSARIES
+    from learners import LEARNERS
+    from server.store import Store
+
+    game_server, loop = server
+    deadline = time.monotonic() + config.limits.remote_wait
+    role = None
+    while time.monotonic() < deadline:
+        role = game_server.entrant(config.name, account)
+        if role is not None:
+            break
+        time.sleep(0.1)
+    for pairing in pairs:
+        wanted = "learner" if remote_account(pairing.learner) == account else "adversary"
+        if role != wanted:
+            status = f"absent:{wanted}"
+            why = (f"remote agent {account!r} did not enter within {config.limits.remote_wait} s"
+                   if role is None else f"remote agent {account!r} entered as a {role}")
+            record(pairing, {"game_id": None, "status": status, "message": why,
+                             "result": {"status": status}})
+            continue
+        opponent = (ADVERSARIES.make(pairing.adversary) if wanted == "learner"
+                    else LEARNERS.make(pairing.learner))
+        coroutine = game_server.play_entrant(config.name, account, _rules(config, pairing),
+                                             pairing.seed, opponent)
+        game_id = asyncio.run_coroutine_threadsafe(coroutine, loop).result()
+        store = Store(game_server.settings.data)  # this thread's own connection
+        row = store.game(game_id) if game_id else None
+        store.close()
+        if row is None:
+            record(pairing, {"game_id": None, "status": f"disconnected:{wanted}",
+                             "message": f"remote agent {account!r} left",
+                             "result": {"status": f"disconnected:{wanted}"}})
+            role = game_server.entrant(config.name, account)
+            continue
+        result = {k: row[k] for k in ("rounds", "mistakes", "expected_mistakes", "regret",
+                                      "expected_regret", "bound", "bound_name", "status")}
+        record(pairing, {"game_id": game_id, "status": row["status"], "message": "",
+                         "result": result})
+        role = game_server.entrant(config.name, account)
+
+
 def _ended(data: Path, tag: str) -> bool:
     """Whether the server has finished the game of the agents tagged ``tag``."""
     from server.store import Store
@@ -555,9 +625,10 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     todo, skipped = pairings(config)
     done_keys = store.tournament_keys(config.name)
     pending = [p for p in todo if p.key not in done_keys]
-    builtin = [p for p in pending if not (is_file_agent(p.learner)
-                                         or is_file_agent(p.adversary))]
-    files = [p for p in pending if p not in builtin]
+    remote = [p for p in pending if remote_account(p.learner) or remote_account(p.adversary)]
+    builtin = [p for p in pending if p not in remote and not (
+        is_file_agent(p.learner) or is_file_agent(p.adversary))]
+    files = [p for p in pending if p not in builtin and p not in remote]
     bar = _progress(len(todo), len(todo) - len(pending), progress)
     lock = threading.Lock()
 
@@ -591,14 +662,31 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                            for p in builtin}
                 for future in concurrent.futures.as_completed(futures):
                     record(futures[future], future.result())
-    if files:
-        with _LoopbackServer(config, data) as (url, token):
+    if files or remote:
+        with _LoopbackServer(config, data) as (url, token, server):
             sandbox = Sandbox(config.limits)
             with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
                 futures2 = {threads.submit(_play_file_agent, config, p, url, token, data,
                                            sandbox): p for p in files}
+                accounts = sorted({a for p in remote for a in (remote_account(p.learner),
+                                                                remote_account(p.adversary))
+                                   if a})
+                if accounts:
+                    print(f"littlestone: tournament {config.name}: remote agents "
+                          f"({', '.join(accounts)}) connect to {url} with --tournament "
+                          f"{config.name}", file=sys.stderr, flush=True)
+                futures3 = {threads.submit(_play_remote_agent, config, account,
+                                           [p for p in remote if account in (
+                                               remote_account(p.learner),
+                                               remote_account(p.adversary))],
+                                           server, record): account for account in accounts}
                 for future in concurrent.futures.as_completed(futures2):
                     record(futures2[future], future.result())
+                for future3 in concurrent.futures.as_completed(futures3):
+                    future3.result()
+            import asyncio
+
+            asyncio.run_coroutine_threadsafe(server[0].release(config.name), server[1]).result(30)
     bar.close()
     rows = store.tournament_games(config.name)
     report = rank(config.name, rows, skipped)
@@ -664,12 +752,13 @@ class _LoopbackServer:
     def __init__(self, config: TournamentConfig, data: Path) -> None:
         self.config, self.data = config, data
 
-    def __enter__(self) -> tuple[str, str]:
+    def __enter__(self) -> tuple[str, str, tuple[Any, Any]]:
         import asyncio
 
         from server.net import GameServer, ServerSettings
 
-        settings = ServerSettings(host="127.0.0.1", port=0, data=self.data,
+        host, _, port = self.config.listen.rpartition(":")
+        settings = ServerSettings(host=host, port=int(port), data=self.data,
                                   move_deadline=self.config.limits.move_deadline,
                                   time_bank=self.config.limits.time_bank)
         self.loop = asyncio.new_event_loop()
@@ -690,7 +779,8 @@ class _LoopbackServer:
         from server.store import Store
 
         token = Store(self.data).add_token(f"tournament-{self.config.name}")
-        return f"ws://127.0.0.1:{self.server.port}", token
+        host = self.config.listen.rpartition(":")[0]
+        return f"ws://{host}:{self.server.port}", token, (self.server, self.loop)
 
     def __exit__(self, *exc: object) -> None:
         import asyncio

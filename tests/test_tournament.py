@@ -175,3 +175,45 @@ def test_ray_local_gives_the_same_results_as_one_worker(tmp_path, capsys):
             for r in Store(data).tournament_games("ray")
         }
     assert len(results["one"]) == 12 and results["one"] == results["ray"]
+
+
+def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys):
+    data = tmp_path / "data"
+    token = Store(data).add_token("alice")
+    config = write_config(tmp_path, "remote", ["halving", "remote:alice"],
+                          ["random-target", "shattered-tree"], seeds=2,
+                          extra="remote_wait = 30\n")
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "tournament", str(config),
+                             "--data", str(data), "--json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    url = None
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "connect to" in line:
+            url = line.split("connect to ")[1].split()[0]
+            break
+    assert url is not None
+    assert main(["connect", url, f"--token={token}", "--learner", "halving", "--tournament",
+                 "remote", "--json"]) == 0
+    played = json.loads(capsys.readouterr().out)
+    assert len(played["games"]) == 4 and all(g["status"] == "complete" for g in played["games"])
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    rows = {(r["learner"], r["adversary"], r["seed"]): r
+            for r in Store(data).tournament_games("remote")}
+    assert len(rows) == 8
+    for adversary in ("random-target", "shattered-tree"):
+        for seed in (0, 1):
+            mine, builtin = rows[("remote:alice", adversary, seed)], rows[("halving", adversary,
+                                                                           seed)]
+            assert mine["status"] == "complete"
+            assert mine["raw"] == builtin["raw"]  # the same learner, the same games
+
+
+def test_an_absent_remote_agent_is_recorded(tmp_path, capsys):
+    config = write_config(tmp_path, "absent", ["halving", "remote:bob"], ["random-target"],
+                          seeds=1, extra="remote_wait = 0.5\n")
+    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    failed = {(f["learner"], f["status"]) for f in board["failed"]}
+    assert ("remote:bob", "absent:learner") in failed
