@@ -117,6 +117,12 @@ def load_config(path: str | Path) -> TournamentConfig:
         time_bank = 30.0             # seconds over the deadlines, a game
         memory_mb = 1024             # RLIMIT_AS
         cpu_seconds = 120            # RLIMIT_CPU
+        remote_wait = 120            # seconds to wait for a remote agent to enter
+
+    ``remote:NAME`` in ``learners`` or ``adversaries`` is an agent that enters with the
+    token named NAME (``littlestone connect URL --token T --learner SPEC --tournament
+    NAME``), against built-in opponents; ``[tournament] listen = "HOST:PORT"`` (default
+    ``127.0.0.1:0``, a free port, announced on stderr) is where it connects.
 
     (``learners`` and ``adversaries`` are top-level keys: put them before the first
     table.) Unknown keys and bad values raise ConfigError naming file, line and key.
