@@ -90,5 +90,6 @@ def decode(frame: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT
     kind = message.get("type")
     if not isinstance(kind, str):
         raise ProtocolError(Code.BAD_MESSAGE, "a message needs a string 'type'")
-    _depth(message, limits.max_depth)
+    if any(isinstance(v, dict | list) for v in message.values()):  # most messages are flat
+        _depth(message, limits.max_depth)
     return message

@@ -107,6 +107,30 @@ class _Remote:
         self.faults: list[dict[str, Any]] = []
         self.bank = settings.time_bank
 
+    async def _recv_within(self, seconds: float) -> Any:
+        """ws.recv() or TimeoutError: one timer a move (cheaper than asyncio.timeout on
+        the per-round path; cancelling recv() loses no message)."""
+        task = asyncio.current_task()
+        assert task is not None
+        loop = asyncio.get_running_loop()
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            task.cancel()
+
+        timer = loop.call_at(loop.time() + seconds, expire)
+        try:
+            return await self.ws.recv()
+        except asyncio.CancelledError:
+            if not expired:
+                raise
+            task.uncancel()
+            raise TimeoutError from None
+        finally:
+            timer.cancel()
+
     async def send(self, message: dict[str, Any]) -> None:
         try:
             await self.ws.send(encode(message))
@@ -133,8 +157,7 @@ class _Remote:
         while True:
             started = time.monotonic()
             try:
-                async with asyncio.timeout(self.settings.move_deadline + self.bank):
-                    frame = await self.ws.recv()
+                frame = await self._recv_within(self.settings.move_deadline + self.bank)
             except TimeoutError:
                 self.bank = 0.0
                 await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
