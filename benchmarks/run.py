@@ -453,6 +453,38 @@ def bench_tournament() -> list[tuple[str, float, float, str]]:
              200 / seconds[2], "games/s")]
 
 
+def _peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def bench_server_memory(rounds: int) -> list[tuple[str, float, float, str]]:
+    """The server's peak RSS after a remote game of ``rounds`` rounds, next to a fresh
+    server's after one of rounds / 10 (flat memory: the ratio stays near 1)."""
+    import asyncio
+
+    from server.net import play_remote
+
+    peaks = {}
+    for n in (rounds // 10, rounds):
+        with tempfile.TemporaryDirectory() as data:
+            server, port = _spawn([sys.executable, "-m", "server.cli", "serve", "--anonymous",
+                                   "--port", "0", "--data", data])
+            try:
+                game = GameSpec(MISTAKE_BOUND, n, make_class("thresholds:n=1023"))
+                asyncio.run(play_remote(f"ws://127.0.0.1:{port}", LEARNERS.make("halving"),
+                                        "random-target", game, 0))
+                peaks[n] = _peak_rss_mib(server.pid)
+            finally:
+                server.terminate()
+                server.wait(timeout=20)
+    return [(f"server peak RSS (MiB) after a remote {rounds}-round game, thresholds:n=1023\n"
+             f"    vs after a {rounds // 10}-round game", peaks[rounds], peaks[rounds // 10],
+             "MiB")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and repeats")
@@ -467,6 +499,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_log_memory()
     rows += bench_remote(2000 if args.quick else 20_000, 100, 50 if args.quick else 200)
     rows += bench_tournament()
+    rows += bench_server_memory(100_000 if args.quick else 1_000_000)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit in ("s", "MiB") else ours / base
