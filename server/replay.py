@@ -106,6 +106,14 @@ def verify(log: GameLogData) -> VerifyReport:
     """Re-simulate the game from its seeds with the same agents and compare every record
     (the hash chain was checked when the log was read)."""
     spec = game_spec(log)
+    remote = [r for r in ("learner", "adversary")
+              if str(log.header[r]["spec"]).startswith("remote:")]
+    if remote:  # its moves came over the wire: only the hash chain can vouch for them
+        return VerifyReport(log.footer is not None,
+                            f"the hash chain of all {log.n_rounds} rounds is intact; the "
+                            f"{' and '.join(remote)} played remotely, so the game cannot be "
+                            "re-simulated" + ("" if log.footer else " (and the log is "
+                                              "incomplete)"), log.n_rounds)
     agents = []
     for role, registry in (("learner", LEARNERS), ("adversary", ADVERSARIES)):
         info = log.header[role]

@@ -87,10 +87,11 @@ def test_examples_and_built_ins_and_the_report_matches_the_database(tmp_path, ca
         assert f"{row['worst']:.3g}" in page
     for row in rows:  # every game links its log and the command that verifies it
         assert f"littlestone replay {row['game_id']}" in page
-        assert main(["replay", row["game_id"], "--data", str(data), "--verify"]) == 0 or (
-            "remote" in Store(data).game(row["game_id"])["learner"] + Store(data).game(
-                row["game_id"])["adversary"])
-    capsys.readouterr()
+        assert main(["replay", row["game_id"], "--data", str(data), "--verify"]) == 0
+        verdict = capsys.readouterr().out
+        played_remotely = "remote:" in (Store(data).game(row["game_id"])["learner"]
+                                        + Store(data).game(row["game_id"])["adversary"])
+        assert ("cannot be re-simulated" in verdict) == played_remotely
 
 
 def test_resume_after_kill_gives_every_game_once(tmp_path):
