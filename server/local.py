@@ -65,7 +65,7 @@ def play(
     learner.start(game, seeds.learner)
     adversary.start(game, seeds.adversary)
     if log is not None:
-        on_record = _logging(on_record, log)
+        on_record = _LoggingSink(on_record, log)
     if game.game == EXPERTS:
         result = _play_experts(game, learner, adversary, seeds.referee, on_record)
     else:
@@ -89,10 +89,6 @@ class _LoggingSink:
             self.log.round(record)
         if self.sink is not None:
             self.sink(record)
-
-
-def _logging(sink: RecordSink | None, log: LogWriter) -> RecordSink:
-    return _LoggingSink(sink, log)
 
 
 def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
