@@ -104,7 +104,7 @@ def vector_from_wire(value: Any) -> NDArray[np.float64]:
         if len(value) % 8:
             raise ProtocolError(Code.BAD_MESSAGE, f"a vector of {len(value)} bytes is not "
                                 "float64 little-endian")
-        return np.frombuffer(value, dtype="<f8").astype(np.float64)
+        return np.frombuffer(value, dtype="<f8")  # read-only: a move is not to be changed
     if isinstance(value, list) and all(
         isinstance(v, int | float) and not isinstance(v, bool) for v in value
     ):

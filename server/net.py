@@ -61,6 +61,8 @@ __all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "
 
 log = logging.getLogger("littlestone.server")
 
+#: What the client accepts from a server (it trusts the server's sizes).
+CLIENT_LIMITS = Limits(max_frame=1 << 30)
 #: The fault that forfeits a game (PROTOCOL.md 6).
 FAULTS_TO_FORFEIT = 3
 HANDSHAKE_TIMEOUT_S = 10.0
@@ -789,7 +791,7 @@ async def play_remote(
                        proxy=None) as ws:
 
         async def receive() -> dict[str, Any]:
-            message = check(decode(await ws.recv(), Limits(max_frame=1 << 30)))
+            message = check(decode(await ws.recv(), CLIENT_LIMITS))
             if message["type"] == "error" and message.get("fatal", True) is not False:
                 raise ServerError(message["code"], message["message"])
             return message
