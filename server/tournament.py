@@ -212,6 +212,12 @@ def is_file_agent(spec: str) -> bool:
     return ".py:" in spec or spec.endswith(".py")
 
 
+def _absolute(spec: str) -> str:
+    """A file agent's spec with an absolute path (the sandbox runs elsewhere)."""
+    path, sep, rest = spec.partition(".py:")
+    return f"{Path(path + '.py').resolve()}:{rest}" if sep else spec
+
+
 def remote_account(spec: str) -> str | None:
     """``remote:NAME``: the agent that enters with the token named NAME."""
     return spec.removeprefix("remote:") if spec.startswith("remote:") else None
@@ -395,11 +401,9 @@ def _play_file_agent(config: TournamentConfig, pairing: Pairing, url: str, token
         base += ["--experts", str(config.experts)]
     timeout = config.rounds * config.limits.move_deadline + config.limits.time_bank + 30
     tag = hashlib.sha256(f"{config.name}|{pairing.key}".encode()).hexdigest()[:16]
-    roles = []
-    for role, spec in (("learner", pairing.learner), ("adversary", pairing.adversary)):
-        if is_file_agent(spec):
-            roles.append((role, str(Path(spec.split(".py:")[0] + ".py").resolve()) + ":"
-                          + spec.split(".py:")[1] if ".py:" in spec else spec))
+    roles = [(role, _absolute(spec)) for role, spec in (("learner", pairing.learner),
+                                                        ("adversary", pairing.adversary))
+             if is_file_agent(spec)]
     notes: list[str] = []
     if len(roles) == 1:
         role, spec = roles[0]
