@@ -539,10 +539,9 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_in_sandbox(args: argparse.Namespace) -> int:
-    from server.tournament import Limits, Sandbox
+    from server.tournament import Limits, Sandbox, absolute_spec
 
-    path, _, cls = args.agent.partition(".py:")
-    agent = f"{Path(path + '.py').resolve()}:{cls}"
+    agent = absolute_spec(args.agent)
     argv = [sys.executable, "-m", "server.cli", "check", agent, "--in-sandbox"]
     if args.json:
         argv.append("--json")

@@ -42,7 +42,8 @@ from games.errors import BudgetExceeded, LittlestoneError, SpecError
 from games.game import EXPERTS, GAMES, MISTAKE_BOUND, GameSpec
 from games.ldim import class_ldim
 
-__all__ = ["Pairing", "TournamentConfig", "load_config", "rank", "run_tournament"]
+__all__ = ["Pairing", "TournamentConfig", "absolute_spec", "load_config", "rank",
+           "run_tournament"]
 
 
 class ConfigError(LittlestoneError):
@@ -212,7 +213,7 @@ def is_file_agent(spec: str) -> bool:
     return ".py:" in spec or spec.endswith(".py")
 
 
-def _absolute(spec: str) -> str:
+def absolute_spec(spec: str) -> str:
     """A file agent's spec with an absolute path (the sandbox runs elsewhere)."""
     path, sep, rest = spec.partition(".py:")
     return f"{Path(path + '.py').resolve()}:{rest}" if sep else spec
@@ -401,7 +402,7 @@ def _play_file_agent(config: TournamentConfig, pairing: Pairing, url: str, token
         base += ["--experts", str(config.experts)]
     timeout = config.rounds * config.limits.move_deadline + config.limits.time_bank + 30
     tag = hashlib.sha256(f"{config.name}|{pairing.key}".encode()).hexdigest()[:16]
-    roles = [(role, _absolute(spec)) for role, spec in (("learner", pairing.learner),
+    roles = [(role, absolute_spec(spec)) for role, spec in (("learner", pairing.learner),
                                                         ("adversary", pairing.adversary))
              if is_file_agent(spec)]
     notes: list[str] = []
