@@ -213,7 +213,8 @@ class ExpertsReferee:
                 LEARNER, "weights_distribution",
                 f"weights must be >= 0 and sum to 1 within {WEIGHT_TOLERANCE} (sum {total:.9g})",
             ))
-        w /= total
+        if total != 1.0:  # a learner that normalised its weights saves a pass
+            w /= total
         self._weights, self._p = w, None
         self.phase = Phase.OUTCOME
 

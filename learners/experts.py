@@ -206,7 +206,9 @@ class Hedge(ExpertLearner):
             raise ValueError("schedule=tuned needs the horizon T announced")
         self._mode = mode
         self._log_d = math.log(max(self.d, 2))
-        self._epoch_losses = np.zeros(self.d)  # cumulative losses in the current epoch
+        # cumulative losses in the current epoch: all of them unless the doubling trick
+        # restarts epochs
+        self._epoch_losses = np.zeros(self.d) if mode == "doubling" else self.losses
         if mode == "fixed":
             assert self.eta is not None
             self._eta = self.eta
@@ -237,7 +239,8 @@ class Hedge(ExpertLearner):
     def update_costs(self, costs: FloatArray, y: int | None) -> None:
         self.observe(costs)
         self._w = None
-        self._epoch_losses += costs
+        if self._epoch_losses is not self.losses:
+            self._epoch_losses += costs
         t = self.rounds
         if self._mode == "doubling" and t == self._epoch_end:
             self._epoch_length *= 2
