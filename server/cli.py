@@ -210,10 +210,7 @@ def _ldim(args: argparse.Namespace) -> int:
            "ldim": value, "seconds": round(seconds, 6), "method": method}
     if args.tree:
         out["tree"] = args.tree
-    if args.json:
-        print(json.dumps(out))
-    else:
-        _table(out)
+    _emit(out, args.json)
     return 0
 
 
@@ -264,20 +261,32 @@ def _play(args: argparse.Namespace) -> int:
     if not scores["message"]:
         scores.pop("message")
     out.update(scores)
-    if isinstance(hclass, FiniteClass):
-        try:
-            out["ldim"], _ = class_ldim(hclass)
-        except BudgetExceeded:
-            out["ldim"] = None
+    out.update(_class_keys(hclass))
     if args.game == EXPERTS:
         out["experts"] = game.n_experts
     out["game_id"], out["log"] = done.game_id, str(done.log)
     out["seconds"] = round(seconds, 6)
-    if args.json:
+    _emit(out, args.json)
+    return 0
+
+
+def _class_keys(hclass: Any) -> dict[str, Any]:
+    """``size`` and ``ldim`` of a finite class, as play and connect print them."""
+    if not isinstance(hclass, FiniteClass):
+        return {}
+    try:
+        ldim: int | None = class_ldim(hclass)[0]
+    except BudgetExceeded:
+        ldim = None
+    return {"size": hclass.size, "ldim": ldim}
+
+
+def _emit(out: dict[str, Any], as_json: bool) -> None:
+    """One JSON object, or an aligned table."""
+    if as_json:
         print(json.dumps(out))
     else:
         _table(out)
-    return 0
 
 
 def _games(args: argparse.Namespace) -> int:
@@ -445,17 +454,9 @@ def _connect(args: argparse.Namespace) -> int:
         raise UsageError(f"connect: cannot reach {args.url}: {exc}") from None
     except Exception as exc:  # websockets' handshake and URI errors, a closed connection
         raise UsageError(f"connect: {type(exc).__name__}: {exc}") from None
-    if isinstance(hclass, FiniteClass):
-        out["size"] = hclass.size
-        try:
-            out["ldim"], _ = class_ldim(hclass)
-        except BudgetExceeded:
-            out["ldim"] = None
+    out.update(_class_keys(hclass))
     out["seconds"] = round(time.perf_counter() - started, 6)
-    if args.json:
-        print(json.dumps(out))
-    else:
-        _table(out)
+    _emit(out, args.json)
     return 0
 
 

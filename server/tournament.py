@@ -392,7 +392,6 @@ def _kill_session(sid: int) -> bool:
 def _play_file_agent(config: TournamentConfig, pairing: Pairing, url: str, token: str,
                      data: Path, sandbox: Sandbox) -> dict[str, Any]:
     """A game with one or two submitted agents, through the loopback server."""
-    from server.store import Store
 
     base = [sys.executable, "-m", "server.cli", "connect", url, f"--token={token}",
             "--game", pairing.game, "--rounds", str(config.rounds), "--json"]
@@ -415,9 +414,7 @@ def _play_file_agent(config: TournamentConfig, pairing: Pairing, url: str, token
         outcomes = [(role, code, err, forked)]
     else:
         outcomes = _play_two_files(base, roles, pairing, tag, timeout, sandbox, data)
-    store = Store(data)
-    row = next((r for r in store.games(limit=5, learner=f"remote:learner-{tag}")), None) or \
-        next((r for r in store.games(limit=5, adversary=f"remote:adversary-{tag}")), None)
+    row = _tagged_game(data, tag)
     for role, code, err, forked in outcomes:
         if forked:
             notes.append(f"the {role} forked a child process (killed)")
@@ -487,17 +484,23 @@ def _play_remote_agent(config: TournamentConfig, account: str, pairs: list[Pairi
         role = game_server.entrant(config.name, account)
 
 
-def _ended(data: Path, tag: str) -> bool:
-    """Whether the server has finished the game of the agents tagged ``tag``."""
+def _tagged_game(data: Path, tag: str) -> dict[str, Any] | None:
+    """The index row of the game the submitted agents tagged ``tag`` played, if any."""
     from server.store import Store
 
     store = Store(data)
     try:
         rows = (store.games(limit=1, learner=f"remote:learner-{tag}")
                 or store.games(limit=1, adversary=f"remote:adversary-{tag}"))
-        return bool(rows) and rows[0]["status"] != "running"
+        return rows[0] if rows else None
     finally:
         store.close()
+
+
+def _ended(data: Path, tag: str) -> bool:
+    """Whether the server has finished the game of the agents tagged ``tag``."""
+    row = _tagged_game(data, tag)
+    return row is not None and row["status"] != "running"
 
 
 def _play_two_files(base: list[str], roles: list[tuple[str, str]], pairing: Pairing,
@@ -642,6 +645,7 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     files = [p for p in pending if p not in builtin and p not in remote]
     bar = _progress(len(todo), len(todo) - len(pending), progress)
     lock = threading.Lock()
+    finished = [0]  # games of this run recorded so far
 
     def record(pairing: Pairing, outcome: dict[str, Any]) -> None:
         game = _rules(config, pairing)
@@ -657,8 +661,8 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 "adversary": pairing.adversary, "seed": pairing.seed, "raw": raw,
                 "score": score, "normaliser": norm_name, "result": result,
             })
-            left = len(pending) - (bar.bar.n if bar.bar is not None else 0) + (
-                len(todo) - len(pending)) - 1
+            finished[0] += 1
+            left = len(pending) - finished[0]
             bar.update(outcome["status"] != "complete", running=min(max(workers, 1), left))
 
     if builtin and ray_address is not None:
