@@ -32,7 +32,7 @@ from websockets.exceptions import ConnectionClosed
 import adversaries as _adversaries  # noqa: F401 - registers the built-in adversaries
 import learners as _learners  # noqa: F401 - registers the built-in learners
 from adversaries.base import ADVERSARIES, Adversary
-from games.classes import FiniteClass
+from games.classes import FiniteClass, HalfspaceClass
 from games.errors import IllegalMove, LittlestoneError, MoveError, SpecError, UnsupportedGame
 from games.experts import ExpertsReferee
 from games.experts import Phase as ExpertsPhase
@@ -52,7 +52,7 @@ from protocol.messages import (
     vector_to_wire,
 )
 from protocol.session import ServerSession
-from server.local import history_for
+from server.local import BLOCK, history_for
 from server.logged import agent_identity, game_info, package_version
 from server.logs import LogWriter
 from server.store import Store, new_game_id, utc_now
@@ -201,9 +201,10 @@ class RemoteLearner(_Remote):
         self.hclass: Any = None
         self.pending: dict[str, Any] | None = None
 
-    async def predict(self, t: int, x: Any) -> Any:
-        """p in [0, 1], or FAULT."""
-        message = {"type": "instance", "t": t, "x": instance_to_wire(self.hclass, x)}
+    async def predict(self, t: int, x: Any, wire: Any = None) -> Any:
+        """p in [0, 1], or FAULT (``wire``: x already as PROTOCOL.md 2 encodes it)."""
+        message = {"type": "instance", "t": t,
+                   "x": instance_to_wire(self.hclass, x) if wire is None else wire}
         if self.pending is not None:
             message["label"] = self.pending
         await self.send(message)
@@ -374,7 +375,10 @@ async def _adversary_instance(referee: Any, adversary: Any, t: int) -> Any:
 
 async def _mistake_bound_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: Any,
                                 adversary: Any, writer: LogWriter | None) -> None:
-    for t in range(1, game.rounds + 1):
+    first = 1
+    if isinstance(learner, RemoteLearner) and isinstance(adversary, Adversary):
+        first += await _queued_rounds(game, referee, learner, adversary, writer)
+    for t in range(first, game.rounds + 1):
         x = referee.instance(await _adversary_instance(referee, adversary, t))
         p = (learner.predict(x) if isinstance(learner, Learner)
              else await learner.predict(t, x))
@@ -392,6 +396,43 @@ async def _mistake_bound_rounds(game: GameSpec, referee: MistakeBoundReferee, le
             learner.update(x, record.y)
         else:
             await learner.update(t, x, record.y)
+
+
+async def _queued_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: RemoteLearner,
+                         adversary: Adversary, writer: LogWriter | None) -> int:
+    """A remote learner against an oblivious built-in adversary: the adversary's moves
+    come in blocks (as in the local driver), each instance goes out already encoded and
+    the block is scored in one pass when it is played (the same records as round by
+    round: a fault is scored p = 1 - y, as :meth:`MistakeBoundReferee.prediction_fault`
+    does). Returns the rounds played (0: the adversary is not oblivious)."""
+    played = 0
+    while played < game.rounds:
+        block = adversary.moves(min(game.rounds - played, BLOCK))
+        if block is None:
+            if played:
+                raise RuntimeError("an oblivious adversary stopped offering moves")
+            return 0
+        xs, ys = block
+        referee.queue(xs, ys)
+        wires = ([row.tobytes() for row in np.ascontiguousarray(xs, dtype="<f8")]
+                 if isinstance(referee.hclass, HalfspaceClass)
+                 else [instance_to_wire(referee.hclass, x) for x in xs])
+        predictions: list[float] = []
+        answer, predict = predictions.append, learner.predict
+        t = referee.t
+        try:
+            for wire, y in zip(wires, ys, strict=True):
+                t += 1
+                p = await predict(t, None, wire)
+                answer(1.0 - int(y) if p is FAULT else p)
+                learner.pending = {"t": t, "y": int(y)}
+        finally:  # the rounds answered are scored, even when the game ends mid-block
+            referee.score_queued(predictions, records=False)
+            if writer is not None and referee.last_block is not None:
+                writer.rounds(*referee.last_block)
+                referee.last_block = None
+        played += len(ys)
+    return played
 
 
 async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
