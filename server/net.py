@@ -25,8 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from websockets.asyncio.client import connect
-from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
 import adversaries as _adversaries  # noqa: F401 - registers the built-in adversaries
@@ -56,6 +54,7 @@ from server.local import BLOCK, history_for
 from server.logged import agent_identity, game_info, package_version
 from server.logs import LogWriter
 from server.store import Store, new_game_id, utc_now
+from server.transport import Connection, Server, connect, serve
 
 __all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "run_game"]
 
@@ -103,7 +102,7 @@ class Disconnected(Exception):
 class _Remote:
     """Receiving moves from a connection: deadlines, the time bank and the fault ladder."""
 
-    def __init__(self, ws: ServerConnection, session: ServerSession, settings: ServerSettings,
+    def __init__(self, ws: Connection, session: ServerSession, settings: ServerSettings,
                  role: str) -> None:
         self.ws, self.session, self.settings, self.role = ws, session, settings, role
         self.faults: list[dict[str, Any]] = []
@@ -195,7 +194,7 @@ class RemoteLearner(_Remote):
 
     fault_ends_move = True
 
-    def __init__(self, ws: ServerConnection, session: ServerSession,
+    def __init__(self, ws: Connection, session: ServerSession,
                  settings: ServerSettings) -> None:
         super().__init__(ws, session, settings, "learner")
         self.hclass: Any = None
@@ -238,7 +237,7 @@ class RemoteLearner(_Remote):
 class RemoteAdversary(_Remote):
     """An adversary behind a connection (PROTOCOL.md 5.3)."""
 
-    def __init__(self, ws: ServerConnection, session: ServerSession,
+    def __init__(self, ws: Connection, session: ServerSession,
                  settings: ServerSettings) -> None:
         super().__init__(ws, session, settings, "adversary")
         self.hclass: Any = None
@@ -500,12 +499,12 @@ class GameServer:
         self.store = Store(settings.data)
         self.games: set[asyncio.Task[Any]] = set()
         #: Tournament entrants by (tournament, account): connection, session, release.
-        self.entrants: dict[tuple[str, str], tuple[ServerConnection, ServerSession,
+        self.entrants: dict[tuple[str, str], tuple[Connection, ServerSession,
                                                    asyncio.Future[None]]] = {}
         #: Called with (agent name, game id) when a game is created (tournaments use it).
         self.on_created: Callable[[str, str], None] | None = None
         #: Games created and waiting for their second player, by id.
-        self.open_games: dict[str, tuple[GameSpec, int, ServerConnection, ServerSession,
+        self.open_games: dict[str, tuple[GameSpec, int, Connection, ServerSession,
                                          asyncio.Future[None]]] = {}
         self._server: Server | None = None
         self._stopping = asyncio.Event()
@@ -516,17 +515,13 @@ class GameServer:
         return self.store.token_account(digest)
 
     async def start(self) -> None:
-        self._server = await serve(
-            self.handle, self.settings.host, self.settings.port,
-            max_size=self.settings.limits.max_frame, compression=None,
-            ping_interval=None,
-        )
+        self._server = await serve(self.handle, self.settings.host, self.settings.port,
+                                   max_size=self.settings.limits.max_frame)
 
     @property
     def port(self) -> int:
         assert self._server is not None
-        sockets = list(self._server.sockets)
-        return int(sockets[0].getsockname()[1])
+        return self._server.port
 
     async def stop(self) -> None:
         """Graceful: stop accepting, let running games end as aborted, close."""
@@ -535,16 +530,15 @@ class GameServer:
             if not finished.done():
                 finished.set_result(None)
         if self._server is not None:
-            self._server.close(close_connections=False)
+            self._server.stop_accepting()
         for task in list(self.games):
             task.cancel()
         if self.games:
             await asyncio.gather(*self.games, return_exceptions=True)
         if self._server is not None:
-            self._server.close()
-            await self._server.wait_closed()
+            await self._server.close()
 
-    async def handle(self, ws: ServerConnection) -> None:
+    async def handle(self, ws: Connection) -> None:
         session = ServerSession(tokens=self.account, anonymous=self.settings.anonymous,
                                 limits=self.settings.limits)
         try:
@@ -592,7 +586,7 @@ class GameServer:
                 await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
                 await ws.close(1011, "internal")
 
-    async def _challenge(self, ws: ServerConnection, session: ServerSession,
+    async def _challenge(self, ws: Connection, session: ServerSession,
                          message: dict[str, Any]) -> None:
         try:
             game = rules_from_wire(message["rules"])
@@ -616,7 +610,7 @@ class GameServer:
             remote = RemoteAdversary(ws, session, self.settings)
             await self._run(game, seed, opponent, remote, [(ws, session, remote)])
 
-    async def _enter(self, ws: ServerConnection, session: ServerSession,
+    async def _enter(self, ws: Connection, session: ServerSession,
                      message: dict[str, Any]) -> None:
         """A remote agent enters a tournament under its token's name and plays the games
         the tournament gives it, one after another, until ``done``."""
@@ -667,7 +661,7 @@ class GameServer:
                 return
             await asyncio.sleep(0.01)
 
-    async def _create(self, ws: ServerConnection, session: ServerSession,
+    async def _create(self, ws: Connection, session: ServerSession,
                       message: dict[str, Any]) -> None:
         """Open a game for another remote agent to join; wait until it is played."""
         try:
@@ -690,7 +684,7 @@ class GameServer:
         finally:
             self.open_games.pop(game_id, None)
 
-    async def _join(self, ws: ServerConnection, session: ServerSession,
+    async def _join(self, ws: Connection, session: ServerSession,
                     message: dict[str, Any]) -> None:
         entry = self.open_games.get(message["game_id"])
         if entry is None:
@@ -715,7 +709,7 @@ class GameServer:
                 played.set_result(None)
 
     async def _run(self, game: GameSpec, seed: int, learner: Any, adversary: Any,
-                   remotes: list[tuple[ServerConnection, ServerSession, _Remote]],
+                   remotes: list[tuple[Connection, ServerSession, _Remote]],
                    game_id: str | None = None) -> None:
         """Play one game with its remote players: start, rounds, log, index, end."""
         game_id = game_id or new_game_id()
@@ -828,8 +822,7 @@ async def play_remote(
     With ``opponent=None`` it creates a game for another remote agent and hands its id
     to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4)."""
     role = "learner" if isinstance(agent, Learner) else "adversary"
-    async with connect(url, max_size=None, compression=None, ping_interval=None,
-                       proxy=None) as ws:
+    async with connect(url) as ws:
 
         async def receive() -> dict[str, Any]:
             message = check(decode(await ws.recv(), CLIENT_LIMITS))

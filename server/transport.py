@@ -1,0 +1,331 @@
+"""WebSocket connections on asyncio transports, driven through websockets' Sans-I/O layer.
+
+The handshake, framing, masking, size limits, ping replies and the closing handshake are
+websockets' own (:class:`websockets.server.ServerProtocol`,
+:class:`websockets.client.ClientProtocol`); this module only moves bytes between them and
+an :class:`asyncio.Protocol`. It exists for speed: a game sends one small frame per move,
+and websockets' asyncio connection puts a lock, an async context manager and a message
+assembler around every frame; without them a remote round costs ~20% less
+(benchmarks/README.md). The API is the part of websockets' asyncio API the server and
+client use: ``await recv()`` (bytes for a binary message, str for a text one),
+``await send(data)``, ``await close(code, reason)``; a closed connection raises
+:class:`websockets.exceptions.ConnectionClosed` as websockets does.
+
+>>> import asyncio
+>>> async def echo(connection: Connection) -> None:
+...     await connection.send(await connection.recv())
+>>> async def demo() -> bytes:
+...     server = await serve(echo, "127.0.0.1", 0)
+...     async with connect(f"ws://127.0.0.1:{server.port}") as connection:
+...         await connection.send(b"ping")
+...         answer = await connection.recv()
+...     await server.close()
+...     return answer
+>>> asyncio.run(demo())
+b'ping'
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from websockets.client import ClientProtocol
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.frames import Frame, Opcode
+from websockets.http11 import Request, Response
+from websockets.protocol import CLOSED, OPEN
+from websockets.server import ServerProtocol
+from websockets.uri import parse_uri
+
+__all__ = ["Connection", "Server", "connect", "serve"]
+
+log = logging.getLogger("littlestone.server")
+
+#: Seconds for the opening handshake, and for the closing one before the socket is dropped.
+OPEN_TIMEOUT_S = 10.0
+CLOSE_TIMEOUT_S = 10.0
+#: Messages received but not yet read: reading from the socket pauses above HIGH and
+#: resumes below LOW, so a peer that floods cannot grow the queue (nor memory) unbounded.
+QUEUE_HIGH, QUEUE_LOW = 16, 4
+
+Handler = Callable[["Connection"], Awaitable[None]]
+
+
+class Connection(asyncio.Protocol):
+    """One WebSocket connection (either side). ``on_open`` is called once the opening
+    handshake has succeeded (the server starts its handler there)."""
+
+    def __init__(self, protocol: ServerProtocol | ClientProtocol,
+                 on_open: Callable[[Connection], None] | None = None) -> None:
+        self.protocol = protocol
+        self.on_open = on_open
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.messages: collections.deque[bytes | str] = collections.deque()
+        self.opened: asyncio.Future[None] = self.loop.create_future()
+        self.closed: asyncio.Future[None] = self.loop.create_future()
+        self._waiter: asyncio.Future[None] | None = None
+        self._fragments: list[bytes] = []
+        self._fragments_text = False
+        self._reading_paused = False
+        self._writing_paused = False
+        self._drained: asyncio.Future[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- asyncio.Protocol ----------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        if isinstance(self.protocol, ClientProtocol):
+            self.protocol.send_request(self.protocol.connect())
+            self._write()
+        self._timer = self.loop.call_later(OPEN_TIMEOUT_S, self._expire)
+
+    def data_received(self, data: bytes) -> None:
+        protocol = self.protocol
+        protocol.receive_data(data)
+        events = protocol.events_received()
+        self._write()
+        for event in events:
+            if type(event) is Frame:
+                self._frame(event)
+            elif isinstance(event, Request):
+                assert isinstance(protocol, ServerProtocol)
+                protocol.send_response(protocol.accept(event))
+                self._write()
+                self._opening()
+            elif isinstance(event, Response):
+                self._opening()
+        if protocol.state is not OPEN and protocol.close_expected() and self._timer is None:
+            self._timer = self.loop.call_later(CLOSE_TIMEOUT_S, self._expire)
+
+    def eof_received(self) -> bool:
+        self.protocol.receive_eof()
+        self.protocol.events_received()
+        self._write()
+        return False  # the transport closes itself
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.protocol.receive_eof()  # idempotent: the state is CLOSED from here on
+        if self._timer is not None:
+            self._timer.cancel()
+        if not self.opened.done():
+            failure = self.protocol.handshake_exc or InvalidHandshake(
+                "the connection closed during the opening handshake")
+            self.opened.set_exception(failure)
+            self.opened.exception()  # retrieved: nobody may be waiting
+        self.closed.set_result(None)
+        self._wake()
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        if self._drained is not None and not self._drained.done():
+            self._drained.set_result(None)
+
+    # -- the application's side ----------------------------------------------------
+
+    async def recv(self) -> bytes | str:
+        """The next message: bytes (binary) or str (text); ConnectionClosed once the
+        connection is closed and every message received before has been read."""
+        messages = self.messages
+        while not messages:
+            if self.closed.done():
+                raise self.protocol.close_exc
+            self._waiter = self.loop.create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        if self._reading_paused and len(messages) <= QUEUE_LOW and self.transport is not None:
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return messages.popleft()
+
+    async def send(self, data: bytes | str) -> None:
+        """Send one message: binary for bytes, text for str."""
+        protocol = self.protocol
+        if protocol.state is not OPEN:
+            await self.wait_closed()
+            raise protocol.close_exc
+        if type(data) is bytes:
+            protocol.send_binary(data)
+        else:
+            assert isinstance(data, str)
+            protocol.send_text(data.encode())
+        self._write()
+        if self._writing_paused:  # the peer does not read: wait, as transport.drain does
+            self._drained = self.loop.create_future()
+            await self._drained
+            if self.closed.done():
+                raise protocol.close_exc
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """The closing handshake (the socket is dropped if the peer does not answer)."""
+        if self.protocol.state is OPEN:
+            self.protocol.send_close(code, reason)
+            self._write()
+            if self._timer is None:
+                self._timer = self.loop.call_later(CLOSE_TIMEOUT_S, self._expire)
+        elif not self.opened.done() and self.transport is not None:
+            self.transport.abort()
+        await self.wait_closed()
+
+    async def wait_closed(self) -> None:
+        """Until the TCP connection is closed."""
+        await asyncio.shield(self.closed)
+
+    # -- inside --------------------------------------------------------------------
+
+    def _write(self) -> None:
+        transport = self.transport
+        assert transport is not None
+        for data in self.protocol.data_to_send():
+            if data:
+                transport.write(data)
+            elif transport.can_write_eof():
+                transport.write_eof()
+            else:  # pragma: no cover - TLS
+                transport.close()
+
+    def _opening(self) -> None:
+        if self.protocol.state is OPEN:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self.opened.set_result(None)
+            if self.on_open is not None:
+                self.on_open(self)
+        # a refused handshake: the protocol has sent its answer and EOF; connection_lost
+        # then fails ``opened`` with the protocol's handshake_exc
+
+    def _frame(self, frame: Frame) -> None:
+        opcode = frame.opcode
+        if opcode is Opcode.BINARY or opcode is Opcode.TEXT:
+            if frame.fin:
+                data = bytes(frame.data)
+                self._deliver(data if opcode is Opcode.BINARY else _text(data))
+                return
+            self._fragments, self._fragments_text = [bytes(frame.data)], opcode is Opcode.TEXT
+        elif opcode is Opcode.CONT:
+            self._fragments.append(bytes(frame.data))
+            if frame.fin:
+                data, self._fragments = b"".join(self._fragments), []
+                self._deliver(_text(data) if self._fragments_text else data)
+        # ping, pong and close frames: the protocol has answered them already
+
+    def _deliver(self, message: bytes | str) -> None:
+        self.messages.append(message)
+        if len(self.messages) >= QUEUE_HIGH and not self._reading_paused:
+            assert self.transport is not None
+            self._reading_paused = True
+            self.transport.pause_reading()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _expire(self) -> None:
+        """A handshake (opening or closing) took too long: drop the socket."""
+        self._timer = None
+        if self.transport is not None and self.protocol.state is not CLOSED:
+            self.transport.abort()
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", errors="replace")
+
+
+class Server:
+    """A listening socket whose accepted connections run ``handler`` (:func:`serve`)."""
+
+    def __init__(self, handler: Handler, max_size: int | None) -> None:
+        self.handler, self.max_size = handler, max_size
+        self.connections: set[Connection] = set()
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.server: asyncio.Server | None = None
+
+    def connection(self) -> Connection:
+        return Connection(ServerProtocol(max_size=self.max_size), on_open=self._open)
+
+    def _open(self, connection: Connection) -> None:
+        self.connections.add(connection)
+        task = asyncio.get_running_loop().create_task(self._run(connection))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _run(self, connection: Connection) -> None:
+        try:
+            await self.handler(connection)
+        except Exception:
+            log.exception("connection handler failed")
+            with contextlib.suppress(Exception):
+                await connection.close(1011, "internal error")
+        finally:
+            with contextlib.suppress(Exception):
+                await connection.close()
+            self.connections.discard(connection)
+
+    @property
+    def sockets(self) -> tuple[Any, ...]:
+        assert self.server is not None
+        return tuple(self.server.sockets)
+
+    @property
+    def port(self) -> int:
+        return int(self.sockets[0].getsockname()[1])
+
+    def stop_accepting(self) -> None:
+        """Stop listening; connections already open go on."""
+        if self.server is not None:
+            self.server.close()
+
+    async def close(self, code: int = 1001, reason: str = "server shutting down") -> None:
+        """Stop listening, close every connection, wait for their handlers."""
+        self.stop_accepting()
+        await asyncio.gather(*(c.close(code, reason) for c in list(self.connections)),
+                             return_exceptions=True)
+        if self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.server is not None:
+            await self.server.wait_closed()
+
+
+async def serve(handler: Handler, host: str, port: int, max_size: int | None = 1 << 20
+                ) -> Server:
+    """Listen on host:port; each WebSocket connection runs ``handler`` in its own task
+    and is closed when the handler returns (1011 if it raised)."""
+    server = Server(handler, max_size)
+    server.server = await asyncio.get_running_loop().create_server(server.connection, host, port)
+    return server
+
+
+@contextlib.asynccontextmanager
+async def connect(url: str, max_size: int | None = None) -> AsyncIterator[Connection]:
+    """A client connection to ``url`` (ws:// or wss://), closed on leaving the block.
+    Raises websockets' InvalidURI or InvalidHandshake, OSError, or TimeoutError."""
+    uri = parse_uri(url)
+    loop = asyncio.get_running_loop()
+    _, connection = await asyncio.wait_for(loop.create_connection(
+        lambda: Connection(ClientProtocol(uri, max_size=max_size)), uri.host, uri.port,
+        ssl=True if uri.secure else None), OPEN_TIMEOUT_S)
+    await connection.opened
+    try:
+        yield connection
+    finally:
+        await connection.close()
+
+
+__all__ += ["ConnectionClosed"]
