@@ -15,6 +15,7 @@ tournaments) run, so that every game leaves a log under ``DIR/games/`` and a row
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.metadata
 import sys
@@ -38,7 +39,9 @@ __all__ = ["PROTOCOL_VERSION", "LoggedGame", "agent_identity", "game_info", "pac
 PROTOCOL_VERSION = 1
 
 
+@functools.cache
 def package_version() -> str:
+    """The installed package's version (looked up once: it is in every log header)."""
     try:
         return importlib.metadata.version("littlestone")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - not installed

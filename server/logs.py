@@ -110,20 +110,25 @@ def _instances(xs: Any) -> tuple[str, Any]:
 
 
 class LogWriter:
-    """Writes one game's log; frames are hashed and written by a background thread."""
+    """Writes one game's log; frames are hashed and written by a background thread, or
+    in the caller's thread with ``background=False`` (the server: its event loop then
+    starts and joins no thread a game, and writes a frame in one go per block of rounds).
+    """
 
-    def __init__(self, path: Path, header: dict[str, Any]) -> None:
+    def __init__(self, path: Path, header: dict[str, Any], background: bool = True) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: BinaryIO = open(self.path, "xb")  # noqa: SIM115 - closed by the thread
+        self._file: BinaryIO = open(self.path, "xb")  # noqa: SIM115 - closed by close()
         self._file.write(MAGIC)
         self._chain = hashlib.sha256(MAGIC).digest()
         self._queue: queue.Queue[tuple[dict[str, Any], list[Any]] | None] = queue.Queue(
             QUEUE_FRAMES)
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name=f"log {self.path.name}",
-                                        daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if background:
+            self._thread = threading.Thread(target=self._run, name=f"log {self.path.name}",
+                                            daemon=True)
+            self._thread.start()
         self.bytes_written = len(MAGIC)
         self._pending: list[RoundRecord] = []
         self._pending_since = 0.0
@@ -193,10 +198,11 @@ class LogWriter:
         """Write the footer and wait for the writer thread. Every frame is flushed to the
         operating system as it is written (no fsync: a killed process loses nothing; a
         power cut may lose the last frames, and the log then reads as incomplete)."""
-        self._flush_pending()
-        self._put({"kind": "footer", **footer}, [])
-        self._queue.put(None)
-        self._thread.join()
+        try:
+            self._flush_pending()
+            self._put({"kind": "footer", **footer}, [])
+        finally:
+            self._stop()
         if self._error is not None:
             raise LogError(f"cannot write {self.path}: {self._error}") from self._error
 
@@ -204,33 +210,33 @@ class LogWriter:
         """Stop without a footer (the log then reads as incomplete)."""
         with contextlib.suppress(LogError):
             self._flush_pending()
-        self._queue.put(None)
-        self._thread.join()
+        self._stop()
+
+    def _stop(self) -> None:
+        if self._thread is None:
+            self._file.close()
+        else:
+            self._queue.put(None)
+            self._thread.join()
 
     # -- the writer thread -------------------------------------------------------------
 
     def _put(self, head: dict[str, Any], buffers: list[Any]) -> None:
         if self._error is not None:
             raise LogError(f"cannot write {self.path}: {self._error}")
-        self._queue.put((head, buffers))
+        if self._thread is not None:
+            self._queue.put((head, buffers))
+            return
+        try:
+            self._write(head, buffers)
+        except OSError as exc:
+            self._error = exc
+            raise LogError(f"cannot write {self.path}: {exc}") from exc
 
     def _run(self) -> None:
         try:
             while (item := self._queue.get()) is not None:
-                head, buffers = item
-                head["buffers"] = [[name, a.dtype.str, list(a.shape)] for name, a in buffers]
-                packed = msgpack.packb(head, use_bin_type=True)
-                pieces = [len(packed).to_bytes(4, "little"), packed]
-                pieces += [memoryview(a).cast("B") for _, a in buffers]
-                chain = hashlib.sha256(self._chain)
-                for piece in pieces:
-                    chain.update(piece)
-                self._chain = chain.digest()
-                for piece in pieces:
-                    self._file.write(piece)
-                self._file.write(self._chain)
-                self.bytes_written += sum(len(p) for p in pieces) + 32
-                self._file.flush()  # in the OS's hands: a killed process loses nothing
+                self._write(*item)
             self._file.flush()
         except BaseException as exc:  # reported by close(); the game is not disturbed
             self._error = exc
@@ -238,6 +244,22 @@ class LogWriter:
                 pass
         finally:
             self._file.close()
+
+    def _write(self, head: dict[str, Any], buffers: list[Any]) -> None:
+        """One frame: u32 length, msgpack header, raw buffers, then the chained SHA-256."""
+        head["buffers"] = [[name, a.dtype.str, list(a.shape)] for name, a in buffers]
+        packed = msgpack.packb(head, use_bin_type=True)
+        pieces = [len(packed).to_bytes(4, "little"), packed]
+        pieces += [memoryview(a).cast("B") for _, a in buffers]
+        chain = hashlib.sha256(self._chain)
+        for piece in pieces:
+            chain.update(piece)
+        self._chain = chain.digest()
+        for piece in pieces:
+            self._file.write(piece)
+        self._file.write(self._chain)
+        self.bytes_written += sum(len(p) for p in pieces) + 32
+        self._file.flush()  # in the OS's hands: a killed process loses nothing
 
 
 @dataclass

@@ -18,7 +18,6 @@ import hashlib
 import logging
 import secrets
 import signal
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,30 +107,6 @@ class _Remote:
         self.faults: list[dict[str, Any]] = []
         self.bank = settings.time_bank
 
-    async def _recv_within(self, seconds: float) -> Any:
-        """ws.recv() or TimeoutError: one timer a move (cheaper than asyncio.timeout on
-        the per-round path; cancelling recv() loses no message)."""
-        task = asyncio.current_task()
-        assert task is not None
-        loop = asyncio.get_running_loop()
-        expired = False
-
-        def expire() -> None:
-            nonlocal expired
-            expired = True
-            task.cancel()
-
-        timer = loop.call_at(loop.time() + seconds, expire)
-        try:
-            return await self.ws.recv()
-        except asyncio.CancelledError:
-            if not expired:
-                raise
-            task.uncancel()
-            raise TimeoutError from None
-        finally:
-            timer.cancel()
-
     async def send(self, message: dict[str, Any]) -> None:
         try:
             await self.ws.send(encode(message))
@@ -155,33 +130,44 @@ class _Remote:
         IllegalMove/ProtocolError. Every bad or late message is a fault (a move for a round
         already decided is dropped); after a learner's fault :data:`FAULT` is returned."""
         self.session.expect(*kinds, t=t)
+        ws, deadline = self.ws, self.settings.move_deadline
+        started = ws.loop.time()  # a stale message does not restart the clock
         while True:
-            started = time.monotonic()
             try:
-                frame = await self._recv_within(self.settings.move_deadline + self.bank)
+                frame = await ws.recv(started + deadline + self.bank)
             except TimeoutError:
                 self.bank = 0.0
                 await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
                 if self.fault_ends_move:
                     return FAULT
+                started = ws.loop.time()
                 continue
             except ConnectionClosed:
                 raise Disconnected(self.role) from None
-            late = time.monotonic() - started - self.settings.move_deadline
-            if late > 0:
-                self.bank = max(0.0, self.bank - late)
             try:
-                return accept(self.session.receive(frame))
+                move = accept(self.session.receive(frame))
             except ProtocolError as exc:
                 if exc.fatal:
                     raise Disconnected(self.role) from None
                 if exc.stale:
                     continue
+                self._charge(started)
                 await self.fault(exc.code, exc.message, t)
             except IllegalMove as exc:
+                self._charge(started)
                 await self.fault(Code.ILLEGAL_MOVE, exc.message, t)
+            else:
+                self._charge(started)
+                return move
             if self.fault_ends_move:
                 return FAULT
+            started = self.ws.loop.time()
+
+    def _charge(self, started: float) -> None:
+        """Time beyond the move deadline comes out of the time bank."""
+        late = self.ws.loop.time() - started - self.settings.move_deadline
+        if late > 0:
+            self.bank = max(0.0, self.bank - late)
 
 
 #: What a remote learner's move is after a fault: the round is scored against it.
@@ -543,7 +529,7 @@ class GameServer:
                                 limits=self.settings.limits)
         try:
             try:
-                frame = await asyncio.wait_for(ws.recv(), HANDSHAKE_TIMEOUT_S)
+                frame = await ws.recv(ws.loop.time() + HANDSHAKE_TIMEOUT_S)
                 session.receive(frame)
             except TimeoutError:
                 raise ProtocolError(Code.TIMEOUT, "no hello within the handshake deadline",
@@ -733,7 +719,7 @@ class GameServer:
                                "adversary": header["adversary"]["spec"], "seed": seed,
                                "horizon": game.rounds, "source": "server"},
                               log=str(path), game_id=game_id)
-        writer = LogWriter(path, header)
+        writer = LogWriter(path, header, background=False)
         for ws, session, remote in remotes:
             session.start_game()
             own = seeds.learner if remote.role == "learner" else seeds.adversary

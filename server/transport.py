@@ -31,6 +31,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -52,6 +53,7 @@ CLOSE_TIMEOUT_S = 10.0
 #: Messages received but not yet read: reading from the socket pauses above HIGH and
 #: resumes below LOW, so a peer that floods cannot grow the queue (nor memory) unbounded.
 QUEUE_HIGH, QUEUE_LOW = 16, 4
+CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 
 Handler = Callable[["Connection"], Awaitable[None]]
 
@@ -76,6 +78,8 @@ class Connection(asyncio.Protocol):
         self._writing_paused = False
         self._drained: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
+        self._deadline: float | None = None
+        self._deadline_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------
 
@@ -121,6 +125,8 @@ class Connection(asyncio.Protocol):
             self.opened.set_exception(failure)
             self.opened.exception()  # retrieved: nobody may be waiting
         self.closed.set_result(None)
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
         self._wake()
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
@@ -135,22 +141,45 @@ class Connection(asyncio.Protocol):
 
     # -- the application's side ----------------------------------------------------
 
-    async def recv(self) -> bytes | str:
+    async def recv(self, deadline: float | None = None) -> bytes | str:
         """The next message: bytes (binary) or str (text); ConnectionClosed once the
-        connection is closed and every message received before has been read."""
+        connection is closed and every message received before has been read;
+        TimeoutError if none has come by ``deadline`` (in the loop's time)."""
         messages = self.messages
         while not messages:
             if self.closed.done():
                 raise self.protocol.close_exc
+            if deadline is not None:
+                self._arm(deadline)
             self._waiter = self.loop.create_future()
             try:
                 await self._waiter
             finally:
-                self._waiter = None
+                self._waiter = self._deadline = None
         if self._reading_paused and len(messages) <= QUEUE_LOW and self.transport is not None:
             self._reading_paused = False
             self.transport.resume_reading()
         return messages.popleft()
+
+    def _arm(self, deadline: float) -> None:
+        """One lazy timer per connection serves every deadline: a move that comes in time
+        costs no timer of its own (the timer re-arms itself for the current deadline)."""
+        self._deadline = deadline
+        timer = self._deadline_timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._deadline_timer = self.loop.call_at(deadline, self._deadline_passed)
+
+    def _deadline_passed(self) -> None:
+        self._deadline_timer = None
+        deadline = self._deadline
+        if deadline is None:
+            return
+        if self.loop.time() + CLOCK_RESOLUTION < deadline:  # the loop fires timers this early
+            self._deadline_timer = self.loop.call_at(deadline, self._deadline_passed)
+        elif self._waiter is not None and not self._waiter.done():
+            self._waiter.set_exception(TimeoutError())
 
     async def send(self, data: bytes | str) -> None:
         """Send one message: binary for bytes, text for str."""

@@ -308,3 +308,22 @@ def test_a_crashed_game_leaves_an_incomplete_log(tmp_path):
     assert log.status == "incomplete" and 256 <= log.n_rounds < 300
     row = Store(tmp_path).games()[0]
     assert row["status"] == "running"  # killed: the index says so until someone looks
+
+
+def test_a_log_written_in_the_callers_thread_is_the_same_bytes(tmp_path):
+    from server.logs import LogWriter
+
+    game = game_of(MISTAKE_BOUND, "thresholds:n=255", None, 700)
+    records = []
+    play(game, LEARNERS.make("halving"), ADVERSARIES.make("shattered-tree"), 3,
+         on_record=records.append)
+    for background in (True, False):
+        writer = LogWriter(tmp_path / f"{background}.lslog", {"game": MISTAKE_BOUND},
+                           background=background)
+        for record in records:
+            writer.round(record)
+        writer.close({"status": "complete"})
+    inline = (tmp_path / "False.lslog").read_bytes()
+    assert inline == (tmp_path / "True.lslog").read_bytes()
+    assert [as_plain(r) for r in read_log(tmp_path / "False.lslog").records()] == [
+        as_plain(r) for r in records]
