@@ -44,7 +44,7 @@ class RandomTarget(Adversary):
         self._h: Any = None
         self._block: list[Any] = []
         self._labels: list[int] = []
-        self._next = 0
+        self._next = self._drawn = 0
         self._game: GameSpec | None = None
 
     def unsupported(self, game: GameSpec) -> str | None:
@@ -72,18 +72,22 @@ class RandomTarget(Adversary):
             self._h = (
                 self.target if self.target is not None else int(self._rng.integers(hclass.size))
             )
-        self._block, self._labels, self._next = [], [], 0
+        self._block, self._labels, self._next, self._drawn = [], [], 0, 0
 
     def _refill(self) -> None:
+        """Draw the next block: BLOCK instances, or the rest of the game if fewer (a short
+        game draws no more than it plays)."""
         assert self._game is not None
         hclass = self._game.hclass
+        n = min(BLOCK, max(1, self._game.rounds - self._drawn))
+        self._drawn += n
         if isinstance(hclass, HalfspaceClass):
-            xs = hclass.sample_instances(self._rng, self._h, BLOCK)
+            xs = hclass.sample_instances(self._rng, self._h, n)
             self._block = xs  # type: ignore[assignment]  # rows of a 2-D array
             self._labels = (xs @ self._h > 0).astype(int).tolist()
         else:
             assert isinstance(hclass, FiniteClass)
-            ints = self._draw(hclass, BLOCK)
+            ints = self._draw(hclass, n)
             h = np.array([self._h])
             self._block = ints
             self._labels = [int(hclass.evaluate(x, h)[0]) for x in ints]
@@ -220,7 +224,7 @@ class Noisy(RandomTarget):
             sequence.add(self.label(x, 0.5))
         self._sequence_digest = sequence.digest(self._salt)
         self._rng.bit_generator.state = state
-        self._block, self._labels, self._next = [], [], 0
+        self._block, self._labels, self._next, self._drawn = [], [], 0, 0
 
     def commitment(self) -> bytes:
         """To the whole sequence (flipped labels contradict any target)."""

@@ -37,7 +37,7 @@ from games.errors import SpecError
 from games.game import EXPERTS, MISTAKE_BOUND, ExpertsRecord, GameResult, GameSpec, RoundRecord
 from learners.base import LEARNERS, Learner
 from server.local import play
-from server.logged import agent_identity
+from server.logged import agent_identity, package_version
 from server.logs import GameLogData, LogError, read_log
 from server.store import DEFAULT_DATA, Store
 
@@ -148,7 +148,11 @@ def verify(log: GameLogData) -> VerifyReport:
     try:
         result = play(spec, learner, adversary, int(log.header["seed"]), on_record=compare)
     except _Differs as exc:
-        return VerifyReport(False, str(exc), exc.t - 1)
+        why, written_by = str(exc), log.header.get("package")
+        if written_by is not None and written_by != package_version():
+            why += (f" (the log was written by littlestone {written_by}, this is "
+                    f"{package_version()}: re-simulate with the version that wrote it)")
+        return VerifyReport(False, why, exc.t - 1)
     if log.footer is None:
         return VerifyReport(False, f"the log is incomplete (no footer): the {checked} rounds it "
                             "holds match the re-simulation", checked)

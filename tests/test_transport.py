@@ -98,7 +98,7 @@ async def test_close_codes_and_a_clean_close():
         await ws.wait_closed()
 
     async with ws_serve(quiet, "127.0.0.1", 0) as ws_server:
-        port = list(ws_server.sockets)[0].getsockname()[1]
+        port = next(iter(ws_server.sockets)).getsockname()[1]
         async with connect(f"ws://127.0.0.1:{port}") as connection:
             pass
         with pytest.raises(ConnectionClosedOK):
