@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import functools
 import inspect
 import re
 import sys
@@ -69,8 +70,10 @@ class Agent:
         return text if end is None else text[: end.start() + 1]
 
     @classmethod
-    def param_info(cls) -> list[ParamInfo]:
-        """The parameters of ``__init__`` with their types and defaults."""
+    @functools.cache
+    def param_info(cls) -> tuple[ParamInfo, ...]:
+        """The parameters of ``__init__`` with their types and defaults (read once a
+        class: every game asks for an agent's spec)."""
         signature = inspect.signature(cls.__init__)
         try:
             hints = typing.get_type_hints(cls.__init__)
@@ -83,7 +86,7 @@ class Agent:
             base, optional = _base_type(hints.get(name, str))
             default = None if param.default is param.empty else param.default
             out.append(ParamInfo(name, base, default, optional or param.default is None))
-        return out
+        return tuple(out)
 
     @classmethod
     def example(cls) -> Agent:

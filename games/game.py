@@ -11,6 +11,7 @@ the result defined here; the drivers, logs and the wire format carry them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -103,6 +104,7 @@ class GameSeeds:
     adversary: int
 
 
+@functools.lru_cache(maxsize=4096)
 def game_seeds(seed: int) -> GameSeeds:
     """Derive the three players' seeds from the game seed (numpy SeedSequence.spawn)."""
     children = np.random.SeedSequence(seed).spawn(3)
