@@ -62,14 +62,17 @@ def _depth(value: Any, limit: int, level: int = 1) -> None:
 def decode(frame: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_LIMITS
            ) -> dict[str, Any]:
     """One frame to one message map with a string ``type``; else ProtocolError."""
-    if isinstance(frame, str):
-        raise ProtocolError(Code.BAD_MESSAGE, "text frames are not allowed: send binary msgpack")
+    if type(frame) is not bytes:
+        if isinstance(frame, str):
+            raise ProtocolError(Code.BAD_MESSAGE,
+                                "text frames are not allowed: send binary msgpack")
+        frame = bytes(frame)
     if len(frame) > limits.max_frame:
         raise ProtocolError(Code.BAD_MESSAGE,
                             f"{len(frame)} bytes exceeds max_frame({limits.max_frame})")
     try:
         message = msgpack.unpackb(
-            bytes(frame), raw=False, strict_map_key=True, use_list=True,
+            frame, raw=False, strict_map_key=True, use_list=True,
             max_str_len=limits.max_str, max_bin_len=limits.max_frame,
             max_array_len=limits.max_items, max_map_len=limits.max_items, max_ext_len=0,
         )
@@ -85,11 +88,12 @@ def decode(frame: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT
         raise ProtocolError(Code.BAD_MESSAGE, text) from None
     except Exception:  # truncated data and every other decoder failure
         raise ProtocolError(Code.BAD_MESSAGE, "truncated or malformed msgpack") from None
-    if not isinstance(message, dict):
+    if type(message) is not dict:
         raise ProtocolError(Code.BAD_MESSAGE, "a message is a msgpack map")
-    kind = message.get("type")
-    if not isinstance(kind, str):
+    if type(message.get("type")) is not str:
         raise ProtocolError(Code.BAD_MESSAGE, "a message needs a string 'type'")
-    if any(isinstance(v, dict | list) for v in message.values()):  # most messages are flat
-        _depth(message, limits.max_depth)
+    for value in message.values():  # most messages are flat: no walk
+        if type(value) is dict or type(value) is list:
+            _depth(message, limits.max_depth)
+            break
     return message

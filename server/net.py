@@ -108,8 +108,11 @@ class _Remote:
         self.bank = settings.time_bank
 
     async def send(self, message: dict[str, Any]) -> None:
+        frame = encode(message)
+        if self.ws.send_nowait(frame):
+            return
         try:
-            await self.ws.send(encode(message))
+            await self.ws.send(frame)
         except ConnectionClosed:
             raise Disconnected(self.role) from None
 
@@ -174,6 +177,10 @@ class _Remote:
 FAULT = object()
 
 
+def _probability(message: dict[str, Any]) -> float:
+    return check_probability(message["p"])
+
+
 class RemoteLearner(_Remote):
     """A learner behind a connection. Its ``update`` only remembers the label, which then
     rides with the next instance (PROTOCOL.md 5.1): one round trip per round."""
@@ -193,8 +200,7 @@ class RemoteLearner(_Remote):
         if self.pending is not None:
             message["label"] = self.pending
         await self.send(message)
-        p = await self.receive("predict", t=t, accept=lambda m: check_probability(m["p"]))
-        return p if p is FAULT else float(p)
+        return await self.receive("predict", t=t, accept=_probability)
 
     async def update(self, t: int, x: Any, y: int) -> None:
         self.pending = {"t": t, "y": y}

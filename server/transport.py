@@ -181,6 +181,15 @@ class Connection(asyncio.Protocol):
         elif self._waiter is not None and not self._waiter.done():
             self._waiter.set_exception(TimeoutError())
 
+    def send_nowait(self, data: bytes) -> bool:
+        """Send a binary message now if the connection is open and the peer keeps up
+        (True); otherwise send nothing and return False: then ``await send(data)``."""
+        if self.protocol.state is not OPEN or self._writing_paused:
+            return False
+        self.protocol.send_binary(data)
+        self._write()
+        return True
+
     async def send(self, data: bytes | str) -> None:
         """Send one message: binary for bytes, text for str."""
         protocol = self.protocol
