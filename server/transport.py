@@ -78,8 +78,11 @@ class Connection(asyncio.Protocol):
         self._writing_paused = False
         self._drained: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
-        self._deadline: float | None = None
-        self._deadline_timer: asyncio.TimerHandle | None = None
+        self._deadline = Deadline(self.loop, self._deadline_passed)
+        #: Called with each message received while no message waits to be read; returns
+        #: True if it took the message (then recv() never sees it). A game's hot loop
+        #: answers moves from here without waking its task (server.net).
+        self.on_message: Callable[[bytes | str], bool] | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------
 
@@ -125,8 +128,7 @@ class Connection(asyncio.Protocol):
             self.opened.set_exception(failure)
             self.opened.exception()  # retrieved: nobody may be waiting
         self.closed.set_result(None)
-        if self._deadline_timer is not None:
-            self._deadline_timer.cancel()
+        self._deadline.cancel()
         self._wake()
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
@@ -149,36 +151,20 @@ class Connection(asyncio.Protocol):
         while not messages:
             if self.closed.done():
                 raise self.protocol.close_exc
-            if deadline is not None:
-                self._arm(deadline)
+            self._deadline.set(deadline)
             self._waiter = self.loop.create_future()
             try:
                 await self._waiter
             finally:
-                self._waiter = self._deadline = None
+                self._waiter = None
+                self._deadline.set(None)
         if self._reading_paused and len(messages) <= QUEUE_LOW and self.transport is not None:
             self._reading_paused = False
             self.transport.resume_reading()
         return messages.popleft()
 
-    def _arm(self, deadline: float) -> None:
-        """One lazy timer per connection serves every deadline: a move that comes in time
-        costs no timer of its own (the timer re-arms itself for the current deadline)."""
-        self._deadline = deadline
-        timer = self._deadline_timer
-        if timer is None or timer.when() > deadline:
-            if timer is not None:
-                timer.cancel()
-            self._deadline_timer = self.loop.call_at(deadline, self._deadline_passed)
-
     def _deadline_passed(self) -> None:
-        self._deadline_timer = None
-        deadline = self._deadline
-        if deadline is None:
-            return
-        if self.loop.time() + CLOCK_RESOLUTION < deadline:  # the loop fires timers this early
-            self._deadline_timer = self.loop.call_at(deadline, self._deadline_passed)
-        elif self._waiter is not None and not self._waiter.done():
+        if self._waiter is not None and not self._waiter.done():
             self._waiter.set_exception(TimeoutError())
 
     def send_nowait(self, data: bytes) -> bool:
@@ -263,6 +249,9 @@ class Connection(asyncio.Protocol):
         # ping, pong and close frames: the protocol has answered them already
 
     def _deliver(self, message: bytes | str) -> None:
+        hook = self.on_message
+        if hook is not None and not self.messages and hook(message):
+            return
         self.messages.append(message)
         if len(self.messages) >= QUEUE_HIGH and not self._reading_paused:
             assert self.transport is not None
@@ -280,6 +269,62 @@ class Connection(asyncio.Protocol):
         self._timer = None
         if self.transport is not None and self.protocol.state is not CLOSED:
             self.transport.abort()
+
+
+class Deadline:
+    """One timer for a stream of deadlines: ``set(when)`` costs no timer of its own when
+    the move comes in time (the timer, armed once, re-arms itself for the current
+    deadline when it fires early); ``expired`` is called once a deadline set has passed.
+
+    >>> import asyncio
+    >>> async def demo() -> list[str]:
+    ...     seen: list[str] = []
+    ...     loop = asyncio.get_running_loop()
+    ...     deadline = Deadline(loop, lambda: seen.append("expired"))
+    ...     deadline.set(loop.time() + 0.05)
+    ...     deadline.set(loop.time() + 0.01)   # moved earlier
+    ...     await asyncio.sleep(0.1)
+    ...     deadline.set(loop.time() + 0.01)
+    ...     deadline.set(None)                 # met in time
+    ...     await asyncio.sleep(0.05)
+    ...     return seen
+    >>> asyncio.run(demo())
+    ['expired']
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, expired: Callable[[], None]) -> None:
+        self.loop, self.expired = loop, expired
+        self.when: float | None = None
+        self._timer: asyncio.TimerHandle | None = None
+
+    def set(self, when: float | None) -> None:
+        """Expire at loop time ``when`` (None: no deadline)."""
+        self.when = when
+        timer = self._timer
+        if when is None:
+            return
+        if timer is None or timer.when() > when:
+            if timer is not None:
+                timer.cancel()
+            self._timer = self.loop.call_at(when, self._fire)
+
+    def cancel(self) -> None:
+        """No deadline, and no timer left behind."""
+        self.when = None
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _fire(self) -> None:
+        self._timer = None
+        when = self.when
+        if when is None:
+            return
+        if self.loop.time() + CLOCK_RESOLUTION < when:  # the loop fires timers this early
+            self._timer = self.loop.call_at(when, self._fire)
+        else:
+            self.when = None
+            self.expired()
 
 
 def _text(data: bytes) -> str:
