@@ -991,8 +991,13 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, An
 async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
                         agent: Learner, game: GameSpec) -> dict[str, Any]:
     hclass = game.hclass
+    fast = _AnsweringInstances(ws, agent, hclass) if game.game != EXPERTS else None
     last: Any = None
     while True:
+        if fast is not None:
+            fast.last = last
+            await fast.run()
+            last = fast.last
         message = await receive()
         kind = message["type"]
         if kind == "error":
@@ -1021,6 +1026,64 @@ async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]
                                       "w": vector_to_wire(answer)}))
             else:
                 await ws.send(encode({"type": "predict", "t": message["t"], "p": float(answer)}))
+
+
+class _AnsweringInstances:
+    """The client's hot loop: each ``instance`` (with the label before it) is answered
+    from the connection's callback — update, predict, send — without waking the task.
+    Any other message is left for :func:`_learner_loop`; an exception of the learner
+    ends :meth:`run` and is raised there, as it would be round by round."""
+
+    def __init__(self, ws: Connection, agent: Learner, hclass: Any) -> None:
+        self.ws, self.agent, self.hclass = ws, agent, hclass
+        self.last: Any = None
+        self.done: asyncio.Future[None] | None = None
+        self.error: Exception | None = None
+        self.unsent: bytes | None = None
+
+    async def run(self) -> None:
+        """Answer instances until a message needs :func:`_learner_loop`."""
+        ws = self.ws
+        if not ws.messages and not ws.closed.done():
+            self.done = ws.loop.create_future()
+            ws.on_message = self
+            try:
+                await asyncio.wait((self.done, ws.closed), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                ws.on_message = None
+        if self.error is not None:
+            raise self.error
+        if self.unsent is not None:
+            frame, self.unsent = self.unsent, None
+            await ws.send(frame)
+
+    def __call__(self, frame: bytes | str) -> bool:
+        try:
+            message = check(decode(frame, CLIENT_LIMITS))
+        except ProtocolError:
+            return self._stop(taken=False)
+        if message["type"] != "instance":
+            return self._stop(taken=False)
+        try:
+            label = message.get("label")
+            if label is not None and self.last is not None:
+                self.agent.update(self.last, int(label["y"]))
+            self.last = x = instance_from_wire(self.hclass, message["x"])
+            answer = encode({"type": "predict", "t": message["t"],
+                             "p": float(self.agent.predict(x))})
+        except Exception as exc:  # the learner's (or a bad message's): raised by run()
+            self.error = exc
+            return self._stop(taken=True)
+        if not self.ws.send_nowait(answer):
+            self.unsent = answer
+            return self._stop(taken=True)
+        return True
+
+    def _stop(self, taken: bool) -> bool:
+        self.ws.on_message = None
+        if self.done is not None and not self.done.done():
+            self.done.set_result(None)
+        return taken
 
 
 async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
