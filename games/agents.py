@@ -25,9 +25,9 @@ games.errors.SpecError: echo: unknown parameter 'volume' (parameters: loud, time
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
-import functools
 import inspect
 import re
 import sys

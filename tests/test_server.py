@@ -383,3 +383,87 @@ def test_serve_connect_and_token_commands(tmp_path, capsys):
     assert main(["connect", url, "--learner", "halving", "--vs", "random-target", "--class",
                  "thresholds:n=63", "--rounds", "5"]) == 2
     assert "connect:" in capsys.readouterr().err
+
+
+async def test_faults_in_the_middle_of_queued_rounds_hand_over_and_back(tmp_path, monkeypatch):
+    """Rounds answered from the connection's callback, then an illegal move, stale and
+    early moves, a timeout: each bad round is scored as a mistake (p = 1 - y), the good
+    ones with their p, and the callback takes the rounds up again after each."""
+    import server.net
+
+    answered = []
+    original = server.net._FastRounds.__call__
+
+    def counting(self, frame):
+        taken = original(self, frame)
+        answered.append(taken)
+        return taken
+
+    monkeypatch.setattr(server.net._FastRounds, "__call__", counting)
+    settings = ServerSettings(port=0, data=tmp_path, anonymous=True, move_deadline=0.3,
+                              time_bank=0.0)
+    game_server = GameServer(settings)
+    await game_server.start()
+    try:
+        ws = await connect(f"ws://127.0.0.1:{game_server.port}", compression=None, proxy=None)
+        await ws.send(msgpack.packb(HELLO))
+        await receive(ws)
+        await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target",
+                                     "seed": 4, "rules": {"game": "mistake-bound",
+                                                          "class": "thresholds:n=8",
+                                                          "rounds": 12}}))
+        game_id = (await receive(ws))["game_id"]
+        script = {5: [{"type": "predict", "t": 5, "p": 7.0}],             # illegal
+                  6: [{"type": "predict", "t": 4, "p": 0.0},              # stale: dropped
+                      {"type": "predict", "t": 6, "p": 0.25}],
+                  8: [],                                                  # silent: timeout
+                  9: [{"type": "predict", "t": 10, "p": 0.0},             # early: a fault
+                      ]}
+        errors = []
+        while True:
+            message = await asyncio.wait_for(receive(ws), 10)
+            if message["type"] == "end":
+                break
+            if message["type"] == "error":
+                errors.append((message["code"], message.get("fatal")))
+                continue
+            t = message["t"]
+            for move in script.get(t, [{"type": "predict", "t": t, "p": 0.25}]):
+                await ws.send(msgpack.packb(move))
+        await ws.close()
+        assert errors == [("illegal_move", False), ("timeout", False), ("out_of_turn", False)]
+        assert message["status"] == "forfeit:learner:out_of_turn"
+        log = read_log(Path(Store(tmp_path).game(game_id)["log"]))
+        records = list(log.records())
+        assert [r.t for r in records] == list(range(1, 9))  # forfeited in round 9
+        for r in records:
+            expected = 1.0 - r.y if r.t in (5, 8) else 0.25
+            assert r.p == expected, r
+        assert sum(answered) >= 4  # rounds 2-4 and 7 at least came through the callback
+        assert False in answered   # and it handed over
+    finally:
+        await game_server.stop()
+
+
+async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
+    from learners.halving import Halving
+
+    class Fails(Halving):
+        def predict(self, x):
+            if self.rounds_seen == 5:
+                raise ZeroDivisionError("round 5")
+            self.rounds_seen += 1
+            return super().predict(x)
+
+    learner = Fails()
+    learner.rounds_seen = 0
+    game = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=31"))
+    with pytest.raises(ZeroDivisionError, match="round 5"):
+        await play_remote(server.url, learner, "random-target", game, 1, server.token)
+    for _ in range(50):
+        rows = Store(server.settings.data).games(limit=1)
+        if rows and rows[0]["status"] != "running":
+            break
+        await asyncio.sleep(0.05)
+    assert rows[0]["status"] == "disconnected:learner" and rows[0]["rounds"] == 5
+    await well_behaved_game_completes(server)
