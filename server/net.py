@@ -49,7 +49,7 @@ from protocol.messages import (
     vector_to_wire,
 )
 from protocol.session import ServerSession
-from server.local import BLOCK, history_for
+from server.local import history_for
 from server.logged import agent_identity, game_info, package_version
 from server.logs import LogWriter
 from server.store import Store, new_game_id, utc_now
@@ -64,6 +64,10 @@ CLIENT_LIMITS = Limits(max_frame=1 << 30)
 #: The fault that forfeits a game (PROTOCOL.md 6).
 FAULTS_TO_FORFEIT = 3
 HANDSHAKE_TIMEOUT_S = 10.0
+#: Rounds an oblivious built-in adversary hands over at a time against a remote learner
+#: (smaller than the local driver's blocks: a block's arrays live while its rounds
+#: cross the network, and 2048-round blocks fragmented the heap by ~15 MiB).
+REMOTE_BLOCK = 256
 
 
 @dataclass(frozen=True)
@@ -497,7 +501,7 @@ async def _queued_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: 
     does). Returns the rounds played (0: the adversary is not oblivious)."""
     played = 0
     while played < game.rounds:
-        block = adversary.moves(min(game.rounds - played, BLOCK))
+        block = adversary.moves(min(game.rounds - played, REMOTE_BLOCK))
         if block is None:
             if played:
                 raise RuntimeError("an oblivious adversary stopped offering moves")
