@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from pathlib import Path
 
@@ -467,3 +468,34 @@ async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
         await asyncio.sleep(0.05)
     assert rows[0]["status"] == "disconnected:learner" and rows[0]["rounds"] == 5
     await well_behaved_game_completes(server)
+
+
+async def test_stale_moves_do_not_restart_the_clock(tmp_path):
+    settings = ServerSettings(port=0, data=tmp_path, anonymous=True, move_deadline=0.4,
+                              time_bank=0.0)
+    game_server = GameServer(settings)
+    await game_server.start()
+    try:
+        ws = await connect(f"ws://127.0.0.1:{game_server.port}", compression=None, proxy=None)
+        await ws.send(msgpack.packb(HELLO))
+        await receive(ws)
+        await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target",
+                                     "seed": 4, "rules": {"game": "mistake-bound",
+                                                          "class": "thresholds:n=8",
+                                                          "rounds": 3}}))
+        await receive(ws)  # start
+        assert (await receive(ws))["t"] == 1
+        await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 0.0}))
+        assert (await receive(ws))["t"] == 2
+        loop = asyncio.get_running_loop()
+        asked = loop.time()
+        seen = None
+        while seen is None and loop.time() - asked < 3:
+            await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 0.0}))  # stale
+            with contextlib.suppress(TimeoutError):
+                seen = await asyncio.wait_for(receive(ws), 0.1)
+        assert seen is not None and seen["code"] == "timeout"
+        assert loop.time() - asked < 0.8  # 0.4 s after round 2 was asked, not later
+        await ws.close()
+    finally:
+        await game_server.stop()
