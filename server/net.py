@@ -200,13 +200,9 @@ class RemoteLearner(_Remote):
         self.hclass: Any = None
         self.pending: dict[str, Any] | None = None
 
-    async def predict(self, t: int, x: Any, wire: Any = None) -> Any:
-        """p in [0, 1], or FAULT (``wire``: x already as PROTOCOL.md 2 encodes it)."""
-        message = {"type": "instance", "t": t,
-                   "x": instance_to_wire(self.hclass, x) if wire is None else wire}
-        if self.pending is not None:
-            message["label"] = self.pending
-        await self.send(message)
+    async def predict(self, t: int, x: Any) -> Any:
+        """p in [0, 1], or FAULT."""
+        await self.send(self._instance(t, instance_to_wire(self.hclass, x)))
         return await self.receive("predict", t=t, accept=_probability)
 
     async def update(self, t: int, x: Any, y: int) -> None:
@@ -234,6 +230,7 @@ class RemoteLearner(_Remote):
                 i += 1
 
     def _instance(self, t: int, wire: Any) -> dict[str, Any]:
+        """Round t's instance (as on the wire), with the label of the round before."""
         message = {"type": "instance", "t": t, "x": wire}
         if self.pending is not None:
             message["label"] = self.pending
@@ -995,17 +992,15 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, An
 async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
                         agent: Learner, game: GameSpec) -> dict[str, Any]:
     hclass = game.hclass
-    fast = _AnsweringInstances(ws, agent, hclass) if game.game != EXPERTS else None
-    last: Any = None
+    answering = _AnsweringInstances(ws, agent, hclass)  # holds the last instance
     while True:
-        if fast is not None:
-            fast.last = last
-            await fast.run()
-            last = fast.last
+        if game.game != EXPERTS:
+            await answering.run()
         message = await receive()
         kind = message["type"]
         if kind == "error":
             continue  # a fault of ours: the server waits for a better move
+        last = answering.last
         if kind in ("instance", "end") and message.get("label") is not None and last is not None:
             agent.update(last, int(message["label"]["y"]))
         if kind in ("advice", "end") and message.get("outcome") is not None:
@@ -1014,7 +1009,8 @@ async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]
         if kind == "end":
             return message
         if kind == "instance":
-            last = instance_from_wire(hclass, message["x"]) if hclass is not None else None
+            answering.last = last = (instance_from_wire(hclass, message["x"])
+                                     if hclass is not None else None)
             p = float(agent.predict(last))
             await ws.send(encode({"type": "predict", "t": message["t"], "p": p}))
         elif kind == "advice":
