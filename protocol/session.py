@@ -29,8 +29,8 @@ from protocol.messages import PROTOCOL_VERSION, ROLES, check
 
 __all__ = ["LOBBY_MESSAGES", "ROLE_MESSAGES", "ServerSession"]
 
-#: What a player may send between games.
-LOBBY_MESSAGES = frozenset({"challenge", "create", "join", "enter"})
+#: What a player may send between games (a spectator: only ``watch``).
+LOBBY_MESSAGES = frozenset({"challenge", "create", "join", "enter", "watch"})
 #: What each role may send during a game (PROTOCOL.md 5).
 ROLE_MESSAGES = {
     "learner": frozenset({"predict", "weights"}),
@@ -76,8 +76,11 @@ class ServerSession:
             if kind not in LOBBY_MESSAGES:
                 raise ProtocolError(Code.OUT_OF_TURN, f"{kind} before a game: send challenge, "
                                     "create or join")
-            if self.role == "spectator":
-                raise ProtocolError(Code.OUT_OF_TURN, "a spectator does not start games")
+            if self.role == "spectator" and kind != "watch":
+                raise ProtocolError(Code.OUT_OF_TURN, "a spectator only watches: send watch")
+            if kind == "watch" and self.role != "spectator":
+                raise ProtocolError(Code.OUT_OF_TURN, "only a spectator watches: connect "
+                                    "with role spectator")
             return message
         assert self.role is not None
         if kind not in ROLE_MESSAGES[self.role]:

@@ -153,6 +153,18 @@ def _parser() -> argparse.ArgumentParser:
                           help="the agent's name in the hello (and in the server's index)")
     connect_.add_argument("--json", action="store_true", help="print one JSON object")
 
+    watch = sub.add_parser(
+        "watch", help="follow a game a server is refereeing",
+        description="Follow a running game on a littlestone server as a spectator: a line "
+        "per batch of rounds (the running totals), then the result.",
+    )
+    watch.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
+    watch.add_argument("game_id", metavar="GAME_ID",
+                       help="a running game's id (littlestone games --status running)")
+    watch.add_argument("--token", metavar="TOKEN")
+    watch.add_argument("--json", action="store_true",
+                       help="print each message as one JSON line")
+
     token = sub.add_parser("token", help="manage server tokens",
                            description="Server tokens (stored hashed in DIR/littlestone.db).")
     token_sub = token.add_subparsers(dest="token_command", required=True, parser_class=_Parser)
@@ -460,6 +472,42 @@ def _connect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _watch(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from server.net import ServerError, watch_remote
+
+    def show(message: dict[str, Any]) -> None:
+        if args.json:
+            print(json.dumps(message), flush=True)
+        elif message["type"] == "watching":
+            print(f"watching {message['game_id']}: {message['learner']} vs "
+                  f"{message['adversary']}, {message['rules']['game']}, "
+                  f"{message['rules'].get('class') or ''} {message['rules']['rounds']} rounds; "
+                  f"round {message['t']} so far", flush=True)
+        else:
+            totals = {k: message[k] for k in ("mistakes", "expected_mistakes", "loss",
+                                              "regret", "expected_regret") if k in message}
+            print(f"round {message['t']}: " + ", ".join(
+                f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in totals.items()), flush=True)
+
+    try:
+        end = asyncio.run(watch_remote(args.url, args.game_id, args.token, on_message=show))
+    except ServerError as exc:
+        raise UsageError(f"watch: {exc}") from None
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"watch: cannot reach {args.url}: {exc}") from None
+    except Exception as exc:  # websockets' handshake and URI errors, a closed connection
+        raise UsageError(f"watch: {type(exc).__name__}: {exc}") from None
+    if args.json:
+        print(json.dumps(end))
+    else:
+        print(f"end: {end['status']}")
+        _table(end["result"])
+    return 0
+
+
 def _token(args: argparse.Namespace) -> int:
     from server.store import Store
 
@@ -603,7 +651,7 @@ def _table(out: dict[str, Any]) -> None:
 
 COMMANDS = {"ldim": _ldim, "play": _play, "learners": _list_agents, "adversaries": _list_agents,
             "games": _games, "replay": _replay, "serve": _serve, "connect": _connect,
-            "token": _token, "check": _check, "tournament": _tournament}
+            "watch": _watch, "token": _token, "check": _check, "tournament": _tournament}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -42,7 +42,7 @@ import hashlib
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -132,6 +132,9 @@ class LogWriter:
         self.bytes_written = len(MAGIC)
         self._pending: list[RoundRecord] = []
         self._pending_since = 0.0
+        #: Called with each frame after the header, (head, buffers), before it is
+        #: written (the server's spectators: server.spectators).
+        self.observer: Callable[[dict[str, Any], list[Any]], None] | None = None
         self._put({"kind": "header", "format": FORMAT_VERSION, **header}, [])
 
     # -- what the drivers call -------------------------------------------------------
@@ -224,6 +227,8 @@ class LogWriter:
     def _put(self, head: dict[str, Any], buffers: list[Any]) -> None:
         if self._error is not None:
             raise LogError(f"cannot write {self.path}: {self._error}")
+        if self.observer is not None:
+            self.observer(head, buffers)
         if self._thread is not None:
             self._queue.put((head, buffers))
             return

@@ -52,10 +52,12 @@ from protocol.session import ServerSession
 from server.local import history_for
 from server.logged import agent_identity, game_info, package_version
 from server.logs import LogWriter
+from server.spectators import Broadcast, wire_result
 from server.store import Store, new_game_id, utc_now
 from server.transport import Connection, Deadline, Server, connect, serve
 
-__all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "run_game"]
+__all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "run_game",
+           "watch_remote"]
 
 log = logging.getLogger("littlestone.server")
 
@@ -592,6 +594,8 @@ class GameServer:
         #: Games created and waiting for their second player, by id.
         self.open_games: dict[str, tuple[GameSpec, int, Connection, ServerSession,
                                          asyncio.Future[None]]] = {}
+        #: Games this server referees now, by id, as their spectators see them.
+        self.running: dict[str, Broadcast] = {}
         self._server: Server | None = None
         self._stopping = asyncio.Event()
 
@@ -654,6 +658,8 @@ class GameServer:
                     await self._create(ws, session, message)
                 elif message["type"] == "enter":
                     await self._enter(ws, session, message)
+                elif message["type"] == "watch":
+                    await self._watch(ws, session, message)
                 else:
                     await self._join(ws, session, message)
         except ProtocolError as exc:
@@ -671,6 +677,27 @@ class GameServer:
             with contextlib.suppress(Exception):
                 await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
                 await ws.close(1011, "internal")
+
+    async def _watch(self, ws: Connection, session: ServerSession,
+                     message: dict[str, Any]) -> None:
+        """A spectator follows a running game until its end (PROTOCOL.md 5.4)."""
+        broadcast = self.running.get(message["game_id"])
+        if broadcast is None:
+            await ws.send(encode(ProtocolError(Code.NOT_FOUND, f"no running game with id "
+                                               f"{message['game_id']}").to_message()))
+            return
+        session.start_game()  # nothing is expected from a spectator until the end
+        broadcast.spectators.add(ws)
+        try:
+            await ws.send(encode(broadcast.watching()))
+            end = asyncio.ensure_future(broadcast.until_end())
+            try:
+                await asyncio.wait((end, ws.closed), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                end.cancel()
+        finally:
+            broadcast.spectators.discard(ws)
+            session.end_game()
 
     async def _challenge(self, ws: Connection, session: ServerSession,
                          message: dict[str, Any]) -> None:
@@ -820,6 +847,21 @@ class GameServer:
                                "horizon": game.rounds, "source": "server"},
                               log=str(path), game_id=game_id)
         writer = LogWriter(path, header, background=False)
+        broadcast = writer.observer = Broadcast(game_id, rules_to_wire(game),
+                                                header["learner"]["spec"],
+                                                header["adversary"]["spec"])
+        self.running[game_id] = broadcast
+        try:
+            await self._play(game, seed, learner, adversary, remotes, game_id, writer)
+        finally:
+            del self.running[game_id]
+            broadcast.finish("aborted", {})  # (the footer has ended it already, normally)
+
+    async def _play(self, game: GameSpec, seed: int, learner: Any, adversary: Any,
+                    remotes: list[tuple[Connection, ServerSession, _Remote]], game_id: str,
+                    writer: LogWriter) -> None:
+        """The game itself: start, the rounds, the log's footer, the index row, end."""
+        seeds = game_seeds(seed)
         for ws, session, remote in remotes:
             session.start_game()
             own = seeds.learner if remote.role == "learner" else seeds.adversary
@@ -848,22 +890,11 @@ class GameServer:
         for ws, session, remote in remotes:
             session.end_game()
             end: dict[str, Any] = {"type": "end", "status": result.status,
-                                   "result": _wire_result(scores), "game_id": game_id}
+                                   "result": wire_result(scores), "game_id": game_id}
             if isinstance(remote, RemoteLearner) and remote.pending is not None:
                 end["label" if game.game != EXPERTS else "outcome"] = remote.pending
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode(end))
-
-
-def _wire_result(scores: dict[str, Any]) -> dict[str, Any]:
-    out = {}
-    for key, value in scores.items():
-        if isinstance(value, np.generic):
-            value = value.item()
-        if isinstance(value, list | dict):
-            continue
-        out[key] = value
-    return out
 
 
 async def serve_forever(settings: ServerSettings,
@@ -964,6 +995,33 @@ async def play_remote(
     out.update({k: v for k, v in result.items() if k != "game"})
     out["game_id"] = end.get("game_id")
     return out
+
+
+async def watch_remote(url: str, game_id: str, token: str | None = None,
+                       name: str = "littlestone-spectator",
+                       on_message: Callable[[dict[str, Any]], Any] | None = None
+                       ) -> dict[str, Any]:
+    """Watch a game the server at ``url`` is refereeing (PROTOCOL.md 5.4): every
+    ``watching`` and ``rounds`` message goes to ``on_message``; returns the ``end``."""
+    async with connect(url) as ws:
+
+        async def receive() -> dict[str, Any]:
+            message = check(decode(await ws.recv(), CLIENT_LIMITS))
+            if message["type"] == "error":
+                raise ServerError(message["code"], message["message"])
+            return message
+
+        await ws.send(encode({"type": "hello", "version": PROTOCOL_VERSION,
+                              "role": "spectator", "agent": name, "token": token,
+                              "capabilities": []}))
+        await receive()  # welcome
+        await ws.send(encode({"type": "watch", "game_id": game_id}))
+        while True:
+            message = await receive()
+            if message["type"] == "end":
+                return message
+            if on_message is not None:
+                on_message(message)
 
 
 async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],

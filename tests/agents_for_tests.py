@@ -328,3 +328,27 @@ class FixedSequence(Adversary):
 
     def label(self, x: Any, p: float) -> int:
         return int(self.ys[(self._t - 1) % len(self.ys)])
+
+
+class SlowLearner(Learner):
+    """Predicts 1, taking ``ms`` milliseconds a round (a game that lasts long enough to be
+    watched).
+
+    >>> SlowLearner(ms=0.5).ms
+    0.5
+    """
+
+    id = "slow"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self, ms: float = 2.0) -> None:
+        self.ms = ms
+
+    def predict(self, x: Any) -> float:
+        import time
+
+        time.sleep(self.ms / 1000)
+        return 1.0
+
+    def update(self, x: Any, y: int) -> None:
+        pass

@@ -499,3 +499,68 @@ async def test_stale_moves_do_not_restart_the_clock(tmp_path):
         await ws.close()
     finally:
         await game_server.stop()
+
+
+async def test_a_spectator_watches_a_running_game_to_its_end(server):
+    ws, game_id = await start_raw_game(server, rounds=600)
+    first = await receive(ws)
+    assert first["type"] == "instance" and first["t"] == 1
+    spectator = await raw_client(server, dict(HELLO, role="spectator", token=server.token))
+    assert (await receive(spectator))["type"] == "welcome"
+    await spectator.send(msgpack.packb({"type": "watch", "game_id": game_id}))
+    watching = await receive(spectator)
+    assert watching["type"] == "watching" and watching["game_id"] == game_id
+    assert watching["rules"]["rounds"] == 600 and watching["t"] == 0
+    assert watching["learner"] == "remote:raw" and watching["adversary"] == "random-target"
+    message = first  # the learner: always predict 1
+    while message["type"] != "end":
+        await ws.send(msgpack.packb({"type": "predict", "t": message["t"], "p": 1.0}))
+        message = await receive(ws)
+    played = message
+    seen, t = [], 0
+    while True:
+        update = await asyncio.wait_for(receive(spectator), 10)
+        if update["type"] == "end":
+            break
+        assert update["type"] == "rounds" and update["t0"] == t + 1, update
+        t = update["t"]
+        assert t == update["t0"] + update["n"] - 1 == update["t0"] + len(update["y"]) - 1
+        seen.append(update)
+    assert t == 600 and len(seen) >= 3  # blocks of 256 rounds
+    assert update["status"] == played["status"] == "complete"
+    assert update["result"] == played["result"]
+    assert seen[-1]["mistakes"] == played["result"]["mistakes"]
+    assert sum(y == 0 for s in seen for y in s["y"]) == played["result"]["mistakes"]
+    assert math.isclose(seen[-1]["expected_mistakes"], played["result"]["expected_mistakes"])
+    # back in the lobby: another watch of a game that has ended is not_found
+    await spectator.send(msgpack.packb({"type": "watch", "game_id": game_id}))
+    error = await receive(spectator)
+    assert error["type"] == "error" and error["code"] == "not_found" and not error["fatal"]
+    await spectator.close()
+    await ws.close()
+
+
+async def test_watch_is_for_spectators_and_a_spectator_leaving_changes_nothing(server):
+    ws, game_id = await start_raw_game(server, rounds=40)
+    player = await raw_client(server, dict(HELLO, token=server.token))
+    await receive(player)
+    await player.send(msgpack.packb({"type": "watch", "game_id": game_id}))
+    error = await receive(player)
+    assert error["code"] == "out_of_turn" and "spectator" in error["message"]
+    spectator = await raw_client(server, dict(HELLO, role="spectator", token=server.token))
+    await receive(spectator)
+    await spectator.send(msgpack.packb({"type": "challenge", "opponent": "random-target",
+                                        "seed": 1, "rules": {"game": "mistake-bound",
+                                                             "class": "thresholds:n=4",
+                                                             "rounds": 3}}))
+    assert (await receive(spectator))["code"] == "out_of_turn"
+    await spectator.send(msgpack.packb({"type": "watch", "game_id": "no-such-game"}))
+    assert (await receive(spectator))["code"] == "not_found"
+    await spectator.send(msgpack.packb({"type": "watch", "game_id": game_id}))
+    assert (await receive(spectator))["type"] == "watching"
+    await spectator.close()  # leaves mid-game
+    seen = await until_end(ws, [{"type": "predict", "t": t, "p": 0.0} for t in range(1, 41)])
+    assert seen[-1]["status"] == "complete" and seen[-1]["result"]["rounds"] == 40
+    await player.close()
+    await ws.close()
+    await well_behaved_game_completes(server)

@@ -1,0 +1,138 @@
+"""Spectators of a running game (PROTOCOL.md 5.4): the game's log frames, as they are
+written, become ``rounds`` messages, and its footer the ``end``.
+
+The broadcast hangs on the game's :class:`~server.logs.LogWriter` (its ``observer``), so
+it sees exactly what the log keeps, in the same batches (a block of rounds, or up to
+256 rounds played one at a time, or one experts round), and never slows the game: each
+message goes to a spectator only if its connection takes it at once
+(:meth:`server.transport.Connection.send_nowait`). A spectator that does not keep up
+misses batches; the running totals in every message stay exact.
+
+>>> import numpy as np
+>>> sent = []
+>>> watch = Broadcast("g1", {"game": "mistake-bound"}, "halving", "random-target")
+>>> watch.send = sent.append   # normally: encode and send to every spectator
+>>> watch.spectators.add("someone")
+>>> watch({"kind": "rounds", "t0": 1, "n": 3}, [("p", np.array([1.0, 0.0, 0.5])),
+...       ("y", np.array([1, 1, 0], dtype=np.int8)),
+...       ("prediction", np.array([1, 0, 1], dtype=np.int8))])
+>>> message = sent[0]
+>>> message["t"], message["mistakes"], message["expected_mistakes"], message["y"]
+(3, 2, 1.5, [1, 1, 0])
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from protocol.codec import encode
+
+__all__ = ["Broadcast", "wire_result"]
+
+
+def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
+    """A result's scalar keys, as plain msgpack values (the ``result`` of ``end``)."""
+    out = {}
+    for key, value in scores.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, list | dict):
+            continue
+        out[key] = value
+    return out
+
+
+class Broadcast:
+    """One running game as its spectators see it."""
+
+    def __init__(self, game_id: str, rules: dict[str, Any], learner: str,
+                 adversary: str) -> None:
+        self.game_id, self.rules = game_id, rules
+        self.learner, self.adversary = learner, adversary
+        self.spectators: set[Any] = set()
+        #: Rounds logged so far, and the running totals of the game (mistake-bound:
+        #: mistakes and expected mistakes; experts: loss and regret, realised and expected).
+        self.t = 0
+        self.totals: dict[str, float] = {}
+        self.ended: dict[str, Any] | None = None
+        self._waiters: list[asyncio.Future[None]] = []
+        self.send: Callable[[dict[str, Any]], None] = self._send
+
+    def watching(self) -> dict[str, Any]:
+        """The first message a new spectator gets."""
+        return {"type": "watching", "game_id": self.game_id, "rules": self.rules,
+                "learner": self.learner, "adversary": self.adversary, "t": self.t,
+                **self.totals}
+
+    def __call__(self, head: dict[str, Any], buffers: list[tuple[str, Any]]) -> None:
+        """A frame of the log (the writer's observer)."""
+        kind = head["kind"]
+        if kind == "rounds":
+            message = self._rounds(head, dict(buffers))
+        elif kind == "expert":
+            message = self._expert(head)
+        elif kind == "footer":
+            self.finish(head.get("status", "aborted"), head.get("result") or {})
+            return
+        else:
+            return
+        if self.spectators:
+            self.send(message)
+
+    def _rounds(self, head: dict[str, Any], columns: dict[str, Any]) -> dict[str, Any]:
+        p = np.asarray(columns["p"], dtype=np.float64)
+        y = np.asarray(columns["y"], dtype=np.int64)
+        drawn = np.asarray(columns["prediction"], dtype=np.int64)
+        totals = self.totals
+        totals["mistakes"] = int(totals.get("mistakes", 0) + np.count_nonzero(drawn != y))
+        totals["expected_mistakes"] = float(totals.get("expected_mistakes", 0.0)
+                                            + np.where(y == 1, 1.0 - p, p).sum())
+        self.t = int(head["t0"]) + int(head["n"]) - 1
+        if not self.spectators:
+            return {}
+        return {"type": "rounds", "game_id": self.game_id, "t0": int(head["t0"]),
+                "n": int(head["n"]), "p": p.tolist(), "y": y.tolist(),
+                "prediction": drawn.tolist(), "t": self.t, **totals}
+
+    def _expert(self, head: dict[str, Any]) -> dict[str, Any]:
+        totals = self.totals
+        totals["loss"] = float(totals.get("loss", 0.0) + head["loss"])
+        totals["expected_loss"] = float(totals.get("expected_loss", 0.0)
+                                        + head["expected_loss"])
+        totals["regret"] = float(head["regret"])
+        totals["expected_regret"] = float(head["expected_regret"])
+        self.t = int(head["t"])
+        if not self.spectators:
+            return {}
+        return {"type": "rounds", "game_id": self.game_id, "t0": self.t, "n": 1,
+                "y": [head["y"]], "round_loss": [float(head["loss"])],
+                "round_expected_loss": [float(head["expected_loss"])], "t": self.t, **totals}
+
+    def finish(self, status: str, scores: dict[str, Any]) -> None:
+        """The game is over: every spectator gets ``end`` (once)."""
+        if self.ended is not None:
+            return
+        self.ended = {"type": "end", "game_id": self.game_id, "status": status,
+                      "result": wire_result(scores)}
+        if self.spectators:
+            self.send(self.ended)
+        for waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def until_end(self) -> None:
+        """Until the game is over."""
+        if self.ended is not None:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
+
+    def _send(self, message: dict[str, Any]) -> None:
+        frame = encode(message)
+        for connection in list(self.spectators):
+            connection.send_nowait(frame)  # False: it does not keep up, and misses this one
