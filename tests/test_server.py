@@ -564,3 +564,73 @@ async def test_watch_is_for_spectators_and_a_spectator_leaving_changes_nothing(s
     await player.close()
     await ws.close()
     await well_behaved_game_completes(server)
+
+
+def garbage_frames(seed: int, n: int) -> list[bytes | str]:
+    """Frames a careless or hostile client might send: random bytes, text, maps of the
+    right and wrong types, moves for the wrong round, deep nesting, huge numbers."""
+    import random
+
+    rng = random.Random(seed)
+    values = [None, True, -1, 0, 1, 2**64 - 1, 1.5, float("nan"), "", "x" * 50, b"\x00" * 9,
+              [], [1, 2], {}, {"t": 1}]
+    kinds = ["predict", "weights", "label", "instance", "commit", "reveal", "hello",
+             "challenge", "join", "watch", "frobnicate", 7]
+    frames: list[bytes | str] = []
+    for _ in range(n):
+        choice = rng.randrange(6)
+        if choice == 0:
+            frames.append(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))))
+        elif choice == 1:
+            frames.append("text " * rng.randrange(1, 5))
+        elif choice == 2:
+            nested: object = 1
+            for _ in range(rng.randrange(5, 30)):
+                nested = [nested]
+            frames.append(msgpack.packb({"type": "predict", "t": 1, "p": 0.5, "z": nested}))
+        else:
+            message = {"type": rng.choice(kinds)}
+            for key in rng.sample(["t", "p", "w", "y", "x", "game_id", "rules", "digest"],
+                                  rng.randrange(4)):
+                message[key] = rng.choice(values)
+            if choice == 5:
+                message = {"type": "predict", "t": rng.randrange(-2, 60),
+                           "p": rng.choice([0.0, 1.0, 0.5, -0.1, 2.0, "1"])}
+            frames.append(msgpack.packb(message, use_bin_type=True))
+    return frames
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+async def test_garbage_in_the_lobby_and_mid_game_gets_typed_answers(server, seed):
+    codes = set()
+    # in the lobby: every frame is answered with a typed, non-fatal error (or a game)
+    ws = await raw_client(server, dict(HELLO, token=server.token))
+    await receive(ws)
+    for frame in garbage_frames(seed, 60):
+        await ws.send(frame)
+        message = await asyncio.wait_for(receive(ws), 5)
+        if message["type"] == "error":
+            codes.add(message["code"])
+            assert message["fatal"] is False, message
+    await ws.close()
+    # mid-game: garbage between good moves; the game ends with a status, never internal
+    ws, game_id = await start_raw_game(server, rounds=50)
+    frames = iter(garbage_frames(seed + 100, 200))
+    while True:
+        message = await asyncio.wait_for(receive(ws), 10)
+        if message["type"] == "end":
+            break
+        if message["type"] == "error":
+            codes.add(message["code"])
+            continue
+        await ws.send(next(frames))
+        await ws.send(msgpack.packb({"type": "predict", "t": message["t"], "p": 0.5}))
+    assert message["status"] in ("complete", "forfeit:learner:bad_message",
+                                 "forfeit:learner:out_of_turn",
+                                 "forfeit:learner:illegal_move"), message
+    assert Store(server.settings.data).game(game_id)["status"] == message["status"]
+    assert "internal" not in codes and codes <= {"bad_message", "out_of_turn",
+                                                 "illegal_move", "not_found",
+                                                 "unsupported_game", "unauthorized"}
+    await ws.close()
+    await well_behaved_game_completes(server)
