@@ -195,8 +195,8 @@ class GameResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready fields (``bound`` split into ``bound`` and ``bound_name``)."""
-        out = {k: v for k, v in dataclasses.asdict(self).items()
-               if k not in ("bound", "extra", "revealed")}
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name not in ("bound", "extra", "revealed")}  # scalars: no deep copy
         if self.game == MISTAKE_BOUND:
             for key in ("learner_loss", "expected_learner_loss", "best_expert_loss"):
                 out.pop(key)

@@ -121,11 +121,11 @@ class LogWriter:
         self._file: BinaryIO = open(self.path, "xb")  # noqa: SIM115 - closed by close()
         self._file.write(MAGIC)
         self._chain = hashlib.sha256(MAGIC).digest()
-        self._queue: queue.Queue[tuple[dict[str, Any], list[Any]] | None] = queue.Queue(
-            QUEUE_FRAMES)
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
         if background:
+            self._queue: queue.Queue[tuple[dict[str, Any], list[Any]] | None] = queue.Queue(
+                QUEUE_FRAMES)
             self._thread = threading.Thread(target=self._run, name=f"log {self.path.name}",
                                             daemon=True)
             self._thread.start()
