@@ -15,9 +15,9 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 import adversaries
 import learners
@@ -29,6 +29,8 @@ from games.ldim import LDIM_BUDGET, class_ldim, shattered_tree, solver_for
 from server.store import DEFAULT_DATA
 
 __all__ = ["main"]
+
+T = TypeVar("T")
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -424,24 +426,16 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _connect(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from server.net import ServerError, play_remote
+    from server.net import play_remote
 
     agent: Any = (learners.LEARNERS.make(args.learner) if args.learner
                   else adversaries.ADVERSARIES.make(args.adversary))
     if args.tournament:
         if not args.token:
             raise UsageError("connect: --tournament needs --token (its name is the entrant)")
-        try:
-            out = asyncio.run(play_remote(args.url, agent, None, GameSpec("experts", 0,
-                                                                          experts=1),
-                                          token=args.token, name=args.name,
-                                          tournament=args.tournament))
-        except ServerError as exc:
-            raise UsageError(f"connect: {exc}") from None
-        except (OSError, TimeoutError) as exc:
-            raise UsageError(f"connect: cannot reach {args.url}: {exc}") from None
+        out = _client("connect", args.url, play_remote(
+            args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
+            name=args.name, tournament=args.tournament))
         print(json.dumps(out) if args.json else
               f"tournament {args.tournament}: played {len(out['games'])} games")
         return 0
@@ -453,29 +447,39 @@ def _connect(args: argparse.Namespace) -> int:
     if reason:
         raise UsageError(f"connect: {agent.spec} cannot play this game: {reason}")
     started = time.perf_counter()
+
     def created(game_id: str) -> None:
         print(f"littlestone: created game {game_id}; waiting for the other player",
               file=sys.stderr, flush=True)
 
-    try:
-        out = asyncio.run(play_remote(args.url, agent, args.vs, game, args.seed, args.token,
-                                      name=args.name, join=args.join, on_created=created))
-    except ServerError as exc:
-        raise UsageError(f"connect: {exc}") from None
-    except (OSError, TimeoutError) as exc:
-        raise UsageError(f"connect: cannot reach {args.url}: {exc}") from None
-    except Exception as exc:  # websockets' handshake and URI errors, a closed connection
-        raise UsageError(f"connect: {type(exc).__name__}: {exc}") from None
+    out = _client("connect", args.url, play_remote(
+        args.url, agent, args.vs, game, args.seed, args.token, name=args.name, join=args.join,
+        on_created=created))
     out.update(_class_keys(hclass))
     out["seconds"] = round(time.perf_counter() - started, 6)
     _emit(out, args.json)
     return 0
 
 
-def _watch(args: argparse.Namespace) -> int:
+def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
+    """Run a client coroutine: the server's errors, an unreachable server and a closed
+    connection become one line (exit status 2)."""
     import asyncio
 
-    from server.net import ServerError, watch_remote
+    from server.net import ServerError
+
+    try:
+        return asyncio.run(run)
+    except ServerError as exc:
+        raise UsageError(f"{command}: {exc}") from None
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"{command}: cannot reach {url}: {exc}") from None
+    except Exception as exc:  # websockets' handshake and URI errors, a closed connection
+        raise UsageError(f"{command}: {type(exc).__name__}: {exc}") from None
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from server.net import watch_remote
 
     def show(message: dict[str, Any]) -> None:
         if args.json:
@@ -492,14 +496,8 @@ def _watch(args: argparse.Namespace) -> int:
                 f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
                 for k, v in totals.items()), flush=True)
 
-    try:
-        end = asyncio.run(watch_remote(args.url, args.game_id, args.token, on_message=show))
-    except ServerError as exc:
-        raise UsageError(f"watch: {exc}") from None
-    except (OSError, TimeoutError) as exc:
-        raise UsageError(f"watch: cannot reach {args.url}: {exc}") from None
-    except Exception as exc:  # websockets' handshake and URI errors, a closed connection
-        raise UsageError(f"watch: {type(exc).__name__}: {exc}") from None
+    end = _client("watch", args.url,
+                  watch_remote(args.url, args.game_id, args.token, on_message=show))
     if args.json:
         print(json.dumps(end))
     else:

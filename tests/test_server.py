@@ -204,6 +204,19 @@ async def start_raw_game(server, rounds=5):
     return ws, start["game_id"]
 
 
+@contextlib.asynccontextmanager
+async def running_server(tmp_path, **settings):
+    """A server with these settings (and a token in ``.token``), stopped on leaving."""
+    game_server = GameServer(ServerSettings(port=0, data=tmp_path, **settings))
+    await game_server.start()
+    game_server.token = game_server.store.add_token("bob")
+    game_server.url = f"ws://127.0.0.1:{game_server.port}"
+    try:
+        yield game_server
+    finally:
+        await game_server.stop()
+
+
 async def until_end(ws, answer):
     """Collect the server's messages until ``end``, answering each instance with the next
     of ``answer`` (None: stay silent)."""
@@ -252,12 +265,7 @@ async def test_a_late_move_is_dropped_not_charged_twice(server):
 
 
 async def test_deadline_overrun(tmp_path):
-    settings = ServerSettings(port=0, data=tmp_path, move_deadline=0.2, time_bank=0.1)
-    fast = GameServer(settings)
-    await fast.start()
-    fast.token = fast.store.add_token("bob")
-    fast.url = f"ws://127.0.0.1:{fast.port}"
-    try:
+    async with running_server(tmp_path, move_deadline=0.2, time_bank=0.1) as fast:
         ws, game_id = await start_raw_game(fast)
         # deadline 0.2 s + bank 0.1 s, then 0.2 s a round: each timeout costs the round,
         # the third forfeits
@@ -269,8 +277,6 @@ async def test_deadline_overrun(tmp_path):
         assert Store(tmp_path).game(game_id)["status"] == "forfeit:learner:timeout"
         await ws.close()
         await well_behaved_game_completes(fast)
-    finally:
-        await fast.stop()
 
 
 async def test_disconnect_mid_game(server):
@@ -401,19 +407,8 @@ async def test_faults_in_the_middle_of_queued_rounds_hand_over_and_back(tmp_path
         return taken
 
     monkeypatch.setattr(server.net._FastRounds, "__call__", counting)
-    settings = ServerSettings(port=0, data=tmp_path, anonymous=True, move_deadline=0.3,
-                              time_bank=0.0)
-    game_server = GameServer(settings)
-    await game_server.start()
-    try:
-        ws = await connect(f"ws://127.0.0.1:{game_server.port}", compression=None, proxy=None)
-        await ws.send(msgpack.packb(HELLO))
-        await receive(ws)
-        await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target",
-                                     "seed": 4, "rules": {"game": "mistake-bound",
-                                                          "class": "thresholds:n=8",
-                                                          "rounds": 12}}))
-        game_id = (await receive(ws))["game_id"]
+    async with running_server(tmp_path, move_deadline=0.3, time_bank=0.0) as game_server:
+        ws, game_id = await start_raw_game(game_server, rounds=12)
         script = {5: [{"type": "predict", "t": 5, "p": 7.0}],             # illegal
                   6: [{"type": "predict", "t": 4, "p": 0.0},              # stale: dropped
                       {"type": "predict", "t": 6, "p": 0.25}],
@@ -442,8 +437,6 @@ async def test_faults_in_the_middle_of_queued_rounds_hand_over_and_back(tmp_path
             assert r.p == expected, r
         assert sum(answered) >= 4  # rounds 2-4 and 7 at least came through the callback
         assert False in answered   # and it handed over
-    finally:
-        await game_server.stop()
 
 
 async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
@@ -471,19 +464,8 @@ async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
 
 
 async def test_stale_moves_do_not_restart_the_clock(tmp_path):
-    settings = ServerSettings(port=0, data=tmp_path, anonymous=True, move_deadline=0.4,
-                              time_bank=0.0)
-    game_server = GameServer(settings)
-    await game_server.start()
-    try:
-        ws = await connect(f"ws://127.0.0.1:{game_server.port}", compression=None, proxy=None)
-        await ws.send(msgpack.packb(HELLO))
-        await receive(ws)
-        await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target",
-                                     "seed": 4, "rules": {"game": "mistake-bound",
-                                                          "class": "thresholds:n=8",
-                                                          "rounds": 3}}))
-        await receive(ws)  # start
+    async with running_server(tmp_path, move_deadline=0.4, time_bank=0.0) as game_server:
+        ws, _ = await start_raw_game(game_server, rounds=3)
         assert (await receive(ws))["t"] == 1
         await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 0.0}))
         assert (await receive(ws))["t"] == 2
@@ -497,8 +479,6 @@ async def test_stale_moves_do_not_restart_the_clock(tmp_path):
         assert seen is not None and seen["code"] == "timeout"
         assert loop.time() - asked < 0.8  # 0.4 s after round 2 was asked, not later
         await ws.close()
-    finally:
-        await game_server.stop()
 
 
 async def test_a_spectator_watches_a_running_game_to_its_end(server):
