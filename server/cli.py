@@ -13,6 +13,7 @@ import argparse
 import itertools
 import json
 import os
+import ssl
 import sys
 import time
 from collections.abc import Coroutine, Sequence
@@ -128,6 +129,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--move-deadline", type=float, default=10.0, metavar="SECONDS")
     serve.add_argument("--time-bank", type=float, default=60.0, metavar="SECONDS")
     serve.add_argument("--max-frame", type=int, default=1 << 20, metavar="BYTES")
+    serve.add_argument("--tls-cert", metavar="PEM",
+                       help="serve wss:// (TLS) with this certificate chain")
+    serve.add_argument("--tls-key", metavar="PEM",
+                       help="the certificate's private key (if not in --tls-cert)")
 
     connect_ = sub.add_parser(
         "connect", help="play a local agent against a server-side opponent",
@@ -154,6 +159,8 @@ def _parser() -> argparse.ArgumentParser:
     connect_.add_argument("--name", default="littlestone-client", metavar="NAME",
                           help="the agent's name in the hello (and in the server's index)")
     connect_.add_argument("--json", action="store_true", help="print one JSON object")
+    connect_.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
+                          "authority (a self-signed server) instead of the system's")
 
     watch = sub.add_parser(
         "watch", help="follow a game a server is refereeing",
@@ -166,6 +173,8 @@ def _parser() -> argparse.ArgumentParser:
     watch.add_argument("--token", metavar="TOKEN")
     watch.add_argument("--json", action="store_true",
                        help="print each message as one JSON line")
+    watch.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
+                       "authority (a self-signed server) instead of the system's")
 
     token = sub.add_parser("token", help="manage server tokens",
                            description="Server tokens (stored hashed in DIR/littlestone.db).")
@@ -408,13 +417,24 @@ def _serve(args: argparse.Namespace) -> int:
     from protocol.codec import Limits
     from server.net import ServerSettings, serve_forever
 
+    if args.tls_key and not args.tls_cert:
+        raise UsageError("serve: --tls-key needs --tls-cert")
+    if args.tls_cert:
+        from server.transport import server_tls
+
+        try:
+            server_tls(args.tls_cert, args.tls_key)
+        except (OSError, ssl.SSLError) as exc:  # a missing file, not PEM, a key that differs
+            raise UsageError(f"serve: cannot use the TLS certificate {args.tls_cert}: "
+                             f"{exc}") from None
     settings = ServerSettings(args.host, args.port, Path(args.data), args.anonymous,
-                              args.move_deadline, args.time_bank, Limits(max_frame=args.max_frame))
+                              args.move_deadline, args.time_bank, Limits(max_frame=args.max_frame),
+                              Path(args.tls_cert) if args.tls_cert else None,
+                              Path(args.tls_key) if args.tls_key else None)
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
-        print(f"littlestone serving on ws://{args.host}:{server.port} ({mode}); data in "
-              f"{args.data}", flush=True)
+        print(f"littlestone serving on {server.url} ({mode}); data in {args.data}", flush=True)
 
     try:
         asyncio.run(serve_forever(settings, ready))
@@ -435,7 +455,7 @@ def _connect(args: argparse.Namespace) -> int:
             raise UsageError("connect: --tournament needs --token (its name is the entrant)")
         out = _client("connect", args.url, play_remote(
             args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
-            name=args.name, tournament=args.tournament))
+            name=args.name, tournament=args.tournament, tls=_client_tls(args)))
         print(json.dumps(out) if args.json else
               f"tournament {args.tournament}: played {len(out['games'])} games")
         return 0
@@ -454,11 +474,23 @@ def _connect(args: argparse.Namespace) -> int:
 
     out = _client("connect", args.url, play_remote(
         args.url, agent, args.vs, game, args.seed, args.token, name=args.name, join=args.join,
-        on_created=created))
+        on_created=created, tls=_client_tls(args)))
     out.update(_class_keys(hclass))
     out["seconds"] = round(time.perf_counter() - started, 6)
     _emit(out, args.json)
     return 0
+
+
+def _client_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    from server.transport import client_tls
+
+    if not args.tls_ca:
+        return None
+    try:
+        return client_tls(args.tls_ca)
+    except (OSError, ssl.SSLError) as exc:
+        raise UsageError(f"{args.command}: cannot use the certificate authority "
+                         f"{args.tls_ca}: {exc}") from None
 
 
 def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
@@ -496,8 +528,8 @@ def _watch(args: argparse.Namespace) -> int:
                 f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
                 for k, v in totals.items()), flush=True)
 
-    end = _client("watch", args.url,
-                  watch_remote(args.url, args.game_id, args.token, on_message=show))
+    end = _client("watch", args.url, watch_remote(args.url, args.game_id, args.token,
+                                                  on_message=show, tls=_client_tls(args)))
     if args.json:
         print(json.dumps(end))
     else:

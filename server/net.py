@@ -18,6 +18,7 @@ import hashlib
 import logging
 import secrets
 import signal
+import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,7 @@ from server.logged import agent_identity, game_info, package_version
 from server.logs import LogWriter
 from server.spectators import Broadcast, wire_result
 from server.store import Store, new_game_id, utc_now
-from server.transport import Connection, Deadline, Server, connect, serve
+from server.transport import Connection, Deadline, Server, connect, serve, server_tls
 
 __all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "run_game",
            "watch_remote"]
@@ -83,6 +84,9 @@ class ServerSettings:
     move_deadline: float = 10.0
     time_bank: float = 60.0
     limits: Limits = DEFAULT_LIMITS
+    #: PEM certificate chain and key: the server then speaks wss:// (TLS).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
 
 
 class Forfeit(Exception):
@@ -605,8 +609,16 @@ class GameServer:
         return self.store.token_account(digest)
 
     async def start(self) -> None:
-        self._server = await serve(self.handle, self.settings.host, self.settings.port,
-                                   max_size=self.settings.limits.max_frame)
+        settings = self.settings
+        tls = server_tls(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
+        self._server = await serve(self.handle, settings.host, settings.port,
+                                   max_size=settings.limits.max_frame, tls=tls)
+
+    @property
+    def url(self) -> str:
+        """Where clients reach this server."""
+        scheme = "wss" if self.settings.tls_cert else "ws"
+        return f"{scheme}://{self.settings.host}:{self.port}"
 
     @property
     def port(self) -> int:
@@ -931,15 +943,16 @@ async def play_remote(
     url: str, agent: Learner | Adversary, opponent: str | None, game: GameSpec,
     seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
     join: str | None = None, on_created: Callable[[str], Any] | None = None,
-    tournament: str | None = None,
+    tournament: str | None = None, tls: ssl.SSLContext | None = None,
 ) -> dict[str, Any]:
     """Play ``agent`` (a learner or an adversary) against the server's ``opponent``;
     returns the keys ``littlestone play --json`` prints.
 
     With ``opponent=None`` it creates a game for another remote agent and hands its id
-    to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4)."""
+    to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4). ``tls``: the
+    TLS context for a wss:// URL (default: the system's certificate authorities)."""
     role = "learner" if isinstance(agent, Learner) else "adversary"
-    async with connect(url) as ws:
+    async with connect(url, tls=tls) as ws:
 
         async def receive() -> dict[str, Any]:
             message = check(decode(await ws.recv(), CLIENT_LIMITS))
@@ -999,11 +1012,11 @@ async def play_remote(
 
 async def watch_remote(url: str, game_id: str, token: str | None = None,
                        name: str = "littlestone-spectator",
-                       on_message: Callable[[dict[str, Any]], Any] | None = None
-                       ) -> dict[str, Any]:
+                       on_message: Callable[[dict[str, Any]], Any] | None = None,
+                       tls: ssl.SSLContext | None = None) -> dict[str, Any]:
     """Watch a game the server at ``url`` is refereeing (PROTOCOL.md 5.4): every
     ``watching`` and ``rounds`` message goes to ``on_message``; returns the ``end``."""
-    async with connect(url) as ws:
+    async with connect(url, tls=tls) as ws:
 
         async def receive() -> dict[str, Any]:
             message = check(decode(await ws.recv(), CLIENT_LIMITS))

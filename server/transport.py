@@ -31,19 +31,21 @@ import asyncio
 import collections
 import contextlib
 import logging
+import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from websockets.client import ClientProtocol
-from websockets.exceptions import ConnectionClosed, InvalidHandshake
+from websockets.exceptions import InvalidHandshake
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
 from websockets.protocol import CLOSED, OPEN
 from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
-__all__ = ["Connection", "Server", "connect", "serve"]
+__all__ = ["Connection", "Deadline", "Server", "client_tls", "connect", "serve", "server_tls"]
 
 log = logging.getLogger("littlestone.server")
 
@@ -386,24 +388,30 @@ class Server:
             await self.server.wait_closed()
 
 
-async def serve(handler: Handler, host: str, port: int, max_size: int | None = 1 << 20
-                ) -> Server:
-    """Listen on host:port; each WebSocket connection runs ``handler`` in its own task
-    and is closed when the handler returns (1011 if it raised)."""
+async def serve(handler: Handler, host: str, port: int, max_size: int | None = 1 << 20,
+                tls: ssl.SSLContext | None = None) -> Server:
+    """Listen on host:port (TLS with ``tls``: wss://); each WebSocket connection runs
+    ``handler`` in its own task and is closed when the handler returns (1011 if it
+    raised)."""
     server = Server(handler, max_size)
-    server.server = await asyncio.get_running_loop().create_server(server.connection, host, port)
+    server.server = await asyncio.get_running_loop().create_server(
+        server.connection, host, port, ssl=tls, ssl_handshake_timeout=OPEN_TIMEOUT_S if tls
+        else None)
     return server
 
 
 @contextlib.asynccontextmanager
-async def connect(url: str, max_size: int | None = None) -> AsyncIterator[Connection]:
-    """A client connection to ``url`` (ws:// or wss://), closed on leaving the block.
-    Raises websockets' InvalidURI or InvalidHandshake, OSError, or TimeoutError."""
+async def connect(url: str, max_size: int | None = None, tls: ssl.SSLContext | None = None
+                  ) -> AsyncIterator[Connection]:
+    """A client connection to ``url`` (ws://, or wss:// checked against the system's
+    certificate authorities or ``tls``), closed on leaving the block. Raises websockets'
+    InvalidURI or InvalidHandshake, OSError (ssl.SSLError among them), or TimeoutError."""
     uri = parse_uri(url)
     loop = asyncio.get_running_loop()
+    context = (tls or ssl.create_default_context()) if uri.secure else None
     _, connection = await asyncio.wait_for(loop.create_connection(
         lambda: Connection(ClientProtocol(uri, max_size=max_size)), uri.host, uri.port,
-        ssl=True if uri.secure else None), OPEN_TIMEOUT_S)
+        ssl=context), OPEN_TIMEOUT_S)
     await connection.opened
     try:
         yield connection
@@ -411,4 +419,15 @@ async def connect(url: str, max_size: int | None = None) -> AsyncIterator[Connec
         await connection.close()
 
 
-__all__ += ["ConnectionClosed"]
+
+def server_tls(certfile: str | Path, keyfile: str | Path | None = None) -> ssl.SSLContext:
+    """A TLS context for :func:`serve` from a PEM certificate chain and its key."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(certfile, keyfile)
+    return context
+
+
+def client_tls(cafile: str | Path | None = None) -> ssl.SSLContext:
+    """A TLS context for :func:`connect` that trusts the system's authorities, or the
+    one in ``cafile`` (a server with a self-signed certificate)."""
+    return ssl.create_default_context(cafile=str(cafile) if cafile is not None else None)

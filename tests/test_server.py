@@ -11,7 +11,7 @@ import msgpack
 import numpy as np
 import pytest
 from websockets.asyncio.client import connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from adversaries import ADVERSARIES
 from games.classes import make_class
@@ -34,7 +34,6 @@ async def server(tmp_path):
     game_server = GameServer(settings)
     await game_server.start()
     game_server.token = game_server.store.add_token("alice")
-    game_server.url = f"ws://127.0.0.1:{game_server.port}"
     yield game_server
     await game_server.stop()
 
@@ -210,7 +209,6 @@ async def running_server(tmp_path, **settings):
     game_server = GameServer(ServerSettings(port=0, data=tmp_path, **settings))
     await game_server.start()
     game_server.token = game_server.store.add_token("bob")
-    game_server.url = f"ws://127.0.0.1:{game_server.port}"
     try:
         yield game_server
     finally:
@@ -614,3 +612,70 @@ async def test_garbage_in_the_lobby_and_mid_game_gets_typed_answers(server, seed
                                                  "unsupported_game", "unauthorized"}
     await ws.close()
     await well_behaved_game_completes(server)
+
+
+@pytest.fixture
+def certificates(tmp_path):
+    """A throwaway certificate authority and a server certificate for 127.0.0.1."""
+    import trustme
+
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    paths = {"ca": tmp_path / "ca.pem", "cert": tmp_path / "server.pem"}
+    ca.cert_pem.write_to_path(str(paths["ca"]))
+    cert.private_key_and_cert_chain_pem.write_to_path(str(paths["cert"]))
+    return paths
+
+
+async def test_a_tls_server_plays_over_wss_and_refuses_what_it_should(tmp_path, certificates):
+    import ssl
+
+    from server.transport import client_tls
+
+    async with running_server(tmp_path / "data", tls_cert=certificates["cert"]) as secure:
+        assert secure.url.startswith("wss://")
+        game = GameSpec(MISTAKE_BOUND, 300, make_class("thresholds:n=63"))
+        out = await play_remote(secure.url, LEARNERS.make("halving"), "random-target", game, 3,
+                                secure.token, tls=client_tls(certificates["ca"]))
+        local = play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 3)
+        assert out["status"] == "complete" and out["mistakes"] == local.mistakes
+        with pytest.raises(ssl.SSLCertVerificationError):  # not signed by a trusted CA
+            await play_remote(secure.url, LEARNERS.make("halving"), "random-target", game, 3,
+                              secure.token)
+        with pytest.raises(InvalidHandshake):  # plain ws:// to a TLS port
+            await play_remote(secure.url.replace("wss", "ws"), LEARNERS.make("halving"),
+                              "random-target", game, 3, secure.token)
+        out = await play_remote(secure.url, LEARNERS.make("halving"), "random-target", game, 3,
+                                secure.token, tls=client_tls(certificates["ca"]))
+        assert out["status"] == "complete"  # and it goes on
+
+
+def test_serve_and_connect_over_tls_from_the_command_line(tmp_path, certificates, capsys):
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    from server.cli import main
+
+    assert main(["serve", "--tls-cert", str(tmp_path / "nope.pem")]) == 2
+    assert "cannot use the TLS certificate" in capsys.readouterr().err
+    assert main(["serve", "--tls-key", str(certificates["cert"])]) == 2
+    assert "--tls-key needs --tls-cert" in capsys.readouterr().err
+    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", "0",
+                             "--anonymous", "--data", str(tmp_path / "data"), "--tls-cert",
+                             str(certificates["cert"])], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().split()[3]
+        assert url.startswith("wss://127.0.0.1:")
+        assert main(["connect", url, "--learner", "halving", "--vs", "random-target",
+                     "--class", "thresholds:n=63", "--rounds", "50", "--tls-ca",
+                     str(certificates["ca"]), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["status"] == "complete"
+        assert main(["connect", url, "--learner", "halving", "--vs", "random-target",
+                     "--class", "thresholds:n=63", "--rounds", "50"]) == 2
+        assert "CERTIFICATE_VERIFY_FAILED" in capsys.readouterr().err
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=20)
