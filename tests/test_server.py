@@ -676,6 +676,8 @@ def test_serve_and_connect_over_tls_from_the_command_line(tmp_path, certificates
         assert main(["connect", url, "--learner", "halving", "--vs", "random-target",
                      "--class", "thresholds:n=63", "--rounds", "50"]) == 2
         assert "CERTIFICATE_VERIFY_FAILED" in capsys.readouterr().err
+        assert main(["watch", url, "some-game", "--tls-ca", str(tmp_path / "no-ca.pem")]) == 2
+        assert "cannot use the certificate authority" in capsys.readouterr().err
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.communicate(timeout=20)
