@@ -33,7 +33,8 @@ class Limits:
     """What a peer may send (PROTOCOL.md 1.1)."""
 
     max_frame: int = 1 << 20
-    max_depth: int = 8
+    #: Levels of nested maps and arrays (None: not walked, msgpack's own limit holds).
+    max_depth: int | None = 8
     max_str: int = 1 << 16
     max_items: int = 1 << 16
 
@@ -92,8 +93,9 @@ def decode(frame: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT
         raise ProtocolError(Code.BAD_MESSAGE, "a message is a msgpack map")
     if type(message.get("type")) is not str:
         raise ProtocolError(Code.BAD_MESSAGE, "a message needs a string 'type'")
-    for value in message.values():  # most messages are flat: no walk
-        if type(value) is dict or type(value) is list:
-            _depth(message, limits.max_depth)
-            break
+    if limits.max_depth is not None:
+        for value in message.values():  # most messages are flat: no walk
+            if type(value) is dict or type(value) is list:
+                _depth(message, limits.max_depth)
+                break
     return message

@@ -62,8 +62,8 @@ __all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "
 
 log = logging.getLogger("littlestone.server")
 
-#: What the client accepts from a server (it trusts the server's sizes).
-CLIENT_LIMITS = Limits(max_frame=1 << 30)
+#: What the client accepts from a server (it trusts the server's sizes and nesting).
+CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
 #: The fault that forfeits a game (PROTOCOL.md 6).
 FAULTS_TO_FORFEIT = 3
 HANDSHAKE_TIMEOUT_S = 10.0
@@ -191,7 +191,10 @@ FAULT = object()
 
 
 def _probability(message: dict[str, Any]) -> float:
-    return check_probability(message["p"])
+    p = message["p"]
+    if type(p) is float and 0.0 <= p <= 1.0:  # the usual move needs no more checks
+        return p
+    return check_probability(p)
 
 
 class RemoteLearner(_Remote):
