@@ -5,8 +5,8 @@ websockets' own (:class:`websockets.server.ServerProtocol`,
 :class:`websockets.client.ClientProtocol`); this module only moves bytes between them and
 an :class:`asyncio.Protocol`. It exists for speed: a game sends one small frame per move,
 and websockets' asyncio connection puts a lock, an async context manager and a message
-assembler around every frame; without them a remote round costs ~20% less
-(benchmarks/README.md). The API is the part of websockets' asyncio API the server and
+assembler around every frame; without them an echo answers 15-30% more round trips a
+second (benchmarks/README.md). The API is the part of websockets' asyncio API the server and
 client use: ``await recv()`` (bytes for a binary message, str for a text one),
 ``await send(data)``, ``await close(code, reason)``; a closed connection raises
 :class:`websockets.exceptions.ConnectionClosed` as websockets does.
