@@ -221,7 +221,7 @@ class Connection(asyncio.Protocol):
                 transport.write(data)
             elif transport.can_write_eof():
                 transport.write_eof()
-            else:  # pragma: no cover - TLS
+            else:  # TLS: no half-close
                 transport.close()
 
     def _opening(self) -> None:

@@ -316,13 +316,21 @@ async def test_graceful_shutdown_while_games_run(tmp_path):
                                            "rounds": 100}}))
     game_id = (await receive(ws))["game_id"]
     await receive(ws)  # round 1 waits for our move: the game is running
+    spectator = await connect(url, compression=None, proxy=None)
+    await spectator.send(msgpack.packb(dict(HELLO, role="spectator")))
+    await receive(spectator)
+    await spectator.send(msgpack.packb({"type": "watch", "game_id": game_id}))
+    assert (await receive(spectator))["type"] == "watching"
     await game_server.stop()
     row = Store(tmp_path).game(game_id)
     assert row["status"] == "aborted:shutdown"
     assert read_log(Path(row["log"])).status == "aborted:shutdown"
-    with pytest.raises(ConnectionClosed):
-        for _ in range(3):
-            await ws.recv()
+    end = await receive(spectator)
+    assert end["type"] == "end" and end["status"] == "aborted:shutdown"
+    for peer in (ws, spectator):
+        with pytest.raises(ConnectionClosed):
+            for _ in range(3):
+                await peer.recv()
 
 
 async def test_two_remote_agents_paired_by_game_id(server):
