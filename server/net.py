@@ -1065,58 +1065,61 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, An
 
 async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
                         agent: Learner, game: GameSpec) -> dict[str, Any]:
-    hclass = game.hclass
-    answering = _AnsweringInstances(ws, agent, hclass)  # holds the last instance
+    answering = _Answering(ws, agent, game.hclass)
     while True:
-        if game.game != EXPERTS:
-            await answering.run()
+        await answering.run()  # the rounds that go as expected
         message = await receive()
-        kind = message["type"]
-        if kind == "error":
+        if message["type"] == "error":
             continue  # a fault of ours: the server waits for a better move
-        last = answering.last
-        if kind in ("instance", "end") and message.get("label") is not None and last is not None:
-            agent.update(last, int(message["label"]["y"]))
-        if kind in ("advice", "end") and message.get("outcome") is not None:
-            outcome = message["outcome"]
-            agent.update_costs(vector_from_wire(outcome["costs"]), outcome.get("y"))
-        if kind == "end":
+        if message["type"] == "end":
+            answering.learn(message)  # the last round's label or outcome
             return message
-        if kind == "instance":
-            answering.last = last = (instance_from_wire(hclass, message["x"])
-                                     if hclass is not None else None)
-            p = float(agent.predict(last))
-            await ws.send(encode({"type": "predict", "t": message["t"], "p": p}))
-        elif kind == "advice":
-            advice: Any = message.get("advice")
-            if message.get("x") is not None and isinstance(hclass, FiniteClass):
-                advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(
-                    np.float64)
-            elif advice is not None:
-                advice = vector_from_wire(advice)
-            answer = agent.weights(advice)
-            if isinstance(answer, np.ndarray):
-                await ws.send(encode({"type": "weights", "t": message["t"],
-                                      "w": vector_to_wire(answer)}))
-            else:
-                await ws.send(encode({"type": "predict", "t": message["t"], "p": float(answer)}))
+        if message["type"] in ("instance", "advice"):
+            await ws.send(answering.reply(message))
 
 
-class _AnsweringInstances:
-    """The client's hot loop: each ``instance`` (with the label before it) is answered
-    from the connection's callback — update, predict, send — without waking the task.
-    Any other message is left for :func:`_learner_loop`; an exception of the learner
-    ends :meth:`run` and is raised there, as it would be round by round."""
+class _Answering:
+    """The learner's side of the rounds (PROTOCOL.md 5.1, 5.2). :meth:`reply` learns from
+    the label or outcome a request carries and answers it. :meth:`run` answers requests
+    from the connection's callback — learn, answer, send — without waking the task,
+    until a message needs :func:`_learner_loop` (an error, the end, anything unexpected);
+    an exception of the learner ends it and is raised there, as round by round."""
 
     def __init__(self, ws: Connection, agent: Learner, hclass: Any) -> None:
         self.ws, self.agent, self.hclass = ws, agent, hclass
-        self.last: Any = None
+        self.last: Any = None  # the last instance, which the next label is about
         self.done: asyncio.Future[None] | None = None
         self.error: Exception | None = None
         self.unsent: bytes | None = None
 
+    def learn(self, message: dict[str, Any]) -> None:
+        """The label (mistake-bound) or outcome (experts) of the round before."""
+        label, outcome = message.get("label"), message.get("outcome")
+        if label is not None and self.last is not None:
+            self.agent.update(self.last, int(label["y"]))
+        if outcome is not None:
+            self.agent.update_costs(vector_from_wire(outcome["costs"]), outcome.get("y"))
+
+    def reply(self, message: dict[str, Any]) -> bytes:
+        """The answer to an ``instance`` or ``advice`` message, as a frame."""
+        self.learn(message)
+        hclass, t = self.hclass, message["t"]
+        if message["type"] == "instance":
+            self.last = x = (instance_from_wire(hclass, message["x"]) if hclass is not None
+                             else None)
+            return encode({"type": "predict", "t": t, "p": float(self.agent.predict(x))})
+        advice: Any = message.get("advice")
+        if message.get("x") is not None and isinstance(hclass, FiniteClass):
+            advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(np.float64)
+        elif advice is not None:
+            advice = vector_from_wire(advice)
+        answer = self.agent.weights(advice)
+        if isinstance(answer, np.ndarray):
+            return encode({"type": "weights", "t": t, "w": vector_to_wire(answer)})
+        return encode({"type": "predict", "t": t, "p": float(answer)})
+
     async def run(self) -> None:
-        """Answer instances until a message needs :func:`_learner_loop`."""
+        """Answer requests from the callback until a message needs the task."""
         ws = self.ws
         if not ws.messages and not ws.closed.done():
             self.done = ws.loop.create_future()
@@ -1136,15 +1139,10 @@ class _AnsweringInstances:
             message = check(decode(frame, CLIENT_LIMITS))
         except ProtocolError:
             return self._stop(taken=False)
-        if message["type"] != "instance":
+        if message["type"] not in ("instance", "advice"):
             return self._stop(taken=False)
         try:
-            label = message.get("label")
-            if label is not None and self.last is not None:
-                self.agent.update(self.last, int(label["y"]))
-            self.last = x = instance_from_wire(self.hclass, message["x"])
-            answer = encode({"type": "predict", "t": message["t"],
-                             "p": float(self.agent.predict(x))})
+            answer = self.reply(message)
         except Exception as exc:  # the learner's (or a bad message's): raised by run()
             self.error = exc
             return self._stop(taken=True)
