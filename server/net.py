@@ -4,10 +4,15 @@ The server drives the same referees as the local driver, with one player (or bot
 behind a connection: :func:`run_game` is the local driver's loop written with awaits,
 and :class:`RemoteLearner` / :class:`RemoteAdversary` turn protocol messages into moves,
 applying the fault ladder (PROTOCOL.md 6). Every game is logged and indexed as ``play``
-does (server.logs, server.store).
+does (server.logs, server.store), and can be watched (server.spectators). Connections
+are server.transport's. Against an oblivious built-in adversary a remote learner's
+rounds are queued in blocks and answered from the connection's callback
+(:class:`_FastRounds`); anything unusual goes the round-by-round way.
 
 The client side, :func:`play_remote`, runs a local agent (built-in or from a file)
-against a server-side opponent and returns ``play``'s JSON keys.
+against a server-side opponent and returns ``play``'s JSON keys (a learner answers from
+the connection's callback too: :class:`_Answering`); :func:`watch_remote` follows a
+game as a spectator.
 """
 
 from __future__ import annotations
