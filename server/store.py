@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import secrets
 import sqlite3
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -100,6 +103,19 @@ def new_game_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
 
 
+def _retry_locked(action: Callable[[], Any]) -> Any:
+    """``action()``, again after a short random pause while the database is locked, for
+    up to :data:`BUSY_TIMEOUT_S`."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(random.uniform(0.005, 0.05))
+
+
 class Store:
     """The index of one data folder."""
 
@@ -112,10 +128,12 @@ class Store:
                                    check_same_thread=False)
         self._db.row_factory = sqlite3.Row
         self._db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        self._db.execute("PRAGMA journal_mode = WAL")
+        # Switching to WAL takes an exclusive lock and SQLite does not wait for it (the busy
+        # timeout does not apply): two processes opening a new index at once retry.
+        _retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
         self._db.execute("PRAGMA synchronous = NORMAL")
-        self._db.executescript(_SCHEMA)  # idempotent: every statement is IF NOT EXISTS
-        self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        _retry_locked(lambda: self._db.executescript(_SCHEMA))  # idempotent: IF NOT EXISTS
+        _retry_locked(lambda: self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}"))
 
     def close(self) -> None:
         self._db.close()

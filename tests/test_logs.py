@@ -327,3 +327,46 @@ def test_a_log_written_in_the_callers_thread_is_the_same_bytes(tmp_path):
     assert inline == (tmp_path / "True.lslog").read_bytes()
     assert [as_plain(r) for r in read_log(tmp_path / "False.lslog").records()] == [
         as_plain(r) for r in records]
+
+
+def test_opening_an_index_another_process_holds_locked_waits_for_it(tmp_path):
+    import sqlite3
+    import threading
+    import time
+
+    data = tmp_path / "data"
+    data.mkdir()
+    holder = sqlite3.connect(data / "littlestone.db", isolation_level=None,
+                             check_same_thread=False)
+    holder.execute("BEGIN EXCLUSIVE")
+    threading.Timer(0.3, lambda: holder.execute("COMMIT")).start()
+    started = time.monotonic()
+    store = Store(data)  # waits, then opens
+    assert time.monotonic() - started >= 0.25
+    assert store.games() == []
+    holder.close()
+
+
+def test_a_locked_index_is_retried_and_other_errors_are_not():
+    import sqlite3
+
+    from server.store import _retry_locked
+
+    calls = []
+
+    def locked_twice():
+        calls.append(1)
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return "opened"
+
+    assert _retry_locked(locked_twice) == "opened" and len(calls) == 3
+
+    def broken():
+        calls.append(1)
+        raise sqlite3.OperationalError("no such table: games")
+
+    calls.clear()
+    with pytest.raises(sqlite3.OperationalError, match="no such table"):
+        _retry_locked(broken)
+    assert len(calls) == 1
