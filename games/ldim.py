@@ -119,16 +119,6 @@ class LdimSolver:
         #: Version-space look-ups answered by the cache, and all look-ups.
         self.hits = self.lookups = 0
 
-    @property
-    def hit_rate(self) -> float:
-        """The fraction of version-space look-ups the cache answered."""
-        return self.hits / self.lookups if self.lookups else 0.0
-
-    @property
-    def cache_size(self) -> int:
-        """How many version spaces have bounds in the cache."""
-        return len(self._cache)
-
     def ldim(self, version_space: int | None = None, budget: int = LDIM_BUDGET) -> int:
         """Ldim of the version space (a bitset; the whole class by default).
 

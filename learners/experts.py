@@ -221,11 +221,6 @@ class Hedge(ExpertLearner):
             self._eta = math.sqrt(8 * self._log_d / 1)
         self._w: FloatArray | None = None
 
-    @property
-    def current_eta(self) -> float:
-        """The learning rate of the coming round."""
-        return self._eta
-
     def weights(self, advice: FloatArray | None) -> FloatArray:
         if self._w is None:
             # w_i = exp(-eta (L_i - min L)) / sum: shifted so that the best expert's is 1

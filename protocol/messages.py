@@ -28,8 +28,8 @@ from games.game import GAMES, GameSpec
 from protocol.errors import Code, ProtocolError
 
 __all__ = ["PROTOCOL_VERSION", "ROLES", "SCHEMAS", "check", "instance_from_wire",
-           "instance_to_wire", "rules_from_wire", "rules_to_wire", "vector_from_wire",
-           "vector_to_wire"]
+           "instance_to_wire", "instances_to_wire", "rules_from_wire", "rules_to_wire",
+           "vector_from_wire", "vector_to_wire"]
 
 PROTOCOL_VERSION = 1
 ROLES = ("learner", "adversary", "spectator")
@@ -124,6 +124,14 @@ def instance_to_wire(hclass: HypothesisClass, x: Any) -> Any:
     if value >= 1 << 63:
         return value.to_bytes((value.bit_length() + 7) // 8, "little")
     return value
+
+
+def instances_to_wire(hclass: HypothesisClass, xs: Any) -> list[Any]:
+    """A block of instances as :func:`instance_to_wire` encodes each (vectors in one
+    conversion, not one a row)."""
+    if isinstance(hclass, HalfspaceClass):
+        return [row.tobytes() for row in np.ascontiguousarray(xs, dtype="<f8")]
+    return [instance_to_wire(hclass, x) for x in xs]
 
 
 def instance_from_wire(hclass: HypothesisClass, value: Any) -> Any:

@@ -419,18 +419,18 @@ def _serve(args: argparse.Namespace) -> int:
 
     if args.tls_key and not args.tls_cert:
         raise UsageError("serve: --tls-key needs --tls-cert")
+    tls = None
     if args.tls_cert:
         from server.transport import server_tls
 
         try:
-            server_tls(args.tls_cert, args.tls_key)
+            tls = server_tls(args.tls_cert, args.tls_key)
         except (OSError, ssl.SSLError) as exc:  # a missing file, not PEM, a key that differs
             raise UsageError(f"serve: cannot use the TLS certificate {args.tls_cert}: "
                              f"{exc}") from None
     settings = ServerSettings(args.host, args.port, Path(args.data), args.anonymous,
                               args.move_deadline, args.time_bank, Limits(max_frame=args.max_frame),
-                              Path(args.tls_cert) if args.tls_cert else None,
-                              Path(args.tls_key) if args.tls_key else None)
+                              tls)
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"

@@ -35,7 +35,7 @@ from websockets.exceptions import ConnectionClosed
 import adversaries as _adversaries  # noqa: F401 - registers the built-in adversaries
 import learners as _learners  # noqa: F401 - registers the built-in learners
 from adversaries.base import ADVERSARIES, Adversary
-from games.classes import FiniteClass, HalfspaceClass
+from games.classes import FiniteClass
 from games.errors import IllegalMove, LittlestoneError, MoveError, SpecError, UnsupportedGame
 from games.experts import ExpertsReferee
 from games.experts import Phase as ExpertsPhase
@@ -49,6 +49,7 @@ from protocol.messages import (
     check,
     instance_from_wire,
     instance_to_wire,
+    instances_to_wire,
     rules_from_wire,
     rules_to_wire,
     vector_from_wire,
@@ -60,7 +61,7 @@ from server.logged import agent_identity, game_info, package_version
 from server.logs import LogWriter
 from server.spectators import Broadcast, wire_result
 from server.store import Store, new_game_id, utc_now
-from server.transport import Connection, Deadline, Server, connect, serve, server_tls
+from server.transport import Connection, Deadline, Server, connect, serve
 
 __all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "play_remote", "run_game",
            "watch_remote"]
@@ -89,9 +90,8 @@ class ServerSettings:
     move_deadline: float = 10.0
     time_bank: float = 60.0
     limits: Limits = DEFAULT_LIMITS
-    #: PEM certificate chain and key: the server then speaks wss:// (TLS).
-    tls_cert: Path | None = None
-    tls_key: Path | None = None
+    #: A TLS context (server.transport.server_tls): the server then speaks wss://.
+    tls: ssl.SSLContext | None = None
 
 
 class Forfeit(Exception):
@@ -150,12 +150,12 @@ class _Remote:
         already decided is dropped); after a learner's fault :data:`FAULT` is returned.
         The clock runs from ``started`` (loop time; default now)."""
         self.session.expect(*kinds, t=t)
-        ws, deadline = self.ws, self.settings.move_deadline
+        ws = self.ws
         if started is None:  # a stale message does not restart the clock
             started = ws.loop.time()
         while True:
             try:
-                frame = await ws.recv(started + deadline + self.bank)
+                frame = await ws.recv(self.deadline(started))
             except TimeoutError:
                 self.bank = 0.0
                 await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
@@ -184,9 +184,15 @@ class _Remote:
                 return FAULT
             started = self.ws.loop.time()
 
-    def _charge(self, started: float) -> None:
+    def deadline(self, started: float) -> float:
+        """When a move asked for at ``started`` (loop time) is late: the per-move deadline
+        plus what is left in the time bank."""
+        return started + self.settings.move_deadline + self.bank
+
+    def _charge(self, started: float, now: float | None = None) -> None:
         """Time beyond the move deadline comes out of the time bank."""
-        late = self.ws.loop.time() - started - self.settings.move_deadline
+        late = (self.ws.loop.time() if now is None else now) - started
+        late -= self.settings.move_deadline
         if late > 0:
             self.bank = max(0.0, self.bank - late)
 
@@ -292,51 +298,39 @@ class _FastRounds:
         self.learner, self.t0, self.wires, self.ys = learner, t0, wires, ys
         self.predictions, self.i, self.started, self.sent = predictions, i, started, True
         ws = learner.ws
-        self.done: asyncio.Future[None] = ws.loop.create_future()
-        self.deadline = Deadline(ws.loop, self.stop)
+        self.deadline = Deadline(ws.loop, ws.stop_answering)
 
     async def run(self) -> tuple[int, float, bool]:
         learner = self.learner
-        ws = learner.ws
-        if ws.messages or ws.closed.done():
-            return self.i, self.started, self.sent
         learner.session.expect("predict", t=self.t0 + self.i)
-        self.deadline.set(self.started + learner.settings.move_deadline + learner.bank)
-        ws.on_message = self
+        self.deadline.set(learner.deadline(self.started))
         try:
-            await asyncio.wait((self.done, ws.closed), return_when=asyncio.FIRST_COMPLETED)
+            await learner.ws.answer(self)
         finally:
-            ws.on_message = None
             self.deadline.cancel()
         return self.i, self.started, self.sent
-
-    def stop(self) -> None:
-        self.learner.ws.on_message = None
-        if not self.done.done():
-            self.done.set_result(None)
 
     def __call__(self, frame: bytes | str) -> bool:
         learner = self.learner
         try:
             p = _probability(learner.session.receive(frame))
         except (ProtocolError, IllegalMove):
-            self.stop()  # the frame is queued: the slow way receives it again
-            return False
-        learner._charge(self.started)
+            return False  # declined: the slow way receives the frame again
+        ws = learner.ws
+        now = ws.loop.time()
+        learner._charge(self.started, now)
         i, t0 = self.i, self.t0
         learner.answered(t0 + i, self.ys[i], p, self.predictions)
         i = self.i = i + 1
         if i == len(self.ys):
-            self.stop()
-            return True
-        ws = learner.ws
-        if not ws.send_nowait(encode(learner._instance(t0 + i, self.wires[i]))):
+            ws.stop_answering()
+        elif ws.send_nowait(encode(learner._instance(t0 + i, self.wires[i]))):
+            self.started = now
+            learner.session.expect("predict", t=t0 + i)
+            self.deadline.set(learner.deadline(now))
+        else:
             self.sent = False
-            self.stop()
-            return True
-        self.started = started = ws.loop.time()
-        learner.session.expect("predict", t=t0 + i)
-        self.deadline.set(started + learner.settings.move_deadline + learner.bank)
+            ws.stop_answering()
         return True
 
 
@@ -519,9 +513,7 @@ async def _queued_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: 
             return 0
         xs, ys = block
         referee.queue(xs, ys)
-        wires = ([row.tobytes() for row in np.ascontiguousarray(xs, dtype="<f8")]
-                 if isinstance(referee.hclass, HalfspaceClass)
-                 else [instance_to_wire(referee.hclass, x) for x in xs])
+        wires = instances_to_wire(referee.hclass, xs)
         predictions: list[float] = []
         try:
             await learner.play_queued(referee.t + 1, wires, ys, predictions)
@@ -618,14 +610,13 @@ class GameServer:
 
     async def start(self) -> None:
         settings = self.settings
-        tls = server_tls(settings.tls_cert, settings.tls_key) if settings.tls_cert else None
         self._server = await serve(self.handle, settings.host, settings.port,
-                                   max_size=settings.limits.max_frame, tls=tls)
+                                   max_size=settings.limits.max_frame, tls=settings.tls)
 
     @property
     def url(self) -> str:
         """Where clients reach this server."""
-        scheme = "wss" if self.settings.tls_cert else "ws"
+        scheme = "wss" if self.settings.tls is not None else "ws"
         return f"{scheme}://{self.settings.host}:{self.port}"
 
     @property
@@ -710,7 +701,7 @@ class GameServer:
         broadcast.spectators.add(ws)
         try:
             await ws.send(encode(broadcast.watching()))
-            end = asyncio.ensure_future(broadcast.until_end())
+            end = asyncio.ensure_future(broadcast.over.wait())
             try:
                 await asyncio.wait((end, ws.closed), return_when=asyncio.FIRST_COMPLETED)
             finally:
@@ -961,18 +952,7 @@ async def play_remote(
     TLS context for a wss:// URL (default: the system's certificate authorities)."""
     role = "learner" if isinstance(agent, Learner) else "adversary"
     async with connect(url, tls=tls) as ws:
-
-        async def receive() -> dict[str, Any]:
-            message = check(decode(await ws.recv(), CLIENT_LIMITS))
-            if message["type"] == "error" and message.get("fatal", True) is not False:
-                raise ServerError(message["code"], message["message"])
-            return message
-
-        await ws.send(encode({"type": "hello", "version": PROTOCOL_VERSION, "role": role,
-                              "agent": name, "token": token, "capabilities": []}))
-        welcome = await receive()
-        if welcome["type"] != "welcome":
-            raise ServerError("bad_message", f"expected welcome, got {welcome['type']}")
+        receive = await _hello(ws, role, name, token)
         if tournament is not None:
             return await _tournament_loop(ws, receive, agent, tournament)
         if join is not None:
@@ -1025,24 +1005,35 @@ async def watch_remote(url: str, game_id: str, token: str | None = None,
     """Watch a game the server at ``url`` is refereeing (PROTOCOL.md 5.4): every
     ``watching`` and ``rounds`` message goes to ``on_message``; returns the ``end``."""
     async with connect(url, tls=tls) as ws:
-
-        async def receive() -> dict[str, Any]:
-            message = check(decode(await ws.recv(), CLIENT_LIMITS))
-            if message["type"] == "error":
-                raise ServerError(message["code"], message["message"])
-            return message
-
-        await ws.send(encode({"type": "hello", "version": PROTOCOL_VERSION,
-                              "role": "spectator", "agent": name, "token": token,
-                              "capabilities": []}))
-        await receive()  # welcome
+        receive = await _hello(ws, "spectator", name, token)
         await ws.send(encode({"type": "watch", "game_id": game_id}))
         while True:
             message = await receive()
+            if message["type"] == "error":  # not_found: a spectator has nothing else to do
+                raise ServerError(message["code"], message["message"])
             if message["type"] == "end":
                 return message
             if on_message is not None:
                 on_message(message)
+
+
+async def _hello(ws: Connection, role: str, name: str, token: str | None
+                 ) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """The handshake (PROTOCOL.md 3); returns how to receive the server's next message
+    (a fatal error is raised as ServerError)."""
+
+    async def receive() -> dict[str, Any]:
+        message = check(decode(await ws.recv(), CLIENT_LIMITS))
+        if message["type"] == "error" and message.get("fatal", True) is not False:
+            raise ServerError(message["code"], message["message"])
+        return message
+
+    await ws.send(encode({"type": "hello", "version": PROTOCOL_VERSION, "role": role,
+                          "agent": name, "token": token, "capabilities": []}))
+    welcome = await receive()
+    if welcome["type"] != "welcome":
+        raise ServerError("bad_message", f"expected welcome, got {welcome['type']}")
+    return receive
 
 
 async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
@@ -1093,7 +1084,6 @@ class _Answering:
     def __init__(self, ws: Connection, agent: Learner, hclass: Any) -> None:
         self.ws, self.agent, self.hclass = ws, agent, hclass
         self.last: Any = None  # the last instance, which the next label is about
-        self.done: asyncio.Future[None] | None = None
         self.error: Exception | None = None
         self.unsent: bytes | None = None
 
@@ -1125,42 +1115,30 @@ class _Answering:
 
     async def run(self) -> None:
         """Answer requests from the callback until a message needs the task."""
-        ws = self.ws
-        if not ws.messages and not ws.closed.done():
-            self.done = ws.loop.create_future()
-            ws.on_message = self
-            try:
-                await asyncio.wait((self.done, ws.closed), return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                ws.on_message = None
+        await self.ws.answer(self)
         if self.error is not None:
             raise self.error
         if self.unsent is not None:
             frame, self.unsent = self.unsent, None
-            await ws.send(frame)
+            await self.ws.send(frame)
 
     def __call__(self, frame: bytes | str) -> bool:
         try:
             message = check(decode(frame, CLIENT_LIMITS))
         except ProtocolError:
-            return self._stop(taken=False)
+            return False
         if message["type"] not in ("instance", "advice"):
-            return self._stop(taken=False)
+            return False  # declined: for _learner_loop
         try:
             answer = self.reply(message)
         except Exception as exc:  # the learner's (or a bad message's): raised by run()
             self.error = exc
-            return self._stop(taken=True)
+            self.ws.stop_answering()
+            return True
         if not self.ws.send_nowait(answer):
             self.unsent = answer
-            return self._stop(taken=True)
+            self.ws.stop_answering()
         return True
-
-    def _stop(self, taken: bool) -> bool:
-        self.ws.on_message = None
-        if self.done is not None and not self.done.done():
-            self.done.set_result(None)
-        return taken
 
 
 async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],

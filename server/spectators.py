@@ -8,15 +8,18 @@ message goes to a spectator only if its connection takes it at once
 (:meth:`server.transport.Connection.send_nowait`). A spectator that does not keep up
 misses batches; the running totals in every message stay exact.
 
->>> import numpy as np
->>> sent = []
+>>> import msgpack, numpy as np
+>>> class Spectator:  # a connection that takes every message
+...     sent: list[dict] = []
+...     def send_nowait(self, frame: bytes) -> bool:
+...         self.sent.append(msgpack.unpackb(frame))
+...         return True
 >>> watch = Broadcast("g1", {"game": "mistake-bound"}, "halving", "random-target")
->>> watch.send = sent.append   # normally: encode and send to every spectator
->>> watch.spectators.add("someone")
+>>> watch.spectators.add(Spectator())
 >>> watch({"kind": "rounds", "t0": 1, "n": 3}, [("p", np.array([1.0, 0.0, 0.5])),
 ...       ("y", np.array([1, 1, 0], dtype=np.int8)),
 ...       ("prediction", np.array([1, 0, 1], dtype=np.int8))])
->>> message = sent[0]
+>>> message = Spectator.sent[0]
 >>> message["t"], message["mistakes"], message["expected_mistakes"], message["y"]
 (3, 2, 1.5, [1, 1, 0])
 """
@@ -24,7 +27,6 @@ misses batches; the running totals in every message stay exact.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -58,9 +60,7 @@ class Broadcast:
         #: mistakes and expected mistakes; experts: loss and regret, realised and expected).
         self.t = 0
         self.totals: dict[str, float] = {}
-        self.ended: dict[str, Any] | None = None
-        self._waiters: list[asyncio.Future[None]] = []
-        self.send: Callable[[dict[str, Any]], None] = self._send
+        self.over = asyncio.Event()
 
     def watching(self) -> dict[str, Any]:
         """The first message a new spectator gets."""
@@ -72,18 +72,13 @@ class Broadcast:
         """A frame of the log (the writer's observer)."""
         kind = head["kind"]
         if kind == "rounds":
-            message = self._rounds(head, dict(buffers))
+            self._rounds(head, dict(buffers))
         elif kind == "expert":
-            message = self._expert(head)
+            self._expert(head)
         elif kind == "footer":
             self.finish(head.get("status", "aborted"), head.get("result") or {})
-            return
-        else:
-            return
-        if self.spectators:
-            self.send(message)
 
-    def _rounds(self, head: dict[str, Any], columns: dict[str, Any]) -> dict[str, Any]:
+    def _rounds(self, head: dict[str, Any], columns: dict[str, Any]) -> None:
         p = np.asarray(columns["p"], dtype=np.float64)
         y = np.asarray(columns["y"], dtype=np.int64)
         drawn = np.asarray(columns["prediction"], dtype=np.int64)
@@ -92,13 +87,12 @@ class Broadcast:
         totals["expected_mistakes"] = float(totals.get("expected_mistakes", 0.0)
                                             + np.where(y == 1, 1.0 - p, p).sum())
         self.t = int(head["t0"]) + int(head["n"]) - 1
-        if not self.spectators:
-            return {}
-        return {"type": "rounds", "game_id": self.game_id, "t0": int(head["t0"]),
-                "n": int(head["n"]), "p": p.tolist(), "y": y.tolist(),
-                "prediction": drawn.tolist(), "t": self.t, **totals}
+        if self.spectators:
+            self._send({"type": "rounds", "game_id": self.game_id, "t0": int(head["t0"]),
+                        "n": int(head["n"]), "p": p.tolist(), "y": y.tolist(),
+                        "prediction": drawn.tolist(), "t": self.t, **totals})
 
-    def _expert(self, head: dict[str, Any]) -> dict[str, Any]:
+    def _expert(self, head: dict[str, Any]) -> None:
         totals = self.totals
         totals["loss"] = float(totals.get("loss", 0.0) + head["loss"])
         totals["expected_loss"] = float(totals.get("expected_loss", 0.0)
@@ -106,31 +100,20 @@ class Broadcast:
         totals["regret"] = float(head["regret"])
         totals["expected_regret"] = float(head["expected_regret"])
         self.t = int(head["t"])
-        if not self.spectators:
-            return {}
-        return {"type": "rounds", "game_id": self.game_id, "t0": self.t, "n": 1,
-                "y": [head["y"]], "round_loss": [float(head["loss"])],
-                "round_expected_loss": [float(head["expected_loss"])], "t": self.t, **totals}
+        if self.spectators:
+            self._send({"type": "rounds", "game_id": self.game_id, "t0": self.t, "n": 1,
+                        "y": [head["y"]], "round_loss": [float(head["loss"])],
+                        "round_expected_loss": [float(head["expected_loss"])], "t": self.t,
+                        **totals})
 
     def finish(self, status: str, scores: dict[str, Any]) -> None:
         """The game is over: every spectator gets ``end`` (once)."""
-        if self.ended is not None:
+        if self.over.is_set():
             return
-        self.ended = {"type": "end", "game_id": self.game_id, "status": status,
-                      "result": wire_result(scores)}
+        self.over.set()
         if self.spectators:
-            self.send(self.ended)
-        for waiter in self._waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def until_end(self) -> None:
-        """Until the game is over."""
-        if self.ended is not None:
-            return
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        await waiter
+            self._send({"type": "end", "game_id": self.game_id, "status": status,
+                        "result": wire_result(scores)})
 
     def _send(self, message: dict[str, Any]) -> None:
         frame = encode(message)

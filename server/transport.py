@@ -5,7 +5,7 @@ websockets' own (:class:`websockets.server.ServerProtocol`,
 :class:`websockets.client.ClientProtocol`); this module only moves bytes between them and
 an :class:`asyncio.Protocol`. It exists for speed: a game sends one small frame per move,
 and websockets' asyncio connection puts a lock, an async context manager and a message
-assembler around every frame; without them an echo answers 15-30% more round trips a
+assembler around every frame; without them an echo answers ~20-30% more round trips a
 second (benchmarks/README.md). The API is the part of websockets' asyncio API the server and
 client use: ``await recv()`` (bytes for a binary message, str for a text one),
 ``await send(data)``, ``await close(code, reason)``; a closed connection raises
@@ -81,10 +81,8 @@ class Connection(asyncio.Protocol):
         self._drained: asyncio.Future[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._deadline = Deadline(self.loop, self._deadline_passed)
-        #: Called with each message received while no message waits to be read; returns
-        #: True if it took the message (then recv() never sees it). A game's hot loop
-        #: answers moves from here without waking its task (server.net).
-        self.on_message: Callable[[bytes | str], bool] | None = None
+        self._hook: Callable[[bytes | str], bool] | None = None  # see answer()
+        self._answering: asyncio.Future[None] | None = None
 
     # -- asyncio.Protocol ----------------------------------------------------------
 
@@ -164,6 +162,28 @@ class Connection(asyncio.Protocol):
             self._reading_paused = False
             self.transport.resume_reading()
         return messages.popleft()
+
+    async def answer(self, hook: Callable[[bytes | str], bool]) -> None:
+        """Hand each message, as it arrives, to ``hook`` inside the connection's callback
+        (a game's hot loop: no task wakes per message) until the hook declines one (it
+        returns False: that message is queued for :meth:`recv`), :meth:`stop_answering`
+        is called or the connection closes. Returns at once if a message already waits
+        to be read."""
+        if self.messages or self.closed.done():
+            return
+        self._answering = self.loop.create_future()
+        self._hook = hook
+        try:
+            await asyncio.wait((self._answering, self.closed),
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._hook = self._answering = None
+
+    def stop_answering(self) -> None:
+        """End :meth:`answer` (the message in hand, if any, counts as taken)."""
+        self._hook = None
+        if self._answering is not None and not self._answering.done():
+            self._answering.set_result(None)
 
     def _deadline_passed(self) -> None:
         if self._waiter is not None and not self._waiter.done():
@@ -251,9 +271,11 @@ class Connection(asyncio.Protocol):
         # ping, pong and close frames: the protocol has answered them already
 
     def _deliver(self, message: bytes | str) -> None:
-        hook = self.on_message
-        if hook is not None and not self.messages and hook(message):
-            return
+        hook = self._hook
+        if hook is not None:  # answer(): no message waits while a hook is set
+            if hook(message):
+                return
+            self.stop_answering()
         self.messages.append(message)
         if len(self.messages) >= QUEUE_HIGH and not self._reading_paused:
             assert self.transport is not None

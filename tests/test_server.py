@@ -639,9 +639,10 @@ def certificates(tmp_path):
 async def test_a_tls_server_plays_over_wss_and_refuses_what_it_should(tmp_path, certificates):
     import ssl
 
-    from server.transport import client_tls
+    from server.transport import client_tls, server_tls
 
-    async with running_server(tmp_path / "data", tls_cert=certificates["cert"]) as secure:
+    async with running_server(tmp_path / "data",
+                              tls=server_tls(certificates["cert"])) as secure:
         assert secure.url.startswith("wss://")
         game = GameSpec(MISTAKE_BOUND, 300, make_class("thresholds:n=63"))
         out = await play_remote(secure.url, LEARNERS.make("halving"), "random-target", game, 3,
