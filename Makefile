@@ -39,4 +39,4 @@ bench: $(VENV)
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) littlestone-data .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) littlestone-data .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info

@@ -5,8 +5,8 @@ Importing this package registers every built-in adversary in :data:`ADVERSARIES`
 
 from __future__ import annotations
 
-from adversaries import flips, lower_bounds, random_target, shattered_tree
-from adversaries.base import ADVERSARIES, Adversary, register
+from littlestone.adversaries import flips, lower_bounds, random_target, shattered_tree
+from littlestone.adversaries.base import ADVERSARIES, Adversary, register
 
 __all__ = [
     "ADVERSARIES",

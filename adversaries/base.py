@@ -13,8 +13,8 @@ plays:
 
 An oblivious adversary fixes everything from its seed before round 1.
 
->>> from games.classes import make_class
->>> from games.game import GameSpec
+>>> from littlestone.games.classes import make_class
+>>> from littlestone.games.game import GameSpec
 >>> adversary = ADVERSARIES.make("random-target")
 >>> adversary.start(GameSpec("mistake-bound", 5, make_class("singletons:n=4")), seed=1)
 >>> x = adversary.instance(); adversary.label(x, 0.5) in (0, 1)
@@ -28,9 +28,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.agents import Agent, Registry
-from games.errors import UnsupportedGame
-from games.game import GameSpec
+from littlestone.games.agents import Agent, Registry
+from littlestone.games.errors import UnsupportedGame
+from littlestone.games.game import GameSpec
 
 __all__ = ["ADVERSARIES", "Adversary", "register"]
 
@@ -81,7 +81,7 @@ class Adversary(Agent):
         """An oblivious adversary's next ``n`` instances and labels at once, or ``None``.
 
         The local driver asks for blocks so that the referee can validate them in one
-        go (:meth:`games.mistake_bound.MistakeBoundReferee.queue`); the game and its
+        go (:meth:`littlestone.games.mistake_bound.MistakeBoundReferee.queue`); the game and its
         records are the same as when the moves come one at a time.
         """
         return None

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from adversaries.base import Adversary, register
-from games.game import EXPERTS, GameSpec
+from littlestone.adversaries.base import Adversary, register
+from littlestone.games.game import EXPERTS, GameSpec
 
 FloatArray = NDArray[np.float64]
 

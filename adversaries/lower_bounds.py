@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from adversaries.base import Adversary, register
-from games.classes import Disjunctions, HalfspaceClass, SparseDisjunctions
-from games.game import MISTAKE_BOUND, GameSpec
+from littlestone.adversaries.base import Adversary, register
+from littlestone.games.classes import Disjunctions, HalfspaceClass, SparseDisjunctions
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
 
 
 @register
@@ -25,7 +25,7 @@ class PerceptronMargin(Adversary):
     commits to nothing. ``gamma`` defaults to the class's margin, may not be below it, and
     needs m <= d. After round m it plays e_1, e_2, ... again, labelled as before.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> adversary = PerceptronMargin()
     >>> adversary.start(GameSpec("mistake-bound", 4, make_class("halfspaces:d=8,margin=0.5")), 0)
     >>> adversary.forcing
@@ -89,14 +89,14 @@ class PerceptronMargin(Adversary):
 @register
 class WinnowLowerBound(Adversary):
     """Forces at least (k/8)(1 + log2(n/k)) mistakes on every deterministic learner of
-    k-literal monotone disjunctions (seeds/002): k groups of n/k variables (groups of 2
+    k-literal monotone disjunctions (Littlestone 1988): k groups of n/k variables (groups of 2
     when n < 2k), one target variable per group found by binary search. Each round shows
     half of a group's remaining candidates (all other variables 0) and labels against
     the learner; every answer halves the candidates, so a deterministic learner errs
     floor(log2(n/k)) times per group. Then the target (one variable per group, a k-literal
     disjunction of the class) labels random instances.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> adversary = WinnowLowerBound()
     >>> adversary.start(GameSpec("mistake-bound", 9, make_class("k-disjunctions:n=16,k=2")), 0)
     >>> adversary.forcing, adversary.theory_bound

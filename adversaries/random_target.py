@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from adversaries.base import Adversary, register
-from games import commitment
-from games.classes import FiniteClass, HalfspaceClass
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.adversaries.base import Adversary, register
+from littlestone.games import commitment
+from littlestone.games.classes import FiniteClass, HalfspaceClass
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 
 #: Instances (and labels) are drawn this many at a time.
 BLOCK = 2048
@@ -25,8 +25,8 @@ class RandomTarget(Adversary):
     instance keeps |<w*, x>| >= margin. In the experts game its instances pick the
     class-derived experts' advice and h* is an expert that makes no mistake.
 
-    >>> from games.classes import make_class
-    >>> from games.game import GameSpec
+    >>> from littlestone.games.classes import make_class
+    >>> from littlestone.games.game import GameSpec
     >>> adversary = RandomTarget(target=3)
     >>> adversary.start(GameSpec("mistake-bound", 4, make_class("thresholds:n=8")), seed=0)
     >>> [adversary.label(x, 0.0) == int(x < 3) for x in (adversary.instance() for _ in range(4))]
@@ -138,7 +138,7 @@ class IID(RandomTarget):
     boolean classes) or ``zipf`` (P(x = i) proportional to (i + 1)^-s over 0..N-1;
     integer domains). Oblivious and committed to its target, as random-target.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> adversary = IID(dist="bernoulli", q=0.0)
     >>> adversary.start(GameSpec("mistake-bound", 3, make_class("monotone-disjunctions:n=5")), 0)
     >>> [adversary.instance() for _ in range(3)]
@@ -185,7 +185,7 @@ class Noisy(RandomTarget):
     rate x T). Oblivious: the flips are drawn from its seed, and it commits to its whole
     sequence of instances and labels before round 1 (games.commitment.SequenceHash).
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> adversary = Noisy(rate=1.0)
     >>> adversary.start(GameSpec("experts", 2, make_class("thresholds:n=4")), seed=0)
     >>> x = adversary.instance(); adversary.label(x, 0.5) != int(x < adversary.hypothesis)

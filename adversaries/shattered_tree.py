@@ -7,11 +7,11 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from adversaries.base import Adversary, register
-from games.classes import FiniteClass
-from games.errors import SpecError, UnsupportedGame
-from games.game import MISTAKE_BOUND, GameSpec
-from games.ldim import (
+from littlestone.adversaries.base import Adversary, register
+from littlestone.games.classes import FiniteClass
+from littlestone.games.errors import SpecError, UnsupportedGame
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.games.ldim import (
     LDIM_BUDGET,
     LdimSolver,
     solver_within_budget,
@@ -36,7 +36,7 @@ class ShatteredTree(Adversary):
     ``tree=FILE.graphml`` plays a fixed tree, as ``littlestone ldim --tree`` writes it
     (checked to be shattered for the class). :meth:`played_tree` is the path it played.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> adversary = ShatteredTree()
     >>> adversary.start(GameSpec("mistake-bound", 3, make_class("thresholds:n=7")), seed=0)
     >>> x = adversary.instance(); x, adversary.label(x, 1.0), adversary.label_against(0.0)

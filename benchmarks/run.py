@@ -20,14 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from adversaries import ADVERSARIES
-from adversaries.base import Adversary
-from games.classes import FiniteClass, HalfspaceClass, MatrixClass, make_class
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
-from games.ldim import LdimSolver, solver_for
-from learners import LEARNERS
-from server.local import play
-from server.logged import play_logged
+from littlestone.adversaries import ADVERSARIES
+from littlestone.adversaries.base import Adversary
+from littlestone.games.classes import FiniteClass, HalfspaceClass, MatrixClass, make_class
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
+from littlestone.games.ldim import LdimSolver, solver_for
+from littlestone.learners import LEARNERS
+from littlestone.server.local import play
+from littlestone.server.records.logged import play_logged
 
 
 def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
@@ -41,7 +41,7 @@ def best_of(repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def plain_memoised_ldim(matrix: np.ndarray) -> int:
-    """The baseline: THEORY.md's recursion memoised on the version-space bitset, instances
+    """The baseline: docs/theory.md's recursion memoised on the version-space bitset, instances
     in their natural order, with only the two cheap prunings (stop at the ceiling
     floor(log2 |V|); skip x when 1 + floor(log2 min(|V0|, |V1|)) cannot beat the best).
     No balanced-first order, no capped solves, no collapsing of equivalent splits."""
@@ -286,11 +286,11 @@ def bench_shattered_tree(repeat: int) -> list[tuple[str, float, float, str]]:
 MEMORY_SCRIPT = """
 import sys, tempfile
 from pathlib import Path
-from adversaries import ADVERSARIES
-from games.classes import make_class
-from games.game import GameSpec
-from learners import LEARNERS
-from server.logged import play_logged
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.game import GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.server.records.logged import play_logged
 rounds, spec, learner = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 with tempfile.TemporaryDirectory() as data:
     game = GameSpec("mistake-bound", rounds, make_class(spec))
@@ -378,13 +378,13 @@ def bench_remote(rounds: int, clients: int, lengths: tuple[int, ...], repeat: in
     concurrent games (of each length in ``lengths``) next to as many ping-pong clients."""
     import asyncio
 
-    from server.net import play_remote
+    from littlestone.server.client import play_remote
 
     hclass = make_class("halfspaces:d=100,margin=0.1")
     payload = bytes(800)
     rows = []
     with tempfile.TemporaryDirectory() as data:
-        server, port = _spawn([sys.executable, "-m", "server.cli", "serve", "--anonymous",
+        server, port = _spawn([sys.executable, "-m", "littlestone", "serve", "--anonymous",
                                "--port", "0", "--data", data])
         echo, echo_port = _spawn([sys.executable, "-c", PING_PONG_SERVER])
         try:
@@ -438,7 +438,7 @@ spec = "monotone-disjunctions:n=6"
 
 def bench_tournament() -> list[tuple[str, float, float, str]]:
     """A 200-game built-in tournament with --workers 2 next to --workers 1."""
-    from server.tournament import load_config, run_tournament
+    from littlestone.server.tournament import load_config, run_tournament
 
     with tempfile.TemporaryDirectory() as tmp:
         config_path = Path(tmp) / "bench.toml"
@@ -473,12 +473,12 @@ def bench_server_memory(rounds: int) -> list[tuple[str, float, float, str]]:
     server's after one of rounds / 10 (flat memory: the ratio stays near 1)."""
     import asyncio
 
-    from server.net import play_remote
+    from littlestone.server.client import play_remote
 
     peaks = {}
     for n in (rounds // 10, rounds):
         with tempfile.TemporaryDirectory() as data:
-            server, port = _spawn([sys.executable, "-m", "server.cli", "serve", "--anonymous",
+            server, port = _spawn([sys.executable, "-m", "littlestone", "serve", "--anonymous",
                                    "--port", "0", "--data", data])
             try:
                 game = GameSpec(MISTAKE_BOUND, n, make_class("thresholds:n=1023"))

@@ -16,15 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from games.classes import FiniteClass
-from games.game import GameSpec
-from learners.base import Learner
+from littlestone.games.classes import FiniteClass
+from littlestone.games.game import GameSpec
+from littlestone.learners import Learner
 
 
 class MajorityVote(Learner):
     """Predict 1 when at least half of the consistent hypotheses say 1.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> learner = MajorityVote()
     >>> learner.start(GameSpec("mistake-bound", 5, make_class("thresholds:n=8")), seed=0)
     >>> learner.predict(0), learner.predict(7)

@@ -20,7 +20,7 @@ parameters, ``perceptron:normalize=true``, or a class in a Python file,
 >>> registry.make("echo:volume=11")
 Traceback (most recent call last):
 ...
-games.errors.SpecError: echo: unknown parameter 'volume' (parameters: loud, times)
+littlestone.games.errors.SpecError: echo: unknown parameter 'volume' (parameters: loud, times)
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ import typing
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
 
-from games.errors import SpecError
-from games.spec import format_spec, parse_bool, parse_spec
+from littlestone.games.errors import SpecError
+from littlestone.games.spec import format_spec, parse_bool, parse_spec
 
 __all__ = ["Agent", "ParamInfo", "Registry", "load_agent_file"]
 

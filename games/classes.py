@@ -52,8 +52,8 @@ from typing import Any, ClassVar, cast
 import numpy as np
 from numpy.typing import NDArray
 
-from games.errors import BudgetExceeded, SpecError
-from games.spec import Params, format_spec, parse_spec
+from littlestone.games.errors import BudgetExceeded, SpecError
+from littlestone.games.spec import Params, format_spec, parse_spec
 
 __all__ = [
     "CLASSES",
@@ -152,7 +152,7 @@ class FiniteClass(HypothesisClass):
         return f"h{h}"
 
     def known_ldim(self) -> int | None:
-        """Ldim(H) from a theorem of THEORY.md, where one applies; else ``None``."""
+        """Ldim(H) from a theorem of docs/theory.md, where one applies; else ``None``."""
         return None
 
     def sample_instances(self, rng: np.random.Generator, n: int) -> list[int]:
@@ -454,7 +454,7 @@ class HalfspaceClass(HypothesisClass):
 
     Infinite: the referee cannot hold the version space, so an adversary commits to its
     unit target w before round 1 and reveals it at the end; the referee then checks that
-    every label is h_w(x_t) and every |<w, x_t>| >= margin (DESIGN.md 1.1).
+    every label is h_w(x_t) and every |<w, x_t>| >= margin (docs/design.md 1.1).
 
     >>> H = make_class("halfspaces:d=2,margin=0.5")
     >>> H.check_instance([0.6, 0.8]).tolist()
@@ -669,7 +669,7 @@ def make_class(spec: str) -> HypothesisClass:
     >>> make_class("circles:r=1")
     Traceback (most recent call last):
     ...
-    games.errors.SpecError: unknown class 'circles' (known: conjunctions, halfspaces, ...)
+    littlestone.games.errors.SpecError: unknown class 'circles' (known: ...)
     """
     name, raw = parse_spec(spec)
     build = CLASSES.get(name)

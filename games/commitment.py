@@ -2,10 +2,10 @@
 
 The adversary sends ``digest(hclass, target, salt)`` before round 1 and the target and
 salt after the last round; the referee recomputes the digest and checks every label
-against the target (DESIGN.md 1.1). The salt (at least :data:`MIN_SALT_BYTES` random
+against the target (docs/design.md 1.1). The salt (at least :data:`MIN_SALT_BYTES` random
 bytes) keeps the digest from being inverted by trying every hypothesis.
 
->>> from games.classes import make_class
+>>> from littlestone.games.classes import make_class
 >>> H = make_class("thresholds:n=8")
 >>> salt = bytes(16)
 >>> digest(H, 3, salt) == digest(H, 3, salt) != digest(H, 4, salt)
@@ -19,7 +19,7 @@ import secrets
 
 import numpy as np
 
-from games.classes import FiniteClass, HalfspaceClass, HypothesisClass
+from littlestone.games.classes import FiniteClass, HalfspaceClass, HypothesisClass
 
 __all__ = ["MIN_SALT_BYTES", "SequenceHash", "digest", "move_bytes", "new_salt", "target_bytes"]
 
@@ -67,7 +67,7 @@ def move_bytes(move: object) -> bytes:
 
 
 class SequenceHash:
-    """A running SHA-256 over a game's sequence of adversary moves (DESIGN.md 1.2).
+    """A running SHA-256 over a game's sequence of adversary moves (docs/design.md 1.2).
 
     An oblivious adversary that is not bound by a target (noisy labels) commits to
     ``digest(salt)`` of its whole sequence before round 1; the referee feeds the moves as

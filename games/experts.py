@@ -1,4 +1,4 @@
-"""The referee of the expert-advice game, as a sans-I/O state machine (DESIGN.md 1.2).
+"""The referee of the expert-advice game, as a sans-I/O state machine (docs/design.md 1.2).
 
 An oblivious adversary may commit before round 1, to its target or to its whole
 sequence of moves, and reveal after round T (:meth:`ExpertsReferee.commit`,
@@ -11,7 +11,7 @@ sequence of moves, and reveal after round T (:meth:`ExpertsReferee.commit`,
     referee.costs(v)           # the adversary's costs v_t in [0, 1]^d, or
     referee.label(y)           # a label y (only after advice): v_t,i = |a_t,i - y|
 
-and the last move returns the :class:`~games.game.ExpertsRecord`. The referee draws the
+and the last move returns the :class:`~littlestone.games.game.ExpertsRecord`. The referee draws the
 learner's expert I_t ~ w_t (or its label yhat_t ~ Bernoulli(p_t)) from its own
 generator; the adversary never sees the draw.
 
@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import FiniteClass
-from games.commitment import MIN_SALT_BYTES, SequenceHash, digest
-from games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
-from games.game import EXPERTS, ExpertsRecord, GameResult
-from games.mistake_bound import check_label, check_probability
+from littlestone.games.classes import FiniteClass
+from littlestone.games.commitment import MIN_SALT_BYTES, SequenceHash, digest
+from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
+from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult
+from littlestone.games.mistake_bound import check_label, check_probability
 
 __all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase", "draw_index"]
 

@@ -1,7 +1,8 @@
 """What a game is: its spec, its seeds, its per-round records and its result.
 
-Both referees (:mod:`games.mistake_bound`, :mod:`games.experts`) emit the records and
-the result defined here; the drivers, logs and the wire format carry them.
+Both referees (:mod:`littlestone.games.mistake_bound`, :mod:`littlestone.games.experts`)
+emit the records and the result defined here; the drivers, logs and the wire format
+carry them.
 
 >>> seeds = game_seeds(0)
 >>> seeds == game_seeds(0), seeds.referee != seeds.learner != seeds.adversary
@@ -18,8 +19,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from games.classes import FiniteClass, HypothesisClass
-from games.errors import SpecError
+from littlestone.games.classes import FiniteClass, HypothesisClass
+from littlestone.games.errors import SpecError
 
 __all__ = [
     "EXPERTS",
@@ -121,7 +122,7 @@ class Bound:
 
 
 class RoundRecord(NamedTuple):
-    """One round of the mistake-bound game (DESIGN.md 1.1).
+    """One round of the mistake-bound game (docs/design.md 1.1).
 
     ``prediction`` is the referee's draw yhat ~ Bernoulli(p); ``loss`` is the expected
     loss |p - y|; ``mistakes`` and ``expected_mistakes`` are running totals, which are
@@ -140,7 +141,7 @@ class RoundRecord(NamedTuple):
 
 
 class ExpertsRecord(NamedTuple):
-    """One round of the expert-advice game (DESIGN.md 1.2).
+    """One round of the expert-advice game (docs/design.md 1.2).
 
     ``weights`` is the learner's distribution (``None`` when it answered a prediction
     ``p``); ``drawn`` is the referee's draw: an expert index, or the predicted label when

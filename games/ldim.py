@@ -1,10 +1,10 @@
 """Exact Littlestone dimension, optimal splits and shattered trees (UML section 21.1.1).
 
 Ldim(V) = 0 if no instance splits V, else max over splitting x of
-1 + min(Ldim(V_x^0), Ldim(V_x^1)) (THEORY.md). A version space V is a bitset over the
+1 + min(Ldim(V_x^0), Ldim(V_x^1)) (docs/theory.md). A version space V is a bitset over the
 class's hypotheses (a Python ``int``: bit h set iff hypothesis h is in V).
 
-:class:`LdimSolver` computes it exactly with the prunings of THEORY.md:
+:class:`LdimSolver` computes it exactly with the prunings of docs/theory.md:
 
 - memoised on the version space, keeping a lower and an upper bound per bitset;
 - the ceiling Ldim(V) <= floor(log2 |V|): a split that reaches it ends the search;
@@ -18,7 +18,7 @@ class's hypotheses (a Python ``int``: bit h set iff hypothesis h is in V).
 SOA and the shattered-tree adversary share one solver per class through
 :func:`solver_for`, so its cache is filled once.
 
->>> from games.classes import make_class
+>>> from littlestone.games.classes import make_class
 >>> solver = solver_for(make_class("thresholds:n=7"))
 >>> solver.ldim()
 3
@@ -39,8 +39,8 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import MATRIX_BUDGET, FiniteClass
-from games.errors import BudgetExceeded, UnsupportedGame
+from littlestone.games.classes import MATRIX_BUDGET, FiniteClass
+from littlestone.games.errors import BudgetExceeded, UnsupportedGame
 
 __all__ = [
     "LDIM_BUDGET",
@@ -257,9 +257,9 @@ def solver_for(hclass: FiniteClass) -> LdimSolver:
 
 def class_ldim(hclass: FiniteClass, budget: int = LDIM_BUDGET) -> tuple[int, str]:
     """(Ldim(H), how it was obtained): ``"exact"`` by the recursion, or ``"theorem"``
-    (the closed form of THEORY.md) when the class is beyond the matrix budget.
+    (the closed form of docs/theory.md) when the class is beyond the matrix budget.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> class_ldim(make_class("monotone-disjunctions:n=20"))
     (20, 'theorem')
     """

@@ -1,4 +1,4 @@
-"""The referee of the mistake-bound game, as a sans-I/O state machine (DESIGN.md 1.1).
+"""The referee of the mistake-bound game, as a sans-I/O state machine (docs/design.md 1.1).
 
 The referee never calls a player: a driver feeds it moves and it returns records.
 Each round::
@@ -14,10 +14,10 @@ label against it. On an infinite class (halfspaces), whose version space the ref
 cannot hold, the adversary always reveals a target after round T: the committed one, or
 (an adaptive adversary) a witness; the referee checks every label and margin against it.
 
-A move that breaks the rules raises a :class:`~games.errors.MoveError` and ends the
+A move that breaks the rules raises a :class:`~littlestone.games.errors.MoveError` and ends the
 game with that status, recorded against the player who made it.
 
->>> from games.classes import make_class
+>>> from littlestone.games.classes import make_class
 >>> ref = MistakeBoundReferee(make_class("thresholds:n=4"), rounds=2, seed=0)
 >>> ref.instance(1)
 1
@@ -28,7 +28,7 @@ True
 >>> ref.label(1)
 Traceback (most recent call last):
 ...
-games.errors.RuleViolation: label 1 on instance 3 empties the version space
+littlestone.games.errors.RuleViolation: label 1 on instance 3 empties the version space
 >>> ref.result().status
 'rule_violation:adversary:empty_version_space'
 """
@@ -42,16 +42,16 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import (
+from littlestone.games.classes import (
     UNIT_TOLERANCE,
     FiniteClass,
     HalfspaceClass,
     HypothesisClass,
     VersionSpace,
 )
-from games.commitment import MIN_SALT_BYTES, digest
-from games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
-from games.game import MISTAKE_BOUND, GameResult, RoundRecord
+from littlestone.games.commitment import MIN_SALT_BYTES, digest
+from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
+from littlestone.games.game import MISTAKE_BOUND, GameResult, RoundRecord
 
 __all__ = ["COIN_BLOCK", "MARGIN_TOLERANCE", "MistakeBoundReferee", "Phase", "check_label",
            "check_probability"]

@@ -19,14 +19,14 @@ Values may not contain ``,`` or ``=`` (a matrix file's path among them); a spec 
 >>> Params("thresholds", {"n": "seven"}).int("n")
 Traceback (most recent call last):
 ...
-games.errors.SpecError: thresholds: parameter n='seven' is not an integer
+littlestone.games.errors.SpecError: thresholds: parameter n='seven' is not an integer
 """
 
 from __future__ import annotations
 
 import re
 
-from games.errors import SpecError
+from littlestone.games.errors import SpecError
 
 __all__ = ["Params", "format_spec", "parse_bool", "parse_spec"]
 

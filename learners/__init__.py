@@ -5,8 +5,8 @@ Importing this package registers every built-in learner in :data:`LEARNERS`.
 
 from __future__ import annotations
 
-from learners import adapters, consistent, experts, halving, perceptron, winnow
-from learners.base import LEARNERS, Learner, register
+from littlestone.learners import adapters, consistent, experts, halving, perceptron, winnow
+from littlestone.learners.base import LEARNERS, Learner, register
 
 __all__ = [
     "LEARNERS",

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from games.errors import SpecError
-from games.game import MISTAKE_BOUND, GameSpec
-from learners.base import Learner, register
+from littlestone.games.errors import SpecError
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.learners.base import Learner, register
 
 
 def _load(library: str, package: str, model: str) -> Any:

@@ -10,8 +10,8 @@ A learner is told the game before round 1 (:meth:`Learner.start`), then plays:
 It never sees the referee's coin. A learner persists across the rounds of a game and is
 started afresh (``start`` resets it) for each game.
 
->>> from games.classes import make_class
->>> from games.game import GameSpec
+>>> from littlestone.games.classes import make_class
+>>> from littlestone.games.game import GameSpec
 >>> learner = LEARNERS.make("halving")
 >>> learner.start(GameSpec("mistake-bound", 10, make_class("thresholds:n=4")), seed=0)
 >>> learner.predict(1), learner.update(1, 0), learner.predict(1)
@@ -25,9 +25,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.agents import Agent, Registry
-from games.errors import UnsupportedGame
-from games.game import Bound, GameSpec
+from littlestone.games.agents import Agent, Registry
+from littlestone.games.errors import UnsupportedGame
+from littlestone.games.game import Bound, GameSpec
 
 __all__ = ["LEARNERS", "Learner", "register"]
 
@@ -74,7 +74,7 @@ class Learner(Agent):
     # -- theory ----------------------------------------------------------------------
 
     def bound(self, game: GameSpec) -> Bound | None:
-        """This learner's theoretical bound on ``game`` (THEORY.md), if it has one.
+        """This learner's theoretical bound on ``game`` (docs/theory.md), if it has one.
 
         Asked after the game, so that a bound may use what the learner saw (the best
         expert's mistakes for Weighted-Majority)."""

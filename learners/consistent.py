@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from games.classes import FiniteClass, VersionSpace
-from games.game import MISTAKE_BOUND, Bound, GameSpec
-from games.ldim import LDIM_BUDGET, LdimSolver, solver_within_budget, too_large
-from learners.base import Learner, register
+from littlestone.games.classes import FiniteClass, VersionSpace
+from littlestone.games.game import MISTAKE_BOUND, Bound, GameSpec
+from littlestone.games.ldim import LDIM_BUDGET, LdimSolver, solver_within_budget, too_large
+from littlestone.learners.base import Learner, register
 
 
 @register
@@ -18,7 +18,7 @@ class Consistent(Learner):
 
     "First" is the lowest hypothesis index in the version space (UML Cor. 21.2).
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> learner = Consistent()
     >>> learner.start(GameSpec("mistake-bound", 5, make_class("thresholds:n=4")), seed=0)
     >>> learner.predict(0)  # h_0(x) = [x < 0]
@@ -73,7 +73,7 @@ class SOA(Learner):
     and refuses before round 1, naming the budget, a class whose Ldim it cannot compute
     within ``budget`` version spaces or whose truth table exceeds the matrix budget.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> soa = SOA()
     >>> soa.start(GameSpec("mistake-bound", 5, make_class("thresholds:n=7")), seed=0)
     >>> soa.predict(3), soa.predict(0), soa.predict(6)  # Ldim 2 against 2: a tie; 3 vs 0

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import FiniteClass
-from games.game import EXPERTS, MISTAKE_BOUND, Bound, GameSpec
-from learners.base import Learner, register
+from littlestone.games.classes import FiniteClass
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, Bound, GameSpec
+from littlestone.learners.base import Learner, register
 
 FloatArray = NDArray[np.float64]
 
@@ -29,7 +29,7 @@ class ExpertLearner(Learner):
     """Base of the expert learners: implement ``weights`` and ``update_costs``; this class
     plays them in the mistake-bound game with the class's hypotheses as experts.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> hedge = Hedge(eta=1.0)
     >>> hedge.start(GameSpec("mistake-bound", 10, make_class("singletons:n=4")), seed=0)
     >>> hedge.predict(2)  # one expert of four says 1

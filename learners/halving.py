@@ -8,21 +8,21 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import FiniteClass, VersionSpace
-from games.game import EXPERTS, MISTAKE_BOUND, Bound, GameSpec
-from learners.base import Learner, register
+from littlestone.games.classes import FiniteClass, VersionSpace
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, Bound, GameSpec
+from littlestone.learners.base import Learner, register
 
 
 @register
 class Halving(Learner):
     """Majority vote of the hypotheses consistent so far: at most log2 |H| mistakes.
 
-    On a tie it predicts 1 (THEORY.md). In the experts game the experts are the class's
+    On a tie it predicts 1 (docs/theory.md). In the experts game the experts are the class's
     hypotheses, or any d experts with 0/1 advice: it predicts the majority of the experts
     that have made no mistake yet, and starts over with all of them if none is left.
 
-    >>> from games.classes import make_class
-    >>> from games.game import GameSpec
+    >>> from littlestone.games.classes import make_class
+    >>> from littlestone.games.game import GameSpec
     >>> halving = Halving()
     >>> halving.start(GameSpec("mistake-bound", 3, make_class("thresholds:n=8")), seed=0)
     >>> [halving.predict(x) for x in (0, 4, 7)]  # 8, 4 and 1 of the 9 thresholds vote 1

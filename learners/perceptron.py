@@ -1,4 +1,4 @@
-"""The Perceptron (Rosenblatt; UML section 9.1.2; seeds/000 Thm 2)."""
+"""The Perceptron (Rosenblatt; UML section 9.1.2; Novikoff 1962)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import HalfspaceClass
-from games.game import MISTAKE_BOUND, Bound, GameSpec
-from learners.base import Learner, register
+from littlestone.games.classes import HalfspaceClass
+from littlestone.games.game import MISTAKE_BOUND, Bound, GameSpec
+from littlestone.learners.base import Learner, register
 
 
 @register
@@ -23,8 +23,8 @@ class Perceptron(Learner):
     it saw (the largest norm of an instance it updated on) and its number of updates,
     so that (R/gamma)^2 can be checked on any separable stream.
 
-    >>> from games.classes import make_class
-    >>> from games.game import GameSpec
+    >>> from littlestone.games.classes import make_class
+    >>> from littlestone.games.game import GameSpec
     >>> perceptron = Perceptron()
     >>> perceptron.start(GameSpec("mistake-bound", 2, make_class("halfspaces:d=2,margin=0.5")), 0)
     >>> x = np.array([0.6, 0.8])

@@ -1,4 +1,4 @@
-"""Winnow (Littlestone 1988; seeds/002) and Balanced Winnow: multiplicative updates on
+"""Winnow (Littlestone 1988) and Balanced Winnow: multiplicative updates on
 boolean features, a mistake bound logarithmic in the number of irrelevant variables."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import Disjunctions, FiniteClass, SparseDisjunctions
-from games.game import MISTAKE_BOUND, Bound, GameSpec
-from learners.base import Learner, register
+from littlestone.games.classes import Disjunctions, FiniteClass, SparseDisjunctions
+from littlestone.games.game import MISTAKE_BOUND, Bound, GameSpec
+from littlestone.learners.base import Learner, register
 
 FloatArray = NDArray[np.float64]
 VARIANTS = ("elimination", "demotion")
@@ -51,14 +51,14 @@ class _BooleanFeatures(Learner):
 class Winnow(_BooleanFeatures):
     """Winnow: predict [sum_i w_i x_i > theta]; promote (w_i *= alpha on x_i = 1) after a
     missed 1; after a false 1, eliminate (w_i = 0 on x_i = 1; ``variant=elimination``,
-    the Winnow of seeds/002) or demote (w_i /= alpha; ``variant=demotion``, Winnow2).
+    the Winnow of Littlestone 1988) or demote (w_i /= alpha; ``variant=demotion``, Winnow2).
 
     Elimination, on a k-literal monotone disjunction over n variables with alpha > 1 and
     theta > 1/alpha: at most alpha k (log_alpha theta + 1) + n / theta mistakes
     (2k (log2 n + 1) + 1 for the defaults alpha = 2, theta = n). k is the class's k
     (``k-disjunctions``) or n (``monotone-disjunctions``).
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> winnow = Winnow()
     >>> winnow.start(GameSpec("mistake-bound", 9, make_class("monotone-disjunctions:n=4")), 0)
     >>> winnow.predict(0b0011)  # 1 + 1 <= theta = 4
@@ -114,7 +114,7 @@ class Winnow(_BooleanFeatures):
         k, n, a = hclass.k, hclass.n, self.alpha
         value = a * k * (math.log(theta) / math.log(a) + 1) + n / theta
         return Bound(value, f"alpha k (log_alpha theta + 1) + n/theta, k = {k} "
-                     "(Littlestone 1988, seeds/002)")
+                     "(Littlestone 1988)")
 
 
 @register
@@ -124,7 +124,7 @@ class BalancedWinnow(_BooleanFeatures):
     active features, the reverse on a false 1. Learns non-monotone targets (negated
     literals); no bound is printed.
 
-    >>> from games.classes import make_class
+    >>> from littlestone.games.classes import make_class
     >>> learner = BalancedWinnow()
     >>> learner.start(GameSpec("mistake-bound", 9, make_class("conjunctions:n=3")), 0)
     >>> learner.predict(0b101)

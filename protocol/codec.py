@@ -1,7 +1,7 @@
 """Frames to messages and back, with explicit limits (PROTOCOL.md section 1).
 
 Bad bytes never raise out of :func:`decode` as anything but a
-:class:`~protocol.errors.ProtocolError` with code ``bad_message``, whose message names
+:class:`~littlestone.protocol.errors.ProtocolError` with code ``bad_message``, whose message names
 the value and the limit.
 
 >>> decode(encode({"type": "predict", "t": 1, "p": 0.5}))
@@ -9,11 +9,11 @@ the value and the limit.
 >>> decode(b"\\x81\\xa4type")
 Traceback (most recent call last):
 ...
-protocol.errors.ProtocolError: truncated msgpack
+littlestone.protocol.errors.ProtocolError: truncated msgpack
 >>> decode("hello")
 Traceback (most recent call last):
 ...
-protocol.errors.ProtocolError: text frames are not allowed: send binary msgpack
+littlestone.protocol.errors.ProtocolError: text frames are not allowed: send binary msgpack
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 
 import msgpack
 
-from protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code, ProtocolError
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "decode", "encode"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from typing import Any
 
-from games.errors import LittlestoneError
+from littlestone.games.errors import LittlestoneError
 
 __all__ = ["CLOSE_CODES", "FATAL", "Code", "ProtocolError"]
 

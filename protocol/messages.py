@@ -2,14 +2,14 @@
 
 :func:`check` validates a decoded message against the schema of its type (unknown keys
 are ignored, PROTOCOL.md 1); a missing field or a value of the wrong type is a
-``bad_message`` :class:`~protocol.errors.ProtocolError` naming the field.
+``bad_message`` :class:`~littlestone.protocol.errors.ProtocolError` naming the field.
 
 >>> check({"type": "predict", "t": 3, "p": 1})
 {'type': 'predict', 't': 3, 'p': 1}
 >>> check({"type": "predict", "t": True, "p": 0.5})
 Traceback (most recent call last):
 ...
-protocol.errors.ProtocolError: predict.t must be int
+littlestone.protocol.errors.ProtocolError: predict.t must be int
 >>> vector_to_wire(np.array([0.5, 0.25])) == np.array([0.5, 0.25]).tobytes()
 True
 >>> vector_from_wire([0.5, 0.25]).tolist()
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from games.classes import HalfspaceClass, HypothesisClass
-from games.game import GAMES, GameSpec
-from protocol.errors import Code, ProtocolError
+from littlestone.games.classes import HalfspaceClass, HypothesisClass
+from littlestone.games.game import GAMES, GameSpec
+from littlestone.protocol.errors import Code, ProtocolError
 
 __all__ = ["PROTOCOL_VERSION", "ROLES", "SCHEMAS", "check", "instance_from_wire",
            "instance_to_wire", "instances_to_wire", "rules_from_wire", "rules_to_wire",
@@ -154,7 +154,7 @@ def rules_to_wire(game: GameSpec) -> dict[str, Any]:
 
 def rules_from_wire(rules: dict[str, Any]) -> GameSpec:
     """A ``rules`` map to a GameSpec (class specs are parsed here: SpecError if bad)."""
-    from games.classes import make_class
+    from littlestone.games.classes import make_class
 
     game, spec = rules.get("game"), rules.get("class")
     rounds, experts = rules.get("rounds"), rules.get("experts")

@@ -1,10 +1,10 @@
 """A connection's protocol state, server side: the handshake, then what may come next.
 
-Sans-I/O: frames in, checked messages out, or a :class:`~protocol.errors.ProtocolError`
+Sans-I/O: frames in, checked messages out, or a :class:`~littlestone.protocol.errors.ProtocolError`
 saying what is wrong (``fatal`` ones mean: send it and close). The server tells the
 session what it waits for (:meth:`ServerSession.expect`) as the game goes.
 
->>> from protocol.codec import encode
+>>> from littlestone.protocol.codec import encode
 >>> session = ServerSession(tokens={"t0k": "alice"}.get)
 >>> hello = {"type": "hello", "version": 1, "role": "learner", "agent": "demo",
 ...          "token": "t0k", "capabilities": []}
@@ -14,7 +14,7 @@ session what it waits for (:meth:`ServerSession.expect`) as the game goes.
 >>> session.receive(encode({"type": "label", "t": 1, "y": 0}))
 Traceback (most recent call last):
 ...
-protocol.errors.ProtocolError: a learner does not send label
+littlestone.protocol.errors.ProtocolError: a learner does not send label
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import secrets
 from collections.abc import Callable
 from typing import Any
 
-from protocol.codec import DEFAULT_LIMITS, Limits, decode
-from protocol.errors import Code, ProtocolError
-from protocol.messages import PROTOCOL_VERSION, ROLES, check
+from littlestone.protocol.codec import DEFAULT_LIMITS, Limits, decode
+from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.messages import PROTOCOL_VERSION, ROLES, check
 
 __all__ = ["LOBBY_MESSAGES", "ROLE_MESSAGES", "ServerSession"]
 

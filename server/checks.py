@@ -13,7 +13,7 @@ a plain message when the agent breaks the contract of its base class:
 
 The same suite checks a student's agent file before a tournament.
 
->>> from learners import LEARNERS
+>>> from littlestone.learners import LEARNERS
 >>> [check.__name__ for check in yield_checks(LEARNERS.make("halving"))][:2]
 ['check_docstring_example', 'check_spec_round_trip']
 """
@@ -29,12 +29,12 @@ from typing import Any
 
 import numpy as np
 
-from adversaries.base import ADVERSARIES, Adversary
-from games.agents import Agent, Registry
-from games.classes import HypothesisClass, make_class
-from games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
-from learners.base import LEARNERS, Learner
-from server.local import play
+from littlestone.adversaries.base import ADVERSARIES, Adversary
+from littlestone.games.agents import Agent, Registry
+from littlestone.games.classes import HypothesisClass, make_class
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
+from littlestone.learners.base import LEARNERS, Learner
+from littlestone.server.local import play
 
 __all__ = ["CHECK_GAMES", "Check", "yield_checks"]
 
@@ -54,7 +54,7 @@ CHECK_ROUNDS = 60
 
 
 def _games() -> list[GameSpec]:
-    from games.classes import MatrixClass
+    from littlestone.games.classes import MatrixClass
 
     out = []
     for game, spec, experts in CHECK_GAMES:

@@ -1,12 +1,12 @@
 """The local driver: in-process agents through the referee in a tight loop.
 
 No asyncio and no encoding: the referee, the learner and the adversary are called
-directly, so built-in agents play each other at numpy speed (DESIGN.md section 2).
+directly, so built-in agents play each other at numpy speed (docs/design.md section 2).
 
->>> from games.classes import make_class
->>> from games.game import GameSpec
->>> from learners import LEARNERS
->>> from adversaries import ADVERSARIES
+>>> from littlestone.games.classes import make_class
+>>> from littlestone.games.game import GameSpec
+>>> from littlestone.learners import LEARNERS
+>>> from littlestone.adversaries import ADVERSARIES
 >>> game = GameSpec("mistake-bound", 100, make_class("thresholds:n=1023"))
 >>> result = play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), seed=0)
 >>> result.status, result.mistakes <= 10 == result.bound.value
@@ -21,15 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from adversaries.base import Adversary
-from games.classes import FiniteClass, HalfspaceClass
-from games.errors import MoveError
-from games.experts import ExpertsReferee
-from games.experts import Phase as ExpertsPhase
-from games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
-from games.mistake_bound import MistakeBoundReferee, Phase
-from learners.base import Learner
-from server.logs import LogWriter
+from littlestone.adversaries.base import Adversary
+from littlestone.games.classes import FiniteClass, HalfspaceClass
+from littlestone.games.errors import MoveError
+from littlestone.games.experts import ExpertsReferee
+from littlestone.games.experts import Phase as ExpertsPhase
+from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
+from littlestone.games.mistake_bound import MistakeBoundReferee, Phase
+from littlestone.learners.base import Learner
+from littlestone.server.records.logs import LogWriter
 
 __all__ = ["RecordSink", "play"]
 
@@ -50,16 +50,17 @@ def play(
 ) -> GameResult:
     """Play one game and return its result (with the learner's bound).
 
-    ``on_record`` receives every :class:`~games.game.RoundRecord` (or
-    :class:`~games.game.ExpertsRecord`) as its round completes. A player that cannot
-    play ``game`` raises :class:`~games.errors.UnsupportedGame` before round 1; a rule
+    ``on_record`` receives every :class:`~littlestone.games.game.RoundRecord` (or
+    :class:`~littlestone.games.game.ExpertsRecord`) as its round completes. A player that cannot
+    play ``game`` raises :class:`~littlestone.games.errors.UnsupportedGame` before round 1; a rule
     broken or an exception raised by a player during the game ends it with a status
     naming the player (``crash:learner:ZeroDivisionError`` ...).
 
     With ``blocks`` (the default), an oblivious adversary that offers
-    :meth:`~adversaries.base.Adversary.moves` hands the referee its moves in blocks;
+    :meth:`~littlestone.adversaries.base.Adversary.moves` hands the referee its moves in blocks;
     the records are the same as move by move (``blocks=False``). ``log`` receives every
-    round as it is scored (server.logs; the caller writes the header and the footer).
+    round as it is scored (:mod:`littlestone.server.records.logs`; the caller writes the
+    header and the footer).
     """
     seeds = game_seeds(seed)
     learner.start(game, seeds.learner)

@@ -6,11 +6,11 @@ from typing import Any
 
 import numpy as np
 
-from adversaries.base import Adversary
-from games import commitment
-from games.classes import FiniteClass, HalfspaceClass, VersionSpace
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from learners.base import Learner
+from littlestone.adversaries.base import Adversary
+from littlestone.games import commitment
+from littlestone.games.classes import FiniteClass, HalfspaceClass, VersionSpace
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.learners.base import Learner
 
 
 class Spoiler(Adversary):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from games.classes import MatrixClass
+from littlestone.games.classes import MatrixClass
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""THEORY.md's adversary rows: each construction forces what theory says, on every
+"""docs/theory.md's adversary rows: each construction forces what theory says, on every
 learner it can face, without breaking the rules."""
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adversaries import ADVERSARIES
-from games.classes import FiniteClass, HypothesisClass, MatrixClass, make_class
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from games.ldim import class_ldim, solver_for, verify_shattered
-from learners import LEARNERS
-from server.cli import main
-from server.local import play
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import FiniteClass, HypothesisClass, MatrixClass, make_class
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.games.ldim import class_ldim, solver_for, verify_shattered
+from littlestone.learners import LEARNERS
+from littlestone.server.cli import main
+from littlestone.server.local import play
 
 
 def learners_for(game: GameSpec, deterministic: bool | None = None) -> list[str]:

@@ -7,12 +7,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-import server.replay  # noqa: F401 - registers the replay adversary
-from adversaries import ADVERSARIES
-from games.game import MISTAKE_BOUND, GameSpec
-from learners import LEARNERS
-from learners.base import Learner
-from server.checks import yield_checks
+import littlestone.server.records.replay  # noqa: F401 - registers the replay adversary
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.learners.base import Learner
+from littlestone.server.checks import yield_checks
 
 
 def all_checks():
@@ -97,7 +97,7 @@ def test_the_checks_catch_broken_agents():
 
 
 def test_check_command_on_the_examples_and_on_a_broken_agent(tmp_path, capsys):
-    from server.cli import main
+    from littlestone.server.cli import main
 
     for spec in ("examples/minimal_learner.py:MajorityVote",
                  "examples/minimal_adversary.py:Contrarian"):
@@ -105,7 +105,7 @@ def test_check_command_on_the_examples_and_on_a_broken_agent(tmp_path, capsys):
         assert "every check passed" in capsys.readouterr().out
     broken = tmp_path / "broken.py"
     broken.write_text(
-        "from learners.base import Learner\n"
+        "from littlestone.learners import Learner\n"
         "import random\n"
         "class Coin(Learner):\n"
         "    '''Flips an unseeded coin.\n\n    >>> Coin().predict(0) in (0.0, 1.0, 2.0)\n"

@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.classes import (
+from littlestone.games.classes import (
     HYPOTHESIS_LIMIT,
     FiniteClass,
     HalfspaceClass,
     MatrixClass,
     make_class,
 )
-from games.errors import BudgetExceeded, SpecError
+from littlestone.games.errors import BudgetExceeded, SpecError
 
 FINITE_SPECS = [
     "thresholds:n=9",

@@ -12,9 +12,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from games.classes import FiniteClass, make_class
-from games.ldim import verify_shattered
-from server.cli import main
+from littlestone.games.classes import FiniteClass, make_class
+from littlestone.games.ldim import verify_shattered
+from littlestone.server.cli import main
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

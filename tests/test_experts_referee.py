@@ -3,9 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from games.classes import FiniteClass, make_class
-from games.errors import IllegalMove, OutOfTurn, RuleViolation
-from games.experts import WEIGHT_TOLERANCE, ExpertsReferee
+from littlestone.games.classes import FiniteClass, make_class
+from littlestone.games.errors import IllegalMove, OutOfTurn, RuleViolation
+from littlestone.games.experts import WEIGHT_TOLERANCE, ExpertsReferee
 
 
 def test_costs_game_scores_regret_exactly():
@@ -133,7 +133,7 @@ def test_out_of_turn_and_missing_advice():
 
 @pytest.mark.parametrize("d", [3, 5000, 100_003])
 def test_two_stage_draw_matches_the_cumulative_sum(d):
-    from games.experts import draw_index
+    from littlestone.games.experts import draw_index
 
     rng = np.random.default_rng(d)
     w = rng.random(d) ** 4
@@ -149,7 +149,7 @@ def test_two_stage_draw_matches_the_cumulative_sum(d):
 
 
 def test_sequence_commitment():
-    from games.commitment import SequenceHash
+    from littlestone.games.commitment import SequenceHash
 
     salt = bytes(range(16))
     moves = [([0.0, 1.0], 1), ([1.0, 1.0], 0)]
@@ -176,7 +176,7 @@ def test_sequence_commitment():
 
 
 def test_target_commitment_in_the_experts_game():
-    from games.commitment import digest
+    from littlestone.games.commitment import digest
 
     hclass = make_class("thresholds:n=8")
     assert isinstance(hclass, FiniteClass)

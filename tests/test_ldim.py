@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from games.classes import FiniteClass, MatrixClass, make_class
-from games.errors import BudgetExceeded
-from games.ldim import (
+from littlestone.games.classes import FiniteClass, MatrixClass, make_class
+from littlestone.games.errors import BudgetExceeded
+from littlestone.games.ldim import (
     LdimSolver,
     bitset,
     bitset_indices,
@@ -23,7 +23,7 @@ from games.ldim import (
 
 
 def brute_ldim(table: tuple[tuple[bool, ...], ...], rows: frozenset[int]) -> int:
-    """The definition of THEORY.md, straight: no memo, no pruning."""
+    """The definition of docs/theory.md, straight: no memo, no pruning."""
     best = 0
     for x in range(len(table[0]) if table else 0):
         ones = frozenset(h for h in rows if table[h][x])

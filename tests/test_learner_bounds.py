@@ -1,4 +1,4 @@
-"""THEORY.md's learner rows, each played as games and compared with the bound.
+"""docs/theory.md's learner rows, each played as games and compared with the bound.
 
 Several seeds and sizes, oblivious (random-target, random costs) and adaptive
 (spoilers, flips) adversaries. The bound a test compares with is the one the learner
@@ -12,14 +12,14 @@ import math
 import numpy as np
 import pytest
 
-from adversaries import ADVERSARIES
-from games.classes import FiniteClass, MatrixClass, make_class
-from games.errors import UnsupportedGame
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from games.ldim import class_ldim
-from learners import LEARNERS
-from learners.experts import Hedge
-from server.local import play
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import FiniteClass, MatrixClass, make_class
+from littlestone.games.errors import UnsupportedGame
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.games.ldim import class_ldim
+from littlestone.learners import LEARNERS
+from littlestone.learners.experts import Hedge
+from littlestone.server.local import play
 from tests.agents_for_tests import FixedSequence, NoisyAdvice, RandomCosts, Spoiler
 
 FINITE = ["thresholds:n=255", "singletons:n=30", "intervals:n=20", "monotone-disjunctions:n=8",
@@ -104,7 +104,7 @@ def test_winnow_within_its_bound(n, k, alpha, theta, seed):
 
 
 def test_winnow_defaults_match_the_corollary():
-    """theta = n, alpha = 2: 2k(log2 n + 1) + 1 (seeds/002)."""
+    """theta = n, alpha = 2: 2k(log2 n + 1) + 1 (Littlestone 1988)."""
     game = mistake_game("monotone-disjunctions:n=10", 300)
     result = play(game, LEARNERS.make("winnow"), Spoiler(), 0)
     assert result.bound is not None
@@ -234,7 +234,7 @@ def test_adapters_play(spec):
      ("river:Perceptron", "MODULE.CLASS")],
 )
 def test_adapter_errors(spec, message):
-    from games.errors import SpecError
+    from littlestone.games.errors import SpecError
 
     with pytest.raises(SpecError, match=message):
         LEARNERS.make(spec)

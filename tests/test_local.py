@@ -5,12 +5,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from adversaries import ADVERSARIES
-from games.classes import make_class
-from games.errors import SpecError, UnsupportedGame
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from learners import LEARNERS
-from server.local import play
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.errors import SpecError, UnsupportedGame
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.server.local import play
 from tests.agents_for_tests import (
     AlternatingCosts,
     CrashingLearner,
@@ -112,7 +112,7 @@ def test_random_target_commits_and_the_reveal_is_checked():
 
 
 AGENT_FILE = '''
-from learners.base import Learner
+from littlestone.learners.base import Learner
 
 
 class AlwaysOne(Learner):
@@ -195,12 +195,12 @@ def test_a_crash_inside_a_block_scores_the_rounds_before_it():
 
 
 def test_long_halfspace_games_keep_their_history_in_a_file(monkeypatch):
-    import server.local
+    from littlestone.server import local
 
-    monkeypatch.setattr(server.local, "HISTORY_IN_MEMORY", 0)
+    monkeypatch.setattr(local, "HISTORY_IN_MEMORY", 0)
     game = GameSpec(MISTAKE_BOUND, 20_000, make_class("halfspaces:d=5,margin=0.2"))
-    history = server.local.history_for(game)
-    assert isinstance(history, server.local.FileHistory)
+    history = local.history_for(game)
+    assert isinstance(history, local.FileHistory)
     in_memory = play(game, LEARNERS.make("perceptron"), ADVERSARIES.make("random-target"), 3)
     assert in_memory.complete
 

@@ -11,16 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from adversaries import ADVERSARIES
-from games.classes import make_class
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from learners import LEARNERS
-from server.cli import main
-from server.local import play
-from server.logged import play_logged
-from server.logs import MAGIC, LogCorrupted, LogError, read_log
-from server.replay import against, verify
-from server.store import Store
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.server.cli import main
+from littlestone.server.local import play
+from littlestone.server.records.logged import play_logged
+from littlestone.server.records.logs import MAGIC, LogCorrupted, LogError, read_log
+from littlestone.server.records.replay import against, verify
+from littlestone.server.records.store import Store
 from tests.agents_for_tests import NoisyAdvice, Spoiler
 
 GAMES = [
@@ -58,15 +58,15 @@ def test_round_trip_of_every_record_field(tmp_path, name, spec, d, learner, adve
 
 def small_log(tmp_path: Path) -> Path:
     """A log with one frame per round (an adaptive adversary, rounds not gathered)."""
-    import server.logs
+    from littlestone.server.records import logs
 
     game = GameSpec(MISTAKE_BOUND, 12, make_class("thresholds:n=63"))
-    saved, server.logs.ROUND_BATCH = server.logs.ROUND_BATCH, 1
+    saved, logs.ROUND_BATCH = logs.ROUND_BATCH, 1
     try:
         return play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("shattered-tree"),
                            0, tmp_path).log
     finally:
-        server.logs.ROUND_BATCH = saved
+        logs.ROUND_BATCH = saved
 
 
 def frame_ends(data: bytes) -> list[int]:
@@ -185,11 +185,11 @@ def test_experts_log_replays_against_hedge(tmp_path):
 WRITER = textwrap.dedent("""
     import sys
     from pathlib import Path
-    from adversaries import ADVERSARIES
-    from games.classes import make_class
-    from games.game import GameSpec
-    from learners import LEARNERS
-    from server.logged import play_logged
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.games.classes import make_class
+    from littlestone.games.game import GameSpec
+    from littlestone.learners import LEARNERS
+    from littlestone.server.records.logged import play_logged
     game = GameSpec("mistake-bound", 200, make_class("thresholds:n=63"))
     for seed in range(int(sys.argv[2])):
         play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), seed,
@@ -279,11 +279,11 @@ def test_a_crashed_game_leaves_an_incomplete_log(tmp_path):
         import os
         import time
         from pathlib import Path
-        from adversaries import ADVERSARIES
-        from games.classes import make_class
-        from games.game import GameSpec
-        from learners.halving import Halving
-        from server.logged import play_logged
+        from littlestone.adversaries import ADVERSARIES
+        from littlestone.games.classes import make_class
+        from littlestone.games.game import GameSpec
+        from littlestone.learners.halving import Halving
+        from littlestone.server.records.logged import play_logged
 
         class Dies(Halving):
             '''Halving that kills its process at round 300. >>> 1'''
@@ -311,7 +311,7 @@ def test_a_crashed_game_leaves_an_incomplete_log(tmp_path):
 
 
 def test_a_log_written_in_the_callers_thread_is_the_same_bytes(tmp_path):
-    from server.logs import LogWriter
+    from littlestone.server.records.logs import LogWriter
 
     game = game_of(MISTAKE_BOUND, "thresholds:n=255", None, 700)
     records = []
@@ -350,7 +350,7 @@ def test_opening_an_index_another_process_holds_locked_waits_for_it(tmp_path):
 def test_a_locked_index_is_retried_and_other_errors_are_not():
     import sqlite3
 
-    from server.store import _retry_locked
+    from littlestone.server.records.store import _retry_locked
 
     calls = []
 

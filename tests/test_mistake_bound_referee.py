@@ -5,10 +5,10 @@ import contextlib
 import numpy as np
 import pytest
 
-from games import commitment
-from games.classes import FiniteClass, HalfspaceClass, make_class
-from games.errors import IllegalMove, OutOfTurn, RuleViolation
-from games.mistake_bound import MistakeBoundReferee, Phase
+from littlestone.games import commitment
+from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
+from littlestone.games.errors import IllegalMove, OutOfTurn, RuleViolation
+from littlestone.games.mistake_bound import MistakeBoundReferee, Phase
 
 
 def referee(spec: str = "thresholds:n=8", rounds: int = 5, seed: int = 0) -> MistakeBoundReferee:

@@ -6,11 +6,11 @@ import msgpack
 import numpy as np
 import pytest
 
-from games.classes import make_class
-from games.errors import SpecError
-from protocol.codec import Limits, decode, encode
-from protocol.errors import CLOSE_CODES, Code, ProtocolError
-from protocol.messages import (
+from littlestone.games.classes import make_class
+from littlestone.games.errors import SpecError
+from littlestone.protocol.codec import Limits, decode, encode
+from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
+from littlestone.protocol.messages import (
     SCHEMAS,
     check,
     instance_from_wire,
@@ -18,7 +18,7 @@ from protocol.messages import (
     rules_from_wire,
     vector_from_wire,
 )
-from protocol.session import ServerSession
+from littlestone.protocol.session import ServerSession
 
 HELLO = {"type": "hello", "version": 1, "role": "learner", "agent": "a", "token": "good",
          "capabilities": []}

@@ -13,15 +13,16 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
-from adversaries import ADVERSARIES
-from games.classes import make_class
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from learners import LEARNERS
-from protocol.codec import Limits
-from server.local import play
-from server.logs import read_log
-from server.net import GameServer, ServerError, ServerSettings, play_remote
-from server.store import Store
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.protocol.codec import Limits
+from littlestone.server.client import ServerError, play_remote
+from littlestone.server.local import play
+from littlestone.server.net import GameServer, ServerSettings
+from littlestone.server.records.logs import read_log
+from littlestone.server.records.store import Store
 
 HELLO = {"type": "hello", "version": 1, "role": "learner", "agent": "raw", "token": None,
          "capabilities": []}
@@ -370,11 +371,11 @@ def test_serve_connect_and_token_commands(tmp_path, capsys):
     import subprocess
     import sys
 
-    from server.cli import main
+    from littlestone.server.cli import main
 
     assert main(["token", "add", "carol", "--data", str(tmp_path)]) == 0
     token = capsys.readouterr().out.strip()
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "littlestone", "serve", "--port", "0",
                              "--data", str(tmp_path)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
@@ -402,17 +403,17 @@ async def test_faults_in_the_middle_of_queued_rounds_hand_over_and_back(tmp_path
     """Rounds answered from the connection's callback, then an illegal move, stale and
     early moves, a timeout: each bad round is scored as a mistake (p = 1 - y), the good
     ones with their p, and the callback takes the rounds up again after each."""
-    import server.net
+    from littlestone.server.net import players
 
     answered = []
-    original = server.net._FastRounds.__call__
+    original = players._FastRounds.__call__
 
     def counting(self, frame):
         taken = original(self, frame)
         answered.append(taken)
         return taken
 
-    monkeypatch.setattr(server.net._FastRounds, "__call__", counting)
+    monkeypatch.setattr(players._FastRounds, "__call__", counting)
     async with running_server(tmp_path, move_deadline=1.0, time_bank=0.0) as game_server:
         ws, game_id = await start_raw_game(game_server, rounds=12)
         script = {5: [{"type": "predict", "t": 5, "p": 7.0}],             # illegal
@@ -446,7 +447,7 @@ async def test_faults_in_the_middle_of_queued_rounds_hand_over_and_back(tmp_path
 
 
 async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
-    from learners.halving import Halving
+    from littlestone.learners.halving import Halving
 
     class Fails(Halving):
         def predict(self, x):
@@ -639,7 +640,7 @@ def certificates(tmp_path):
 async def test_a_tls_server_plays_over_wss_and_refuses_what_it_should(tmp_path, certificates):
     import ssl
 
-    from server.transport import client_tls, server_tls
+    from littlestone.server.net.transport import client_tls, server_tls
 
     async with running_server(tmp_path / "data",
                               tls=server_tls(certificates["cert"])) as secure:
@@ -666,13 +667,13 @@ def test_serve_and_connect_over_tls_from_the_command_line(tmp_path, certificates
     import subprocess
     import sys
 
-    from server.cli import main
+    from littlestone.server.cli import main
 
     assert main(["serve", "--tls-cert", str(tmp_path / "nope.pem")]) == 2
     assert "cannot use the TLS certificate" in capsys.readouterr().err
     assert main(["serve", "--tls-key", str(certificates["cert"])]) == 2
     assert "--tls-key needs --tls-cert" in capsys.readouterr().err
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--port", "0",
+    proc = subprocess.Popen([sys.executable, "-m", "littlestone", "serve", "--port", "0",
                              "--anonymous", "--data", str(tmp_path / "data"), "--tls-cert",
                              str(certificates["cert"])], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from games.errors import SpecError
-from games.spec import Params, format_spec, parse_spec
+from littlestone.games.errors import SpecError
+from littlestone.games.spec import Params, format_spec, parse_spec
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Spectators: the broadcast of a running game (server.spectators) and ``watch``."""
+"""Spectators: the broadcast of a running game (littlestone.server.net.spectators) and ``watch``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from server.spectators import Broadcast
-from server.store import Store
+from littlestone.server.net.spectators import Broadcast
+from littlestone.server.records.store import Store
 
 
 class Spectator:
@@ -71,9 +71,9 @@ def test_experts_rounds_carry_losses_and_regret():
 
 
 def test_the_watch_command_follows_a_game_to_its_end(tmp_path, capsys):
-    from server.cli import main
+    from littlestone.server.cli import main
 
-    server = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--anonymous",
+    server = subprocess.Popen([sys.executable, "-m", "littlestone", "serve", "--anonymous",
                                "--port", "0", "--data", str(tmp_path)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     player = None
@@ -81,7 +81,7 @@ def test_the_watch_command_follows_a_game_to_its_end(tmp_path, capsys):
         url = server.stdout.readline().split()[3]
         agents = Path(__file__).with_name("agents_for_tests.py")
         player = subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "connect", url, "--learner",
+            [sys.executable, "-m", "littlestone", "connect", url, "--learner",
              f"{agents}:SlowLearner:ms=3", "--vs", "random-target", "--class",
              "thresholds:n=63", "--rounds", "700", "--seed", "2", "--json"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -1,4 +1,4 @@
-"""THEORY.md rows this foundation touches, each played as a game and compared with the bound.
+"""docs/theory.md rows this foundation touches, each played as a game and compared with the bound.
 
 - Halving: mistakes <= log2 |H| (UML Thm 21.3), oblivious and adaptive adversaries.
 - Perceptron: mistakes <= (R/gamma)^2 on separable data with margin gamma (R = 1).
@@ -11,11 +11,11 @@ import math
 import numpy as np
 import pytest
 
-from adversaries import ADVERSARIES
-from games.classes import MatrixClass, make_class
-from games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from learners import LEARNERS
-from server.local import play
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import MatrixClass, make_class
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.server.local import play
 from tests.agents_for_tests import PerceptronSpoiler, Spoiler
 
 HALVING_CLASSES = [

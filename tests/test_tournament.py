@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from server.cli import main
-from server.store import Store
-from server.tournament import ConfigError, load_config, rank
+from littlestone.server.cli import main
+from littlestone.server.records.store import Store
+from littlestone.server.tournament import ConfigError, load_config, rank
 
 HOSTILE = Path(__file__).parent / "hostile"
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -98,7 +98,7 @@ def test_resume_after_kill_gives_every_game_once(tmp_path):
     config = write_config(tmp_path, "resume", ["halving", "soa", "hedge", "perceptron"],
                           ["random-target", "shattered-tree"], rounds=5000, seeds=6)
     data = tmp_path / "data"
-    command = [sys.executable, "-m", "server.cli", "tournament", str(config), "--data",
+    command = [sys.executable, "-m", "littlestone", "tournament", str(config), "--data",
                str(data), "--workers", "1", "--json"]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -183,7 +183,7 @@ def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys):
     config = write_config(tmp_path, "remote", ["halving", "remote:alice"],
                           ["random-target", "shattered-tree"], seeds=2,
                           extra="remote_wait = 30\n")
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "tournament", str(config),
+    proc = subprocess.Popen([sys.executable, "-m", "littlestone", "tournament", str(config),
                              "--data", str(data), "--json"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     url = None

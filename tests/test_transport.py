@@ -9,8 +9,8 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.asyncio.server import serve as ws_serve
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake
 
-from server import transport
-from server.transport import Connection, connect, serve
+from littlestone.server.net import transport
+from littlestone.server.net.transport import Connection, connect, serve
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 import os
 import time
 
-from learners.halving import Halving as MajorityVote
+from littlestone.learners.halving import Halving as MajorityVote
 
 
 class Forks(MajorityVote):

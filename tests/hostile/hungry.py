@@ -1,4 +1,4 @@
-from learners.halving import Halving as MajorityVote
+from littlestone.learners.halving import Halving as MajorityVote
 
 
 class Hungry(MajorityVote):

@@ -1,6 +1,6 @@
 """Hostile submissions for the tournament tests (each one misbehaves on purpose)."""
 
-from learners.halving import Halving as MajorityVote
+from littlestone.learners.halving import Halving as MajorityVote
 
 
 class RaisesAtRound3(MajorityVote):

@@ -2,7 +2,7 @@
 
 import time
 
-from learners.halving import Halving as MajorityVote
+from littlestone.learners.halving import Halving as MajorityVote
 
 
 class SleepsForever(MajorityVote):

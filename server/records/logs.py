@@ -50,8 +50,8 @@ from typing import Any, BinaryIO
 import msgpack
 import numpy as np
 
-from games.errors import LittlestoneError
-from games.game import ExpertsRecord, RoundRecord
+from littlestone.games.errors import LittlestoneError
+from littlestone.games.game import ExpertsRecord, RoundRecord
 
 __all__ = [
     "FORMAT_VERSION",
@@ -133,7 +133,7 @@ class LogWriter:
         self._pending: list[RoundRecord] = []
         self._pending_since = 0.0
         #: Called with each frame after the header, (head, buffers), before it is
-        #: written (the server's spectators: server.spectators).
+        #: written (the server's spectators: littlestone.server.net.spectators).
         self.observer: Callable[[dict[str, Any], list[Any]], None] | None = None
         self._put({"kind": "header", "format": FORMAT_VERSION, **header}, [])
 

@@ -1,11 +1,11 @@
 """Spectators of a running game (PROTOCOL.md 5.4): the game's log frames, as they are
 written, become ``rounds`` messages, and its footer the ``end``.
 
-The broadcast hangs on the game's :class:`~server.logs.LogWriter` (its ``observer``), so
-it sees exactly what the log keeps, in the same batches (a block of rounds, or up to
-256 rounds played one at a time, or one experts round), and never slows the game: each
-message goes to a spectator only if its connection takes it at once
-(:meth:`server.transport.Connection.send_nowait`). A spectator that does not keep up
+The broadcast hangs on the game's :class:`~littlestone.server.records.logs.LogWriter`
+(its ``observer``), so it sees exactly what the log keeps, in the same batches (a block
+of rounds, or up to 256 rounds played one at a time, or one experts round), and never
+slows the game: each message goes to a spectator only if its connection takes it at
+once (:meth:`.transport.Connection.send_nowait`). A spectator that does not keep up
 misses batches; the running totals in every message stay exact.
 
 >>> import msgpack, numpy as np
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from protocol.codec import encode
+from littlestone.protocol.codec import encode
 
 __all__ = ["Broadcast", "wire_result"]
 

@@ -1,11 +1,11 @@
-"""Play a game with its log and its index row: what ``play`` (and, later, the server and
-tournaments) run, so that every game leaves a log under ``DIR/games/`` and a row in
+"""Play a game with its log and its index row: what ``play`` and tournaments' built-in
+pairs run, so that every game leaves a log under ``DIR/games/`` and a row in
 ``DIR/littlestone.db``.
 
 >>> import tempfile, pathlib
->>> from games.classes import make_class
->>> from learners import LEARNERS
->>> from adversaries import ADVERSARIES
+>>> from littlestone.games.classes import make_class
+>>> from littlestone.learners import LEARNERS
+>>> from littlestone.adversaries import ADVERSARIES
 >>> data = pathlib.Path(tempfile.mkdtemp())
 >>> game = GameSpec("mistake-bound", 50, make_class("thresholds:n=31"))
 >>> done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 0, data)
@@ -15,37 +15,30 @@ tournaments) run, so that every game leaves a log under ``DIR/games/`` and a row
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.metadata
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adversaries.base import Adversary
-from games.agents import Agent
-from games.errors import UnsupportedGame
-from games.game import GameResult, GameSpec, game_seeds
-from learners.base import Learner
-from server.local import play
-from server.logs import LogWriter
-from server.store import Store, new_game_id, utc_now
+from littlestone import __version__
+from littlestone.adversaries.base import Adversary
+from littlestone.games.agents import Agent
+from littlestone.games.errors import UnsupportedGame
+from littlestone.games.game import GameResult, GameSpec, game_seeds
+from littlestone.learners.base import Learner
+from littlestone.protocol.messages import PROTOCOL_VERSION
+from littlestone.server.local import play
+from littlestone.server.records.logs import LogWriter
+from littlestone.server.records.store import Store, new_game_id, utc_now
 
-__all__ = ["PROTOCOL_VERSION", "LoggedGame", "agent_identity", "game_info", "package_version",
+__all__ = ["LoggedGame", "agent_identity", "game_info", "package_version",
            "play_logged"]
 
-#: The wire protocol version the logs name (PROTOCOL.md).
-PROTOCOL_VERSION = 1
-
-
-@functools.cache
 def package_version() -> str:
-    """The installed package's version (looked up once: it is in every log header)."""
-    try:
-        return importlib.metadata.version("littlestone")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - not installed
-        return "0+unknown"
+    """The package's version (it is in every log header, and re-simulating a log needs
+    the version that wrote it)."""
+    return __version__
 
 
 @dataclass

@@ -2,10 +2,10 @@
 export the rounds, plot them; and the ``replay`` adversary.
 
 >>> import tempfile, pathlib
->>> from games.classes import make_class
->>> from learners import LEARNERS
->>> from adversaries import ADVERSARIES
->>> from server.logged import play_logged
+>>> from littlestone.games.classes import make_class
+>>> from littlestone.learners import LEARNERS
+>>> from littlestone.adversaries import ADVERSARIES
+>>> from littlestone.server.records.logged import play_logged
 >>> data = pathlib.Path(tempfile.mkdtemp())
 >>> game = GameSpec("mistake-bound", 40, make_class("thresholds:n=63"))
 >>> done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 3, data)
@@ -30,16 +30,23 @@ from typing import Any, TextIO
 import numpy as np
 from numpy.typing import NDArray
 
-from adversaries.base import ADVERSARIES, Adversary, register
-from games import commitment
-from games.classes import make_class
-from games.errors import SpecError
-from games.game import EXPERTS, MISTAKE_BOUND, ExpertsRecord, GameResult, GameSpec, RoundRecord
-from learners.base import LEARNERS, Learner
-from server.local import play
-from server.logged import agent_identity, package_version
-from server.logs import GameLogData, LogError, read_log
-from server.store import DEFAULT_DATA, Store
+from littlestone.adversaries.base import ADVERSARIES, Adversary, register
+from littlestone.games import commitment
+from littlestone.games.classes import make_class
+from littlestone.games.errors import SpecError
+from littlestone.games.game import (
+    EXPERTS,
+    MISTAKE_BOUND,
+    ExpertsRecord,
+    GameResult,
+    GameSpec,
+    RoundRecord,
+)
+from littlestone.learners.base import LEARNERS, Learner
+from littlestone.server.local import play
+from littlestone.server.records.logged import agent_identity, package_version
+from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.store import DEFAULT_DATA, Store
 
 __all__ = ["Replay", "VerifyReport", "against", "export", "game_spec", "plot", "resolve",
            "verify"]
@@ -259,7 +266,7 @@ class Replay(Adversary):
     to its whole sequence before round 1 (games.commitment.SequenceHash); in the
     mistake-bound game the referee's version space checks that the sequence is
     realizable. Free-experts logs replay only when their advice and costs were stored in
-    full (at most server.logs.FULL_ARRAYS_MAX experts).
+    full (at most :data:`.logs.FULL_ARRAYS_MAX` experts).
 
     >>> Replay.id
     'replay'
@@ -291,9 +298,9 @@ class Replay(Adversary):
         """A replay of a short logged game (for the generic check suite)."""
         import tempfile
 
-        from adversaries import ADVERSARIES as adversaries
-        from server.checks import CHECK_ROUNDS
-        from server.logged import play_logged
+        from littlestone.adversaries import ADVERSARIES as adversaries
+        from littlestone.server.checks import CHECK_ROUNDS
+        from littlestone.server.records.logged import play_logged
 
         data = Path(tempfile.mkdtemp(prefix="littlestone-replay-"))
         game = GameSpec(MISTAKE_BOUND, CHECK_ROUNDS, make_class("thresholds:n=32"))

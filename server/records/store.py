@@ -203,7 +203,7 @@ class Store:
             self._db.execute("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
                              (name, config_sha256, utc_now()))
         elif row["config_sha256"] != config_sha256:
-            from games.errors import SpecError
+            from littlestone.games.errors import SpecError
 
             raise SpecError(f"tournament {name!r} already ran with another configuration "
                             "in this data folder: give it another name")

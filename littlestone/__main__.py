@@ -1,0 +1,10 @@
+"""``python -m littlestone``: the command line (:mod:`littlestone.server.cli`)."""
+
+from __future__ import annotations
+
+import sys
+
+from littlestone.server.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""The ``littlestone`` command line.
+
+Every sub-command has ``--help``; ``--json`` prints one JSON object on the last line of
+stdout for machines to read. Bad input (an unknown class or agent, a bad parameter, a
+missing or malformed file, an agent that cannot play the game) prints one line naming
+the problem on stderr and exits with status 2, never a traceback. Set
+``LITTLESTONE_DEBUG=1`` to see the traceback of an internal error.
+
+This module only dispatches: the parser is :mod:`.parser`, the commands live with what
+they drive (:mod:`.local`, :mod:`.records`, :mod:`.network`, :mod:`.tournaments`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from littlestone.games.errors import LittlestoneError
+from littlestone.server.cli import local, network, records, tournaments
+from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, UsageError
+from littlestone.server.cli.parser import build_parser
+
+__all__ = ["main"]
+
+COMMANDS: dict[str, Callable[[Any], int]] = {
+    "ldim": local.ldim, "play": local.play, "learners": local.list_agents,
+    "adversaries": local.list_agents, "games": records.games, "replay": records.replay,
+    "serve": network.serve, "connect": network.connect, "watch": network.watch,
+    "token": network.token, "check": tournaments.check, "tournament": tournaments.tournament,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    try:
+        args = build_parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"littlestone: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except (LittlestoneError, RecursionError) as exc:
+        print(f"littlestone: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("littlestone: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader went away (| head): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except Exception as exc:
+        if os.environ.get("LITTLESTONE_DEBUG"):
+            raise
+        print(f"littlestone: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""What every command shares: the one-line usage error, exit statuses, and how a
+result is printed (one JSON object, or an aligned table)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any, NoReturn
+
+from littlestone.games.classes import FiniteClass
+from littlestone.games.errors import BudgetExceeded
+from littlestone.games.ldim import class_ldim
+
+__all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "Parser", "UsageError", "cell", "class_keys",
+           "emit", "table"]
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 1
+
+
+class UsageError(Exception):
+    """Bad command-line input: one line on stderr, exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def class_keys(hclass: Any) -> dict[str, Any]:
+    """``size`` and ``ldim`` of a finite class, as play and connect print them."""
+    if not isinstance(hclass, FiniteClass):
+        return {}
+    try:
+        ldim: int | None = class_ldim(hclass)[0]
+    except BudgetExceeded:
+        ldim = None
+    return {"size": hclass.size, "ldim": ldim}
+
+
+def emit(out: dict[str, Any], as_json: bool) -> None:
+    """One JSON object, or an aligned table."""
+    if as_json:
+        print(json.dumps(out))
+    else:
+        table(out)
+
+
+def cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list):
+        return f"[{len(value)}]"
+    return str(value)
+
+
+def table(out: dict[str, Any]) -> None:
+    width = max(len(k) for k in out)
+    for key, value in out.items():
+        if isinstance(value, float):
+            value = f"{value:.6g}"
+        print(f"{key:<{width}}  {value}")

@@ -1,0 +1,145 @@
+"""Commands of the network: ``serve``, ``connect``, ``watch`` and ``token``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import ssl
+import sys
+import time
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+from littlestone import adversaries, learners
+from littlestone.games.classes import make_class
+from littlestone.games.game import GameSpec
+from littlestone.protocol.codec import Limits
+from littlestone.server.cli.common import UsageError, class_keys, emit, table
+from littlestone.server.client import ServerError, play_remote, watch_remote
+from littlestone.server.net import ServerSettings, serve_forever
+from littlestone.server.net.transport import client_tls, server_tls
+from littlestone.server.records.store import Store
+
+__all__ = ["connect", "serve", "token", "watch"]
+
+T = TypeVar("T")
+
+
+def serve(args: argparse.Namespace) -> int:
+    if args.tls_key and not args.tls_cert:
+        raise UsageError("serve: --tls-key needs --tls-cert")
+    tls = None
+    if args.tls_cert:
+        try:
+            tls = server_tls(args.tls_cert, args.tls_key)
+        except (OSError, ssl.SSLError) as exc:  # a missing file, not PEM, a key that differs
+            raise UsageError(f"serve: cannot use the TLS certificate {args.tls_cert}: "
+                             f"{exc}") from None
+    settings = ServerSettings(args.host, args.port, Path(args.data), args.anonymous,
+                              args.move_deadline, args.time_bank, Limits(max_frame=args.max_frame),
+                              tls)
+
+    def ready(server: Any) -> None:
+        mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
+        print(f"littlestone serving on {server.url} ({mode}); data in {args.data}", flush=True)
+
+    try:
+        asyncio.run(serve_forever(settings, ready))
+    except OSError as exc:
+        raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
+                         ) from None
+    print("littlestone: server stopped", file=sys.stderr)
+    return 0
+
+
+def connect(args: argparse.Namespace) -> int:
+    agent: Any = (learners.LEARNERS.make(args.learner) if args.learner
+                  else adversaries.ADVERSARIES.make(args.adversary))
+    if args.tournament:
+        if not args.token:
+            raise UsageError("connect: --tournament needs --token (its name is the entrant)")
+        out = _client("connect", args.url, play_remote(
+            args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
+            name=args.name, tournament=args.tournament, tls=_client_tls(args)))
+        print(json.dumps(out) if args.json else
+              f"tournament {args.tournament}: played {len(out['games'])} games")
+        return 0
+    if args.rounds is None:
+        raise UsageError("connect: --rounds is required")
+    hclass = make_class(args.hclass) if args.hclass else None
+    game = GameSpec(args.game, args.rounds, hclass, args.experts)
+    reason = agent.unsupported(game)
+    if reason:
+        raise UsageError(f"connect: {agent.spec} cannot play this game: {reason}")
+    started = time.perf_counter()
+
+    def created(game_id: str) -> None:
+        print(f"littlestone: created game {game_id}; waiting for the other player",
+              file=sys.stderr, flush=True)
+
+    out = _client("connect", args.url, play_remote(
+        args.url, agent, args.vs, game, args.seed, args.token, name=args.name, join=args.join,
+        on_created=created, tls=_client_tls(args)))
+    out.update(class_keys(hclass))
+    out["seconds"] = round(time.perf_counter() - started, 6)
+    emit(out, args.json)
+    return 0
+
+
+def _client_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    if not args.tls_ca:
+        return None
+    try:
+        return client_tls(args.tls_ca)
+    except (OSError, ssl.SSLError) as exc:
+        raise UsageError(f"{args.command}: cannot use the certificate authority "
+                         f"{args.tls_ca}: {exc}") from None
+
+
+def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
+    """Run a client coroutine: the server's errors, an unreachable server and a closed
+    connection become one line (exit status 2)."""
+    try:
+        return asyncio.run(run)
+    except ServerError as exc:
+        raise UsageError(f"{command}: {exc}") from None
+    except (OSError, TimeoutError) as exc:
+        raise UsageError(f"{command}: cannot reach {url}: {exc}") from None
+    except Exception as exc:  # websockets' handshake and URI errors, a closed connection
+        raise UsageError(f"{command}: {type(exc).__name__}: {exc}") from None
+
+
+def watch(args: argparse.Namespace) -> int:
+    def show(message: dict[str, Any]) -> None:
+        if args.json:
+            print(json.dumps(message), flush=True)
+        elif message["type"] == "watching":
+            print(f"watching {message['game_id']}: {message['learner']} vs "
+                  f"{message['adversary']}, {message['rules']['game']}, "
+                  f"{message['rules'].get('class') or ''} {message['rules']['rounds']} rounds; "
+                  f"round {message['t']} so far", flush=True)
+        else:
+            totals = {k: message[k] for k in ("mistakes", "expected_mistakes", "loss",
+                                              "regret", "expected_regret") if k in message}
+            print(f"round {message['t']}: " + ", ".join(
+                f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in totals.items()), flush=True)
+
+    end = _client("watch", args.url, watch_remote(args.url, args.game_id, args.token,
+                                                  on_message=show, tls=_client_tls(args)))
+    if args.json:
+        print(json.dumps(end))
+    else:
+        print(f"end: {end['status']}")
+        table(end["result"])
+    return 0
+
+
+def token(args: argparse.Namespace) -> int:
+    token = Store(Path(args.data)).add_token(args.name)
+    print(token)
+    print(f"littlestone: token for {args.name!r} stored (hashed) in {args.data}; it is shown "
+          "only this once", file=sys.stderr)
+    return 0

@@ -1,0 +1,183 @@
+"""The argument parser: every sub-command, its options and its ``--help``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from littlestone import __version__, adversaries, learners
+from littlestone.games.game import GAMES, MISTAKE_BOUND
+from littlestone.games.ldim import LDIM_BUDGET
+from littlestone.server.cli.common import Parser
+from littlestone.server.records.store import DEFAULT_DATA
+
+__all__ = ["build_parser"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="littlestone",
+        description="A referee for the games of online learning theory.",
+    )
+    parser.add_argument("--version", action="version", version=f"littlestone {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    ldim = sub.add_parser(
+        "ldim", help="exact Littlestone dimension of a class",
+        description="Size, domain size and exact Littlestone dimension of a hypothesis class.",
+    )
+    ldim.add_argument("--class", dest="hclass", required=True, metavar="SPEC",
+                      help="hypothesis class, e.g. thresholds:n=1023")
+    ldim.add_argument("--tree", metavar="FILE.graphml",
+                      help="write a shattered tree of depth Ldim(H) as GraphML")
+    ldim.add_argument("--budget", type=int, default=LDIM_BUDGET, metavar="N",
+                      help=f"most instance checks to spend (default {LDIM_BUDGET})")
+    ldim.add_argument("--json", action="store_true", help="print one JSON object")
+
+    play = sub.add_parser(
+        "play", help="play one game locally",
+        description="Play one game between a learner and an adversary, in process.",
+    )
+    play.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
+    play.add_argument("--learner", required=True, metavar="SPEC",
+                      help="learner spec, e.g. halving or path/to/file.py:MyLearner")
+    play.add_argument("--adversary", required=True, metavar="SPEC",
+                      help="adversary spec, e.g. random-target")
+    play.add_argument("--class", dest="hclass", metavar="SPEC",
+                      help="hypothesis class (experts game: its hypotheses are the experts)")
+    play.add_argument("--experts", type=int, metavar="D", help="number of experts (experts game)")
+    play.add_argument("--rounds", type=int, required=True, metavar="T", help="horizon T")
+    play.add_argument("--seed", type=int, default=0, metavar="S", help="game seed (default 0)")
+    play.add_argument("--tree", metavar="FILE.graphml",
+                      help="write the tree the adversary played (shattered-tree) as GraphML")
+    play.add_argument("--data", default=DEFAULT_DATA, metavar="DIR",
+                      help=f"where the game's log and index go (default {DEFAULT_DATA})")
+    play.add_argument("--json", action="store_true", help="print one JSON object")
+
+    games = sub.add_parser(
+        "games", help="list logged games",
+        description="List the most recent logged games with their results, newest first.",
+    )
+    games.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    for column in ("learner", "adversary", "class", "status"):
+        games.add_argument(f"--{column}", metavar="SPEC",
+                           help=f"only games with this {column} (a trailing * matches a prefix)")
+    games.add_argument("--limit", type=int, default=20, metavar="N", help="at most N games")
+    games.add_argument("--json", action="store_true", help="print one JSON object")
+
+    replay = sub.add_parser(
+        "replay", help="show, verify, re-play, plot or export a logged game",
+        description="Show a logged game (by log file or game id). Exit status: 0 fine, "
+        "1 --verify found a difference, 2 no such log, 3 not a littlestone log, "
+        "4 corrupted (the hash chain breaks), 5 incomplete (cut off; shown as far as it goes).",
+    )
+    replay.add_argument("log", metavar="LOG_OR_GAME_ID")
+    replay.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    replay.add_argument("--verify", action="store_true",
+                        help="re-simulate from the seeds and compare every record")
+    replay.add_argument("--against", metavar="LEARNER_SPEC",
+                        help="play the logged sequence against another learner")
+    replay.add_argument("--plot", metavar="FILE.png|svg", help="plot mistakes or regret")
+    replay.add_argument("--export", choices=("csv", "jsonl"),
+                        help="print every round as CSV or JSON lines")
+    replay.add_argument("--page", type=int, default=1, metavar="N",
+                        help="which page of rounds to show (default 1)")
+    replay.add_argument("--page-size", type=int, default=20, metavar="M",
+                        help="rounds per page (default 20)")
+    replay.add_argument("--json", action="store_true", help="print one JSON object")
+
+    serve = sub.add_parser(
+        "serve", help="run the game server",
+        description="Serve games over WebSockets (PROTOCOL.md) until SIGINT or SIGTERM.",
+    )
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    serve.add_argument("--anonymous", action="store_true",
+                       help="accept agents without a token (local experiments)")
+    serve.add_argument("--move-deadline", type=float, default=10.0, metavar="SECONDS")
+    serve.add_argument("--time-bank", type=float, default=60.0, metavar="SECONDS")
+    serve.add_argument("--max-frame", type=int, default=1 << 20, metavar="BYTES")
+    serve.add_argument("--tls-cert", metavar="PEM",
+                       help="serve wss:// (TLS) with this certificate chain")
+    serve.add_argument("--tls-key", metavar="PEM",
+                       help="the certificate's private key (if not in --tls-cert)")
+
+    connect_ = sub.add_parser(
+        "connect", help="play a local agent against a server-side opponent",
+        description="Play a learner or an adversary (built-in or from a file) against an "
+        "opponent on a littlestone server; prints what play prints.",
+    )
+    connect_.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
+    side = connect_.add_mutually_exclusive_group(required=True)
+    side.add_argument("--learner", metavar="SPEC")
+    side.add_argument("--adversary", metavar="SPEC")
+    opponent = connect_.add_mutually_exclusive_group(required=True)
+    opponent.add_argument("--vs", metavar="OPPONENT_SPEC", help="a server-side opponent")
+    opponent.add_argument("--create", action="store_true",
+                          help="open a game for another remote agent; prints its id")
+    opponent.add_argument("--join", metavar="GAME_ID", help="join a game another agent opened")
+    opponent.add_argument("--tournament", metavar="NAME",
+                          help="enter a running tournament under the token's name")
+    connect_.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
+    connect_.add_argument("--class", dest="hclass", metavar="SPEC")
+    connect_.add_argument("--experts", type=int, metavar="D")
+    connect_.add_argument("--rounds", type=int, metavar="T")
+    connect_.add_argument("--seed", type=int, metavar="S")
+    connect_.add_argument("--token", metavar="TOKEN")
+    connect_.add_argument("--name", default="littlestone-client", metavar="NAME",
+                          help="the agent's name in the hello (and in the server's index)")
+    connect_.add_argument("--json", action="store_true", help="print one JSON object")
+    connect_.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
+                          "authority (a self-signed server) instead of the system's")
+
+    watch = sub.add_parser(
+        "watch", help="follow a game a server is refereeing",
+        description="Follow a running game on a littlestone server as a spectator: a line "
+        "per batch of rounds (the running totals), then the result.",
+    )
+    watch.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
+    watch.add_argument("game_id", metavar="GAME_ID",
+                       help="a running game's id (littlestone games --status running)")
+    watch.add_argument("--token", metavar="TOKEN")
+    watch.add_argument("--json", action="store_true",
+                       help="print each message as one JSON line")
+    watch.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
+                       "authority (a self-signed server) instead of the system's")
+
+    token = sub.add_parser("token", help="manage server tokens",
+                           description="Server tokens (stored hashed in DIR/littlestone.db).")
+    token_sub = token.add_subparsers(dest="token_command", required=True, parser_class=Parser)
+    add = token_sub.add_parser("add", help="create a token for NAME and print it once")
+    add.add_argument("name", metavar="NAME")
+    add.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+
+    tournament = sub.add_parser(
+        "tournament", help="run a tournament from a TOML file",
+        description="Play every learner x adversary x class x seed of CONFIG.toml (resumable), "
+        "rank them and write DIR/reports/NAME.html.",
+    )
+    tournament.add_argument("config", metavar="CONFIG.toml")
+    tournament.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    tournament.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N")
+    tournament.add_argument("--ray", metavar="ADDRESS",
+                            help="fan out over a Ray cluster at ADDRESS ('local' starts one "
+                            "with --workers CPUs); needs the ray extra")
+    tournament.add_argument("--json", action="store_true", help="print the leaderboard")
+
+    check = sub.add_parser(
+        "check", help="check an agent file before submitting it",
+        description="Run the generic agent check suite on FILE.py:Class (a learner or an "
+        "adversary) against built-in opponents; exit 0 when every check passes, else 1.",
+    )
+    check.add_argument("agent", metavar="FILE.py:Class")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--in-sandbox", action="store_true", help=argparse.SUPPRESS)
+
+    registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
+    for kind, registry in registries:
+        lister = sub.add_parser(kind, help=f"list the registered {kind}",
+                                description=f"List the registered {kind}.")
+        lister.add_argument("--json", action="store_true", help="print one JSON object")
+        lister.set_defaults(registry=registry)
+    return parser

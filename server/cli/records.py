@@ -1,0 +1,108 @@
+"""Commands on the logs and the index: ``games`` and ``replay``."""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from littlestone.server.cli.common import UsageError, cell
+from littlestone.server.records import replay as replaying
+from littlestone.server.records.logs import ForeignLog, LogCorrupted, LogError, read_log
+from littlestone.server.records.store import Store
+
+__all__ = ["games", "replay"]
+
+EXIT_VERIFY_FAILED, EXIT_FOREIGN, EXIT_CORRUPTED, EXIT_INCOMPLETE = 1, 3, 4, 5
+
+
+def games(args: argparse.Namespace) -> int:
+    if not (Path(args.data) / "littlestone.db").is_file():
+        raise UsageError(f"games: no games in {args.data} (no littlestone.db)")
+    rows = Store(Path(args.data)).games(limit=args.limit, learner=args.learner,
+                                        adversary=args.adversary, status=args.status,
+                                        **{"class": getattr(args, "class")})
+    if args.json:
+        print(json.dumps({"games": rows}))
+        return 0
+    print(f"{'game_id':<30} {'learner':<22} {'adversary':<22} {'class':<28} {'rounds':>7} "
+          f"{'mistakes':>9} {'regret':>9}  status")
+    for row in rows:
+        def num(value: Any) -> str:
+            return "-" if value is None else f"{value:.6g}"
+        print(f"{row['game_id']:<30} {row['learner'][:22]:<22} {row['adversary'][:22]:<22} "
+              f"{(row['class'] or '-')[:28]:<28} {num(row['rounds']):>7} "
+              f"{num(row['mistakes']):>9} {num(row['regret']):>9}  {row['status']}")
+    return 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    try:
+        path = replaying.resolve(args.log, args.data)
+        log = read_log(path)
+    except ForeignLog as exc:
+        print(f"littlestone: error: {exc}", file=sys.stderr)
+        return EXIT_FOREIGN
+    except LogCorrupted as exc:
+        print(f"littlestone: error: {path}: {exc}", file=sys.stderr)
+        return EXIT_VERIFY_FAILED if args.verify else EXIT_CORRUPTED
+    except (LogError, OSError) as exc:
+        raise UsageError(f"replay: {exc}") from None
+    if args.verify:
+        report = replaying.verify(log)
+        if args.json:
+            print(json.dumps({"verified": report.ok, "message": report.message,
+                              "rounds_checked": report.rounds_checked}))
+        else:
+            print(("verified: " if report.ok else "differs: ") + report.message)
+        return 0 if report.ok else EXIT_VERIFY_FAILED
+    if args.against:
+        original, other = replaying.against(log, args.against)
+        left, right = original.to_dict(), other.to_dict()
+        if args.json:
+            print(json.dumps({"original": {"learner": log.header["learner"]["spec"], **left},
+                              "against": {"learner": args.against, **right}}))
+            return 0
+        keys = [k for k in left if k in right and k != "message"]
+        width = max(len(k) for k in keys)
+        print(f"{'':<{width}}  {log.header['learner']['spec']:>24}  {args.against:>24}")
+        for key in keys:
+            print(f"{key:<{width}}  {cell(left[key]):>24}  {cell(right[key]):>24}")
+        return 0
+    if args.plot:
+        replaying.plot(log, args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
+    elif args.export:
+        replaying.export(log, args.export, sys.stdout)
+    elif args.json:
+        out = {"game": log.header["rules"]["game"], "learner": log.header["learner"]["spec"],
+               "adversary": log.header["adversary"]["spec"],
+               "class": log.header["rules"].get("class"), "horizon": log.header["rules"]["rounds"],
+               "seed": log.header.get("seed"), "game_id": log.header.get("game_id"),
+               "log": str(path), "rounds_logged": log.n_rounds, "status": log.status}
+        out.update((log.footer or {}).get("result", {}))
+        out["status"] = log.status
+        print(json.dumps(out))
+    else:
+        print(replaying.summary_table(log), end="")
+        if args.page < 1 or args.page_size < 1:
+            raise UsageError("replay: --page and --page-size must be >= 1")
+        first = (args.page - 1) * args.page_size
+        shown = list(itertools.islice(replaying.rows(log), first, first + args.page_size))
+        if shown:
+            print()
+            keys = [k for k in shown[0] if k not in ("advice", "weights", "costs")]
+            print("  ".join(f"{k:>10}" for k in keys))
+            for row in shown:
+                print("  ".join(f"{cell(row[k]):>10}" for k in keys))
+            pages = max(1, -(-log.n_rounds // args.page_size))
+            print(f"(rounds {first + 1}-{first + len(shown)} of {log.n_rounds}; "
+                  f"page {args.page} of {pages}: --page N)")
+    if log.footer is None:
+        print(f"littlestone: warning: {path} is incomplete: {log.n_rounds} whole rounds, no "
+              f"footer ({log.trailing} bytes cut off)", file=sys.stderr)
+        return EXIT_INCOMPLETE
+    return 0

@@ -1,0 +1,317 @@
+"""The client: a local agent plays against a server's opponent, or watches a game.
+
+:func:`play_remote` runs a learner or an adversary (built-in or from a file) on this
+side of a connection and returns the keys ``littlestone play --json`` prints; a learner
+answers from the connection's callback (:class:`_Answering`). :func:`watch_remote`
+follows a game as a spectator (PROTOCOL.md 5.4). This is the side a student's agent
+runs on: it imports the protocol and the transport, never the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import numpy as np
+
+from littlestone.adversaries.base import Adversary
+from littlestone.games.classes import FiniteClass
+from littlestone.games.errors import LittlestoneError
+from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.learners.base import Learner
+from littlestone.protocol.codec import Limits, decode, encode
+from littlestone.protocol.errors import ProtocolError
+from littlestone.protocol.messages import (
+    PROTOCOL_VERSION,
+    check,
+    instance_from_wire,
+    instance_to_wire,
+    rules_from_wire,
+    rules_to_wire,
+    vector_from_wire,
+    vector_to_wire,
+)
+from littlestone.server.net.transport import Connection, connect
+
+__all__ = ["CLIENT_LIMITS", "ServerError", "play_remote", "watch_remote"]
+
+#: What the client accepts from a server (it trusts the server's sizes and nesting).
+CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
+
+
+class ServerError(LittlestoneError):
+    """The server answered with an error."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"server: {code}: {message}")
+        self.code = code
+
+
+async def play_remote(
+    url: str, agent: Learner | Adversary, opponent: str | None, game: GameSpec,
+    seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
+    join: str | None = None, on_created: Callable[[str], Any] | None = None,
+    tournament: str | None = None, tls: ssl.SSLContext | None = None,
+) -> dict[str, Any]:
+    """Play ``agent`` (a learner or an adversary) against the server's ``opponent``;
+    returns the keys ``littlestone play --json`` prints.
+
+    With ``opponent=None`` it creates a game for another remote agent and hands its id
+    to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4). ``tls``: the
+    TLS context for a wss:// URL (default: the system's certificate authorities)."""
+    role = "learner" if isinstance(agent, Learner) else "adversary"
+    async with connect(url, tls=tls) as ws:
+        receive = await _hello(ws, role, name, token)
+        if tournament is not None:
+            return await _tournament_loop(ws, receive, agent, tournament)
+        if join is not None:
+            await ws.send(encode({"type": "join", "game_id": join}))
+        elif opponent is not None:
+            await ws.send(encode({"type": "challenge", "rules": rules_to_wire(game),
+                                  "opponent": opponent, "seed": seed}))
+        else:
+            await ws.send(encode({"type": "create", "rules": rules_to_wire(game),
+                                  "seed": seed}))
+            created = await receive()
+            if created["type"] != "created":
+                raise ServerError(created.get("code", "bad_message"),
+                                  created.get("message", created["type"]))
+            if on_created is not None:
+                maybe = on_created(created["game_id"])
+                if asyncio.iscoroutine(maybe):
+                    await maybe
+        start = await receive()
+        if start["type"] == "error":
+            raise ServerError(start["code"], start["message"])
+        game = rules_from_wire(start["rules"])
+        agent.start(game, int(start["seed"]))
+        hclass = game.hclass
+        if isinstance(agent, Learner):
+            end = await _learner_loop(ws, receive, agent, game)
+        else:
+            end = await _adversary_loop(ws, receive, agent, game)
+    result = dict(end["result"])
+    result["status"] = end["status"]
+    bound = agent.bound(game) if isinstance(agent, Learner) else None
+    if bound is not None:
+        result["bound"], result["bound_name"] = bound.value, bound.name
+    out: dict[str, Any] = {
+        "game": game.game,
+        "learner": agent.spec if isinstance(agent, Learner) else (opponent or "remote"),
+        "adversary": (opponent or "remote") if isinstance(agent, Learner) else agent.spec,
+        "class": hclass.spec if hclass is not None else None, "horizon": game.rounds,
+        "seed": seed,
+    }
+    out.update({k: v for k, v in result.items() if k != "game"})
+    out["game_id"] = end.get("game_id")
+    return out
+
+
+async def watch_remote(url: str, game_id: str, token: str | None = None,
+                       name: str = "littlestone-spectator",
+                       on_message: Callable[[dict[str, Any]], Any] | None = None,
+                       tls: ssl.SSLContext | None = None) -> dict[str, Any]:
+    """Watch a game the server at ``url`` is refereeing (PROTOCOL.md 5.4): every
+    ``watching`` and ``rounds`` message goes to ``on_message``; returns the ``end``."""
+    async with connect(url, tls=tls) as ws:
+        receive = await _hello(ws, "spectator", name, token)
+        await ws.send(encode({"type": "watch", "game_id": game_id}))
+        while True:
+            message = await receive()
+            if message["type"] == "error":  # not_found: a spectator has nothing else to do
+                raise ServerError(message["code"], message["message"])
+            if message["type"] == "end":
+                return message
+            if on_message is not None:
+                on_message(message)
+
+
+async def _hello(ws: Connection, role: str, name: str, token: str | None
+                 ) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """The handshake (PROTOCOL.md 3); returns how to receive the server's next message
+    (a fatal error is raised as ServerError)."""
+
+    async def receive() -> dict[str, Any]:
+        message = check(decode(await ws.recv(), CLIENT_LIMITS))
+        if message["type"] == "error" and message.get("fatal", True) is not False:
+            raise ServerError(message["code"], message["message"])
+        return message
+
+    await ws.send(encode({"type": "hello", "version": PROTOCOL_VERSION, "role": role,
+                          "agent": name, "token": token, "capabilities": []}))
+    welcome = await receive()
+    if welcome["type"] != "welcome":
+        raise ServerError("bad_message", f"expected welcome, got {welcome['type']}")
+    return receive
+
+
+async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
+                           agent: Learner | Adversary, tournament: str) -> dict[str, Any]:
+    """Enter a tournament and play every game it gives, fresh at each, until ``done``."""
+    await ws.send(encode({"type": "enter", "tournament": tournament}))
+    entered = await receive()
+    if entered["type"] != "entered":
+        raise ServerError(entered.get("code", "bad_message"), entered.get("message", ""))
+    games: list[dict[str, Any]] = []
+    while True:
+        message = await receive()
+        if message["type"] == "done":
+            return {"tournament": tournament, "games": games}
+        if message["type"] != "start":
+            continue
+        game = rules_from_wire(message["rules"])
+        agent.start(game, int(message["seed"]))
+        if isinstance(agent, Learner):
+            end = await _learner_loop(ws, receive, agent, game)
+        else:
+            end = await _adversary_loop(ws, receive, agent, game)
+        games.append({"game_id": end.get("game_id"), "status": end["status"]})
+
+
+async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
+                        agent: Learner, game: GameSpec) -> dict[str, Any]:
+    answering = _Answering(ws, agent, game.hclass)
+    while True:
+        await answering.run()  # the rounds that go as expected
+        message = await receive()
+        if message["type"] == "error":
+            continue  # a fault of ours: the server waits for a better move
+        if message["type"] == "end":
+            answering.learn(message)  # the last round's label or outcome
+            return message
+        if message["type"] in ("instance", "advice"):
+            await ws.send(answering.reply(message))
+
+
+class _Answering:
+    """The learner's side of the rounds (PROTOCOL.md 5.1, 5.2). :meth:`reply` learns from
+    the label or outcome a request carries and answers it. :meth:`run` answers requests
+    from the connection's callback — learn, answer, send — without waking the task,
+    until a message needs :func:`_learner_loop` (an error, the end, anything unexpected);
+    an exception of the learner ends it and is raised there, as round by round."""
+
+    def __init__(self, ws: Connection, agent: Learner, hclass: Any) -> None:
+        self.ws, self.agent, self.hclass = ws, agent, hclass
+        self.last: Any = None  # the last instance, which the next label is about
+        self.error: Exception | None = None
+        self.unsent: bytes | None = None
+
+    def learn(self, message: dict[str, Any]) -> None:
+        """The label (mistake-bound) or outcome (experts) of the round before."""
+        label, outcome = message.get("label"), message.get("outcome")
+        if label is not None and self.last is not None:
+            self.agent.update(self.last, int(label["y"]))
+        if outcome is not None:
+            self.agent.update_costs(vector_from_wire(outcome["costs"]), outcome.get("y"))
+
+    def reply(self, message: dict[str, Any]) -> bytes:
+        """The answer to an ``instance`` or ``advice`` message, as a frame."""
+        self.learn(message)
+        hclass, t = self.hclass, message["t"]
+        if message["type"] == "instance":
+            self.last = x = (instance_from_wire(hclass, message["x"]) if hclass is not None
+                             else None)
+            return encode({"type": "predict", "t": t, "p": float(self.agent.predict(x))})
+        advice: Any = message.get("advice")
+        if message.get("x") is not None and isinstance(hclass, FiniteClass):
+            advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(np.float64)
+        elif advice is not None:
+            advice = vector_from_wire(advice)
+        answer = self.agent.weights(advice)
+        if isinstance(answer, np.ndarray):
+            return encode({"type": "weights", "t": t, "w": vector_to_wire(answer)})
+        return encode({"type": "predict", "t": t, "p": float(answer)})
+
+    async def run(self) -> None:
+        """Answer requests from the callback until a message needs the task."""
+        await self.ws.answer(self)
+        if self.error is not None:
+            raise self.error
+        if self.unsent is not None:
+            frame, self.unsent = self.unsent, None
+            await self.ws.send(frame)
+
+    def __call__(self, frame: bytes | str) -> bool:
+        try:
+            message = check(decode(frame, CLIENT_LIMITS))
+        except ProtocolError:
+            return False
+        if message["type"] not in ("instance", "advice"):
+            return False  # declined: for _learner_loop
+        try:
+            answer = self.reply(message)
+        except Exception as exc:  # the learner's (or a bad message's): raised by run()
+            self.error = exc
+            self.ws.stop_answering()
+            return True
+        if not self.ws.send_nowait(answer):
+            self.unsent = answer
+            self.ws.stop_answering()
+        return True
+
+
+async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
+                          agent: Adversary, game: GameSpec) -> dict[str, Any]:
+    hclass = game.hclass
+    digest = agent.commitment()
+    if digest is not None:
+        await ws.send(encode({"type": "commit", "digest": digest}))
+    class_derived = game.game == EXPERTS and hclass is not None
+    t = 1
+    pending_x: Any = None
+    if game.rounds:
+        pending_x = await _send_move(ws, agent, game, t, class_derived)
+    while True:
+        message = await receive()
+        kind = message["type"]
+        if kind == "error":
+            continue
+        if kind == "end":
+            return message
+        if kind == "reveal?":
+            revealed = agent.reveal()
+            target, salt = revealed if revealed is not None else (None, b"")
+            if isinstance(target, np.ndarray):
+                target = vector_to_wire(target)
+            elif target is not None:
+                target = int(target)
+            await ws.send(encode({"type": "reveal", "target": target, "salt": salt}))
+        elif kind == "prediction":
+            y = agent.label(pending_x, float(message["p"]))
+            await ws.send(encode({"type": "label", "t": t, "y": int(y)}))
+            t += 1
+            if t <= game.rounds:
+                pending_x = await _send_move(ws, agent, game, t, class_derived)
+        elif kind == "answer":
+            answer: Any = (vector_from_wire(message["w"]) if message.get("w") is not None
+                           else float(message["p"]))
+            if class_derived:
+                p = float(answer) if not isinstance(answer, np.ndarray) else float(
+                    answer @ hclass.evaluate(pending_x).astype(np.float64))  # type: ignore[union-attr]  # finite here
+                await ws.send(encode({"type": "label", "t": t,
+                                      "y": int(agent.label(pending_x, p))}))
+            else:
+                outcome = agent.costs(answer)
+                if isinstance(outcome, np.ndarray):
+                    await ws.send(encode({"type": "costs", "t": t, "v": vector_to_wire(outcome)}))
+                else:
+                    await ws.send(encode({"type": "label", "t": t, "y": int(outcome)}))
+            t += 1
+            if t <= game.rounds:
+                pending_x = await _send_move(ws, agent, game, t, class_derived)
+
+
+async def _send_move(ws: Any, agent: Adversary, game: GameSpec, t: int,
+                     class_derived: bool) -> Any:
+    hclass = game.hclass
+    if game.game != EXPERTS or class_derived:
+        x = agent.instance()
+        assert hclass is not None
+        await ws.send(encode({"type": "instance", "t": t, "x": instance_to_wire(hclass, x)}))
+        return x
+    advice = agent.advice()
+    await ws.send(encode({"type": "advice", "t": t,
+                          "advice": None if advice is None else vector_to_wire(advice)}))
+    return None

@@ -1,0 +1,329 @@
+"""Players behind a connection: the server's side of a remote learner or adversary.
+
+:class:`RemoteLearner` and :class:`RemoteAdversary` turn protocol messages into moves
+with the per-move deadline, the time bank and the fault ladder (PROTOCOL.md 6), so that
+the driver (:mod:`.driver`) treats them like local agents. Against an oblivious
+built-in adversary a remote learner's rounds are answered from the connection's
+callback (:class:`_FastRounds`); anything unusual goes the round-by-round way.
+
+Imports the protocol, the referees' checks and the transport; nothing of the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from websockets.exceptions import ConnectionClosed
+
+from littlestone.games.errors import IllegalMove
+from littlestone.games.mistake_bound import check_label, check_probability
+from littlestone.protocol.codec import encode
+from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.messages import (
+    instance_from_wire,
+    instance_to_wire,
+    vector_from_wire,
+    vector_to_wire,
+)
+from littlestone.protocol.session import ServerSession
+from littlestone.server.net.settings import FAULTS_TO_FORFEIT, ServerSettings
+from littlestone.server.net.transport import Connection, Deadline
+
+__all__ = ["FAULT", "Disconnected", "Forfeit", "RemoteAdversary", "RemoteLearner", "RemotePlayer"]
+
+
+class Forfeit(Exception):
+    """A player reached the fault that forfeits the game."""
+
+    def __init__(self, role: str, code: Code) -> None:
+        super().__init__(f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({code.value})")
+        self.role, self.code = role, code
+
+
+class Disconnected(Exception):
+    """A remote player went away mid-game."""
+
+    def __init__(self, role: str) -> None:
+        super().__init__(f"the {role} disconnected")
+        self.role = role
+
+
+class RemotePlayer:
+    """Receiving moves from a connection: deadlines, the time bank and the fault ladder."""
+
+    def __init__(self, ws: Connection, session: ServerSession, settings: ServerSettings,
+                 role: str) -> None:
+        self.ws, self.session, self.settings, self.role = ws, session, settings, role
+        self.faults: list[dict[str, Any]] = []
+        self.bank = settings.time_bank
+
+    async def send(self, message: dict[str, Any]) -> None:
+        frame = encode(message)
+        if self.ws.send_nowait(frame):
+            return
+        try:
+            await self.ws.send(frame)
+        except ConnectionClosed:
+            raise Disconnected(self.role) from None
+
+    async def fault(self, code: Code, message: str, t: int | None) -> None:
+        self.faults.append({"t": t, "code": code.value, "message": message})
+        with contextlib.suppress(Disconnected):
+            await self.send(ProtocolError(code, message).to_message())
+        if len(self.faults) >= FAULTS_TO_FORFEIT:
+            raise Forfeit(self.role, code)
+
+    #: Whether a fault ends the move (the round is scored against the player: a learner)
+    #: or the move is asked again (an adversary: the round is not played without it).
+    fault_ends_move = False
+
+    async def receive(self, *kinds: str, t: int | None,
+                      accept: Callable[[dict[str, Any]], Any],
+                      started: float | None = None) -> Any:
+        """The next acceptable move: ``accept`` turns a message into a move or raises
+        IllegalMove/ProtocolError. Every bad or late message is a fault (a move for a round
+        already decided is dropped); after a learner's fault :data:`FAULT` is returned.
+        The clock runs from ``started`` (loop time; default now)."""
+        self.session.expect(*kinds, t=t)
+        ws = self.ws
+        if started is None:  # a stale message does not restart the clock
+            started = ws.loop.time()
+        while True:
+            try:
+                frame = await ws.recv(self.deadline(started))
+            except TimeoutError:
+                self.bank = 0.0
+                await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
+                if self.fault_ends_move:
+                    return FAULT
+                started = ws.loop.time()
+                continue
+            except ConnectionClosed:
+                raise Disconnected(self.role) from None
+            try:
+                move = accept(self.session.receive(frame))
+            except ProtocolError as exc:
+                if exc.fatal:
+                    raise Disconnected(self.role) from None
+                if exc.stale:
+                    continue
+                self._charge(started)
+                await self.fault(exc.code, exc.message, t)
+            except IllegalMove as exc:
+                self._charge(started)
+                await self.fault(Code.ILLEGAL_MOVE, exc.message, t)
+            else:
+                self._charge(started)
+                return move
+            if self.fault_ends_move:
+                return FAULT
+            started = self.ws.loop.time()
+
+    def deadline(self, started: float) -> float:
+        """When a move asked for at ``started`` (loop time) is late: the per-move deadline
+        plus what is left in the time bank."""
+        return started + self.settings.move_deadline + self.bank
+
+    def _charge(self, started: float, now: float | None = None) -> None:
+        """Time beyond the move deadline comes out of the time bank."""
+        late = (self.ws.loop.time() if now is None else now) - started
+        late -= self.settings.move_deadline
+        if late > 0:
+            self.bank = max(0.0, self.bank - late)
+
+
+#: What a remote learner's move is after a fault: the round is scored against it.
+FAULT = object()
+
+
+def _probability(message: dict[str, Any]) -> float:
+    p = message["p"]
+    if type(p) is float and 0.0 <= p <= 1.0:  # the usual move needs no more checks
+        return p
+    return check_probability(p)
+
+
+class RemoteLearner(RemotePlayer):
+    """A learner behind a connection. Its ``update`` only remembers the label, which then
+    rides with the next instance (PROTOCOL.md 5.1): one round trip per round."""
+
+    fault_ends_move = True
+
+    def __init__(self, ws: Connection, session: ServerSession,
+                 settings: ServerSettings) -> None:
+        super().__init__(ws, session, settings, "learner")
+        self.hclass: Any = None
+        self.pending: dict[str, Any] | None = None
+
+    async def predict(self, t: int, x: Any) -> Any:
+        """p in [0, 1], or FAULT."""
+        await self.send(self._instance(t, instance_to_wire(self.hclass, x)))
+        return await self.receive("predict", t=t, accept=_probability)
+
+    async def update(self, t: int, x: Any, y: int) -> None:
+        self.pending = {"t": t, "y": y}
+
+    async def play_queued(self, t0: int, wires: list[Any], ys: list[int],
+                          predictions: list[float]) -> None:
+        """Play queued rounds t0, t0 + 1, ...: send each instance (``wires``: as on the
+        wire) with the label before it, append each p to ``predictions`` (1 - y after a
+        fault). The same messages, checks and fault ladder as :meth:`predict` round by
+        round; rounds that go as expected are answered from the connection's callback
+        (:class:`_FastRounds`), anything else (a fault, a stale move, a timeout, a
+        closed connection, a peer that does not read) takes the way of :meth:`receive`.
+        """
+        n, i = len(ys), 0
+        while i < n:
+            await self.send(self._instance(t0 + i, wires[i]))
+            started = self.ws.loop.time()
+            fast = _FastRounds(self, t0, wires, ys, predictions, i, started)
+            i, started, sent = await fast.run()
+            if i < n and sent:  # round i's instance is out: its move comes the slow way
+                p = await self.receive("predict", t=t0 + i, accept=_probability,
+                                       started=started)
+                self.answered(t0 + i, ys[i], p, predictions)
+                i += 1
+
+    def _instance(self, t: int, wire: Any) -> dict[str, Any]:
+        """Round t's instance (as on the wire), with the label of the round before."""
+        message = {"type": "instance", "t": t, "x": wire}
+        if self.pending is not None:
+            message["label"] = self.pending
+        return message
+
+    def answered(self, t: int, y: int, p: Any, predictions: list[float]) -> None:
+        """Round t's move: p (FAULT: scored as a mistake, p = 1 - y); its label y then
+        rides with the next instance."""
+        y = int(y)
+        predictions.append(1.0 - y if p is FAULT else p)
+        self.pending = {"t": t, "y": y}
+
+    async def weights(self, t: int, x: Any, advice: Any) -> Any:
+        message: dict[str, Any] = {"type": "advice", "t": t, "advice": None}
+        if x is not None:  # class-derived experts: the learner evaluates its class on x
+            message["x"] = instance_to_wire(self.hclass, x)
+        elif advice is not None:
+            message["advice"] = vector_to_wire(advice)
+        if self.pending is not None:
+            message["outcome"] = self.pending
+        await self.send(message)
+
+        def accept(m: dict[str, Any]) -> Any:
+            if m["type"] == "predict":
+                return check_probability(m["p"])
+            return vector_from_wire(m["w"])
+
+        return await self.receive("predict", "weights", t=t, accept=accept)
+
+    async def update_costs(self, t: int, costs: Any, y: int | None) -> None:
+        self.pending = {"t": t, "costs": vector_to_wire(costs), "y": y}
+
+
+class _FastRounds:
+    """Queued rounds answered from the connection's callback: a good ``predict`` for
+    the round awaited is checked, charged against the clock and answered with the next
+    instance in the same callback, without waking the game's task (one round trip costs
+    the server a few microseconds less: benchmarks/README.md). Any other message, a
+    deadline passing, a peer that stops reading or a closed connection stops it:
+    :meth:`run` then returns (next round, its clock's start, whether its instance was
+    sent) and :meth:`RemoteLearner.play_queued` takes over."""
+
+    def __init__(self, learner: RemoteLearner, t0: int, wires: list[Any], ys: list[int],
+                 predictions: list[float], i: int, started: float) -> None:
+        self.learner, self.t0, self.wires, self.ys = learner, t0, wires, ys
+        self.predictions, self.i, self.started, self.sent = predictions, i, started, True
+        ws = learner.ws
+        self.deadline = Deadline(ws.loop, ws.stop_answering)
+
+    async def run(self) -> tuple[int, float, bool]:
+        learner = self.learner
+        learner.session.expect("predict", t=self.t0 + self.i)
+        self.deadline.set(learner.deadline(self.started))
+        try:
+            await learner.ws.answer(self)
+        finally:
+            self.deadline.cancel()
+        return self.i, self.started, self.sent
+
+    def __call__(self, frame: bytes | str) -> bool:
+        learner = self.learner
+        try:
+            p = _probability(learner.session.receive(frame))
+        except (ProtocolError, IllegalMove):
+            return False  # declined: the slow way receives the frame again
+        ws = learner.ws
+        now = ws.loop.time()
+        learner._charge(self.started, now)
+        i, t0 = self.i, self.t0
+        learner.answered(t0 + i, self.ys[i], p, self.predictions)
+        i = self.i = i + 1
+        if i == len(self.ys):
+            ws.stop_answering()
+        elif ws.send_nowait(encode(learner._instance(t0 + i, self.wires[i]))):
+            self.started = now
+            learner.session.expect("predict", t=t0 + i)
+            self.deadline.set(learner.deadline(now))
+        else:
+            self.sent = False
+            ws.stop_answering()
+        return True
+
+
+class RemoteAdversary(RemotePlayer):
+    """An adversary behind a connection (PROTOCOL.md 5.3)."""
+
+    def __init__(self, ws: Connection, session: ServerSession,
+                 settings: ServerSettings) -> None:
+        super().__init__(ws, session, settings, "adversary")
+        self.hclass: Any = None
+
+    async def instance(self, t: int) -> Any:
+        return await self.receive("instance", "commit", t=t, accept=self._instance)
+
+    def _instance(self, m: dict[str, Any]) -> Any:
+        if m["type"] == "commit":
+            return ("commit", m["digest"])
+        return instance_from_wire(self.hclass, m["x"])
+
+    async def label(self, t: int, x: Any, p: float) -> int:
+        await self.send({"type": "prediction", "t": t, "p": p})
+        y = await self.receive("label", t=t, accept=lambda m: check_label(m["y"]))
+        return int(y)
+
+    async def advice(self, t: int) -> Any:
+        def accept(m: dict[str, Any]) -> Any:
+            if m["type"] == "commit":
+                return ("commit", m["digest"])
+            if m["type"] == "instance":
+                return ("instance", instance_from_wire(self.hclass, m["x"]))
+            return ("advice", None if m["advice"] is None else vector_from_wire(m["advice"]))
+
+        return await self.receive("advice", "instance", "commit", t=t, accept=accept)
+
+    async def outcome(self, t: int, answer: Any) -> Any:
+        message: dict[str, Any] = {"type": "answer", "t": t}
+        if isinstance(answer, np.ndarray):
+            message["w"] = vector_to_wire(answer)
+        else:
+            message["p"] = float(answer)
+        await self.send(message)
+
+        def accept(m: dict[str, Any]) -> Any:
+            return check_label(m["y"]) if m["type"] == "label" else vector_from_wire(m["v"])
+
+        return await self.receive("label", "costs", t=t, accept=accept)
+
+    async def reveal(self) -> tuple[Any, bytes]:
+        await self.send({"type": "reveal?"})
+
+        def accept(m: dict[str, Any]) -> tuple[Any, bytes]:
+            target = m["target"]
+            if isinstance(target, bytes | list):
+                target = vector_from_wire(target)
+            return target, m["salt"]
+
+        target, salt = await self.receive("reveal", t=None, accept=accept)
+        return target, salt

@@ -1,0 +1,388 @@
+"""The game server: handshakes, challenges, open games, tournament entrants, spectators.
+
+:class:`GameServer` accepts connections (:mod:`.transport`), runs each session's
+state machine (:mod:`littlestone.protocol.session`), and plays every game through
+:func:`.driver.run_game`, logging and indexing it as ``play`` does
+(:mod:`littlestone.server.records`) and broadcasting it to spectators
+(:mod:`.spectators`). :func:`serve_forever` is ``littlestone serve``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import secrets
+import signal
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from websockets.exceptions import ConnectionClosed
+
+from littlestone import adversaries as _adversaries  # noqa: F401 - registers the built-ins
+from littlestone import learners as _learners  # noqa: F401 - registers the built-ins
+from littlestone.adversaries.base import ADVERSARIES
+from littlestone.games.errors import LittlestoneError, SpecError, UnsupportedGame
+from littlestone.games.game import EXPERTS, GameSpec, game_seeds
+from littlestone.learners.base import LEARNERS
+from littlestone.protocol.codec import encode
+from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
+from littlestone.protocol.messages import PROTOCOL_VERSION, rules_from_wire, rules_to_wire
+from littlestone.protocol.session import ServerSession
+from littlestone.server.net.driver import run_game
+from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
+from littlestone.server.net.settings import HANDSHAKE_TIMEOUT_S, ServerSettings
+from littlestone.server.net.spectators import Broadcast, wire_result
+from littlestone.server.net.transport import Connection, Server, serve
+from littlestone.server.records.logged import agent_identity, game_info, package_version
+from littlestone.server.records.logs import LogWriter
+from littlestone.server.records.store import Store, new_game_id, utc_now
+
+__all__ = ["GameServer", "serve_forever"]
+
+log = logging.getLogger("littlestone.server")
+
+
+class GameServer:
+    """``littlestone serve``: handshakes, challenges against built-in agents, games."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.store = Store(settings.data)
+        self.games: set[asyncio.Task[Any]] = set()
+        #: Tournament entrants by (tournament, account): connection, session, release.
+        self.entrants: dict[tuple[str, str], tuple[Connection, ServerSession,
+                                                   asyncio.Future[None]]] = {}
+        #: Called with (agent name, game id) when a game is created (tournaments use it).
+        self.on_created: Callable[[str, str], None] | None = None
+        #: Games created and waiting for their second player, by id.
+        self.open_games: dict[str, tuple[GameSpec, int, Connection, ServerSession,
+                                         asyncio.Future[None]]] = {}
+        #: Games this server referees now, by id, as their spectators see them.
+        self.running: dict[str, Broadcast] = {}
+        self._server: Server | None = None
+        self._stopping = asyncio.Event()
+
+    # tokens: stored hashed (sha256), looked up by the hash
+    def account(self, token: str) -> str | None:
+        digest = hashlib.sha256(token.encode()).hexdigest()
+        return self.store.token_account(digest)
+
+    async def start(self) -> None:
+        settings = self.settings
+        self._server = await serve(self.handle, settings.host, settings.port,
+                                   max_size=settings.limits.max_frame, tls=settings.tls)
+
+    @property
+    def url(self) -> str:
+        """Where clients reach this server."""
+        scheme = "wss" if self.settings.tls is not None else "ws"
+        return f"{scheme}://{self.settings.host}:{self.port}"
+
+    @property
+    def port(self) -> int:
+        assert self._server is not None
+        return self._server.port
+
+    async def stop(self) -> None:
+        """Graceful: stop accepting, let running games end as aborted, close."""
+        self._stopping.set()
+        for _, _, finished in list(self.entrants.values()):
+            if not finished.done():
+                finished.set_result(None)
+        if self._server is not None:
+            self._server.stop_accepting()
+        for task in list(self.games):
+            task.cancel()
+        if self.games:
+            await asyncio.gather(*self.games, return_exceptions=True)
+        if self._server is not None:
+            await self._server.close()
+
+    async def handle(self, ws: Connection) -> None:
+        session = ServerSession(tokens=self.account, anonymous=self.settings.anonymous,
+                                limits=self.settings.limits)
+        try:
+            try:
+                frame = await ws.recv(ws.loop.time() + HANDSHAKE_TIMEOUT_S)
+                session.receive(frame)
+            except TimeoutError:
+                raise ProtocolError(Code.TIMEOUT, "no hello within the handshake deadline",
+                                    fatal=True) from None
+            await ws.send(encode(session.welcome(
+                f"littlestone {package_version()}",
+                {"max_frame": self.settings.limits.max_frame,
+                 "move_deadline_ms": int(self.settings.move_deadline * 1000),
+                 "time_bank_ms": int(self.settings.time_bank * 1000)})))
+            while not self._stopping.is_set():
+                frame = await ws.recv()
+                try:
+                    message = session.receive(frame)
+                except ProtocolError as exc:
+                    if exc.fatal:
+                        raise
+                    await ws.send(encode(exc.to_message()))
+                    continue
+                if message["type"] == "challenge":
+                    await self._challenge(ws, session, message)
+                elif message["type"] == "create":
+                    await self._create(ws, session, message)
+                elif message["type"] == "enter":
+                    await self._enter(ws, session, message)
+                elif message["type"] == "watch":
+                    await self._watch(ws, session, message)
+                else:
+                    await self._join(ws, session, message)
+        except ProtocolError as exc:
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(encode(exc.to_message()))
+                await ws.close(CLOSE_CODES.get(exc.code, 1008), exc.code.value)
+        except ConnectionClosed:
+            pass
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await ws.close(1001, "server shutting down")
+            raise
+        except Exception:
+            log.exception("internal error in a session")
+            with contextlib.suppress(Exception):
+                await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
+                await ws.close(1011, "internal")
+
+    async def _watch(self, ws: Connection, session: ServerSession,
+                     message: dict[str, Any]) -> None:
+        """A spectator follows a running game until its end (PROTOCOL.md 5.4)."""
+        broadcast = self.running.get(message["game_id"])
+        if broadcast is None:
+            await ws.send(encode(ProtocolError(Code.NOT_FOUND, f"no running game with id "
+                                               f"{message['game_id']}").to_message()))
+            return
+        session.start_game()  # nothing is expected from a spectator until the end
+        broadcast.spectators.add(ws)
+        try:
+            await ws.send(encode(broadcast.watching()))
+            end = asyncio.ensure_future(broadcast.over.wait())
+            try:
+                await asyncio.wait((end, ws.closed), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                end.cancel()
+        finally:
+            broadcast.spectators.discard(ws)
+            session.end_game()
+
+    async def _challenge(self, ws: Connection, session: ServerSession,
+                         message: dict[str, Any]) -> None:
+        try:
+            game = rules_from_wire(message["rules"])
+            registry: Any = ADVERSARIES if session.role == "learner" else LEARNERS
+            opponent = registry.make(message["opponent"])
+            if opponent.unsupported(game) is not None:
+                raise UnsupportedGame(f"{opponent.spec} cannot play this game: "
+                                      f"{opponent.unsupported(game)}")
+        except ProtocolError as exc:
+            await ws.send(encode(exc.to_message()))
+            return
+        except (SpecError, LittlestoneError) as exc:
+            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, str(exc)).to_message()))
+            return
+        seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
+        remote: RemoteLearner | RemoteAdversary
+        if session.role == "learner":
+            remote = RemoteLearner(ws, session, self.settings)
+            await self._run(game, seed, remote, opponent, [(ws, session, remote)])
+        else:
+            remote = RemoteAdversary(ws, session, self.settings)
+            await self._run(game, seed, opponent, remote, [(ws, session, remote)])
+
+    async def _enter(self, ws: Connection, session: ServerSession,
+                     message: dict[str, Any]) -> None:
+        """A remote agent enters a tournament under its token's name and plays the games
+        the tournament gives it, one after another, until ``done``."""
+        if session.account is None:
+            await ws.send(encode(ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs "
+                                               "a token: the token's name is the entrant")
+                                 .to_message()))
+            return
+        key = (message["tournament"], session.account)
+        finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.entrants[key] = (ws, session, finished)
+        await ws.send(encode({"type": "entered", "tournament": message["tournament"]}))
+        try:
+            await finished  # the tournament drives this connection's games meanwhile
+        finally:
+            self.entrants.pop(key, None)
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(encode({"type": "done", "tournament": message["tournament"]}))
+
+    def entrant(self, tournament: str, account: str) -> str | None:
+        """The role of a connected entrant, or ``None``."""
+        entry = self.entrants.get((tournament, account))
+        return entry[1].role if entry is not None else None
+
+    async def play_entrant(self, tournament: str, account: str, game: GameSpec, seed: int,
+                           opponent: Any) -> str | None:
+        """Play one tournament game on an entrant's connection; returns the game id."""
+        entry = self.entrants.get((tournament, account))
+        if entry is None:
+            return None
+        ws, session, _ = entry
+        game_id = new_game_id()
+        if session.role == "learner":
+            remote: RemotePlayer = RemoteLearner(ws, session, self.settings)
+            await self._run(game, seed, remote, opponent, [(ws, session, remote)], game_id)
+        else:
+            remote = RemoteAdversary(ws, session, self.settings)
+            await self._run(game, seed, opponent, remote, [(ws, session, remote)], game_id)
+        return game_id
+
+    async def release(self, tournament: str) -> None:
+        """The tournament is over: every entrant is told ``done`` (waits until told)."""
+        for (name, _), (_, _, finished) in list(self.entrants.items()):
+            if name == tournament and not finished.done():
+                finished.set_result(None)
+        for _ in range(100):
+            if not any(name == tournament for name, _ in self.entrants):
+                return
+            await asyncio.sleep(0.01)
+
+    async def _create(self, ws: Connection, session: ServerSession,
+                      message: dict[str, Any]) -> None:
+        """Open a game for another remote agent to join; wait until it is played."""
+        try:
+            game = rules_from_wire(message["rules"])
+        except ProtocolError as exc:
+            await ws.send(encode(exc.to_message()))
+            return
+        except LittlestoneError as exc:
+            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, str(exc)).to_message()))
+            return
+        game_id = new_game_id()
+        seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
+        played: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.open_games[game_id] = (game, seed, ws, session, played)
+        await ws.send(encode({"type": "created", "game_id": game_id}))
+        if self.on_created is not None:
+            self.on_created(session.agent, game_id)
+        try:
+            await played  # the joiner's connection runs the game, for both
+        finally:
+            self.open_games.pop(game_id, None)
+
+    async def _join(self, ws: Connection, session: ServerSession,
+                    message: dict[str, Any]) -> None:
+        entry = self.open_games.get(message["game_id"])
+        if entry is None:
+            await ws.send(encode(ProtocolError(Code.NOT_FOUND, "no open game with id "
+                                               f"{message['game_id']!r}").to_message()))
+            return
+        game, seed, other_ws, other, played = entry
+        if other.role == session.role:
+            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, f"that game already has "
+                                               f"a {session.role}").to_message()))
+            return
+        del self.open_games[message["game_id"]]
+        players = {session.role: (ws, session), other.role: (other_ws, other)}
+        learner = RemoteLearner(*players["learner"], self.settings)
+        adversary = RemoteAdversary(*players["adversary"], self.settings)
+        try:
+            await self._run(game, seed, learner, adversary,
+                            [(*players["learner"], learner), (*players["adversary"], adversary)],
+                            game_id=message["game_id"])
+        finally:
+            if not played.done():
+                played.set_result(None)
+
+    async def _run(self, game: GameSpec, seed: int, learner: Any, adversary: Any,
+                   remotes: list[tuple[Connection, ServerSession, RemotePlayer]],
+                   game_id: str | None = None) -> None:
+        """Play one game with its remote players: start, rounds, log, index, end."""
+        game_id = game_id or new_game_id()
+        seeds = game_seeds(seed)
+
+        def identity(player: Any) -> dict[str, Any]:
+            if isinstance(player, RemotePlayer):
+                return {"spec": f"remote:{player.session.agent}",
+                        "account": player.session.account, "sha256": "remote"}
+            return agent_identity(player)
+
+        header: dict[str, Any] = {
+            "game_id": game_id, "package": package_version(), "protocol": PROTOCOL_VERSION,
+            "started": utc_now(), "source": "server", "rules": game_info(game), "seed": seed,
+            "seeds": {"referee": seeds.referee, "learner": seeds.learner,
+                      "adversary": seeds.adversary},
+            "learner": identity(learner), "adversary": identity(adversary),
+        }
+        path = self.settings.data / "games" / f"{game_id}.lslog"
+        self.store.start_game({**game_info(game), "learner": header["learner"]["spec"],
+                               "adversary": header["adversary"]["spec"], "seed": seed,
+                               "horizon": game.rounds, "source": "server"},
+                              log=str(path), game_id=game_id)
+        writer = LogWriter(path, header, background=False)
+        broadcast = writer.observer = Broadcast(game_id, rules_to_wire(game),
+                                                header["learner"]["spec"],
+                                                header["adversary"]["spec"])
+        self.running[game_id] = broadcast
+        try:
+            await self._play(game, seed, learner, adversary, remotes, game_id, writer)
+        finally:
+            del self.running[game_id]
+            broadcast.finish("aborted", {})  # (the footer has ended it already, normally)
+
+    async def _play(self, game: GameSpec, seed: int, learner: Any, adversary: Any,
+                    remotes: list[tuple[Connection, ServerSession, RemotePlayer]], game_id: str,
+                    writer: LogWriter) -> None:
+        """The game itself: start, the rounds, the log's footer, the index row, end."""
+        seeds = game_seeds(seed)
+        for ws, session, remote in remotes:
+            session.start_game()
+            own = seeds.learner if remote.role == "learner" else seeds.adversary
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(encode({"type": "start", "game_id": game_id, "role": remote.role,
+                                      "rules": rules_to_wire(game), "seed": own}))
+        task = asyncio.current_task()
+        assert task is not None
+        self.games.add(task)
+        try:
+            result = await run_game(game, seed, learner, adversary, writer)
+        except asyncio.CancelledError:
+            writer.close({"status": "aborted:shutdown", "finished": utc_now(), "result": {}})
+            self.store.finish_game(game_id, {"status": "aborted:shutdown"})
+            raise
+        finally:
+            self.games.discard(task)
+        scores = result.to_dict()
+        footer: dict[str, Any] = {"status": result.status, "finished": utc_now(),
+                                  "result": scores}
+        if result.revealed is not None:
+            revealed = result.revealed
+            footer["revealed"] = revealed.tolist() if hasattr(revealed, "tolist") else revealed
+        writer.close(footer)
+        self.store.finish_game(game_id, scores)
+        for ws, session, remote in remotes:
+            session.end_game()
+            end: dict[str, Any] = {"type": "end", "status": result.status,
+                                   "result": wire_result(scores), "game_id": game_id}
+            if isinstance(remote, RemoteLearner) and remote.pending is not None:
+                end["label" if game.game != EXPERTS else "outcome"] = remote.pending
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(encode(end))
+
+
+async def serve_forever(settings: ServerSettings,
+                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None
+                        ) -> None:
+    """Run until SIGINT or SIGTERM, then shut down gracefully."""
+    server = GameServer(settings)
+    await server.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    if ready is not None:
+        maybe = ready(server)
+        if maybe is not None:
+            await maybe
+    await stop.wait()
+    await server.stop()

@@ -1,0 +1,196 @@
+"""A tournament's TOML file: reading it, checking every key, and the agents it names.
+
+Imports the games only (to check class specs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from littlestone.games.classes import make_class
+from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.games.game import GAMES, MISTAKE_BOUND
+
+__all__ = ["ConfigError", "Limits", "TournamentConfig", "absolute_spec", "is_file_agent",
+           "load_config", "remote_account"]
+
+
+class ConfigError(LittlestoneError):
+    """A tournament file that cannot be used: names the file, the line and the key."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-agent limits for submitted agents."""
+
+    move_deadline: float = 5.0
+    time_bank: float = 30.0
+    memory_mb: int = 1024
+    cpu_seconds: int = 120
+    #: How long the tournament waits for a remote agent to enter.
+    remote_wait: float = 120.0
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    name: str
+    rounds: int
+    seeds: tuple[int, ...]
+    games: tuple[str, ...]
+    classes: tuple[str, ...]
+    experts: int | None
+    learners: tuple[str, ...]
+    adversaries: tuple[str, ...]
+    limits: Limits
+    source: str = ""
+    #: host:port the tournament's server listens on (remote agents connect there).
+    listen: str = "127.0.0.1:0"
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()
+
+
+_KNOWN = {
+    "tournament": {"name", "rounds", "seeds", "games", "experts", "listen"},
+    "limits": {"move_deadline", "time_bank", "memory_mb", "cpu_seconds", "remote_wait"},
+    "classes": {"spec"},
+    "": {"tournament", "classes", "learners", "adversaries", "limits"},
+}
+
+
+def _line_of(text: str, key: str) -> int:
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip().startswith(key):
+            return number
+    return 0
+
+
+def load_config(path: str | Path) -> TournamentConfig:
+    """Read and check a tournament file::
+
+        [tournament]
+        name = "week-3"
+        rounds = 200
+        seeds = [0, 1, 2]            # or a count: seeds = 3
+        games = ["mistake-bound"]    # and/or "experts"
+        experts = 4                  # d, for experts games without a class
+
+        [[classes]]
+        spec = "thresholds:n=255"
+
+        learners = ["halving", "soa", "submissions/alice.py:Learner"]
+        adversaries = ["random-target", "shattered-tree"]
+
+        [limits]                     # for submitted agents
+        move_deadline = 5.0          # seconds a move
+        time_bank = 30.0             # seconds over the deadlines, a game
+        memory_mb = 1024             # RLIMIT_AS
+        cpu_seconds = 120            # RLIMIT_CPU
+        remote_wait = 120            # seconds to wait for a remote agent to enter
+
+    ``remote:NAME`` in ``learners`` or ``adversaries`` is an agent that enters with the
+    token named NAME (``littlestone connect URL --token T --learner SPEC --tournament
+    NAME``), against built-in opponents; ``[tournament] listen = "HOST:PORT"`` (default
+    ``127.0.0.1:0``, a free port, announced on stderr) is where it connects.
+
+    (``learners`` and ``adversaries`` are top-level keys: put them before the first
+    table.) Unknown keys and bad values raise ConfigError naming file, line and key.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+        data = tomllib.loads(text)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+    def fail(key: str, message: str) -> ConfigError:
+        return ConfigError(f"{path}:{_line_of(text, key.split('.')[-1])}: {key}: {message}")
+
+    for table, known in (("", _KNOWN[""]), ("tournament", _KNOWN["tournament"]),
+                         ("limits", _KNOWN["limits"])):
+        section = data if not table else data.get(table, {})
+        if not isinstance(section, dict):
+            raise fail(table, "must be a table")
+        for key in section:
+            if key not in known:
+                raise fail(f"{table}.{key}" if table else key, "unknown key")
+    head = data.get("tournament", {})
+    name = head.get("name")
+    if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
+        raise fail("tournament.name", "a name of letters, digits, - _ . is required")
+    rounds = head.get("rounds")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise fail("tournament.rounds", "an integer >= 1 is required")
+    seeds_raw = head.get("seeds", 1)
+    if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool) and seeds_raw >= 1:
+        seeds = tuple(range(seeds_raw))
+    elif isinstance(seeds_raw, list) and seeds_raw and all(
+        isinstance(s, int) and not isinstance(s, bool) for s in seeds_raw
+    ):
+        seeds = tuple(seeds_raw)
+    else:
+        raise fail("tournament.seeds", "a count >= 1 or a list of integers")
+    games = head.get("games", [MISTAKE_BOUND])
+    if not isinstance(games, list) or not games or any(g not in GAMES for g in games):
+        raise fail("tournament.games", f"a list of {', '.join(GAMES)}")
+    experts = head.get("experts")
+    if experts is not None and (isinstance(experts, bool) or not isinstance(experts, int)
+                                or experts < 1):
+        raise fail("tournament.experts", "an integer >= 1")
+    classes_raw = data.get("classes", [])
+    if not isinstance(classes_raw, list):
+        raise fail("classes", "use [[classes]] tables with a spec")
+    classes = []
+    for entry in classes_raw:
+        if not isinstance(entry, dict) or set(entry) - _KNOWN["classes"] or "spec" not in entry:
+            raise fail("classes", "each [[classes]] has exactly a spec")
+        try:
+            make_class(entry["spec"])
+        except SpecError as exc:
+            raise fail("classes.spec", str(exc)) from None
+        classes.append(entry["spec"])
+    if MISTAKE_BOUND in games and not classes:
+        raise fail("classes", "the mistake-bound game needs at least one [[classes]]")
+    agents = {}
+    for key in ("learners", "adversaries"):
+        value = data.get(key)
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+            raise fail(key, "a non-empty list of agent specs")
+        agents[key] = tuple(value)
+    limits_raw = data.get("limits", {})
+    try:
+        limits = Limits(**limits_raw)
+    except TypeError as exc:
+        raise fail("limits", str(exc)) from None
+    for key, value in vars(limits).items():
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise fail(f"limits.{key}", "a positive number")
+    listen = head.get("listen", "127.0.0.1:0")
+    host, _, port = str(listen).rpartition(":")
+    if not host or not port.isdigit():
+        raise fail("tournament.listen", "HOST:PORT, e.g. 127.0.0.1:8765")
+    return TournamentConfig(name, rounds, seeds, tuple(games), tuple(classes), experts,
+                            agents["learners"], agents["adversaries"], limits, text, listen)
+
+
+def is_file_agent(spec: str) -> bool:
+    return ".py:" in spec or spec.endswith(".py")
+
+
+def absolute_spec(spec: str) -> str:
+    """A file agent's spec with an absolute path (the sandbox runs elsewhere)."""
+    path, sep, rest = spec.partition(".py:")
+    return f"{Path(path + '.py').resolve()}:{rest}" if sep else spec
+
+
+def remote_account(spec: str) -> str | None:
+    """``remote:NAME``: the agent that enters with the token named NAME."""
+    return spec.removeprefix("remote:") if spec.startswith("remote:") else None

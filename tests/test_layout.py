@@ -1,0 +1,276 @@
+"""The house: one installable package, the dependency arrows between its rooms, and
+documents whose every link and file reference resolves inside a clone."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import fnmatch
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import littlestone
+from littlestone.server.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = ("games", "learners", "adversaries", "protocol", "server")
+DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+# -- the dependency arrows --------------------------------------------------------------
+
+#: What each part may import of ours (prefixes of ``littlestone.*`` module names); the
+#: module's own room is always allowed. docs/design.md section 2 draws these arrows.
+ALLOWED = {
+    "games": (),
+    "learners": ("games",),
+    "adversaries": ("games",),
+    "protocol": ("games",),
+    "server.local": ("games", "learners", "adversaries", "server.records.logs"),
+    "server.checks": ("games", "learners", "adversaries", "server.local"),
+    "server.records": ("games", "learners", "adversaries", "protocol.messages",
+                       "server.local", "server.checks"),
+    "server.client": ("games", "learners", "adversaries", "protocol",
+                      "server.net.transport"),
+    "server.net": ("games", "learners", "adversaries", "protocol", "server.local",
+                   "server.records"),
+    "server.tournament": ("games", "learners", "adversaries", "server.net",
+                          "server.records"),
+    "server.cli": ("",),  # the command line may call every room
+}
+
+
+def _room(module: str) -> str:
+    """The part of the package a module belongs to (the longest key of ALLOWED)."""
+    name = module.removeprefix("littlestone.")
+    return max((room for room in ALLOWED if name == room or name.startswith(room + ".")),
+               key=len)
+
+
+def _imports(path: Path) -> list[str]:
+    """The modules of ours that ``path`` imports, as ``littlestone.*`` names
+    (``from littlestone import learners`` counts as ``littlestone.learners``)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: a relative import"
+            if node.module == "littlestone":
+                found += [f"littlestone.{a.name}" for a in node.names
+                          if a.name != "__version__"]
+            elif node.module and node.module.startswith("littlestone."):
+                found.append(node.module)
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.startswith("littlestone.")]
+    return found
+
+
+def _modules() -> list[tuple[str, Path]]:
+    """Every module of the package, by the name it has under ``littlestone``."""
+    out = []
+    for folder in FOLDERS:
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            out.append((".".join(p for p in parts if p != "__init__"), path))
+    return out
+
+
+def _breaks_an_arrow(module: str, imported: str) -> bool:
+    room = _room(module)
+    allowed = (room, *ALLOWED[room])
+    target = imported.removeprefix("littlestone.")
+    return not any(a == "" or target == a or target.startswith(a + ".") for a in allowed)
+
+
+def test_the_dependency_arrows_hold():
+    """games imports nothing of ours; learners, adversaries and protocol only games;
+    nothing outside server imports server; inside server each room imports only the
+    rooms downstream of it."""
+    broken = [f"{path.relative_to(ROOT)} imports {imported}" for name, path in _modules()
+              for imported in _imports(path) if _breaks_an_arrow(name, imported)]
+    assert not broken, "\n".join(broken)
+
+
+def test_the_arrow_check_sees_a_wrong_import(tmp_path):
+    """The checker itself: the games importing the server, or learners importing
+    adversaries, are caught; the server's command line may import anything."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("from littlestone.server.local import play\nfrom littlestone import learners\n")
+    assert _imports(bad) == ["littlestone.server.local", "littlestone.learners"]
+    assert _breaks_an_arrow("games.bad", "littlestone.server.local")
+    assert _breaks_an_arrow("learners.bad", "littlestone.adversaries.base")
+    assert _breaks_an_arrow("server.client", "littlestone.server.net.server")
+    assert not _breaks_an_arrow("learners.bad", "littlestone.games.classes")
+    assert not _breaks_an_arrow("server.cli.local", "littlestone.server.tournament")
+
+
+def test_no_module_of_the_server_is_a_grab_bag():
+    """Rooms split by responsibility: no module of server/ over 600 lines."""
+    long = [f"{p.relative_to(ROOT)}: {n} lines" for _, p in _modules()
+            if p.parts[len(ROOT.parts)] == "server"
+            and (n := len(p.read_text().splitlines())) > 600]
+    assert not long, long
+
+
+# -- one installable package ----------------------------------------------------------
+
+
+def _source_files() -> list[str]:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout.split()
+    return [f for f in listed if os.path.lexists(ROOT / f)]
+
+
+def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
+    """Build the wheel from a copy of the source (not this checkout, which may hold
+    build leftovers) and list what it would put into site-packages."""
+    source = tmp_path / "src"
+    for name in _source_files():
+        target = source / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if (ROOT / name).is_symlink():
+            target.symlink_to(os.readlink(ROOT / name))
+        else:
+            shutil.copy2(ROOT / name, target)
+    out = tmp_path / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "--wheel-dir", str(out), str(source)],
+                   check=True, capture_output=True, text=True)
+    (wheel,) = out.glob("littlestone-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {n.split("/")[0] for n in names}
+    assert top == {"littlestone", f"littlestone-{littlestone.__version__}.dist-info"}, top
+    for module in ("littlestone/__init__.py", "littlestone/__main__.py",
+                   "littlestone/py.typed", "littlestone/games/ldim.py",
+                   "littlestone/learners/base.py", "littlestone/adversaries/base.py",
+                   "littlestone/protocol/codec.py", "littlestone/server/cli/__init__.py",
+                   "littlestone/server/net/transport.py",
+                   "littlestone/server/records/logs.py",
+                   "littlestone/server/tournament/run.py", "littlestone/server/client.py"):
+        assert module in names, module
+    assert not any(n.startswith("littlestone/tests") for n in names)
+    entry = zipfile.ZipFile(wheel).read(
+        f"littlestone-{littlestone.__version__}.dist-info/entry_points.txt").decode()
+    assert "littlestone = littlestone.server.cli:main" in entry
+
+
+def test_version_and_help_from_the_command_line(tmp_path):
+    """From another folder, so that only the installed package can answer."""
+    version = subprocess.run([sys.executable, "-m", "littlestone", "--version"], cwd=tmp_path,
+                             capture_output=True, text=True, check=True)
+    assert version.stdout.strip() == f"littlestone {littlestone.__version__}"
+    script = Path(sys.executable).with_name("littlestone")
+    assert subprocess.run([str(script), "--version"], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout.strip() == version.stdout.strip()
+    helped = subprocess.run([sys.executable, "-m", "littlestone", "--help"], cwd=tmp_path,
+                            capture_output=True, text=True, check=True)
+    for command in ("ldim", "play", "serve", "connect", "tournament", "check", "replay"):
+        assert command in helped.stdout
+
+
+def test_a_students_own_protocol_module_does_not_shadow_ours(tmp_path):
+    """The generic names that used to be top-level packages (protocol, server, ...) are
+    the student's to use: a protocol.py beside their agent breaks nothing."""
+    for name in FOLDERS:
+        (tmp_path / f"{name}.py").write_text("raise ImportError('the student file')\n")
+    agent = tmp_path / "agent.py"
+    agent.write_text("from littlestone.learners.halving import Halving\n\n\n"
+                     "class Mine(Halving):\n"
+                     "    '''Halving, by a student.\n\n    >>> Mine().id\n    'halving'\n    '''\n")
+    played = subprocess.run(
+        [sys.executable, "-m", "littlestone", "play", "--learner", "agent.py:Mine",
+         "--adversary", "random-target", "--class", "thresholds:n=15", "--rounds", "20",
+         "--data", str(tmp_path / "data"), "--json"],
+        cwd=tmp_path, capture_output=True, text=True)
+    assert played.returncode == 0, played.stderr
+    assert json.loads(played.stdout.splitlines()[-1])["status"] == "complete"
+
+
+# -- documents ------------------------------------------------------------------------
+
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
+#: A path in backticks that names a file of the repository (``server/records/logs.py``).
+FILE_REFERENCE = re.compile(r"`((?:[\w.-]+/)*[\w.-]+\.(?:py|md|toml|png))(?::[\w.]+)?`")
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors of a markdown file."""
+    out = set()
+    for line in path.read_text().splitlines():
+        if line.startswith("#"):
+            text = line.lstrip("#").strip().lower()
+            text = re.sub(r"[^\w\- ]", "", text)
+            out.add(text.replace(" ", "-"))
+    return out
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[d.name for d in DOCUMENTS])
+def test_every_link_resolves_inside_the_clone(document):
+    text = document.read_text()
+    broken = []
+    for match in LINK.finditer(text):
+        target = match.group(1) or match.group(2)
+        if re.match(r"[a-z]+://", target) or target.startswith("mailto:"):
+            continue
+        file, _, anchor = target.partition("#")
+        path = (document.parent / file).resolve() if file else document
+        if not path.exists() or ROOT not in path.parents:
+            broken.append(f"{target}: no such file in the clone")
+        elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+            broken.append(f"{target}: no heading #{anchor}")
+    for match in FILE_REFERENCE.finditer(text):
+        name = match.group(1)
+        if "/" not in name or name.startswith(("path/", "submissions/", "DIR/")):
+            continue  # a bare file name or an example path in a command line
+        if not ((ROOT / name).exists() or (document.parent / name).exists()):
+            broken.append(f"`{name}`: no such file in the clone")
+    assert not broken, "\n".join(broken)
+
+
+def test_the_link_check_catches_a_link_out_of_the_clone(tmp_path):
+    assert LINK.findall("see [design](../shared/DESIGN.md) and ![p](docs/x.png)") == [
+        ("../shared/DESIGN.md", ""), ("", "docs/x.png")]
+    assert "the-command-line" in _anchors(ROOT / "README.md")
+
+
+def test_no_document_or_output_points_outside_the_repository(capsys):
+    """No link to ../shared, no file name of the course material: sources are cited by
+    their bibliographic names."""
+    outside = re.compile(r"\.\./shared|seeds/\d|DESIGN\.md|THEORY\.md")
+    texts = {str(d.relative_to(ROOT)): d.read_text() for d in DOCUMENTS}
+    for name, path in _modules():
+        texts[name] = path.read_text()
+    for command in (["learners", "--json"], ["adversaries", "--json"], ["--help"]):
+        with contextlib.suppress(SystemExit):
+            main(command)
+        texts[" ".join(command)] = capsys.readouterr().out
+    hits = [f"{where}: {m.group(0)}" for where, text in texts.items()
+            for m in outside.finditer(text)]
+    assert not hits, hits
+
+
+def test_every_test_docs_theory_names_exists():
+    """docs/theory.md names the test that plays each row: each name is a test function
+    (``*`` matches any ending) of the file named."""
+    text = (ROOT / "docs" / "theory.md").read_text()
+    named = re.findall(r"`(test_\w+\.py)::([\w*]+)`", text)
+    followers = re.findall(r"`(test_\w+\.py)::[\w*]+`((?:, `\w+`)+)", text)
+    named += [(file, test) for file, tests in followers  # `file::a`, `b`: b in file too
+              for test in re.findall(r"`(\w+)`", tests)]
+    assert len(named) > 20
+    missing = []
+    for file, pattern in named:
+        source = (ROOT / "tests" / file).read_text()
+        defined = re.findall(r"^(?:async )?def (test_\w+)", source, re.M)
+        if not any(fnmatch.fnmatchcase(d, pattern) for d in defined):
+            missing.append(f"{file}::{pattern}")
+    assert not missing, missing
