@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import FiniteClass
+from littlestone.games.coin import coin_for
 from littlestone.games.commitment import MIN_SALT_BYTES, SequenceHash, digest
 from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult
@@ -101,10 +102,11 @@ class ExpertsReferee:
     """Referee of one experts game: ``n_experts`` experts, ``rounds`` rounds.
 
     With ``hclass`` the experts are its hypotheses and the adversary plays instances.
+    ``seed`` is the key of the referee's coin (an int stands for a key derived from it).
     """
 
     def __init__(
-        self, n_experts: int, rounds: int, seed: int, hclass: FiniteClass | None = None
+        self, n_experts: int, rounds: int, seed: int | bytes, hclass: FiniteClass | None = None
     ) -> None:
         if hclass is not None and hclass.size != n_experts:
             raise ValueError("with class-derived experts, n_experts must be |H|")
@@ -119,7 +121,7 @@ class ExpertsReferee:
         self.expert_losses = np.zeros(n_experts)
         self.learner_loss = 0.0
         self.expected_learner_loss = 0.0
-        self._rng = np.random.default_rng(seed)
+        self._draws = coin_for(seed)
         self._x: Any = None
         self._advice: FloatArray | None = None
         self._weights: FloatArray | None = None
@@ -320,7 +322,7 @@ class ExpertsReferee:
     # -- rules -------------------------------------------------------------------------
 
     def _score(self, costs: FloatArray, label: int | None) -> ExpertsRecord:
-        u = float(self._rng.random())
+        u = float(self._draws.random())
         if self._weights is not None:
             w = self._weights
             expected = float(w @ costs)

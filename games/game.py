@@ -5,21 +5,25 @@ emit the records and the result defined here; the drivers, logs and the wire for
 carry them.
 
 >>> seeds = game_seeds(0)
->>> seeds == game_seeds(0), seeds.referee != seeds.learner != seeds.adversary
-(True, True)
+>>> seeds == game_seeds(0), len({seeds.learner, seeds.adversary}), len(seeds.referee)
+(True, 2, 32)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import hmac
 import math
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from littlestone.games.classes import FiniteClass, HypothesisClass
+from littlestone.games.coin import KEY_BYTES
 from littlestone.games.errors import SpecError
 
 __all__ = [
@@ -33,6 +37,8 @@ __all__ = [
     "GameSpec",
     "RoundRecord",
     "game_seeds",
+    "public_key",
+    "secret_key",
 ]
 
 MISTAKE_BOUND = "mistake-bound"
@@ -97,20 +103,66 @@ class GameSpec:
 
 @dataclass(frozen=True)
 class GameSeeds:
-    """Independent seeds for the referee's coin, the learner and the adversary."""
+    """A game's key and what it derives: the referee's coin key, each player's seed.
+
+    ``game`` is the game seed S (public: in the log, the index, a tournament's TOML);
+    ``key`` the 256-bit game key everything else is derived from, with HMAC-SHA256, so
+    that knowing S, or one player's seed, tells nothing of the coin or of the other
+    player's seed. ``commitment`` is SHA-256(key): a server announces it before round 1
+    and reveals the key after the game, and anyone can then check every seed and draw.
+    """
 
     game: int
-    referee: int
+    key: bytes
+    #: The key of the referee's coin (:class:`littlestone.games.coin.Coin`).
+    referee: bytes
     learner: int
     adversary: int
 
+    @property
+    def commitment(self) -> bytes:
+        """SHA-256 of the game key."""
+        return hashlib.sha256(self.key).digest()
+
+    @property
+    def public(self) -> bool:
+        """Whether the key is the one anybody derives from S (:func:`public_key`)."""
+        return self.key == public_key(self.game)
+
+
+def public_key(seed: int) -> bytes:
+    """The game key of ``play --seed S``: derived from S alone, so anybody can replay the
+    game (and an agent in the same process could predict its coin: in-process play
+    protects nothing, README says so)."""
+    return hashlib.sha256(f"littlestone public game key:{seed}".encode()).digest()
+
+
+def secret_key() -> bytes:
+    """A fresh random game key (a server's, a tournament's): 256 bits from the OS."""
+    return secrets.token_bytes(KEY_BYTES)
+
 
 @functools.lru_cache(maxsize=4096)
-def game_seeds(seed: int) -> GameSeeds:
-    """Derive the three players' seeds from the game seed (numpy SeedSequence.spawn)."""
-    children = np.random.SeedSequence(seed).spawn(3)
-    ref, lrn, adv = (int(c.generate_state(1, np.uint64)[0]) for c in children)
-    return GameSeeds(seed, ref, lrn, adv)
+def game_seeds(seed: int, key: bytes | None = None) -> GameSeeds:
+    """The seeds of game S under ``key`` (default :func:`public_key`): for each of
+    ``referee``, ``learner``, ``adversary``, HMAC-SHA256(key, "ROLE:S"); the coin takes
+    all 32 bytes, a player the first 8 as an integer.
+
+    >>> secret = game_seeds(7, bytes(32))
+    >>> secret.learner != game_seeds(7).learner, game_seeds(7).public, secret.public
+    (True, True, False)
+    """
+    if key is None:
+        key = public_key(seed)
+    if len(key) != KEY_BYTES:
+        raise ValueError(f"a game key is {KEY_BYTES} bytes, got {len(key)}")
+
+    def derive(role: str) -> bytes:
+        return hmac.new(key, f"{role}:{seed}".encode(), hashlib.sha256).digest()
+
+    return GameSeeds(seed, key, derive("referee"),
+                     int.from_bytes(derive("learner")[:8], "little"),
+                     int.from_bytes(derive("adversary")[:8], "little"))
 
 
 @dataclass(frozen=True)

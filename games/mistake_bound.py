@@ -49,6 +49,7 @@ from littlestone.games.classes import (
     HypothesisClass,
     VersionSpace,
 )
+from littlestone.games.coin import coin_for
 from littlestone.games.commitment import MIN_SALT_BYTES, digest
 from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
 from littlestone.games.game import MISTAKE_BOUND, GameResult, RoundRecord
@@ -98,14 +99,15 @@ def check_label(y: object) -> int:
 class MistakeBoundReferee:
     """Referee of one mistake-bound game of ``rounds`` rounds on class ``hclass``.
 
-    ``seed`` seeds the referee's own generator, which flips the learner's coin:
+    ``seed`` is the key of the referee's own coin (:class:`~littlestone.games.coin.Coin`;
+    an int stands for a key derived from it), which flips the learner's coin:
     yhat_t = [u_t < p_t] with u_t uniform in [0, 1), so p in {0, 1} is deterministic.
     ``history`` is where an infinite class's instances are kept for the final check: an
     object that takes rows in order by ``history[t] = x`` or ``history[t:u] = xs`` and gives
     them back by ``history[t:u]`` (by default an in-memory ``rounds`` x d array).
     """
 
-    def __init__(self, hclass: HypothesisClass, rounds: int, seed: int,
+    def __init__(self, hclass: HypothesisClass, rounds: int, seed: int | bytes,
                  history: Any = None) -> None:
         self.hclass = hclass
         self.rounds = rounds
@@ -115,7 +117,7 @@ class MistakeBoundReferee:
         self.message = ""
         self.mistakes = 0
         self.expected_mistakes = 0.0
-        self._rng = np.random.default_rng(seed)
+        self._draws = coin_for(seed)
         self._coins: list[float] = []
         self._coin = COIN_BLOCK
         #: V_t, for a finite class (infinite classes are checked by commit and reveal).
@@ -318,7 +320,7 @@ class MistakeBoundReferee:
         filled = 0
         while filled < n:
             if self._coin == COIN_BLOCK:
-                self._coins = self._rng.random(COIN_BLOCK).tolist()
+                self._coins = self._draws.random(COIN_BLOCK).tolist()
                 self._coin = 0
             take = min(n - filled, COIN_BLOCK - self._coin)
             coins[filled : filled + take] = self._coins[self._coin : self._coin + take]
@@ -362,7 +364,7 @@ class MistakeBoundReferee:
         """Flip the learner's coin, score the round, advance to the next."""
         c = self._coin
         if c == COIN_BLOCK:
-            self._coins = self._rng.random(COIN_BLOCK).tolist()
+            self._coins = self._draws.random(COIN_BLOCK).tolist()
             c = 0
         drawn = 1 if self._coins[c] < p else 0
         self._coin = c + 1

@@ -64,11 +64,12 @@ SCHEMAS: dict[str, dict[str, tuple[type, ...]]] = {
     "watching": {"game_id": (str,), "rules": (dict,), "learner": (str,), "adversary": (str,),
                  "t": (int,)},
     "rounds": {"game_id": (str,), "t0": (int,), "n": (int,), "t": (int,)},
-    "start": {"game_id": (str,), "role": (str,), "rules": (dict,), "seed": (int,)},
+    "start": {"game_id": (str,), "role": (str,), "rules": (dict,), "seed": (int,),
+              "commitment": (bytes, NONE)},
     "prediction": {"t": (int,), "p": _NUMBER},
     "answer": {"t": (int,)},
     "reveal?": {},
-    "end": {"status": (str,), "result": (dict,)},
+    "end": {"status": (str,), "result": (dict,), "key": (bytes, NONE)},
     "error": {"code": (str,), "message": (str,)},
 }
 

@@ -10,6 +10,7 @@ runs on: it imports the protocol and the transport, never the server.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ssl
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -92,6 +93,7 @@ async def play_remote(
             end = await _learner_loop(ws, receive, agent, game)
         else:
             end = await _adversary_loop(ws, receive, agent, game)
+    revealed = _revealed_key(start, end)
     result = dict(end["result"])
     result["status"] = end["status"]
     bound = agent.bound(game) if isinstance(agent, Learner) else None
@@ -106,7 +108,22 @@ async def play_remote(
     }
     out.update({k: v for k, v in result.items() if k != "game"})
     out["game_id"] = end.get("game_id")
+    if revealed is not None:
+        out["game_key"] = revealed.hex()
     return out
+
+
+def _revealed_key(start: dict[str, Any], end: dict[str, Any]) -> bytes | None:
+    """The game key the server reveals in ``end``, checked against the SHA-256 it
+    committed to in ``start`` (PROTOCOL.md 7): with it the player can re-derive every
+    seed and every draw of the referee's coin."""
+    key, commitment = end.get("key"), start.get("commitment")
+    if key is None or commitment is None:
+        return None
+    if hashlib.sha256(key).digest() != commitment:
+        raise ServerError("bad_message", "the game key revealed at the end does not match "
+                          "the commitment sent at the start")
+    return bytes(key)
 
 
 async def watch_remote(url: str, game_id: str, token: str | None = None,

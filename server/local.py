@@ -47,6 +47,7 @@ def play(
     on_record: RecordSink | None = None,
     blocks: bool = True,
     log: LogWriter | None = None,
+    key: bytes | None = None,
 ) -> GameResult:
     """Play one game and return its result (with the learner's bound).
 
@@ -60,9 +61,10 @@ def play(
     :meth:`~littlestone.adversaries.base.Adversary.moves` hands the referee its moves in blocks;
     the records are the same as move by move (``blocks=False``). ``log`` receives every
     round as it is scored (:mod:`littlestone.server.records.logs`; the caller writes the
-    header and the footer).
+    header and the footer). ``key`` is the game key the seeds derive from
+    (:func:`~littlestone.games.game.game_seeds`); by default the public key of ``seed``.
     """
-    seeds = game_seeds(seed)
+    seeds = game_seeds(seed, key)
     learner.start(game, seeds.learner)
     adversary.start(game, seeds.adversary)
     if log is not None:
@@ -97,11 +99,11 @@ def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
 
 
 def _play_mistake_bound(
-    game: GameSpec, learner: Learner, adversary: Adversary, seed: int,
+    game: GameSpec, learner: Learner, adversary: Adversary, coin: bytes,
     on_record: RecordSink | None, blocks: bool, log: LogWriter | None = None,
 ) -> GameResult:
     assert game.hclass is not None
-    referee = MistakeBoundReferee(game.hclass, game.rounds, seed, history=history_for(game))
+    referee = MistakeBoundReferee(game.hclass, game.rounds, coin, history=history_for(game))
     role = ADVERSARY
     try:
         digest = adversary.commitment()
@@ -240,11 +242,11 @@ def history_for(game: GameSpec) -> Any:
 
 
 def _play_experts(
-    game: GameSpec, learner: Learner, adversary: Adversary, seed: int,
+    game: GameSpec, learner: Learner, adversary: Adversary, coin: bytes,
     on_record: RecordSink | None,
 ) -> GameResult:
     hclass = game.hclass if isinstance(game.hclass, FiniteClass) else None
-    referee = ExpertsReferee(game.n_experts, game.rounds, seed, hclass=hclass)
+    referee = ExpertsReferee(game.n_experts, game.rounds, coin, hclass=hclass)
     role = ADVERSARY
     try:
         commitment = adversary.commitment()

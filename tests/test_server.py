@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import make_class
-from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from littlestone.learners import LEARNERS
 from littlestone.protocol.codec import Limits
 from littlestone.server.client import ServerError, play_remote
@@ -23,6 +23,7 @@ from littlestone.server.local import play
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
+from tests.servers import running_server
 
 HELLO = {"type": "hello", "version": 1, "role": "learner", "agent": "raw", "token": None,
          "capabilities": []}
@@ -39,9 +40,9 @@ async def server(tmp_path):
     await game_server.stop()
 
 
-def local_records(game, learner, adversary, seed):
+def local_records(game, learner, adversary, seed, key=None):
     rows = []
-    play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), seed,
+    play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), seed, key=key,
          on_record=lambda r: rows.append([v.tolist() if isinstance(v, np.ndarray) else v
                                           for v in r]))
     return rows
@@ -78,8 +79,13 @@ async def test_remote_and_local_games_have_the_same_records(server, remote, name
         out = await play_remote(server.url, ADVERSARIES.make(adversary), learner, game, seed=11,
                                 token=server.token)
     assert out["status"] == "complete", out
-    assert logged_records(server, out["game_id"]) == local_records(game, learner, adversary, 11)
-    local = play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), 11)
+    # the server's game key is secret until the end, then revealed: with it, the same
+    # records as the local driver's
+    key = bytes.fromhex(out["game_key"])
+    assert key != game_seeds(11).key
+    assert logged_records(server, out["game_id"]) == local_records(game, learner, adversary, 11,
+                                                                   key)
+    local = play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), 11, key=key)
     assert out["mistakes"] == local.mistakes and out["rounds"] == rounds
 
 
@@ -204,18 +210,6 @@ async def start_raw_game(server, rounds=5):
     return ws, start["game_id"]
 
 
-@contextlib.asynccontextmanager
-async def running_server(tmp_path, **settings):
-    """A server with these settings (and a token in ``.token``), stopped on leaving."""
-    game_server = GameServer(ServerSettings(port=0, data=tmp_path, **settings))
-    await game_server.start()
-    game_server.token = game_server.store.add_token("bob")
-    try:
-        yield game_server
-    finally:
-        await game_server.stop()
-
-
 async def until_end(ws, answer):
     """Collect the server's messages until ``end``, answering each instance with the next
     of ``answer`` (None: stay silent)."""
@@ -300,8 +294,8 @@ async def test_concurrent_games(server):
                     server.token) for seed in range(8)])
     assert all(o["status"] == "complete" for o in outs)
     assert [o["mistakes"] for o in outs] == [
-        play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), s).mistakes
-        for s in range(8)]
+        play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), s,
+             key=bytes.fromhex(o["game_key"])).mistakes for s, o in enumerate(outs)]
 
 
 async def test_graceful_shutdown_while_games_run(tmp_path):
@@ -648,7 +642,8 @@ async def test_a_tls_server_plays_over_wss_and_refuses_what_it_should(tmp_path, 
         game = GameSpec(MISTAKE_BOUND, 300, make_class("thresholds:n=63"))
         out = await play_remote(secure.url, LEARNERS.make("halving"), "random-target", game, 3,
                                 secure.token, tls=client_tls(certificates["ca"]))
-        local = play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 3)
+        local = play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 3,
+                     key=bytes.fromhex(out["game_key"]))
         assert out["status"] == "complete" and out["mistakes"] == local.mistakes
         with pytest.raises(ssl.SSLCertVerificationError):  # not signed by a trusted CA
             await play_remote(secure.url, LEARNERS.make("halving"), "random-target", game, 3,

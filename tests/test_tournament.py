@@ -207,7 +207,11 @@ def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys):
             mine, builtin = rows[("remote:alice", adversary, seed)], rows[("halving", adversary,
                                                                            seed)]
             assert mine["status"] == "complete"
-            assert mine["raw"] == builtin["raw"]  # the same learner, the same games
+            assert mine["raw"] <= 5  # Halving on thresholds:n=31: log2 |H| = 5
+            if adversary == "shattered-tree":  # deterministic on both sides: the same game
+                assert mine["raw"] == builtin["raw"]
+            # (random-target's target comes from the server's secret game key: another
+            # game than the built-in pair's, whose key is the seed's public one)
 
 
 def test_an_absent_remote_agent_is_recorded(tmp_path, capsys):

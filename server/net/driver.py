@@ -19,7 +19,7 @@ from littlestone.games.classes import FiniteClass
 from littlestone.games.errors import MoveError
 from littlestone.games.experts import ExpertsReferee
 from littlestone.games.experts import Phase as ExpertsPhase
-from littlestone.games.game import EXPERTS, GameResult, GameSpec, game_seeds
+from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec
 from littlestone.games.mistake_bound import MistakeBoundReferee, Phase
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import instances_to_wire
@@ -39,12 +39,11 @@ __all__ = ["run_game"]
 
 
 async def run_game(
-    game: GameSpec, seed: int, learner: Learner | RemoteLearner,
+    game: GameSpec, seeds: GameSeeds, learner: Learner | RemoteLearner,
     adversary: Adversary | RemoteAdversary, writer: LogWriter | None = None,
 ) -> GameResult:
     """One game through the referee, either player local or remote (the same rules,
-    coins and records as littlestone.server.local.play)."""
-    seeds = game_seeds(seed)
+    coins and records as :func:`littlestone.server.local.play` under the same seeds)."""
     for player, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
         if isinstance(player, Learner | Adversary):
             player.start(game, own)

@@ -24,20 +24,26 @@ from littlestone import adversaries as _adversaries  # noqa: F401 - registers th
 from littlestone import learners as _learners  # noqa: F401 - registers the built-ins
 from littlestone.adversaries.base import ADVERSARIES
 from littlestone.games.errors import LittlestoneError, SpecError, UnsupportedGame
-from littlestone.games.game import EXPERTS, GameSpec, game_seeds
+from littlestone.games.game import EXPERTS, GameSeeds, GameSpec, game_seeds, secret_key
 from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
-from littlestone.protocol.messages import PROTOCOL_VERSION, rules_from_wire, rules_to_wire
+from littlestone.protocol.messages import rules_from_wire, rules_to_wire
 from littlestone.protocol.session import ServerSession
 from littlestone.server.net.driver import run_game
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
 from littlestone.server.net.settings import HANDSHAKE_TIMEOUT_S, ServerSettings
 from littlestone.server.net.spectators import Broadcast, wire_result
 from littlestone.server.net.transport import Connection, Server, serve
-from littlestone.server.records.logged import agent_identity, game_info, package_version
+from littlestone.server.records.logged import (
+    agent_identity,
+    game_info,
+    log_footer,
+    log_header,
+    package_version,
+)
 from littlestone.server.records.logs import LogWriter
-from littlestone.server.records.store import Store, new_game_id, utc_now
+from littlestone.server.records.store import Store, new_game_id
 
 __all__ = ["GameServer", "serve_forever"]
 
@@ -296,9 +302,11 @@ class GameServer:
     async def _run(self, game: GameSpec, seed: int, learner: Any, adversary: Any,
                    remotes: list[tuple[Connection, ServerSession, RemotePlayer]],
                    game_id: str | None = None) -> None:
-        """Play one game with its remote players: start, rounds, log, index, end."""
+        """Play one game with its remote players: start, rounds, log, index, end. The
+        game key is fresh and secret (docs/design.md 1.4): no player can derive the
+        referee's coin or the other player's seed from the game seed or its own."""
         game_id = game_id or new_game_id()
-        seeds = game_seeds(seed)
+        seeds = game_seeds(seed, secret_key())
 
         def identity(player: Any) -> dict[str, Any]:
             if isinstance(player, RemotePlayer):
@@ -306,13 +314,8 @@ class GameServer:
                         "account": player.session.account, "sha256": "remote"}
             return agent_identity(player)
 
-        header: dict[str, Any] = {
-            "game_id": game_id, "package": package_version(), "protocol": PROTOCOL_VERSION,
-            "started": utc_now(), "source": "server", "rules": game_info(game), "seed": seed,
-            "seeds": {"referee": seeds.referee, "learner": seeds.learner,
-                      "adversary": seeds.adversary},
-            "learner": identity(learner), "adversary": identity(adversary),
-        }
+        header = log_header(game_id, "server", game, seeds, identity(learner),
+                            identity(adversary))
         path = self.settings.data / "games" / f"{game_id}.lslog"
         self.store.start_game({**game_info(game), "learner": header["learner"]["spec"],
                                "adversary": header["adversary"]["spec"], "seed": seed,
@@ -324,45 +327,42 @@ class GameServer:
                                                 header["adversary"]["spec"])
         self.running[game_id] = broadcast
         try:
-            await self._play(game, seed, learner, adversary, remotes, game_id, writer)
+            await self._play(game, seeds, learner, adversary, remotes, game_id, writer)
         finally:
             del self.running[game_id]
             broadcast.finish("aborted", {})  # (the footer has ended it already, normally)
 
-    async def _play(self, game: GameSpec, seed: int, learner: Any, adversary: Any,
+    async def _play(self, game: GameSpec, seeds: GameSeeds, learner: Any, adversary: Any,
                     remotes: list[tuple[Connection, ServerSession, RemotePlayer]], game_id: str,
                     writer: LogWriter) -> None:
-        """The game itself: start, the rounds, the log's footer, the index row, end."""
-        seeds = game_seeds(seed)
+        """The game itself: start (each player gets its own seed and SHA-256 of the game
+        key), the rounds, the log's footer, the index row, end (with the key)."""
         for ws, session, remote in remotes:
             session.start_game()
             own = seeds.learner if remote.role == "learner" else seeds.adversary
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode({"type": "start", "game_id": game_id, "role": remote.role,
-                                      "rules": rules_to_wire(game), "seed": own}))
+                                      "rules": rules_to_wire(game), "seed": own,
+                                      "commitment": seeds.commitment}))
         task = asyncio.current_task()
         assert task is not None
         self.games.add(task)
         try:
-            result = await run_game(game, seed, learner, adversary, writer)
+            result = await run_game(game, seeds, learner, adversary, writer)
         except asyncio.CancelledError:
-            writer.close({"status": "aborted:shutdown", "finished": utc_now(), "result": {}})
+            writer.close(log_footer(seeds, None, "aborted:shutdown"))
             self.store.finish_game(game_id, {"status": "aborted:shutdown"})
             raise
         finally:
             self.games.discard(task)
         scores = result.to_dict()
-        footer: dict[str, Any] = {"status": result.status, "finished": utc_now(),
-                                  "result": scores}
-        if result.revealed is not None:
-            revealed = result.revealed
-            footer["revealed"] = revealed.tolist() if hasattr(revealed, "tolist") else revealed
-        writer.close(footer)
+        writer.close(log_footer(seeds, result))
         self.store.finish_game(game_id, scores)
         for ws, session, remote in remotes:
             session.end_game()
             end: dict[str, Any] = {"type": "end", "status": result.status,
-                                   "result": wire_result(scores), "game_id": game_id}
+                                   "result": wire_result(scores), "game_id": game_id,
+                                   "key": seeds.key}
             if isinstance(remote, RemoteLearner) and remote.pending is not None:
                 end["label" if game.game != EXPERTS else "outcome"] = remote.pending
             with contextlib.suppress(ConnectionClosed):

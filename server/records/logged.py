@@ -25,15 +25,15 @@ from littlestone import __version__
 from littlestone.adversaries.base import Adversary
 from littlestone.games.agents import Agent
 from littlestone.games.errors import UnsupportedGame
-from littlestone.games.game import GameResult, GameSpec, game_seeds
+from littlestone.games.game import GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import PROTOCOL_VERSION
 from littlestone.server.local import play
 from littlestone.server.records.logs import LogWriter
 from littlestone.server.records.store import Store, new_game_id, utc_now
 
-__all__ = ["LoggedGame", "agent_identity", "game_info", "package_version",
-           "play_logged"]
+__all__ = ["LoggedGame", "agent_identity", "game_info", "log_footer", "log_header",
+           "package_version", "play_logged"]
 
 def package_version() -> str:
     """The package's version (it is in every log header, and re-simulating a log needs
@@ -70,29 +70,50 @@ def game_info(game: GameSpec) -> dict[str, Any]:
             "horizon_known": game.horizon_known}
 
 
+def log_header(game_id: str, source: str, game: GameSpec, seeds: GameSeeds,
+               learner: dict[str, Any], adversary: dict[str, Any]) -> dict[str, Any]:
+    """A log's header. The seeds are not in it, only S and SHA-256 of the game key: the
+    key goes into the footer, once the game is over (:func:`log_footer`)."""
+    return {
+        "game_id": game_id, "package": package_version(), "protocol": PROTOCOL_VERSION,
+        "started": utc_now(), "source": source, "rules": game_info(game), "seed": seeds.game,
+        "key_sha256": seeds.commitment.hex(), "learner": learner, "adversary": adversary,
+    }
+
+
+def log_footer(seeds: GameSeeds, result: GameResult | None, status: str = ""
+               ) -> dict[str, Any]:
+    """A log's footer: the result (or, for a game cut short without one, ``status``)
+    and the game key, which re-derives every seed now that the game is over."""
+    footer: dict[str, Any] = {"status": status, "finished": utc_now(), "result": {},
+                              "key": seeds.key.hex()}
+    if result is not None:
+        footer["status"], footer["result"] = result.status, result.to_dict()
+        if result.revealed is not None:  # a witness, for replays
+            revealed = result.revealed
+            footer["revealed"] = revealed.tolist() if hasattr(revealed, "tolist") else revealed
+    return footer
+
+
 def play_logged(
     game: GameSpec, learner: Learner, adversary: Adversary, seed: int, data: Path,
     source: str = "play", learner_spec: str | None = None, adversary_spec: str | None = None,
+    key: bytes | None = None,
 ) -> LoggedGame:
     """Play through the local driver, logging every round and indexing the game.
 
     ``learner_spec``/``adversary_spec`` are the specs as given (a file spec rebuilds a
-    file agent on replay); by default the agents' own specs.
+    file agent on replay); by default the agents' own specs. ``key``: the game key
+    (default: the public key of ``seed``, :func:`~littlestone.games.game.game_seeds`).
     """
     data = Path(data)
     store = Store(data)
     game_id = new_game_id()
     path = data / "games" / f"{game_id}.lslog"
-    seeds = game_seeds(seed)
+    seeds = game_seeds(seed, key)
     learner_info = {**agent_identity(learner), "spec": learner_spec or learner.spec}
     adversary_info = {**agent_identity(adversary), "spec": adversary_spec or adversary.spec}
-    header = {
-        "game_id": game_id, "package": package_version(), "protocol": PROTOCOL_VERSION,
-        "started": utc_now(), "source": source, "rules": game_info(game), "seed": seed,
-        "seeds": {"referee": seeds.referee, "learner": seeds.learner,
-                  "adversary": seeds.adversary},
-        "learner": learner_info, "adversary": adversary_info,
-    }
+    header = log_header(game_id, source, game, seeds, learner_info, adversary_info)
     info = {**game_info(game), "learner": learner_info["spec"],
             "adversary": adversary_info["spec"], "seed": seed, "horizon": game.rounds,
             "source": source}
@@ -101,7 +122,7 @@ def play_logged(
         store.add_agent(agent["spec"], agent["sha256"])
     writer = LogWriter(path, header)
     try:
-        result = play(game, learner, adversary, seed, log=writer)
+        result = play(game, learner, adversary, seed, log=writer, key=seeds.key)
     except UnsupportedGame:
         writer.abandon()
         path.unlink(missing_ok=True)
@@ -111,12 +132,7 @@ def play_logged(
         writer.abandon()
         store.finish_game(game_id, {"status": "aborted"})
         raise
-    scores = result.to_dict()
-    footer: dict[str, Any] = {"status": result.status, "finished": utc_now(), "result": scores}
-    if result.revealed is not None:  # a witness for replays of an infinite class
-        revealed = result.revealed
-        footer["revealed"] = revealed.tolist() if hasattr(revealed, "tolist") else revealed
-    writer.close(footer)
-    store.finish_game(game_id, scores)
+    writer.close(log_footer(seeds, result))
+    store.finish_game(game_id, result.to_dict())
     store.close()
     return LoggedGame(result, game_id, path)

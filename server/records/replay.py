@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import math
@@ -41,6 +42,7 @@ from littlestone.games.game import (
     GameResult,
     GameSpec,
     RoundRecord,
+    public_key,
 )
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.server.local import play
@@ -109,6 +111,31 @@ _COMPARED = {
 }
 
 
+def game_key(log: GameLogData) -> bytes:
+    """The key the game's seeds derive from: revealed in the footer and checked against
+    the SHA-256 in the header; a game without a footer can be re-derived only if its
+    key was the public one of its seed (``play``). LogError when it cannot be had."""
+    promised = log.header.get("key_sha256")
+    if not isinstance(promised, str):
+        raise LogError("the log names no game key (written before littlestone 0.3): "
+                       "re-simulate it with the version that wrote it")
+    revealed = (log.footer or {}).get("key")
+    if revealed is None:
+        key = public_key(int(log.header["seed"]))
+        if hashlib.sha256(key).hexdigest() != promised:
+            raise LogError("the game ended before its key was revealed: its seeds and coin "
+                           "cannot be re-derived")
+        return key
+    try:
+        key = bytes.fromhex(str(revealed))
+    except ValueError:
+        raise LogError("the footer's game key is not hexadecimal") from None
+    if hashlib.sha256(key).hexdigest() != promised:
+        raise LogError("the game key in the footer does not match the SHA-256 the header "
+                       "committed to")
+    return key
+
+
 def verify(log: GameLogData) -> VerifyReport:
     """Re-simulate the game from its seeds with the same agents and compare every record
     (the hash chain was checked when the log was read)."""
@@ -153,7 +180,12 @@ def verify(log: GameLogData) -> VerifyReport:
     learner, adversary = agents
     assert isinstance(learner, Learner) and isinstance(adversary, Adversary)
     try:
-        result = play(spec, learner, adversary, int(log.header["seed"]), on_record=compare)
+        key_of_game = game_key(log)
+    except LogError as exc:
+        return VerifyReport(False, str(exc), 0)
+    try:
+        result = play(spec, learner, adversary, int(log.header["seed"]), on_record=compare,
+                      key=key_of_game)
     except _Differs as exc:
         why, written_by = str(exc), log.header.get("package")
         if written_by is not None and written_by != package_version():
@@ -184,7 +216,7 @@ def against(log: GameLogData, learner_spec: str) -> tuple[GameResult, GameResult
     rounds = log.n_rounds
     spec = GameSpec(spec.game, rounds, spec.hclass, spec.experts, spec.horizon_known)
     result = play(spec, LEARNERS.make(learner_spec), Replay.from_log(log),
-                  int(log.header["seed"]))
+                  int(log.header["seed"]), key=game_key(log))
     return original, result
 
 
