@@ -69,7 +69,7 @@ async def test_the_coin_predictor_gains_nothing_against_a_server(tmp_path):
     async with running_server(tmp_path) as server:
         for seed in MANY:
             out = await play_remote(server.url, CoinPredictor(), "shattered-tree", TREE, seed,
-                                    server.token)  # type: ignore[attr-defined]
+                                    server.token)
             assert out["status"] == "complete"
             assert out["expected_mistakes"] >= 5
             realised.append(out["mistakes"])
@@ -94,7 +94,7 @@ async def test_knowing_the_game_seed_does_not_give_a_servers_target_away(tmp_pat
     async with running_server(tmp_path) as server:
         for seed in MANY:
             out = await play_remote(server.url, TargetRecomputer(seed=seed), "random-target",
-                                    game, seed, server.token)  # type: ignore[attr-defined]
+                                    game, seed, server.token)
             assert out["status"] == "complete"
             total += out["mistakes"]
     # predicting 0 against a uniform threshold errs ~100 times a game; 8 games under 100
@@ -118,7 +118,7 @@ async def test_the_draw_charger_gains_nothing_against_a_server(tmp_path):
     async with running_server(tmp_path) as server:
         for seed in SEEDS[:2]:
             out = await play_remote(server.url, DrawCharger(), "hedge", FREE, seed,
-                                    server.token)  # type: ignore[attr-defined]
+                                    server.token)
             assert out["status"] == "complete"
             bound = math.sqrt(2 * FREE.rounds * math.log(10))
             assert out["expected_regret"] <= bound
@@ -133,7 +133,7 @@ async def test_a_server_game_commits_to_its_key_and_reveals_it_for_verify(tmp_pa
     game = GameSpec(MISTAKE_BOUND, 50, make_class("thresholds:n=63"))
     async with running_server(tmp_path) as server:
         out = await play_remote(server.url, LEARNERS.make("hedge"), "random-target", game, 9,
-                                server.token)  # type: ignore[attr-defined]
+                                server.token)
         row = server.store.game(out["game_id"])
     log = read_log(row["log"])
     assert set(log.header) >= {"seed", "key_sha256"} and "seeds" not in log.header
