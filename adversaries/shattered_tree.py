@@ -44,6 +44,7 @@ class ShatteredTree(Adversary):
     """
 
     id = "shattered-tree"
+    file_params = frozenset({"tree"})
     games = frozenset({MISTAKE_BOUND})
 
     def __init__(self, tree: str | None = None, budget: int = LDIM_BUDGET) -> None:

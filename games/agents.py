@@ -60,6 +60,11 @@ class Agent:
     games: ClassVar[frozenset[str]] = frozenset()
     #: Whether the agent's moves are a function of what it has seen (no coin of its own).
     deterministic: ClassVar[bool] = True
+    #: The parameters that name files: a server refuses a spec that sets any of them.
+    file_params: ClassVar[frozenset[str]] = frozenset()
+    #: Whether a server builds this agent for a peer that names it (not an agent that
+    #: imports code by name or reads logs).
+    served: ClassVar[bool] = True
 
     @classmethod
     def describe(cls) -> str:

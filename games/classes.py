@@ -45,6 +45,7 @@ import abc
 import hashlib
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -60,6 +61,8 @@ __all__ = [
     "HYPOTHESIS_LIMIT",
     "MATRIX_BUDGET",
     "UNIT_TOLERANCE",
+    "UNLIMITED",
+    "ClassBudget",
     "FiniteClass",
     "HalfspaceClass",
     "HypothesisClass",
@@ -604,23 +607,64 @@ class VersionSpace:
         return self.size
 
 
-def _thresholds(p: Params) -> FiniteClass:
-    return Thresholds(p.int("n", minimum=1, maximum=HYPOTHESIS_LIMIT - 1))
+@dataclass(frozen=True)
+class ClassBudget:
+    """What a class spec may ask for, checked before anything is built: the number of
+    hypotheses (every evaluation array is |H| long), the dimension of a halfspace, and
+    whether a parameter may name a file (a server refuses those from its peers).
+
+    >>> make_class("conjunctions:n=15", ClassBudget(max_hypotheses=1 << 20))
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.BudgetExceeded: conjunctions:n=15 has 14348908 hypotheses, ...
+    """
+
+    max_hypotheses: int = HYPOTHESIS_LIMIT
+    max_dimension: int = 1 << 20
+    files: bool = True
+
+    def hypotheses(self, p: Params, count: int) -> None:
+        """Refuse a class of ``count`` hypotheses beyond the budget."""
+        if count > self.max_hypotheses:
+            raise BudgetExceeded(f"{p.spec()} has {count} hypotheses, over the budget of "
+                                 f"{self.max_hypotheses}")
+
+    def dimension(self, p: Params, d: int) -> None:
+        """Refuse a halfspace of dimension ``d`` beyond the budget."""
+        if d > self.max_dimension:
+            raise BudgetExceeded(f"{p.spec()} has dimension {d}, over the budget of "
+                                 f"{self.max_dimension}")
 
 
-def _singletons(p: Params) -> FiniteClass:
-    return Singletons(p.int("n", minimum=1, maximum=HYPOTHESIS_LIMIT))
+#: No budget beyond the absolute limits of each class.
+UNLIMITED = ClassBudget()
 
 
-def _intervals(p: Params) -> FiniteClass:
-    return Intervals(p.int("n", minimum=1, maximum=5000))
+def _thresholds(p: Params, budget: ClassBudget) -> FiniteClass:
+    n = p.int("n", minimum=1, maximum=HYPOTHESIS_LIMIT - 1)
+    budget.hypotheses(p, n + 1)
+    return Thresholds(n)
 
 
-def _monotone(p: Params) -> FiniteClass:
-    return Disjunctions(p.int("n", minimum=1, maximum=HYPOTHESIS_LIMIT.bit_length() - 1))
+def _singletons(p: Params, budget: ClassBudget) -> FiniteClass:
+    n = p.int("n", minimum=1, maximum=HYPOTHESIS_LIMIT)
+    budget.hypotheses(p, n)
+    return Singletons(n)
 
 
-def _k_disjunctions(p: Params) -> FiniteClass:
+def _intervals(p: Params, budget: ClassBudget) -> FiniteClass:
+    n = p.int("n", minimum=1, maximum=5000)
+    budget.hypotheses(p, n * (n + 1) // 2 + 1)
+    return Intervals(n)
+
+
+def _monotone(p: Params, budget: ClassBudget) -> FiniteClass:
+    n = p.int("n", minimum=1, maximum=HYPOTHESIS_LIMIT.bit_length() - 1)
+    budget.hypotheses(p, 1 << n)
+    return Disjunctions(n)
+
+
+def _k_disjunctions(p: Params, budget: ClassBudget) -> FiniteClass:
     n = p.int("n", minimum=1, maximum=1 << 16)
     k = p.int("k", minimum=0, maximum=n)
     count = sum(math.comb(n, r) for r in range(k + 1))
@@ -629,27 +673,35 @@ def _k_disjunctions(p: Params) -> FiniteClass:
             f"k-disjunctions: n={n}, k={k} gives {count} hypotheses, over the limit "
             f"of {HYPOTHESIS_LIMIT}"
         )
+    budget.hypotheses(p, count)
     if n > MAX_VARIABLES:
         return SparseDisjunctions(n, k)
     return Disjunctions(n, k)
 
 
-def _conjunctions(p: Params) -> FiniteClass:
-    return Conjunctions(p.int("n", minimum=1, maximum=15))
+def _conjunctions(p: Params, budget: ClassBudget) -> FiniteClass:
+    n = p.int("n", minimum=1, maximum=15)
+    budget.hypotheses(p, 3**n + 1)
+    return Conjunctions(n)
 
 
-def _halfspaces(p: Params) -> HypothesisClass:
+def _halfspaces(p: Params, budget: ClassBudget) -> HypothesisClass:
     d = p.int("d", minimum=1, maximum=1 << 20)
     margin = p.float("margin", 0.1, minimum=0.0, maximum=1.0)
+    budget.dimension(p, d)
     return HalfspaceClass(d, margin)
 
 
-def _matrix(p: Params) -> HypothesisClass:
-    return MatrixClass.load(p.str("path"))
+def _matrix(p: Params, budget: ClassBudget) -> HypothesisClass:
+    if not budget.files:  # before the path is even looked at
+        raise SpecError("matrix: a class read from a file is not served here")
+    hclass = MatrixClass.load(p.str("path"))
+    budget.hypotheses(p, hclass.size)
+    return hclass
 
 
-#: Every class name and how to build it from its parameters.
-CLASSES: dict[str, Callable[[Params], HypothesisClass]] = {
+#: Every class name and how to build it from its parameters, within a budget.
+CLASSES: dict[str, Callable[[Params, ClassBudget], HypothesisClass]] = {
     "thresholds": _thresholds,
     "singletons": _singletons,
     "intervals": _intervals,
@@ -661,8 +713,9 @@ CLASSES: dict[str, Callable[[Params], HypothesisClass]] = {
 }
 
 
-def make_class(spec: str) -> HypothesisClass:
-    """Build a hypothesis class from its spec; unknown names and bad values are SpecError.
+def make_class(spec: str, budget: ClassBudget = UNLIMITED) -> HypothesisClass:
+    """Build a hypothesis class from its spec; unknown names and bad values are SpecError,
+    a class beyond ``budget`` BudgetExceeded (raised before anything is allocated).
 
     >>> make_class("singletons:n=3").size
     3
@@ -677,6 +730,6 @@ def make_class(spec: str) -> HypothesisClass:
         known = ", ".join(sorted(CLASSES))
         raise SpecError(f"unknown class {name!r} (known: {known})")
     params = Params(name, raw)
-    hclass = build(params)
+    hclass = build(params, budget)
     params.finish()
     return hclass

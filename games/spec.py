@@ -24,6 +24,7 @@ littlestone.games.errors.SpecError: thresholds: parameter n='seven' is not an in
 
 from __future__ import annotations
 
+import builtins
 import re
 
 from littlestone.games.errors import SpecError
@@ -147,6 +148,10 @@ class Params:
                 raise SpecError(f"{self.owner}: missing parameter {key}")
             return default
         return value
+
+    def spec(self) -> builtins.str:
+        """The spec these parameters came from, as given (for messages)."""
+        return format_spec(self.owner, dict(self.raw))
 
     def finish(self) -> None:
         """Raise :class:`SpecError` naming any parameter nobody asked for."""

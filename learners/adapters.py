@@ -45,6 +45,7 @@ class _Adapter(Learner):
     deterministic = False
     #: A spec ``ID:MODULE.CLASS`` names this parameter without ``model=``.
     positional = "model"
+    served = False  # it imports a module named by its spec
 
     def __init__(self, model: str = "linear_model.Perceptron") -> None:
         self.model = model

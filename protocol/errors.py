@@ -26,6 +26,7 @@ class Code(enum.StrEnum):
     RULE_VIOLATION = "rule_violation"
     NOT_FOUND = "not_found"
     UNSUPPORTED_GAME = "unsupported_game"
+    OVER_BUDGET = "over_budget"
     INTERNAL = "internal"
 
 

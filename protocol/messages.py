@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from littlestone.games.classes import HalfspaceClass, HypothesisClass
+from littlestone.games.classes import ClassBudget, HalfspaceClass, HypothesisClass
 from littlestone.games.game import GAMES, GameSpec
 from littlestone.protocol.errors import Code, ProtocolError
 
@@ -153,9 +153,10 @@ def rules_to_wire(game: GameSpec) -> dict[str, Any]:
             "horizon": game.horizon}
 
 
-def rules_from_wire(rules: dict[str, Any]) -> GameSpec:
-    """A ``rules`` map to a GameSpec (class specs are parsed here: SpecError if bad)."""
-    from littlestone.games.classes import make_class
+def rules_from_wire(rules: dict[str, Any], budget: ClassBudget | None = None) -> GameSpec:
+    """A ``rules`` map to a GameSpec (class specs are parsed here: SpecError if bad,
+    BudgetExceeded beyond ``budget``)."""
+    from littlestone.games.classes import UNLIMITED, make_class
 
     game, spec = rules.get("game"), rules.get("class")
     rounds, experts = rules.get("rounds"), rules.get("experts")
@@ -168,5 +169,5 @@ def rules_from_wire(rules: dict[str, Any]) -> GameSpec:
     if experts is not None and (isinstance(experts, bool) or not isinstance(experts, int)):
         raise ProtocolError(Code.BAD_MESSAGE, "rules.experts must be an int or nil")
     horizon = rules.get("horizon", rounds)
-    hclass = make_class(spec) if spec else None
+    hclass = make_class(spec, budget or UNLIMITED) if spec else None
     return GameSpec(game, rounds, hclass, experts, horizon_known=horizon is not None)

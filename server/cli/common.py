@@ -12,7 +12,7 @@ from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import class_ldim
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "Parser", "UsageError", "cell", "class_keys",
-           "emit", "table"]
+           "emit", "positive_int", "table"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -60,3 +60,14 @@ def table(out: dict[str, Any]) -> None:
         if isinstance(value, float):
             value = f"{value:.6g}"
         print(f"{key:<{width}}  {value}")
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value

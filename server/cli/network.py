@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import ssl
 import sys
@@ -19,6 +20,7 @@ from littlestone.protocol.codec import Limits
 from littlestone.server.cli.common import UsageError, class_keys, emit, table
 from littlestone.server.client import ServerError, play_remote, watch_remote
 from littlestone.server.net import ServerSettings, serve_forever
+from littlestone.server.net.settings import Budgets
 from littlestone.server.net.transport import client_tls, server_tls
 from littlestone.server.records.store import Store
 
@@ -37,9 +39,16 @@ def serve(args: argparse.Namespace) -> int:
         except (OSError, ssl.SSLError) as exc:  # a missing file, not PEM, a key that differs
             raise UsageError(f"serve: cannot use the TLS certificate {args.tls_cert}: "
                              f"{exc}") from None
+    agents = []
+    for item in args.agent:
+        name, eq, spec = item.partition("=")
+        if not eq or not name or not spec:
+            raise UsageError(f"serve: --agent {item!r}: use NAME=SPEC")
+        agents.append((name, spec))
+    budgets = Budgets(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Budgets)})
     settings = ServerSettings(args.host, args.port, Path(args.data), args.anonymous,
                               args.move_deadline, args.time_bank, Limits(max_frame=args.max_frame),
-                              tls)
+                              tls, budgets, tuple(agents))
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 
 from littlestone import __version__, adversaries, learners
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
-from littlestone.server.cli.common import Parser
+from littlestone.server.cli.common import Parser, positive_int
+from littlestone.server.net.settings import Budgets
 from littlestone.server.records.store import DEFAULT_DATA
 
 __all__ = ["build_parser"]
@@ -102,6 +104,24 @@ def build_parser() -> argparse.ArgumentParser:
                        help="serve wss:// (TLS) with this certificate chain")
     serve.add_argument("--tls-key", metavar="PEM",
                        help="the certificate's private key (if not in --tls-cert)")
+    serve.add_argument("--agent", action="append", default=[], metavar="NAME=SPEC",
+                       help="also serve this agent to peers under NAME (a built-in with its "
+                       "parameters, or your own FILE.py:Class: loaded now, trusted); "
+                       "repeatable. Peers otherwise get registered built-ins only")
+    budgets = serve.add_argument_group(
+        "budgets", "what one peer may ask for (PROTOCOL.md 1.2); beyond: over_budget")
+    for field in dataclasses.fields(Budgets):
+        flag = "--" + field.name.replace("_", "-")
+        help_text = {
+            "max_rounds": "rounds of one game", "max_hypotheses": "hypotheses of a class",
+            "max_dimension": "dimension of halfspaces", "max_experts": "experts of a game",
+            "ldim_work": "exact-Ldim instance checks of a server-side SOA or shattered-tree",
+            "max_truth_table": "|H| x |X| cells exact Ldim may build",
+            "game_memory_mb": "estimated MiB one game may hold",
+            "max_games": "games refereed at once",
+        }[field.name]
+        budgets.add_argument(flag, type=positive_int, default=field.default, metavar="N",
+                             help=f"{help_text} (default {field.default})")
 
     connect_ = sub.add_parser(
         "connect", help="play a local agent against a server-side opponent",

@@ -12,6 +12,7 @@ driver's history; nothing of the server's sessions or storage.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from littlestone.adversaries.base import Adversary
@@ -45,8 +46,8 @@ async def run_game(
     """One game through the referee, either player local or remote (the same rules,
     coins and records as :func:`littlestone.server.local.play` under the same seeds)."""
     for player, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
-        if isinstance(player, Learner | Adversary):
-            player.start(game, own)
+        if isinstance(player, Learner | Adversary):  # set-up may be slow: off the loop
+            await asyncio.to_thread(player.start, game, own)
         else:
             player.hclass = game.hclass
     referee: MistakeBoundReferee | ExpertsReferee

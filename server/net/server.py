@@ -23,15 +23,15 @@ from websockets.exceptions import ConnectionClosed
 from littlestone import adversaries as _adversaries  # noqa: F401 - registers the built-ins
 from littlestone import learners as _learners  # noqa: F401 - registers the built-ins
 from littlestone.adversaries.base import ADVERSARIES
-from littlestone.games.errors import LittlestoneError, SpecError, UnsupportedGame
 from littlestone.games.game import EXPERTS, GameSeeds, GameSpec, game_seeds, secret_key
 from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
-from littlestone.protocol.messages import rules_from_wire, rules_to_wire
+from littlestone.protocol.messages import rules_to_wire
 from littlestone.protocol.session import ServerSession
 from littlestone.server.net.driver import run_game
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
+from littlestone.server.net.policy import Opponents, Player, admit
 from littlestone.server.net.settings import HANDSHAKE_TIMEOUT_S, ServerSettings
 from littlestone.server.net.spectators import Broadcast, wire_result
 from littlestone.server.net.transport import Connection, Server, serve
@@ -56,6 +56,8 @@ class GameServer:
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
         self.store = Store(settings.data)
+        #: The agents a peer may name as its opponent.
+        self.opponents = Opponents(dict(settings.agents))
         self.games: set[asyncio.Task[Any]] = set()
         #: Tournament entrants by (tournament, account): connection, session, release.
         self.entrants: dict[tuple[str, str], tuple[Connection, ServerSession,
@@ -177,21 +179,31 @@ class GameServer:
             broadcast.spectators.discard(ws)
             session.end_game()
 
-    async def _challenge(self, ws: Connection, session: ServerSession,
-                         message: dict[str, Any]) -> None:
+    async def _admit(self, ws: Connection, message: dict[str, Any], registry: Any | None
+                     ) -> tuple[GameSpec, Player | None] | None:
+        """The game (and server-side opponent) a peer asks for, within the budgets, built
+        in a worker thread (a large class or exact Ldim never holds up the other games);
+        None after telling the peer why not."""
+        if len(self.running) + len(self.open_games) >= self.settings.budgets.max_games:
+            error = ProtocolError(Code.OVER_BUDGET, "over budget: the server referees "
+                                  f"{self.settings.budgets.max_games} games already")
+            await ws.send(encode(error.to_message()))
+            return None
+        opponent = message.get("opponent") if registry is not None else None
         try:
-            game = rules_from_wire(message["rules"])
-            registry: Any = ADVERSARIES if session.role == "learner" else LEARNERS
-            opponent = registry.make(message["opponent"])
-            if opponent.unsupported(game) is not None:
-                raise UnsupportedGame(f"{opponent.spec} cannot play this game: "
-                                      f"{opponent.unsupported(game)}")
+            return await asyncio.to_thread(admit, message["rules"], opponent, registry,
+                                           self.settings.budgets, self.opponents)
         except ProtocolError as exc:
             await ws.send(encode(exc.to_message()))
+            return None
+
+    async def _challenge(self, ws: Connection, session: ServerSession,
+                         message: dict[str, Any]) -> None:
+        registry = ADVERSARIES if session.role == "learner" else LEARNERS
+        admitted = await self._admit(ws, message, registry)
+        if admitted is None:
             return
-        except (SpecError, LittlestoneError) as exc:
-            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, str(exc)).to_message()))
-            return
+        game, opponent = admitted
         seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
         remote: RemoteLearner | RemoteAdversary
         if session.role == "learner":
@@ -255,14 +267,10 @@ class GameServer:
     async def _create(self, ws: Connection, session: ServerSession,
                       message: dict[str, Any]) -> None:
         """Open a game for another remote agent to join; wait until it is played."""
-        try:
-            game = rules_from_wire(message["rules"])
-        except ProtocolError as exc:
-            await ws.send(encode(exc.to_message()))
+        admitted = await self._admit(ws, message, None)
+        if admitted is None:
             return
-        except LittlestoneError as exc:
-            await ws.send(encode(ProtocolError(Code.UNSUPPORTED_GAME, str(exc)).to_message()))
-            return
+        game, _ = admitted
         game_id = new_game_id()
         seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
         played: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
-__all__ = ["FAULTS_TO_FORFEIT", "HANDSHAKE_TIMEOUT_S", "REMOTE_BLOCK", "ServerSettings"]
+__all__ = ["FAULTS_TO_FORFEIT", "HANDSHAKE_TIMEOUT_S", "REMOTE_BLOCK", "Budgets",
+           "ServerSettings"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6).
 FAULTS_TO_FORFEIT = 3
@@ -21,6 +22,32 @@ HANDSHAKE_TIMEOUT_S = 10.0
 #: (smaller than the local driver's blocks: a block's arrays live while its rounds
 #: cross the network, and 2048-round blocks fragmented the heap by ~15 MiB).
 REMOTE_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """What a peer may ask a server for (PROTOCOL.md 1.2; ``serve --help``). Each is
+    checked before anything is built for the game, and a request beyond one is refused
+    with ``over_budget``; the server and every other game go on."""
+
+    #: Rounds of one game.
+    max_rounds: int = 1_000_000
+    #: Hypotheses of a finite class (each evaluation array is |H| long).
+    max_hypotheses: int = 1 << 22
+    #: Dimension d of ``halfspaces``.
+    max_dimension: int = 4096
+    #: Experts of an experts game.
+    max_experts: int = 100_000
+    #: Instance checks exact Ldim may spend for a server-side SOA or shattered-tree (about
+    #: 0.1-0.2 microseconds each: about a second), and the largest truth table |H| x |X|
+    #: it may build.
+    ldim_work: int = 5_000_000
+    max_truth_table: int = 1 << 24
+    #: Estimated memory of one game (the class, the opponent's tables, the blocks of
+    #: instances in flight, the history kept for the final check), in MiB.
+    game_memory_mb: int = 256
+    #: Games the server referees at once.
+    max_games: int = 256
 
 
 @dataclass(frozen=True)
@@ -36,4 +63,8 @@ class ServerSettings:
     limits: Limits = DEFAULT_LIMITS
     #: A TLS context (:func:`.transport.server_tls`): the server then speaks wss://.
     tls: ssl.SSLContext | None = None
+    budgets: Budgets = Budgets()
+    #: Agents the operator serves beyond the registered built-ins: name -> spec (a file
+    #: agent ``FILE.py:Class``, loaded when the server starts). Peers name them by name.
+    agents: tuple[tuple[str, str], ...] = ()
 

@@ -306,6 +306,8 @@ class Replay(Adversary):
 
     id = "replay"
     games = frozenset({MISTAKE_BOUND, EXPERTS})
+    file_params = frozenset({"log", "data"})
+    served = False  # it reads a log named by its spec
     oblivious = True
 
     def __init__(self, log: str = "", data: str = DEFAULT_DATA) -> None:

@@ -1,0 +1,184 @@
+"""What a peer may ask a server for: the budgets of a game, and the agents it serves.
+
+Everything here runs before a game exists, on what a peer sent (``challenge`` and
+``create``): the rules are checked against the server's :class:`~.settings.Budgets`
+before a class is built, no spec may name a file (the server reads and runs nothing a
+peer names), and an opponent is a registered built-in that the server serves, or an
+agent the operator listed at ``serve`` time. :func:`admit` is slow for large classes
+(it builds the class, and exact Ldim for SOA or shattered-tree), so the server runs it
+in a worker thread, never on its event loop.
+
+Refusals are :class:`~littlestone.protocol.errors.ProtocolError`: ``over_budget`` for a
+request beyond a budget, ``unsupported_game`` for anything the server does not serve;
+their messages name the request, never a file or a path of the server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from littlestone.adversaries.base import ADVERSARIES, Adversary
+from littlestone.games.agents import Registry
+from littlestone.games.classes import ClassBudget, FiniteClass, HalfspaceClass
+from littlestone.games.errors import BudgetExceeded, LittlestoneError
+from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.spec import format_spec, parse_spec
+from littlestone.learners.base import LEARNERS, Learner
+from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.messages import rules_from_wire
+from littlestone.server.local import HISTORY_IN_MEMORY
+from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
+
+__all__ = ["Opponents", "admit", "admit_rules", "game_memory"]
+
+#: A server-side opponent.
+Player = Learner | Adversary
+#: The parameter of SOA and shattered-tree that bounds their exact-Ldim work.
+LDIM_PARAM = "budget"
+
+
+def admit_rules(rules: dict[str, Any], budgets: Budgets) -> GameSpec:
+    """The game a ``rules`` map asks for, within ``budgets``; the class is built only
+    once its size is known to be within them, and never from a file."""
+    rounds, experts = rules.get("rounds"), rules.get("experts")
+    if isinstance(rounds, int) and rounds > budgets.max_rounds:
+        raise _over(f"{rounds} rounds, over the budget of {budgets.max_rounds}")
+    if isinstance(experts, int) and experts > budgets.max_experts:
+        raise _over(f"{experts} experts, over the budget of {budgets.max_experts}")
+    budget = ClassBudget(max_hypotheses=budgets.max_hypotheses,
+                         max_dimension=budgets.max_dimension, files=False)
+    try:
+        game = rules_from_wire(rules, budget)
+    except ProtocolError:
+        raise
+    except BudgetExceeded as exc:
+        raise _over(str(exc)) from None
+    except LittlestoneError as exc:
+        raise ProtocolError(Code.UNSUPPORTED_GAME, str(exc)) from None
+    if game.game == EXPERTS and game.n_experts > budgets.max_experts:
+        raise _over(f"{game.n_experts} experts, over the budget of {budgets.max_experts}")
+    return game
+
+
+class Opponents:
+    """The agents a server builds for its peers, by name: the registered built-ins that
+    may be served (not the adapters, which import modules by name, nor ``replay``, which
+    reads logs), with no file parameter, plus the operator's own agents (``serve --agent
+    NAME=SPEC``: a built-in with its parameters or a file agent ``FILE.py:Class``;
+    trusted, loaded when the server starts, played as they are, without parameters from
+    the peer)."""
+
+    def __init__(self, extra: Mapping[str, str] | None = None) -> None:
+        self.extra: dict[str, tuple[Registry[Any], str]] = {}
+        for name, spec in (extra or {}).items():
+            if not name or not all(c.isalnum() or c in "-_." for c in name):
+                raise LittlestoneError(f"--agent {name}={spec}: a name of letters, digits, "
+                                       "- _ . is required")
+            if name in LEARNERS or name in ADVERSARIES:
+                raise LittlestoneError(f"--agent {name}={spec}: {name} is a built-in's name")
+            try:
+                LEARNERS.make(spec)
+                registry: Registry[Any] = LEARNERS
+            except LittlestoneError:
+                ADVERSARIES.make(spec)  # raises SpecError naming the problem
+                registry = ADVERSARIES
+            self.extra[name] = (registry, spec)
+
+    def names(self, registry: Registry[Any]) -> list[str]:
+        """What a peer may name from ``registry``."""
+        return sorted([i for i in registry.ids() if registry[i].served]
+                      + [n for n, (kind, _) in self.extra.items() if kind is registry])
+
+    def make(self, spec: str, registry: Registry[Any], budgets: Budgets) -> Player:
+        """The agent ``spec`` names, if this server serves it (ProtocolError if not)."""
+        served = ", ".join(self.names(registry))
+        if ".py" in spec or "/" in spec or "\\" in spec:
+            raise ProtocolError(Code.UNSUPPORTED_GAME, "opponents are named by id, not by "
+                                f"file; this server serves: {served}")
+        try:
+            name, raw = parse_spec(spec)
+        except LittlestoneError as exc:
+            raise ProtocolError(Code.UNSUPPORTED_GAME, str(exc)) from None
+        if name in self.extra and self.extra[name][0] is registry:
+            if raw:
+                raise ProtocolError(Code.UNSUPPORTED_GAME, f"{name} is played as the "
+                                    "operator set it up: no parameters")
+            return _build(registry, self.extra[name][1])
+        if name not in registry or not registry[name].served:
+            raise ProtocolError(Code.UNSUPPORTED_GAME, f"this server does not serve the "
+                                f"{registry.kind} {name!r} (it serves: {served})")
+        cls = registry[name]
+        named_files = sorted(set(raw) & cls.file_params)
+        if named_files:
+            raise ProtocolError(Code.UNSUPPORTED_GAME, f"{name}: parameter "
+                                f"{', '.join(named_files)} names a file, which this server "
+                                "does not open for its peers")
+        if any(p.name == LDIM_PARAM for p in cls.param_info()):
+            asked = raw.get(LDIM_PARAM)
+            if asked is None:
+                raw = {**raw, LDIM_PARAM: str(budgets.ldim_work)}
+            elif not asked.isdigit() or int(asked) > budgets.ldim_work:
+                raise _over(f"{name}: {LDIM_PARAM}={asked} is over the budget of "
+                            f"{budgets.ldim_work} instance checks")
+        params: dict[str, object] = dict(raw)
+        return _build(registry, format_spec(name, params))
+
+
+def _build(registry: Registry[Any], spec: str) -> Player:
+    try:
+        agent: Player = registry.make(spec)
+    except LittlestoneError as exc:
+        raise ProtocolError(Code.UNSUPPORTED_GAME, str(exc)) from None
+    return agent
+
+
+def game_memory(game: GameSpec, opponent: Player | None) -> int:
+    """An estimate, in bytes, of what one game holds on the server: the class's
+    evaluation arrays and version space, an exact-Ldim opponent's truth table, the
+    blocks of halfspace instances in flight and their history, the experts' vectors."""
+    hclass = game.hclass
+    total = 1 << 20
+    if isinstance(hclass, FiniteClass):
+        total += 48 * hclass.size
+        if opponent is not None and any(p.name == LDIM_PARAM for p in opponent.param_info()):
+            total += 2 * hclass.size * hclass.domain_size
+    elif isinstance(hclass, HalfspaceClass):
+        total += 4 * REMOTE_BLOCK * hclass.d * 8 + min(game.rounds * hclass.d * 8,
+                                                       HISTORY_IN_MEMORY)
+    if game.game == EXPERTS:
+        total += 16 * 8 * game.n_experts
+    return total
+
+
+def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] | None,
+          budgets: Budgets, opponents: Opponents) -> tuple[GameSpec, Player | None]:
+    """The game and the server-side opponent a ``challenge`` (or, without an opponent,
+    a ``create``) asks for, each within the budgets, the opponent able to play it."""
+    game = admit_rules(rules, budgets)
+    agent = (opponents.make(opponent, registry, budgets)
+             if opponent is not None and registry is not None else None)
+    hclass = game.hclass
+    if (agent is not None and isinstance(hclass, FiniteClass)
+            and any(p.name == LDIM_PARAM for p in agent.param_info())
+            and hclass.size * hclass.domain_size > budgets.max_truth_table):
+        raise _over(f"{agent.spec} on {hclass.spec} needs a truth table of "
+                    f"{hclass.size * hclass.domain_size} cells, over the budget of "
+                    f"{budgets.max_truth_table}")
+    memory = game_memory(game, agent)
+    if memory > budgets.game_memory_mb << 20:
+        raise _over(f"the game would hold about {memory >> 20} MiB, over the budget of "
+                    f"{budgets.game_memory_mb} MiB")
+    if agent is not None:
+        try:
+            reason = agent.unsupported(game)
+        except LittlestoneError as exc:
+            reason = str(exc)
+        if reason is not None:
+            raise ProtocolError(Code.UNSUPPORTED_GAME, f"{agent.spec} cannot play this "
+                                f"game: {reason}")
+    return game, agent
+
+
+def _over(what: str) -> ProtocolError:
+    return ProtocolError(Code.OVER_BUDGET, f"over budget: {what}")
