@@ -18,9 +18,10 @@ from littlestone.server.tournament import (
     load_config,
     run_tournament,
 )
+from littlestone.server.tournament.ranking import TournamentReport
 from littlestone.server.tournament.sandbox import Sandbox
 
-__all__ = ["check", "tournament"]
+__all__ = ["check", "leaderboard_lines", "tournament"]
 
 #: How long ``check`` lets an agent run its checks in the sandbox.
 CHECK_SECONDS = 60
@@ -37,19 +38,59 @@ def tournament(args: argparse.Namespace) -> int:
         return 0
     print(f"tournament {config.name}: {len(report.games)} games "
           f"({sum(g['status'] != 'complete' for g in report.games)} not complete)")
-    print(f"{'rank':>4}  {'learner':<40} {'worst':>8} {'mean':>8}  failed")
-    for row in report.learners:
-        def num(v: Any) -> str:
-            return "-" if v is None else f"{v:.3g}"
-        tie = f"  (tied with {', '.join(row['tied_with'])})" if row["tied_with"] else ""
-        print(f"{row['rank']:>4}  {row['learner'][:40]:<40} {num(row['worst']):>8} "
-              f"{num(row['mean']):>8}  {row['failed']} {' '.join(row['failures'])}{tie}")
-    print(f"{'rank':>4}  {'adversary':<40} {'forcing':>8}")
-    for row in report.adversaries:
-        forcing = "-" if row["forcing"] is None else f"{row['forcing']:.3g}"
-        print(f"{row['rank']:>4}  {row['adversary'][:40]:<40} {forcing:>8}")
+    for line in leaderboard_lines(report):
+        print(line)
     print(f"report: {report.report}")
     return 0
+
+
+def leaderboard_lines(report: TournamentReport) -> list[str]:
+    """The leaderboards as the terminal shows them: expected scores with the realised
+    ones beside, ``=`` after a rank shared by an exact tie, ``-`` for no scored game.
+
+    >>> from littlestone.server.tournament import rank
+    >>> def game(learner, mistakes, expected):
+    ...     return {"game": "mistake-bound", "status": "complete", "learner": learner,
+    ...             "adversary": "tree", "horizon": 30, "normaliser_value": 4.0,
+    ...             "result": {"rounds": 30, "mistakes": mistakes,
+    ...                        "expected_mistakes": expected}}
+    >>> lines = leaderboard_lines(rank("t", [game("soa", 4, 4), game("coin", 5, 4)], []))
+    >>> print("\\n".join(lines[:4]))
+    rank  learner  worst  realised  mean  realised  failed
+      1=  coin         1      1.25     1      1.25  0  (tied with soa)
+      1=  soa          1         1     1         1  0  (tied with coin)
+    rank  adversary  forcing  realised  failed
+    """
+
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.3g}"
+
+    def position(row: dict[str, Any]) -> str:
+        return "-" if row["rank"] is None else f"{row['rank']}{'=' if row['tied_with'] else ''}"
+
+    def notes(row: dict[str, Any]) -> str:
+        out = f"{row['failed']} {' '.join(row['failures'])}".rstrip()
+        if row["unscored"]:
+            out += f"; {row['unscored']} not scored ({' '.join(row['unscored_statuses'])})"
+        if row["tied_with"]:
+            out += f"  (tied with {', '.join(row['tied_with'])})"
+        return out
+
+    lines = [f"{'rank':>4}  {'learner':<40} {'worst':>9} {'realised':>9} {'mean':>9} "
+             f"{'realised':>9}  failed"]
+    for row in report.learners:
+        lines.append(f"{position(row):>4}  {row['learner'][:40]:<40} {num(row['worst']):>9} "
+                     f"{num(row['worst_realised']):>9} {num(row['mean']):>9} "
+                     f"{num(row['mean_realised']):>9}  {notes(row)}")
+    lines.append(f"{'rank':>4}  {'adversary':<40} {'forcing':>9} {'realised':>9}  failed")
+    for row in report.adversaries:
+        lines.append(f"{position(row):>4}  {row['adversary'][:40]:<40} "
+                     f"{num(row['forcing']):>9} {num(row['forcing_realised']):>9}  "
+                     f"{notes(row)}")
+    lines.append("scores: expected mistakes or regret over the coin (realised beside), "
+                 "normalised; = marks an exact tie (shared rank, by name); a player at "
+                 "fault loses every round it did not play (--json: rules)")
+    return lines
 
 
 def check(args: argparse.Namespace) -> int:

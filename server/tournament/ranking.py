@@ -1,4 +1,14 @@
-"""Scores and ranks: normalised scores, the leaderboard and the payoff matrix.
+"""Scores and ranks: each game's figure for either side, the leaderboard and the payoff
+matrix, in exact arithmetic.
+
+A game's **figure** is the learner's mistakes (mistake-bound game) or regret (experts
+game), in expectation over the referee's coin (``expected``: what the ranking uses, so
+that the coin's luck does not decide it) and as the coin fell (``realised``: shown
+beside it), divided by the class's :func:`normaliser`. Who ended the game decides how
+each side's figure is counted, in one table, :data:`SCORING`: a player that ends a game
+by its own fault loses every round it did not play. Figures are
+:class:`fractions.Fraction` (the referee's floats convert exactly), so that equal
+records give equal scores and ties are exact.
 
 Imports the games (for Ldim, the normaliser of the mistake-bound game).
 """
@@ -6,7 +16,9 @@ Imports the games (for Ldim, the normaliser of the mistake-bound game).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from littlestone.games.classes import FiniteClass, HalfspaceClass
@@ -15,11 +27,68 @@ from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import class_ldim
 from littlestone.server.tournament.sandbox import Sandbox
 
-__all__ = ["TournamentReport", "normaliser", "rank"]
+__all__ = ["RULES", "SCORING", "Figures", "TournamentReport", "fault", "figures", "judge",
+           "normaliser", "rank", "score"]
+
+LEARNER, ADVERSARY = "learner", "adversary"
+#: Whose fault ended a game (:func:`fault`): no one's (it was played to the end), the
+#: learner's, the adversary's, or nobody's (the server stopped; or an unknown status).
+COMPLETE, NOBODY = "none", "nobody"
+#: Status kinds (first field) that are nobody's fault, whatever follows.
+NOBODYS_KINDS = frozenset({"aborted"})
+
+# How a side's figure is counted (the cells of SCORING):
+PLAYED = "as played"
+REST_LOST = "as played + every remaining round lost"
+CREDITED = "credited with the learner's score"  # REST_LOST, seen from the other side
+FORCED_NOTHING = "forced nothing: min(0, as played)"
+NOT_SCORED = "not scored"
+
+#: Whose fault ended the game -> (the learner's figure, the adversary's figure).
+#:
+#: - ``learner``: the learner scores what it had plus a lost round for each of the
+#:   T - rounds played it did not play (a mistake; in the experts game loss 1 while the
+#:   best expert loses nothing more): no better than the worst legal play. The adversary
+#:   is credited with the same figure (the payoff stays zero-sum: it is not penalised
+#:   for the learner's fault).
+#: - ``adversary``: the adversary forced nothing (0, or its figure so far if that is
+#:   lower: regret can be negative), the worst legal play for an adversary, whatever it
+#:   forced before the fault (an adversary whose commitment fails after round T may have
+#:   labelled every round against the learner). The game is not scored for the learner:
+#:   neither for it (a game cut short has fewer rounds to err in) nor against it.
+#: - ``nobody`` (``aborted:*``, a status naming no role): not scored for either side;
+#:   shown in the games and counted as not scored.
+SCORING: dict[str, tuple[str, str]] = {
+    COMPLETE: (PLAYED, PLAYED),
+    LEARNER: (REST_LOST, CREDITED),
+    ADVERSARY: (NOT_SCORED, FORCED_NOTHING),
+    NOBODY: (NOT_SCORED, NOT_SCORED),
+}
+
+#: The scoring and ranking rules in one paragraph, as the report and ``--json`` state them
+#: (the terminal, in short).
+RULES = (
+    "Scores: mistakes / Ldim(H) (mistake-bound) or regret / sqrt(T ln d) (experts), in "
+    "expectation over the referee's coin (realised figures shown beside); learners are "
+    "ranked by their worst adversary's mean score, then by their mean over adversaries "
+    "(lower is better), adversaries by the mean score they force (higher is better). A "
+    "player that ends a game by its own fault (crash, illegal move, forfeit, timeout, "
+    "disconnection, memory, absence) loses every round it did not play: a learner scores "
+    "a mistake (loss 1) for each, credited to its adversary too; an adversary forces "
+    "nothing in that game, which is not scored for its learner. Games aborted by the "
+    "server, or with an unknown status, are not scored. Scores are exact fractions: "
+    "equal scores share a rank (1, 2, 2, 4), tied entrants listed by name; entrants with "
+    "no scored game come last, by name."
+)
 
 
 def normaliser(game: GameSpec) -> tuple[float | None, str]:
-    """What a game's score is divided by: Ldim(H) (mistake-bound), sqrt(T ln d) (experts)."""
+    """What a game's figure is divided by: Ldim(H) (mistake-bound), sqrt(T ln d) (experts).
+
+    >>> from littlestone.games.classes import make_class
+    >>> normaliser(GameSpec("mistake-bound", 30, make_class("thresholds:n=15")))
+    (4.0, 'Ldim(H)')
+    """
     if game.game == EXPERTS:
         d = game.n_experts
         return math.sqrt(game.rounds * math.log(max(d, 2))), "sqrt(T ln d)"
@@ -34,69 +103,283 @@ def normaliser(game: GameSpec) -> tuple[float | None, str]:
     return None, "raw"
 
 
+def fault(status: str) -> str:
+    """Whose fault ended a game, read from its status: ``none`` (``complete``),
+    ``learner`` or ``adversary`` (the status's second field names the role at fault),
+    ``nobody`` (``aborted:*``, and a status naming no role).
+
+    >>> [fault(s) for s in ("complete", "crash:learner:ZeroDivisionError",
+    ...                     "rule_violation:adversary:commitment", "forfeit:learner:timeout",
+    ...                     "load_failed:learner", "aborted:shutdown", "incomplete")]
+    ['none', 'learner', 'adversary', 'learner', 'learner', 'nobody', 'nobody']
+    """
+    if status == "complete":
+        return COMPLETE
+    kind, _, rest = status.partition(":")
+    role = rest.partition(":")[0]
+    if kind in NOBODYS_KINDS or role not in (LEARNER, ADVERSARY):
+        return NOBODY
+    return role
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One side's figure in one game (or a mean of them), exact: ``expected`` (over the
+    referee's coin: what ranks) and ``realised`` (as the coin fell).
+
+    >>> Figures(Fraction(1, 2), Fraction(1)).to_float()
+    (0.5, 1.0)
+    """
+
+    expected: Fraction
+    realised: Fraction
+
+    def to_float(self) -> tuple[float, float]:
+        return float(self.expected), float(self.realised)
+
+    @staticmethod
+    def mean(values: list[Figures]) -> Figures:
+        """The mean of non-empty ``values``, exact.
+
+        >>> Figures.mean([Figures(Fraction(1), Fraction(0)), Figures(Fraction(0), Fraction(0))])
+        Figures(expected=Fraction(1, 2), realised=Fraction(0, 1))
+        """
+        n = len(values)
+        return Figures(sum((v.expected for v in values), Fraction(0)) / n,
+                       sum((v.realised for v in values), Fraction(0)) / n)
+
+
+def judge(game: str, status: str, result: Mapping[str, Any], horizon: int
+          ) -> tuple[Figures | None, Figures | None]:
+    """The learner's and the adversary's raw (not normalised) figures of one game, as
+    :data:`SCORING` says for whoever ended it; ``None``: not scored for that side.
+
+    ``result`` holds ``rounds`` played and ``mistakes`` / ``expected_mistakes``
+    (mistake-bound) or ``regret`` / ``expected_regret`` (experts); missing figures count 0.
+    A learner that crashes in round 3 of 30 after 2 mistakes scores 2 + 28; its
+    adversary is credited the same:
+
+    >>> crashed = judge("mistake-bound", "crash:learner:ZeroDivisionError",
+    ...                 {"rounds": 2, "mistakes": 2, "expected_mistakes": 1.5}, 30)
+    >>> [f.to_float() for f in crashed]
+    [(29.5, 30.0), (29.5, 30.0)]
+
+    An adversary that breaks a rule forces nothing, and the learner is not scored:
+
+    >>> judge("mistake-bound", "rule_violation:adversary:commitment",
+    ...       {"rounds": 30, "mistakes": 30, "expected_mistakes": 30.0}, 30)
+    (None, Figures(expected=Fraction(0, 1), realised=Fraction(0, 1)))
+    """
+    realised_key, expected_key = (("regret", "expected_regret") if game == EXPERTS
+                                  else ("mistakes", "expected_mistakes"))
+    realised = Fraction(result.get(realised_key) or 0)
+    expected_value = result.get(expected_key)
+    expected = realised if expected_value is None else Fraction(expected_value)
+    remaining = max(horizon - int(result.get("rounds") or 0), 0)
+    played = Figures(expected, realised)
+
+    def count(how: str) -> Figures | None:
+        if how == PLAYED:
+            return played
+        if how in (REST_LOST, CREDITED):
+            return Figures(expected + remaining, realised + remaining)
+        if how == FORCED_NOTHING:
+            return Figures(min(expected, Fraction(0)), min(realised, Fraction(0)))
+        return None
+
+    learner, adversary = SCORING[fault(status)]
+    return count(learner), count(adversary)
+
+
+def figures(row: Mapping[str, Any]) -> tuple[Figures | None, Figures | None]:
+    """A tournament row's normalised figures for its learner and its adversary
+    (:func:`judge` divided by ``normaliser_value``); ``(None, None)`` for a row without
+    ``horizon`` (recorded before the scoring rules: not scored).
+
+    >>> figures({"game": "mistake-bound", "status": "complete", "horizon": 30,
+    ...          "normaliser_value": 4.0, "result": {"rounds": 30, "mistakes": 3,
+    ...                                              "expected_mistakes": 2.5}})[0]
+    Figures(expected=Fraction(5, 8), realised=Fraction(3, 4))
+    """
+    if row.get("horizon") is None:
+        return None, None
+    learner, adversary = judge(row["game"], row["status"], row.get("result") or {},
+                               int(row["horizon"]))
+    norm = row.get("normaliser_value")
+    divisor = Fraction(norm) if norm else Fraction(1)
+
+    def normalised(raw: Figures | None) -> Figures | None:
+        return None if raw is None else Figures(raw.expected / divisor,
+                                                raw.realised / divisor)
+
+    return normalised(learner), normalised(adversary)
+
+
+def score(rules: GameSpec, outcome: Mapping[str, Any]) -> dict[str, Any]:
+    """The scoring fields of one game's tournament row: ``fault``, the ``horizon`` T,
+    the ``normaliser`` (name) and its ``normaliser_value``, ``raw`` (the realised figure
+    as played), and as floats for display ``score`` / ``score_realised`` (the learner's
+    normalised figure; ``None``: not scored for it) and ``forcing`` /
+    ``forcing_realised`` (the adversary's). :func:`rank` recomputes the figures exactly
+    from the same fields.
+
+    >>> from littlestone.games.classes import make_class
+    >>> rules = GameSpec("mistake-bound", 30, make_class("thresholds:n=15"))  # Ldim 4
+    >>> row = score(rules, {"status": "illegal_move:learner:p_range",
+    ...                     "result": {"rounds": 0, "mistakes": 0, "expected_mistakes": 0}})
+    >>> row["fault"], row["score"], row["forcing"]
+    ('learner', 7.5, 7.5)
+    """
+    norm, norm_name = normaliser(rules)
+    result = outcome.get("result") or {}
+    fields: dict[str, Any] = {
+        "fault": fault(outcome["status"]), "horizon": rules.rounds, "normaliser": norm_name,
+        "normaliser_value": norm,
+        "raw": result.get("regret") if rules.game == EXPERTS else result.get("mistakes"),
+    }
+    mine, theirs = figures({"game": rules.game, "status": outcome["status"],
+                            "result": result, **fields})
+    for key, value in (("score", mine), ("forcing", theirs)):
+        fields[key], fields[f"{key}_realised"] = (None, None) if value is None else \
+            value.to_float()
+    return fields
+
+
 @dataclass
 class TournamentReport:
+    """A ranked tournament: its games, the pairs not played, the two leaderboards and
+    the learner x adversary payoff matrix (the learner's mean score; realised beside)."""
+
     name: str
     games: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
     learners: list[dict[str, Any]] = field(default_factory=list)
     adversaries: list[dict[str, Any]] = field(default_factory=list)
     payoff: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    payoff_realised: dict[str, dict[str, float | None]] = field(default_factory=dict)
     sandbox: str = ""
     report: str = ""
 
     def leaderboard(self) -> dict[str, Any]:
-        return {"tournament": self.name, "learners": self.learners,
+        """What ``--json`` prints."""
+        return {"tournament": self.name, "rules": RULES, "learners": self.learners,
                 "adversaries": self.adversaries, "payoff": self.payoff,
-                "games": len(self.games), "failed": [g for g in self.games
-                                                     if g["status"] != "complete"],
+                "payoff_realised": self.payoff_realised, "games": len(self.games),
+                "failed": [g for g in self.games if g["status"] != "complete"],
                 "skipped": self.skipped, "sandbox": self.sandbox, "report": self.report}
 
 
 def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
          ) -> TournamentReport:
-    """Learners by worst-case normalised score over adversaries (lower is better),
-    adversaries by mean forcing power (higher is better), and the payoff matrix."""
+    """Learners by their worst adversary's mean score, then by their mean over
+    adversaries (lower is better); adversaries by the mean score they force over
+    learners (higher is better); and the payoff matrix. Scores are the expected figures of
+    :func:`figures`, averaged exactly over each pair's classes and seeds; equal scores
+    share a rank (competition ranking: 1, 2, 2, 4) and are listed by name; entrants with
+    no scored game follow every scored one, by name, with rank ``None``.
+
+    >>> def game(learner, adversary, status, mistakes):
+    ...     return {"game": "mistake-bound", "status": status, "learner": learner,
+    ...             "adversary": adversary, "horizon": 30, "normaliser_value": 4.0,
+    ...             "result": {"rounds": 1 if status != "complete" else 30,
+    ...                        "mistakes": mistakes, "expected_mistakes": mistakes}}
+    >>> board = rank("t", [game("soa", "tree", "complete", 4),
+    ...                    game("halving", "tree", "complete", 4),
+    ...                    game("crashes", "tree", "crash:learner:ValueError", 0)], [])
+    >>> [(r["rank"], r["learner"], r["worst"], r["tied_with"]) for r in board.learners]
+    [(1, 'halving', 1.0, ['soa']), (1, 'soa', 1.0, ['halving']), (3, 'crashes', 7.25, [])]
+    """
     report = TournamentReport(name, rows, skipped, sandbox=Sandbox.describe())
-    cells: dict[tuple[str, str], list[float]] = {}
-    for row in rows:
-        if row.get("score") is not None:
-            cells.setdefault((row["learner"], row["adversary"]), []).append(row["score"])
+    judged = [(row, *figures(row)) for row in rows]
+    games: dict[tuple[str, str], tuple[list[Figures], list[Figures]]] = {}
+    for row, mine, theirs in judged:
+        cell = games.setdefault((row["learner"], row["adversary"]), ([], []))
+        if mine is not None:
+            cell[0].append(mine)
+        if theirs is not None:
+            cell[1].append(theirs)
+    cells = {pair: (Figures.mean(mine) if mine else None,
+                    Figures.mean(theirs) if theirs else None)
+             for pair, (mine, theirs) in games.items()}
     learners = sorted({r["learner"] for r in rows})
     adversaries = sorted({r["adversary"] for r in rows})
+    keys: dict[str, tuple[Fraction, ...] | None] = {}
     for learner in learners:
-        report.payoff[learner] = {}
-        for adversary in adversaries:
-            scores = cells.get((learner, adversary))
-            report.payoff[learner][adversary] = (sum(scores) / len(scores)) if scores else None
-    for learner in learners:
-        values = [v for v in report.payoff[learner].values() if v is not None]
-        failed = [r for r in rows if r["learner"] == learner and r["status"] != "complete"]
-        report.learners.append({
-            "learner": learner, "worst": max(values) if values else None,
-            "mean": sum(values) / len(values) if values else None,
-            "games": sum(1 for r in rows if r["learner"] == learner), "failed": len(failed),
-            "failures": sorted({r["status"] for r in failed}),
-        })
-    report.learners.sort(key=lambda r: (r["worst"] is None, r["worst"] or 0.0,
-                                        r["mean"] or 0.0, r["learner"]))
-    for position, row in enumerate(report.learners, 1):
-        row["rank"] = position
-        tied = [other["learner"] for other in report.learners if other is not row
-                and (other["worst"], other["mean"]) == (row["worst"], row["mean"])]
-        row["tied_with"] = tied  # equal scores: ordered by name, and said so
+        row_cells = {a: cells.get((learner, a), (None, None))[0] for a in adversaries}
+        report.payoff[learner] = {a: None if c is None else float(c.expected)
+                                  for a, c in row_cells.items()}
+        report.payoff_realised[learner] = {a: None if c is None else float(c.realised)
+                                           for a, c in row_cells.items()}
+        values = [c for c in row_cells.values() if c is not None]
+        entry = _entry(LEARNER, learner, judged)
+        if values:
+            worst = max(c.expected for c in values)
+            mean = Figures.mean(values)
+            entry |= _shown("worst", worst, max(c.realised for c in values))
+            entry |= _shown("mean", mean.expected, mean.realised)
+            keys[learner] = (worst, mean.expected)
+        else:
+            entry |= _shown("worst", None, None) | _shown("mean", None, None)
+            keys[learner] = None
+        report.learners.append(entry)
+    report.learners = _standings(report.learners, LEARNER, keys)
+    keys = {}
     for adversary in adversaries:
-        values = [v for lrn in learners
-                  if (v := report.payoff[lrn][adversary]) is not None]
-        failed = [r for r in rows if r["adversary"] == adversary and r["status"] != "complete"]
-        report.adversaries.append({
-            "adversary": adversary,
-            "forcing": (sum(values) / len(values)) if values else None,
-            "games": sum(1 for r in rows if r["adversary"] == adversary),
-            "failed": len(failed), "failures": sorted({r["status"] for r in failed}),
-        })
-    report.adversaries.sort(key=lambda r: (r["forcing"] is None, -(r["forcing"] or 0.0),
-                                           r["adversary"]))
-    for position, row in enumerate(report.adversaries, 1):
-        row["rank"] = position
+        values = [c for lrn in learners
+                  if (c := cells.get((lrn, adversary), (None, None))[1]) is not None]
+        entry = _entry(ADVERSARY, adversary, judged)
+        if values:
+            forcing = Figures.mean(values)
+            entry |= _shown("forcing", forcing.expected, forcing.realised)
+            keys[adversary] = (-forcing.expected,)
+        else:
+            entry |= _shown("forcing", None, None)
+            keys[adversary] = None
+        report.adversaries.append(entry)
+    report.adversaries = _standings(report.adversaries, ADVERSARY, keys)
     return report
+
+
+#: A row with its learner's and its adversary's figures.
+Judged = tuple[dict[str, Any], Figures | None, Figures | None]
+
+
+def _entry(role: str, name: str, judged: list[Judged]) -> dict[str, Any]:
+    """An entrant's counts: its games, those scored for it, those it ended by its own
+    fault (``failed``, with their statuses), those not scored for it (``unscored``)."""
+    side = 1 if role == LEARNER else 2
+    own = [j for j in judged if j[0][role] == name]
+    failed = {j[0]["status"] for j in own if fault(j[0]["status"]) == role}
+    unscored = [j[0]["status"] for j in own if j[side] is None]
+    return {role: name, "games": len(own), "scored": len(own) - len(unscored),
+            "failed": sum(fault(j[0]["status"]) == role for j in own),
+            "failures": sorted(failed), "unscored": len(unscored),
+            "unscored_statuses": sorted(set(unscored))}
+
+
+def _shown(key: str, expected: Fraction | None, realised: Fraction | None) -> dict[str, Any]:
+    """A score as the leaderboard shows it: a float, the exact fraction as a string, and
+    the realised figure beside it."""
+    return {key: None if expected is None else float(expected),
+            f"{key}_exact": None if expected is None else str(expected),
+            f"{key}_realised": None if realised is None else float(realised)}
+
+
+def _standings(entries: list[dict[str, Any]], role: str,
+               keys: Mapping[str, tuple[Fraction, ...] | None]) -> list[dict[str, Any]]:
+    """Entries in order of their key (smaller is better; ``None``: not scored, last),
+    then name; ``rank`` is one plus the number of entries strictly better (equal keys
+    share it), and ``tied_with`` names the others with an equal key, by name."""
+    scored = sorted((e for e in entries if keys[e[role]] is not None),
+                    key=lambda e: (keys[e[role]], e[role]))
+    for position, entry in enumerate(scored):
+        mine = keys[entry[role]]
+        before = scored[position - 1] if position else None
+        entry["rank"] = (before["rank"] if before is not None and keys[before[role]] == mine
+                         else position + 1)
+        entry["tied_with"] = [o[role] for o in scored
+                              if o is not entry and keys[o[role]] == mine]
+    unscored = sorted((e for e in entries if keys[e[role]] is None), key=lambda e: e[role])
+    for entry in unscored:
+        entry["rank"], entry["tied_with"] = None, []
+    return scored + unscored

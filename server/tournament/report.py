@@ -13,7 +13,13 @@ from typing import Any
 
 from littlestone.games.game import ExpertsRecord
 from littlestone.server.records.logs import LogError, read_log
-from littlestone.server.tournament.ranking import TournamentReport
+from littlestone.server.tournament.ranking import (
+    RULES,
+    SCORING,
+    TournamentReport,
+    fault,
+    figures,
+)
 
 __all__ = ["write_report"]
 
@@ -51,6 +57,43 @@ def _curve(row: dict[str, Any]) -> str:
             f'{bound_line}<polyline fill="none" stroke="#225" points="{points}"/></svg>')
 
 
+#: The scores each leaderboard ranks on, in order.
+_KEYS = {"learner": ("worst", "mean"), "adversary": ("forcing",)}
+
+
+def _fault_note(row: dict[str, Any]) -> str:
+    """How a game was scored, when a fault ended it (:data:`.ranking.SCORING`).
+
+    >>> print(_fault_note({"status": "rule_violation:adversary:margin"}))
+    <br><small>the adversary's fault: learner not scored; adversary forced nothing:
+    min(0, as played)</small>
+    """
+    who = fault(row["status"])
+    if who == "none":
+        return ""
+    learner, adversary = SCORING[who]
+    whose = "nobody's fault" if who == "nobody" else f"the {who}'s fault"
+    text = html.escape(f"{whose}: learner {learner}; adversary {adversary}", quote=False)
+    return f"<br><small>{text}</small>"
+
+
+def _score_cell(row: dict[str, Any], side: int) -> str:
+    """A game's score for its learner (``side`` 0) or its adversary (1), as the ranking
+    counts it, realised in brackets where it differs; - when not scored for that side.
+
+    >>> _score_cell({"game": "mistake-bound", "status": "complete", "horizon": 30,
+    ...              "normaliser_value": 4.0, "result": {"rounds": 30, "mistakes": 3,
+    ...                                                  "expected_mistakes": 2.5}}, 0)
+    '0.625 <small>(0.75)</small>'
+    """
+    scored = figures(row)[side]
+    if scored is None:
+        return "-"
+    value, realised = scored.to_float()
+    shown = f"{value:.3g}"
+    return shown if realised == value else f"{shown} <small>({realised:.3g})</small>"
+
+
 def write_report(report: TournamentReport, data: Path) -> Path:
     """DIR/reports/NAME.html: a static, self-contained page."""
     esc = html.escape
@@ -64,6 +107,28 @@ def write_report(report: TournamentReport, data: Path) -> Path:
         return "-" if value is None else (f"{value:.3g}" if isinstance(value, float)
                                           else esc(str(value)))
 
+    def fmt2(value: Any, realised: Any) -> str:
+        """A score with its realised figure beside it, when they differ."""
+        if value == realised or realised is None:
+            return fmt(value)
+        return f"{fmt(value)} <small>({fmt(realised)})</small>"
+
+    def position(row: dict[str, Any]) -> str:
+        return "-" if row["rank"] is None else f"{row['rank']}{'=' if row['tied_with'] else ''}"
+
+    def notes(row: dict[str, Any], role: str) -> str:
+        exact = ", ".join(f"{key} {row[f'{key}_exact']}" for key in _KEYS[role])
+        tie = (f"<br><small>tied with {esc(', '.join(row['tied_with']))} (exactly equal: "
+               f"{esc(exact)}; listed by name)</small>" if row["tied_with"] else "")
+        return f"{esc(row[role])}{tie}"
+
+    def failures(row: dict[str, Any]) -> str:
+        out = f"{row['failed']} {esc(', '.join(row['failures']))}"
+        if row["unscored"]:
+            out += (f"<br><small>{row['unscored']} not scored: "
+                    f"{esc(', '.join(row['unscored_statuses']))}</small>")
+        return out
+
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{esc(report.name)}"
              "</title><style>body{font:14px sans-serif;margin:2em}table{border-collapse:"
              "collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:3px 7px}"
@@ -71,36 +136,39 @@ def write_report(report: TournamentReport, data: Path) -> Path:
              f"<h1>Tournament {esc(report.name)}</h1>",
              f"<p>{len(report.games)} games. Sandbox for submitted agents: "
              f"{esc(report.sandbox)}.</p>",
-             "<h2>Learners</h2><p>Score: mistakes / Ldim(H) (mistake-bound), regret / "
-             "sqrt(T ln d) (experts), averaged over classes and seeds; ranked by the worst "
-             "adversary (lower is better).</p><table><tr><th>rank</th><th>learner</th>"
-             "<th>worst</th><th>mean</th><th>games</th><th>failed</th></tr>"]
+             f"<h2>Learners</h2><p>{esc(RULES)}</p><p>Scores are expected figures; the "
+             "realised ones (the coin as it fell) are in brackets where they differ. "
+             "<em>failed</em>: games the entrant ended by its own fault.</p>"
+             "<table><tr><th>rank</th><th>learner</th><th>worst</th><th>mean</th>"
+             "<th>games</th><th>failed</th></tr>"]
     for row in report.learners:
-        tie = (f"<br><small>tied with {esc(', '.join(row['tied_with']))} (ordered by name)"
-               "</small>" if row.get("tied_with") else "")
-        parts.append(f"<tr><td>{row['rank']}</td><td>{esc(row['learner'])}{tie}</td>"
-                     f"<td>{fmt(row['worst'])}</td><td>{fmt(row['mean'])}</td>"
-                     f"<td>{row['games']}</td><td>{row['failed']} "
-                     f"{esc(', '.join(row['failures']))}</td></tr>")
+        parts.append(f"<tr><td>{position(row)}</td><td>{notes(row, 'learner')}</td>"
+                     f"<td>{fmt2(row['worst'], row['worst_realised'])}</td>"
+                     f"<td>{fmt2(row['mean'], row['mean_realised'])}</td>"
+                     f"<td>{row['games']}</td><td>{failures(row)}</td></tr>")
     parts.append("</table><h2>Adversaries</h2><table><tr><th>rank</th><th>adversary</th>"
                  "<th>forcing power</th><th>games</th><th>failed</th></tr>")
     for row in report.adversaries:
-        parts.append(f"<tr><td>{row['rank']}</td><td>{esc(row['adversary'])}</td>"
-                     f"<td>{fmt(row['forcing'])}</td><td>{row['games']}</td>"
-                     f"<td>{row['failed']} {esc(', '.join(row['failures']))}</td></tr>")
-    parts.append("</table><h2>Payoff matrix</h2><table><tr><th>learner \\ adversary</th>"
+        parts.append(f"<tr><td>{position(row)}</td><td>{notes(row, 'adversary')}</td>"
+                     f"<td>{fmt2(row['forcing'], row['forcing_realised'])}</td>"
+                     f"<td>{row['games']}</td><td>{failures(row)}</td></tr>")
+    parts.append("</table><h2>Payoff matrix</h2><p>The learner's mean score against each "
+                 "adversary (realised in brackets); - where no game of the pair was scored "
+                 "for the learner.</p><table><tr><th>learner \\ adversary</th>"
                  + "".join(f"<th>{esc(a)}</th>" for a in adversaries) + "</tr>")
     for learner, row in report.payoff.items():
+        realised = report.payoff_realised.get(learner, {})
         parts.append(f"<tr><th>{esc(learner)}</th>" + "".join(
-            f"<td style='background:{_color(row.get(a), top)}'>{fmt(row.get(a))}</td>"
-            for a in adversaries) + "</tr>")
+            f"<td style='background:{_color(row.get(a), top)}'>"
+            f"{fmt2(row.get(a), realised.get(a))}</td>" for a in adversaries) + "</tr>")
     parts.append("</table>")
     if report.skipped:
         parts.append("<h2>Pairings not played</h2><ul>" + "".join(
             f"<li>{esc(s['learner'])} vs {esc(s['adversary'])} on {esc(str(s['class']))} "
             f"({esc(s['game'])}): {esc(s['reason'])}</li>" for s in report.skipped) + "</ul>")
     parts.append("<h2>Games</h2><table><tr><th>learner</th><th>adversary</th><th>class</th>"
-                 "<th>seed</th><th>status</th><th>score</th><th>curve</th><th>log</th></tr>")
+                 "<th>seed</th><th>status</th><th>learner's score</th><th>adversary's "
+                 "forcing</th><th>curve</th><th>log</th></tr>")
     for row in report.games:
         verify = (f"<code>littlestone replay {esc(row['game_id'])} --data {esc(str(data))} "
                   f"--verify</code>" if row.get("game_id") else "")
@@ -108,8 +176,10 @@ def write_report(report: TournamentReport, data: Path) -> Path:
                if row.get("log") else esc(row.get("message") or ""))
         parts.append(f"<tr><td>{esc(row['learner'])}</td><td>{esc(row['adversary'])}</td>"
                      f"<td>{esc(str(row['class']))}</td><td>{row['seed']}</td>"
-                     f"<td>{esc(row['status'])}<br><small>{esc(row.get('message') or '')}"
-                     f"</small></td><td>{fmt(row.get('score'))}</td><td>{_curve(row)}</td>"
+                     f"<td>{esc(row['status'])}{_fault_note(row)}<br><small>"
+                     f"{esc(row.get('message') or '')}</small></td>"
+                     f"<td>{_score_cell(row, 0)}</td>"
+                     f"<td>{_score_cell(row, 1)}</td><td>{_curve(row)}</td>"
                      f"<td>{log}</td></tr>")
     parts.append("</table></body></html>")
     path.write_text("\n".join(parts))

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import SpecError
-from littlestone.games.game import EXPERTS
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.matches import (
@@ -23,7 +22,7 @@ from littlestone.server.tournament.matches import (
     play_remote_agent,
 )
 from littlestone.server.tournament.pairing import Pairing, pairings, rules
-from littlestone.server.tournament.ranking import TournamentReport, normaliser, rank
+from littlestone.server.tournament.ranking import TournamentReport, rank, score
 from littlestone.server.tournament.report import write_report
 from littlestone.server.tournament.sandbox import Sandbox
 
@@ -51,18 +50,14 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     finished = [0]  # games of this run recorded so far
 
     def record(pairing: Pairing, outcome: dict[str, Any]) -> None:
-        game = rules(config, pairing)
-        norm, norm_name = normaliser(game)
-        result = outcome["result"]
-        raw = result.get("regret") if pairing.game == EXPERTS else result.get("mistakes")
-        score = (raw / norm) if (raw is not None and norm) else raw
+        scored = score(rules(config, pairing), outcome)
         with lock:
             store.add_tournament_game(config.name, pairing.key, {
                 "game_id": outcome["game_id"], "status": outcome["status"],
                 "message": outcome.get("message", ""), "game": pairing.game,
                 "class": pairing.hclass, "learner": pairing.learner,
-                "adversary": pairing.adversary, "seed": pairing.seed, "raw": raw,
-                "score": score, "normaliser": norm_name, "result": result,
+                "adversary": pairing.adversary, "seed": pairing.seed, **scored,
+                "result": outcome["result"],
             })
             finished[0] += 1
             left = len(pending) - finished[0]
