@@ -226,13 +226,16 @@ class Hedge(ExpertLearner):
         self._mode = "fixed"
         self._epoch_end = self._epoch_length = 0
 
+    def unsupported(self, game: GameSpec) -> str | None:
+        if self.schedule == "tuned" and game.horizon is None:
+            return "schedule=tuned needs the horizon T announced (doubling or anytime do not)"
+        return super().unsupported(game)
+
     def setup(self, game: GameSpec, seed: int) -> None:
         mode = self.schedule
         if mode == "auto":
             mode = "fixed" if self.eta is not None else (
                 "tuned" if game.horizon is not None else "doubling")
-        if mode == "tuned" and game.horizon is None:
-            raise ValueError("schedule=tuned needs the horizon T announced")
         self._mode = mode
         self._log_d = math.log(max(self.d, 2))
         # cumulative losses in the current epoch: all of them unless the doubling trick

@@ -274,6 +274,15 @@ def test_hedge_without_the_horizon(schedule, d, rounds):
         assert result.expected_regret <= result.bound.value
 
 
+def test_tuned_schedule_refuses_an_unannounced_horizon_before_round_one():
+    game = GameSpec(EXPERTS, 100, experts=3, horizon_known=False)
+    with pytest.raises(UnsupportedGame, match="needs the horizon T announced"):
+        play(game, LEARNERS.make("hedge:schedule=tuned"), RandomCosts(), 0)
+    announced = play(GameSpec(EXPERTS, 100, experts=3), LEARNERS.make("hedge:schedule=tuned"),
+                     RandomCosts(), 0)
+    assert announced.complete and announced.bound is not None
+
+
 def test_auto_schedule_needs_no_horizon():
     game = GameSpec(EXPERTS, 100, experts=3, horizon_known=False)
     result = play(game, LEARNERS.make("hedge"), RandomCosts(), 0)
