@@ -90,20 +90,43 @@ class ExpertLearner(Learner):
 
 @register
 class WeightedMajority(ExpertLearner):
-    """Deterministic Weighted-Majority (Littlestone & Warmuth): predict the weighted vote of
-    the advice; every expert that errs has its weight multiplied by ``beta``.
+    """Deterministic Weighted-Majority (Littlestone & Warmuth 1994): predict the weighted
+    vote of the advice a_t in [0, 1]^d (1 when sum_i w_i a_t,i >= W/2, W = sum_i w_i, so
+    1 on a tie), then multiply every expert's weight by beta^c_i, c_i = |a_t,i - y_t| its
+    cost: by beta when it erred, with 0/1 advice; by a fraction of it with fractional
+    advice (the continuous update, not a rounding of c_i at 1/2).
 
-    With beta = 1/2 it makes at most (m + log2 d) / log2(4/3) ~= 2.41 (m + log2 d)
-    mistakes, m those of the best expert; in general (m log2(1/beta) + log2 d) /
-    log2(2/(1+beta)). On a tie it predicts 1. Without advice (free experts) it puts all
-    its weight on its heaviest expert.
+    Its bound, printed when 0 < beta < 1 and every round had advice and a label::
 
-    >>> wm = WeightedMajority(beta=0.5)
-    >>> wm.start(GameSpec("experts", 2, experts=3), seed=0)
-    >>> wm.weights(np.array([1.0, 0.0, 0.0]))
+        mistakes <= (m log2(1/beta) + log2 d) / log2(2/(1+beta)),
+
+    m = min_i sum_t |a_t,i - y_t| the best expert's loss, unrounded (~= 2.41 (m + log2 d)
+    at beta = 1/2). Proof: on a mistake the vote's side holds half the weight, so the
+    weighted average cost is >= 1/2, and beta^c <= 1 - (1-beta) c on [0, 1] (convexity)
+    shrinks W by a factor <= (1+beta)/2; W never grows; it starts at d and ends
+    >= beta^m, so beta^m <= d ((1+beta)/2)^mistakes. In the mistake-bound game the
+    experts are the class's hypotheses (0/1 advice) and the target is one of them: m = 0.
+
+    Without advice (free experts, costs only) it puts all its weight on its heaviest
+    expert, the one of least cumulative cost (the lowest index on a tie), and prints no
+    bound: no deterministic learner has one there (Cover 1965: charged on the expert it
+    follows, it loses every round while the best of d experts loses <= T/d). A game with
+    a round without advice prints none either. With beta = 0 an expert whose cost is
+    >= 1/2 is dropped (all of them return when none is left), and no bound is printed.
+
+    >>> game = GameSpec("experts", 3, experts=3)
+    >>> wm = WeightedMajority(beta=0.5); wm.start(game, seed=0)
+    >>> wm.weights(np.array([0.6, 0.4, 0.4]))  # sum_i w_i a_i = 1.4 < W/2 = 1.5
     0.0
-    >>> wm.update_costs(np.array([0.0, 1.0, 1.0]), 1); wm.weights(np.array([1.0, 0.0, 0.0]))
-    1.0
+    >>> wm.update_costs(np.array([0.4, 0.6, 0.6]), 1)  # y = 1: c = 1 - a, w_i *= beta^c_i
+    >>> np.exp(wm.log_weights).round(3).tolist()
+    [0.758, 0.66, 0.66]
+    >>> round(wm.bound(game).value, 3)  # (0.4 log2 2 + log2 3) / log2(4/3)
+    4.783
+    >>> wm.weights(None).tolist()  # no advice: all its weight on the heaviest expert
+    [1.0, 0.0, 0.0]
+    >>> wm.update_costs(np.array([1.0, 0.0, 0.0]), None); wm.bound(game) is None
+    True
     """
 
     id = "weighted-majority"
@@ -115,10 +138,13 @@ class WeightedMajority(ExpertLearner):
         self.beta = beta
         self.log_weights = np.zeros(0)
         self.mistakes = 0
+        #: Rounds played without a vote (no advice, or costs without a label): no bound.
+        self.rounds_without_vote = 0
 
     def setup(self, game: GameSpec, seed: int) -> None:
         self.log_weights = np.zeros(self.d)
         self.mistakes = 0
+        self.rounds_without_vote = 0
         self._last: float | None = None
 
     def _weights(self) -> FloatArray:
@@ -137,24 +163,27 @@ class WeightedMajority(ExpertLearner):
 
     def update_costs(self, costs: FloatArray, y: int | None) -> None:
         self.observe(costs)
-        if self._last is not None and y is not None and self._last != y:
+        if self._last is None or y is None:
+            self.rounds_without_vote += 1
+        elif self._last != y:
             self.mistakes += 1
-        wrong = costs >= 0.5
+        self._last = None
         if self.beta == 0.0:
+            wrong = costs >= 0.5
             self.log_weights[wrong] = -np.inf
             if np.isneginf(self.log_weights).all():  # everyone erred: start over
                 self.log_weights[:] = 0.0
         else:
-            self.log_weights[wrong] += math.log(self.beta)
+            self.log_weights += costs * math.log(self.beta)  # w_i *= beta^c_i
 
     def bound(self, game: GameSpec) -> Bound | None:
-        if self.beta == 0.0 or self.rounds == 0:
+        if self.beta == 0.0 or self.rounds == 0 or self.rounds_without_vote:
             return None
-        m = float(np.min(np.floor(self.losses + 0.5)))  # the best expert's mistakes
+        m = float(np.min(self.losses))  # the best expert's loss, unrounded
         value = (m * math.log2(1 / self.beta) + math.log2(self.d)) / math.log2(
             2 / (1 + self.beta))
-        return Bound(value, f"(m log2(1/beta) + log2 d) / log2(2/(1+beta)), m = {m:g} "
-                     "(Littlestone & Warmuth 1994)")
+        return Bound(value, f"(m log2(1/beta) + log2 d) / log2(2/(1+beta)), m = {m:.10g} "
+                     "(Littlestone & Warmuth 1994, weighted vote, w_i *= beta^|a_i - y|)")
 
 
 SCHEDULES = ("auto", "tuned", "doubling", "anytime", "fixed")
@@ -197,13 +226,16 @@ class Hedge(ExpertLearner):
         self._mode = "fixed"
         self._epoch_end = self._epoch_length = 0
 
+    def unsupported(self, game: GameSpec) -> str | None:
+        if self.schedule == "tuned" and game.horizon is None:
+            return "schedule=tuned needs the horizon T announced (doubling or anytime do not)"
+        return super().unsupported(game)
+
     def setup(self, game: GameSpec, seed: int) -> None:
         mode = self.schedule
         if mode == "auto":
             mode = "fixed" if self.eta is not None else (
                 "tuned" if game.horizon is not None else "doubling")
-        if mode == "tuned" and game.horizon is None:
-            raise ValueError("schedule=tuned needs the horizon T announced")
         self._mode = mode
         self._log_d = math.log(max(self.d, 2))
         # cumulative losses in the current epoch: all of them unless the doubling trick

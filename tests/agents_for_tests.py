@@ -377,3 +377,101 @@ class SlowLearner(Learner):
 
     def update(self, x: Any, y: int) -> None:
         pass
+
+
+class ChargeTheLeader(Adversary):
+    """Free experts, no advice, adaptive (Cover's argument for d experts): cost 1 to the
+    expert the learner puts the most weight on (the lowest index on a tie), 0 to the
+    others. A learner that puts all its weight on one expert loses every round, while the
+    best expert loses at most T/d.
+
+    >>> adversary = ChargeTheLeader()
+    >>> adversary.start(GameSpec("experts", 3, experts=3), seed=0)
+    >>> adversary.advice() is None, adversary.costs(np.array([0.2, 0.5, 0.3])).tolist()
+    (True, [0.0, 1.0, 0.0])
+    """
+
+    id = "charge-the-leader"
+    games = frozenset({EXPERTS})
+
+    def __init__(self) -> None:
+        self._d = 0
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        return "free experts only" if game.hclass is not None else super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._d = game.n_experts
+
+    def advice(self) -> None:
+        return None
+
+    def costs(self, answer: Any) -> np.ndarray:
+        v = np.zeros(self._d)
+        v[int(np.argmax(answer))] = 1.0
+        return v
+
+
+class FractionalAdvice(Adversary):
+    """Free experts with fractional advice, labelled against the learner (adaptive): built
+    to break a Weighted-Majority that rounds costs at 1/2.
+
+    It simulates Weighted-Majority with the *thresholded* update (w_i *= beta when
+    c_i >= 1/2) and splits the experts into H, the heaviest ones until they hold half of
+    the simulated weight, and the rest R. When its favourite expert (drawn from the seed)
+    is in H, H advises 1/2 + margin and R 1/2 - margin; otherwise H advises 1 and R 0. The
+    simulated vote then goes H's way, and the label goes against the learner's
+    prediction: a deterministic learner errs every round. Against the thresholded learner
+    the favourite pays 1/2 + margin when in H and 0 otherwise, 0.3 a round at d = 2 and
+    margin 0.1: well below the 0.41 a round that a vote erring every round needs under
+    the continuous update's bound. With ``continuous=true`` it simulates the continuous
+    update w_i *= beta^c_i instead (the learner's own weights, for Weighted-Majority).
+
+    >>> adversary = FractionalAdvice()
+    >>> adversary.start(GameSpec("experts", 3, experts=2), seed=1)
+    >>> adversary.advice().round(2).tolist()  # equal weights: H = {0}, the favourite, 0
+    [0.6, 0.4]
+    >>> adversary.costs(1.0)  # against the prediction: expert 0 pays 0.6, 1 pays 0.4
+    0
+    >>> adversary.advice().tolist()  # now H = {1}, without the favourite
+    [0.0, 1.0]
+    """
+
+    id = "fractional-advice"
+    games = frozenset({EXPERTS})
+
+    def __init__(self, beta: float = 0.5, margin: float = 0.1, continuous: bool = False) -> None:
+        self.beta, self.margin, self.continuous = beta, margin, continuous
+        self._rng = np.random.default_rng(0)
+        self._log_weights = np.zeros(0)
+        self._advice = np.zeros(0)
+        self._favourite = 0
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        return "free experts only" if game.hclass is not None else super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+        self._log_weights = np.zeros(game.n_experts)
+        self._favourite = int(self._rng.integers(game.n_experts))
+
+    def advice(self) -> np.ndarray:
+        w = np.exp(self._log_weights - self._log_weights.max())
+        order = np.argsort(-w, kind="stable")
+        k = int(np.searchsorted(np.cumsum(w[order]), w.sum() / 2)) + 1
+        heavy = np.zeros(len(w), dtype=bool)
+        heavy[order[:k]] = True
+        high, low = (0.5 + self.margin, 0.5 - self.margin) if heavy[self._favourite] else (
+            1.0, 0.0)
+        self._advice = np.where(heavy, high, low)
+        return self._advice
+
+    def costs(self, answer: Any) -> int:
+        p = float(answer @ self._advice) if isinstance(answer, np.ndarray) else float(answer)
+        y = 0 if p >= 0.5 else 1
+        costs = np.abs(self._advice - y)
+        if self.continuous:
+            self._log_weights += costs * np.log(self.beta)
+        else:
+            self._log_weights[costs >= 0.5] += np.log(self.beta)
+        return y

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import pytest
 
-from littlestone.adversaries import ADVERSARIES
+from littlestone.adversaries import ADVERSARIES, Adversary
 from littlestone.games.classes import FiniteClass, MatrixClass, make_class
 from littlestone.games.errors import UnsupportedGame
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
@@ -20,7 +20,14 @@ from littlestone.games.ldim import class_ldim
 from littlestone.learners import LEARNERS
 from littlestone.learners.experts import Hedge
 from littlestone.server.local import play
-from tests.agents_for_tests import FixedSequence, NoisyAdvice, RandomCosts, Spoiler
+from tests.agents_for_tests import (
+    ChargeTheLeader,
+    FixedSequence,
+    FractionalAdvice,
+    NoisyAdvice,
+    RandomCosts,
+    Spoiler,
+)
 
 FINITE = ["thresholds:n=255", "singletons:n=30", "intervals:n=20", "monotone-disjunctions:n=8",
           "k-disjunctions:n=12,k=2", "conjunctions:n=4"]
@@ -151,6 +158,95 @@ def test_weighted_majority_within_its_bound(d, seed, adversary):
     assert result.mistakes <= wm_bound(m, d)  # about 2.41 (m + log2 d)
 
 
+def breaker(name: str, beta: float = 0.5) -> Adversary:
+    """An adversary built to break a Weighted-Majority bound (docs/theory.md)."""
+    if name == "charge-the-leader":
+        return ChargeTheLeader()
+    if name.startswith("fractional-advice"):
+        return FractionalAdvice(beta=beta, continuous=name.endswith("continuous"))
+    return ADVERSARIES.make(f"{name}:beta={beta}")
+
+
+BREAKERS = ["charge-the-leader", "fractional-advice", "fractional-advice-continuous", "wm-flip"]
+SIZES = [(2, 2000), (10, 1000), (50, 200)]
+
+
+@pytest.mark.parametrize("adversary", BREAKERS)
+@pytest.mark.parametrize(("d", "rounds"), SIZES)
+@pytest.mark.parametrize("beta", [0.5, 0.8])
+def test_weighted_majority_against_adversaries_built_to_break_its_bound(adversary, d, rounds,
+                                                                        beta):
+    """Each adversary makes Weighted-Majority err every round. Free experts (charged on
+    the expert it follows): the best expert loses <= T/d and no bound is printed. With
+    advice (fractional, or wm-flip's 0/1), the printed bound holds with m unrounded."""
+    game = GameSpec(EXPERTS, rounds, experts=d)
+    for seed in (0, 1):
+        result = play(game, LEARNERS.make(f"weighted-majority:beta={beta}"),
+                      breaker(adversary, beta), seed)
+        assert result.complete and result.mistakes == rounds  # a mistake every round
+        m = result.best_expert_loss
+        assert m is not None
+        if adversary == "charge-the-leader":
+            assert m <= rounds / d
+            assert result.bound is None  # no deterministic learner has one (Cover)
+            continue
+        assert result.bound is not None
+        assert result.mistakes <= result.bound.value + 1e-9
+        assert result.bound.value == pytest.approx(wm_bound(m, d, beta))
+
+
+@pytest.mark.parametrize("learner", ["hedge", "hedge:schedule=anytime", "hedge:eta=0.3",
+                                     "randomized-weighted-majority", "follow-the-leader"])
+@pytest.mark.parametrize("horizon_known", [True, False])
+def test_expert_learners_print_only_bounds_that_hold(learner, horizon_known):
+    """The same adversaries, and Cover's flip, against the other expert learners: Hedge's
+    bounds (on expected regret, for any costs in [0, 1] chosen after seeing its weights)
+    hold with T announced (tuned) or not (doubling trick, anytime); Follow-the-Leader
+    prints none."""
+    for adversary in [*BREAKERS, "cover-flip"]:
+        for d, rounds in [(2, 1000), (10, 500), (50, 200)]:
+            game = GameSpec(EXPERTS, rounds, experts=d, horizon_known=horizon_known)
+            opponent = (ADVERSARIES.make(adversary) if adversary == "cover-flip"
+                        else breaker(adversary))
+            result = play(game, LEARNERS.make(learner), opponent, seed=d)
+            assert result.complete
+            if learner == "follow-the-leader":
+                assert result.bound is None
+                continue
+            assert result.bound is not None
+            if learner in ("hedge", "randomized-weighted-majority"):  # the auto schedule
+                tuned = math.sqrt(2 * rounds * math.log(d))
+                assert result.bound.value == pytest.approx(
+                    tuned if horizon_known else tuned * math.sqrt(2) / (math.sqrt(2) - 1))
+            assert result.expected_regret <= result.bound.value + 1e-9
+
+
+@pytest.mark.parametrize("spec", ["thresholds:n=63", "singletons:n=30", "intervals:n=12"])
+@pytest.mark.parametrize("beta", [0.5, 0.8])
+def test_weighted_majority_in_the_mistake_bound_game_within_m_zero(spec, beta):
+    """The class's hypotheses as the experts, the target among them: m = 0, so mistakes
+    <= log2 |H| / log2(2/(1+beta)) against every adversary."""
+    game = mistake_game(spec, 300)
+    for adversary in ("shattered-tree", "random-target", "spoiler"):
+        for seed in (0, 1):
+            opponent = Spoiler() if adversary == "spoiler" else ADVERSARIES.make(adversary)
+            result = play(game, LEARNERS.make(f"weighted-majority:beta={beta}"), opponent, seed)
+            assert result.complete and result.bound is not None
+            assert result.bound.value == pytest.approx(wm_bound(0, game.hclass.size, beta))
+            assert result.mistakes <= result.bound.value
+
+
+def test_weighted_majority_over_a_class_with_noisy_labels():
+    """Class-derived 0/1 advice, labels flipped with probability 0.2: m > 0."""
+    game = GameSpec(EXPERTS, 1000, make_class("thresholds:n=63"))
+    for seed in (0, 1):
+        result = play(game, LEARNERS.make("weighted-majority"), ADVERSARIES.make("noisy:rate=0.2"),
+                      seed)
+        assert result.complete and result.bound is not None and result.best_expert_loss
+        assert result.bound.value == pytest.approx(wm_bound(result.best_expert_loss, 64))
+        assert result.mistakes <= result.bound.value
+
+
 @pytest.mark.parametrize(("d", "rounds", "flip"), [
     (2, 100_000, False), (2, 100_000, True), (10, 20_000, False), (10, 20_000, True),
     (1000, 5_000, False),
@@ -176,6 +272,15 @@ def test_hedge_without_the_horizon(schedule, d, rounds):
         if schedule == "doubling":
             assert result.bound.value == pytest.approx(tuned * math.sqrt(2) / (math.sqrt(2) - 1))
         assert result.expected_regret <= result.bound.value
+
+
+def test_tuned_schedule_refuses_an_unannounced_horizon_before_round_one():
+    game = GameSpec(EXPERTS, 100, experts=3, horizon_known=False)
+    with pytest.raises(UnsupportedGame, match="needs the horizon T announced"):
+        play(game, LEARNERS.make("hedge:schedule=tuned"), RandomCosts(), 0)
+    announced = play(GameSpec(EXPERTS, 100, experts=3), LEARNERS.make("hedge:schedule=tuned"),
+                     RandomCosts(), 0)
+    assert announced.complete and announced.bound is not None
 
 
 def test_auto_schedule_needs_no_horizon():
