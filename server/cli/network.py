@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import dataclasses
 import json
+import os
 import ssl
 import sys
 import time
@@ -46,9 +47,10 @@ def serve(args: argparse.Namespace) -> int:
             raise UsageError(f"serve: --agent {item!r}: use NAME=SPEC")
         agents.append((name, spec))
     budgets = Budgets(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Budgets)})
-    settings = ServerSettings(args.host, args.port, Path(args.data), args.anonymous,
-                              args.move_deadline, args.time_bank, Limits(max_frame=args.max_frame),
-                              tls, budgets, tuple(agents))
+    settings = ServerSettings(
+        host=args.host, port=args.port, data=Path(args.data), anonymous=args.anonymous,
+        move_deadline=args.move_deadline, time_bank=args.time_bank,
+        limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets, agents=tuple(agents))
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
@@ -63,9 +65,33 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The environment variable a client's token may come from.
+TOKEN_VARIABLE = "LITTLESTONE_TOKEN"
+
+
+def _token_of(args: argparse.Namespace) -> str | None:
+    """The client's token: --token, else --token-file (``-``: standard input), else
+    $LITTLESTONE_TOKEN."""
+    if args.token:
+        return str(args.token)
+    if getattr(args, "token_file", None):
+        try:
+            text = (sys.stdin.readline() if args.token_file == "-"
+                    else Path(args.token_file).read_text())
+        except OSError as exc:
+            raise UsageError(f"{args.command}: cannot read --token-file {args.token_file}: "
+                             f"{exc.strerror}") from None
+        token = text.strip()
+        if not token:
+            raise UsageError(f"{args.command}: --token-file {args.token_file} is empty")
+        return token
+    return os.environ.get(TOKEN_VARIABLE) or None
+
+
 def connect(args: argparse.Namespace) -> int:
     agent: Any = (learners.LEARNERS.make(args.learner) if args.learner
                   else adversaries.ADVERSARIES.make(args.adversary))
+    args.token = _token_of(args)
     if args.tournament:
         if not args.token:
             raise UsageError("connect: --tournament needs --token (its name is the entrant)")
@@ -136,7 +162,7 @@ def watch(args: argparse.Namespace) -> int:
                 f"{k} {v:.6g}" if isinstance(v, float) else f"{k} {v}"
                 for k, v in totals.items()), flush=True)
 
-    end = _client("watch", args.url, watch_remote(args.url, args.game_id, args.token,
+    end = _client("watch", args.url, watch_remote(args.url, args.game_id, _token_of(args),
                                                   on_message=show, tls=_client_tls(args)))
     if args.json:
         print(json.dumps(end))

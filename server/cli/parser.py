@@ -144,7 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
     connect_.add_argument("--experts", type=int, metavar="D")
     connect_.add_argument("--rounds", type=int, metavar="T")
     connect_.add_argument("--seed", type=int, metavar="S")
-    connect_.add_argument("--token", metavar="TOKEN")
+    connect_.add_argument("--token", metavar="TOKEN",
+                          help="the token (visible to local users on a command line: "
+                          "prefer --token-file or LITTLESTONE_TOKEN)")
+    connect_.add_argument("--token-file", metavar="FILE",
+                          help="read the token from FILE (- for standard input)")
     connect_.add_argument("--name", default="littlestone-client", metavar="NAME",
                           help="the agent's name in the hello (and in the server's index)")
     connect_.add_argument("--json", action="store_true", help="print one JSON object")
@@ -184,6 +188,12 @@ def build_parser() -> argparse.ArgumentParser:
                             help="fan out over a Ray cluster at ADDRESS ('local' starts one "
                             "with --workers CPUs); needs the ray extra")
     tournament.add_argument("--json", action="store_true", help="print the leaderboard")
+    tournament.add_argument("--keep-going", action="store_true",
+                            help="when entrants fail to load, play the others and rank "
+                            "them last (default: stop, exit status 3)")
+    tournament.add_argument("--unsafe-no-sandbox", action="store_true",
+                            help="run submissions without bubblewrap where it cannot run "
+                            "(they can then read your files and use the network)")
 
     check = sub.add_parser(
         "check", help="check an agent file before submitting it",
@@ -193,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("agent", metavar="FILE.py:Class")
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.add_argument("--in-sandbox", action="store_true", help=argparse.SUPPRESS)
+    check.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="run the checks without bubblewrap where it cannot run")
+    sub.add_parser("probe", help=argparse.SUPPRESS)  # a tournament's, in its sandbox
 
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
     for kind, registry in registries:

@@ -9,22 +9,23 @@ from pathlib import Path
 from typing import Any
 
 from littlestone import adversaries, learners
-from littlestone.games.errors import SpecError
+from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.protocol.messages import rules_from_wire
 from littlestone.server.checks import yield_checks
 from littlestone.server.cli.common import UsageError
-from littlestone.server.tournament import (
-    Limits,
-    absolute_spec,
-    load_config,
-    run_tournament,
-)
+from littlestone.server.tournament import Limits, load_config, run_tournament
+from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.ranking import TournamentReport
 from littlestone.server.tournament.sandbox import Sandbox
 
-__all__ = ["check", "leaderboard_lines", "tournament"]
+__all__ = ["check", "leaderboard_lines", "probe", "tournament"]
 
 #: How long ``check`` lets an agent run its checks in the sandbox.
 CHECK_SECONDS = 60
+
+
+#: The exit status of a tournament that stopped because entrants failed to load.
+EXIT_ENTRANTS_FAILED = 3
 
 
 def tournament(args: argparse.Namespace) -> int:
@@ -32,14 +33,25 @@ def tournament(args: argparse.Namespace) -> int:
         raise UsageError("tournament: --workers must be >= 1")
     config = load_config(args.config)
     report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
-                            ray_address=args.ray)
+                            ray_address=args.ray, keep_going=args.keep_going,
+                            unsafe=args.unsafe_no_sandbox)
+    for failed in report.unloaded:
+        print(f"littlestone: {failed['role']} {failed['entrant']} failed to load: "
+              f"{failed['reason']}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.leaderboard(), default=str))
+    if report.stopped:
+        print(f"littlestone: tournament {config.name} not played: "
+              f"{len(report.unloaded)} entrant(s) failed to load (--keep-going plays the "
+              "others and ranks them last)", file=sys.stderr)
+        return EXIT_ENTRANTS_FAILED
+    if args.json:
         return 0
     print(f"tournament {config.name}: {len(report.games)} games "
           f"({sum(g['status'] != 'complete' for g in report.games)} not complete)")
     for line in leaderboard_lines(report):
         print(line)
+    print(f"sandbox: {report.sandbox}")
     print(f"report: {report.report}")
     return 0
 
@@ -132,20 +144,52 @@ def check(args: argparse.Namespace) -> int:
 
 
 def _check_in_sandbox(args: argparse.Namespace) -> int:
-    agent = absolute_spec(args.agent)
-    argv = [sys.executable, "-m", "littlestone", "check", agent, "--in-sandbox"]
-    if args.json:
-        argv.append("--json")
-    limits = Limits()
-    code, out, err, forked = Sandbox(limits).run(argv, timeout=CHECK_SECONDS)
-    sys.stdout.write(out.replace(agent, args.agent))
-    if code is None:
+    """The checks run where a tournament would run the submission: in its sandbox."""
+    file, rest = file_of(args.agent, Path.cwd())
+    if not file.is_file():
+        raise UsageError(f"check: no such file {str(file)!r}")
+    problem = Sandbox.unavailable()
+    if problem is not None and not args.unsafe_no_sandbox:
+        raise UsageError(f"check: submissions run only in a sandbox, and {problem} "
+                         "(--unsafe-no-sandbox runs the checks without one)")
+    sandbox = Sandbox(Limits(), unsafe=args.unsafe_no_sandbox)
+    inside = f"{sandbox.inside(file)}:{rest}"
+    run = sandbox.run(file, ["check", inside, "--in-sandbox", *(["--json"] if args.json
+                                                              else [])],
+                      timeout=CHECK_SECONDS)
+    sys.stdout.write(run.out.replace(inside, args.agent))
+    if run.code is None:
         raise UsageError(f"check: {args.agent} did not finish its checks in {CHECK_SECONDS} s "
                          "(a hang?): a tournament would kill it")
-    if forked:
-        print(f"littlestone: warning: {args.agent} forked a child process: a tournament "
+    if run.forked:
+        print(f"littlestone: warning: {args.agent} started other processes: a tournament "
               "records that against it", file=sys.stderr)
-    if code not in (0, 1):
-        last = [line for line in err.strip().splitlines() if line][-1:] or ["no message"]
-        raise UsageError(f"check: {last[0].removeprefix('littlestone: error: ')}")
-    return code
+    if run.code not in (0, 1):
+        last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
+        raise UsageError(f"check: {last[0].removeprefix('littlestone: error: ')}"
+                         .replace(inside, args.agent).replace(sandbox.inside(file), str(file)))
+    return run.code
+
+
+def probe(args: argparse.Namespace) -> int:
+    """(Inside a tournament's sandbox.) Load one agent and say which games it can play:
+    a JSON request on stdin (``role``, ``spec``, ``games`` as wire rules), one JSON
+    line on stdout: ``{"ok": true, "unsupported": [reason or null, ...]}`` or
+    ``{"ok": false, "reason": ...}``."""
+    request = json.loads(sys.stdin.read())
+    registry: Any = learners.LEARNERS if request["role"] == "learner" else (
+        adversaries.ADVERSARIES)
+    try:
+        agent = registry.make(request["spec"])
+    except LittlestoneError as exc:
+        print(json.dumps({"ok": False, "reason": str(exc)}))
+        return 0
+    reasons: list[str | None] = []
+    for rules in request["games"]:
+        try:
+            reasons.append(agent.unsupported(rules_from_wire(rules)))
+        except Exception as exc:  # the submission's own code
+            reasons.append(f"{type(exc).__name__}: {exc}")
+    sys.stdout.flush()
+    print(json.dumps({"ok": True, "unsupported": reasons}))
+    return 0

@@ -34,7 +34,7 @@ from littlestone.server.net.players import RemoteAdversary, RemoteLearner, Remot
 from littlestone.server.net.policy import Opponents, Player, admit
 from littlestone.server.net.settings import HANDSHAKE_TIMEOUT_S, ServerSettings
 from littlestone.server.net.spectators import Broadcast, wire_result
-from littlestone.server.net.transport import Connection, Server, serve
+from littlestone.server.net.transport import UNIX_SCHEME, Connection, Server, serve, serve_unix
 from littlestone.server.records.logged import (
     agent_identity,
     game_info,
@@ -71,20 +71,47 @@ class GameServer:
         self.running: dict[str, Broadcast] = {}
         self._server: Server | None = None
         self._stopping = asyncio.Event()
+        #: One-time credentials not yet used (sha256 -> account), and the accounts that
+        #: may only enter one tournament (account -> tournament).
+        self._grants: dict[str, str] = {}
+        self.restricted: dict[str, str] = {}
 
     # tokens: stored hashed (sha256), looked up by the hash
     def account(self, token: str) -> str | None:
         digest = hashlib.sha256(token.encode()).hexdigest()
+        granted = self._grants.pop(digest, None)  # a one-time credential: one connection
+        if granted is not None:
+            return granted
         return self.store.token_account(digest)
+
+    def grant(self, tournament: str, account: str) -> str:
+        """A one-time credential for ``account``, good for one connection that may only
+        ``enter`` ``tournament`` (a submission's, for its game); kept in memory only,
+        until :meth:`revoke`."""
+        token = "ls1_" + secrets.token_urlsafe(24)
+        self._grants[hashlib.sha256(token.encode()).hexdigest()] = account
+        self.restricted[account] = tournament
+        return token
+
+    def revoke(self, account: str) -> None:
+        """The credential of ``account`` is void, used or not."""
+        self._grants = {k: v for k, v in self._grants.items() if v != account}
+        self.restricted.pop(account, None)
 
     async def start(self) -> None:
         settings = self.settings
-        self._server = await serve(self.handle, settings.host, settings.port,
-                                   max_size=settings.limits.max_frame, tls=settings.tls)
+        if settings.unix is not None:
+            self._server = await serve_unix(self.handle, settings.unix,
+                                            max_size=settings.limits.max_frame)
+        else:
+            self._server = await serve(self.handle, settings.host, settings.port,
+                                       max_size=settings.limits.max_frame, tls=settings.tls)
 
     @property
     def url(self) -> str:
         """Where clients reach this server."""
+        if self.settings.unix is not None:
+            return f"{UNIX_SCHEME}{self.settings.unix}"
         scheme = "wss" if self.settings.tls is not None else "ws"
         return f"{scheme}://{self.settings.host}:{self.port}"
 
@@ -132,6 +159,11 @@ class GameServer:
                         raise
                     await ws.send(encode(exc.to_message()))
                     continue
+                only = self.restricted.get(session.account or "")
+                if only is not None and (message["type"] != "enter"
+                                         or message["tournament"] != only):
+                    raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
+                                        f"tournament {only}", fatal=True)
                 if message["type"] == "challenge":
                     await self._challenge(ws, session, message)
                 elif message["type"] == "create":
@@ -253,6 +285,29 @@ class GameServer:
             remote = RemoteAdversary(ws, session, self.settings)
             await self._run(game, seed, opponent, remote, [(ws, session, remote)], game_id)
         return game_id
+
+    async def play_entrants(self, tournament: str, learner: str, adversary: str,
+                            game: GameSpec, seed: int) -> str | None:
+        """Play one tournament game between two entrants (two submissions); returns the
+        game id, or None when either is not connected in its role."""
+        one, two = (self.entrants.get((tournament, learner)),
+                    self.entrants.get((tournament, adversary)))
+        if (one is None or two is None or one[1].role != "learner"
+                or two[1].role != "adversary"):
+            return None
+        game_id = new_game_id()
+        remote_learner = RemoteLearner(one[0], one[1], self.settings)
+        remote_adversary = RemoteAdversary(two[0], two[1], self.settings)
+        await self._run(game, seed, remote_learner, remote_adversary,
+                        [(one[0], one[1], remote_learner), (two[0], two[1], remote_adversary)],
+                        game_id)
+        return game_id
+
+    def release_entrant(self, tournament: str, account: str) -> None:
+        """This entrant's games are over: it is told ``done``."""
+        entry = self.entrants.get((tournament, account))
+        if entry is not None and not entry[2].done():
+            entry[2].set_result(None)
 
     async def release(self, tournament: str) -> None:
         """The tournament is over: every entrant is told ``done`` (waits until told)."""

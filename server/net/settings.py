@@ -67,4 +67,5 @@ class ServerSettings:
     #: Agents the operator serves beyond the registered built-ins: name -> spec (a file
     #: agent ``FILE.py:Class``, loaded when the server starts). Peers name them by name.
     agents: tuple[tuple[str, str], ...] = ()
-
+    #: Listen on this Unix socket instead of host:port (a tournament's, for sandboxes).
+    unix: Path | None = None

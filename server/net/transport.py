@@ -45,7 +45,8 @@ from websockets.protocol import CLOSED, OPEN
 from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
-__all__ = ["Connection", "Deadline", "Server", "client_tls", "connect", "serve", "server_tls"]
+__all__ = ["UNIX_SCHEME", "Connection", "Deadline", "Server", "client_tls", "connect", "serve",
+           "serve_unix", "server_tls"]
 
 log = logging.getLogger("littlestone.server")
 
@@ -392,7 +393,9 @@ class Server:
 
     @property
     def port(self) -> int:
-        return int(self.sockets[0].getsockname()[1])
+        """The TCP port of the first socket (0 when listening on a Unix socket only)."""
+        name = self.sockets[0].getsockname()
+        return int(name[1]) if isinstance(name, tuple) else 0
 
     def stop_accepting(self) -> None:
         """Stop listening; connections already open go on."""
@@ -422,18 +425,40 @@ async def serve(handler: Handler, host: str, port: int, max_size: int | None = 1
     return server
 
 
+async def serve_unix(handler: Handler, path: str | Path, max_size: int | None = 1 << 20
+                     ) -> Server:
+    """Listen on the Unix socket ``path`` (what a tournament's sandboxes reach: they have
+    no network at all); its URL is ``unix:PATH``."""
+    server = Server(handler, max_size)
+    server.server = await asyncio.get_running_loop().create_unix_server(
+        server.connection, str(path))
+    return server
+
+
+#: A client's URL for a Unix socket: ``unix:`` followed by the socket's path.
+UNIX_SCHEME = "unix:"
+
+
 @contextlib.asynccontextmanager
 async def connect(url: str, max_size: int | None = None, tls: ssl.SSLContext | None = None
                   ) -> AsyncIterator[Connection]:
-    """A client connection to ``url`` (ws://, or wss:// checked against the system's
-    certificate authorities or ``tls``), closed on leaving the block. Raises websockets'
-    InvalidURI or InvalidHandshake, OSError (ssl.SSLError among them), or TimeoutError."""
-    uri = parse_uri(url)
+    """A client connection to ``url`` (ws://, wss:// checked against the system's
+    certificate authorities or ``tls``, or ``unix:PATH``), closed on leaving the block.
+    Raises websockets' InvalidURI or InvalidHandshake, OSError (ssl.SSLError among them),
+    or TimeoutError."""
     loop = asyncio.get_running_loop()
-    context = (tls or ssl.create_default_context()) if uri.secure else None
-    _, connection = await asyncio.wait_for(loop.create_connection(
-        lambda: Connection(ClientProtocol(uri, max_size=max_size)), uri.host, uri.port,
-        ssl=context), OPEN_TIMEOUT_S)
+    if url.startswith(UNIX_SCHEME):
+        uri = parse_uri("ws://localhost/")
+        opening: Any = loop.create_unix_connection(
+            lambda: Connection(ClientProtocol(uri, max_size=max_size)),
+            url.removeprefix(UNIX_SCHEME))
+    else:
+        uri = parse_uri(url)
+        context = (tls or ssl.create_default_context()) if uri.secure else None
+        opening = loop.create_connection(
+            lambda: Connection(ClientProtocol(uri, max_size=max_size)), uri.host, uri.port,
+            ssl=context)
+    _, connection = await asyncio.wait_for(opening, OPEN_TIMEOUT_S)
     await connection.opened
     try:
         yield connection

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import hashlib
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from littlestone.games.classes import make_class
 from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 
-__all__ = ["ConfigError", "Limits", "TournamentConfig", "absolute_spec", "is_file_agent",
-           "load_config", "remote_account"]
+__all__ = ["ConfigError", "Limits", "TournamentConfig", "absolute_spec", "file_of",
+           "is_file_agent", "load_config", "remote_account"]
 
 
 class ConfigError(LittlestoneError):
@@ -32,6 +32,14 @@ class Limits:
     cpu_seconds: int = 120
     #: How long the tournament waits for a remote agent to enter.
     remote_wait: float = 120.0
+    #: Processes (and threads) a submission may run at once (RLIMIT_NPROC).
+    processes: int = 32
+    #: Files it may hold open (RLIMIT_NOFILE).
+    open_files: int = 64
+    #: Largest file it may write, and the size of its private /tmp, in MiB.
+    file_mb: int = 64
+    #: Output kept from each of its stdout and stderr, in KiB (the rest is dropped).
+    output_kb: int = 64
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class TournamentConfig:
     source: str = ""
     #: host:port the tournament's server listens on (remote agents connect there).
     listen: str = "127.0.0.1:0"
+    #: The TOML file's folder: submitted files' relative paths start there.
+    base: Path = Path()
 
     @property
     def sha256(self) -> str:
@@ -56,7 +66,7 @@ class TournamentConfig:
 
 _KNOWN = {
     "tournament": {"name", "rounds", "seeds", "games", "experts", "listen"},
-    "limits": {"move_deadline", "time_bank", "memory_mb", "cpu_seconds", "remote_wait"},
+    "limits": {f.name for f in fields(Limits)},
     "classes": {"spec"},
     "": {"tournament", "classes", "learners", "adversaries", "limits"},
 }
@@ -91,7 +101,12 @@ def load_config(path: str | Path) -> TournamentConfig:
         memory_mb = 1024             # RLIMIT_AS
         cpu_seconds = 120            # RLIMIT_CPU
         remote_wait = 120            # seconds to wait for a remote agent to enter
+        processes = 32               # RLIMIT_NPROC (processes and threads)
+        open_files = 64              # RLIMIT_NOFILE
+        file_mb = 64                 # RLIMIT_FSIZE and the size of its /tmp
+        output_kb = 64               # output kept from each of stdout and stderr
 
+    A submission's path (``submissions/alice.py``) is relative to the TOML file's folder.
     ``remote:NAME`` in ``learners`` or ``adversaries`` is an agent that enters with the
     token named NAME (``littlestone connect URL --token T --learner SPEC --tournament
     NAME``), against built-in opponents; ``[tournament] listen = "HOST:PORT"`` (default
@@ -178,17 +193,30 @@ def load_config(path: str | Path) -> TournamentConfig:
     if not host or not port.isdigit():
         raise fail("tournament.listen", "HOST:PORT, e.g. 127.0.0.1:8765")
     return TournamentConfig(name, rounds, seeds, tuple(games), tuple(classes), experts,
-                            agents["learners"], agents["adversaries"], limits, text, listen)
+                            agents["learners"], agents["adversaries"], limits, text, listen,
+                            path.resolve().parent)
 
 
 def is_file_agent(spec: str) -> bool:
+    """Whether ``spec`` names a submitted file (``FILE.py:Class``)."""
     return ".py:" in spec or spec.endswith(".py")
 
 
-def absolute_spec(spec: str) -> str:
-    """A file agent's spec with an absolute path (the sandbox runs elsewhere)."""
-    path, sep, rest = spec.partition(".py:")
-    return f"{Path(path + '.py').resolve()}:{rest}" if sep else spec
+def file_of(spec: str, base: Path) -> tuple[Path, str]:
+    """A file agent's file (relative paths resolve against ``base``, the TOML's folder)
+    and the rest of its spec (``Class[:params]``)."""
+    path, _, rest = spec.partition(".py:")
+    file = Path(path + ".py")
+    return (file if file.is_absolute() else base / file).resolve(), rest
+
+
+def absolute_spec(spec: str, base: Path | None = None) -> str:
+    """A file agent's spec with an absolute path (``base``: where relative paths start;
+    default the working directory)."""
+    if not is_file_agent(spec):
+        return spec
+    file, rest = file_of(spec, base or Path.cwd())
+    return f"{file}:{rest}"
 
 
 def remote_account(spec: str) -> str | None:

@@ -2,10 +2,13 @@
 
 - built-in pairs: through the local driver, logged (:func:`play_builtin`, run in a
   worker process or on Ray);
-- submitted files: each in its :class:`~.sandbox.Sandbox` as a ``littlestone connect``
-  client of the tournament's loopback server (:class:`LoopbackServer`), so that the
-  referee never runs inside a submission (:func:`play_file_agent`);
-- remote agents: the entrants connected with ``--tournament``
+- submitted files: each runs in its :class:`~.sandbox.Sandbox` as ``littlestone connect
+  unix:SOCKET --tournament NAME``, an entrant of the tournament's own server
+  (:class:`Arena`), with a one-time credential on its standard input that is good for
+  entering this tournament once and is revoked when its game ends. The server dictates
+  the game (rules, opponent, seed): the agent learns only its own seed
+  (:func:`play_file_agent`);
+- remote agents: the entrants connected with ``--tournament`` over TCP
   (:func:`play_remote_agent`).
 
 Each returns (or records) an outcome: ``game_id``, ``status``, ``message``, ``result``.
@@ -14,13 +17,14 @@ Each returns (or records) an outcome: ``game_id``, ``status``, ``message``, ``re
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
-import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
@@ -29,14 +33,22 @@ from littlestone.server.records.logged import play_logged
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import (
     TournamentConfig,
-    absolute_spec,
+    file_of,
     is_file_agent,
     remote_account,
 )
 from littlestone.server.tournament.pairing import Pairing, rules
-from littlestone.server.tournament.sandbox import Sandbox
+from littlestone.server.tournament.sandbox import Run, Sandbox
 
-__all__ = ["LoopbackServer", "play_builtin", "play_file_agent", "play_remote_agent"]
+__all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_remote_agent"]
+
+#: How long a submission has, once started, to enter its game.
+ENTER_SECONDS = 60.0
+T = TypeVar("T")
+
+#: Index columns a tournament row keeps of a game's result.
+RESULT_KEYS = ("rounds", "mistakes", "expected_mistakes", "regret", "expected_regret",
+               "bound", "bound_name")
 
 
 def play_builtin(args: tuple[TournamentConfig, Pairing, str]) -> dict[str, Any]:
@@ -49,65 +61,199 @@ def play_builtin(args: tuple[TournamentConfig, Pairing, str]) -> dict[str, Any]:
             "message": done.result.message, "result": done.result.to_dict()}
 
 
-def play_file_agent(config: TournamentConfig, pairing: Pairing, url: str, token: str,
-                     data: Path, sandbox: Sandbox) -> dict[str, Any]:
-    """A game with one or two submitted agents, through the loopback server."""
+class Arena:
+    """The tournament's game servers, in a thread of their own: on a private Unix socket
+    for sandboxed submissions (``unix``), and on ``[tournament] listen`` for remote
+    agents (``tcp``)."""
 
-    base = [sys.executable, "-m", "littlestone", "connect", url, f"--token={token}",
-            "--game", pairing.game, "--rounds", str(config.rounds), "--json"]
-    if pairing.hclass:
-        base += ["--class", pairing.hclass]
-    elif config.experts is not None:
-        base += ["--experts", str(config.experts)]
-    timeout = config.rounds * config.limits.move_deadline + config.limits.time_bank + 30
+    def __init__(self, config: TournamentConfig, data: Path, unix: bool, tcp: bool) -> None:
+        self.config, self.data = config, data
+        self.want_unix, self.want_tcp = unix, tcp
+        self.unix: GameServer | None = None
+        self.tcp: GameServer | None = None
+        self.socket: Path | None = None
+
+    def __enter__(self) -> Arena:
+        limits = self.config.limits
+        self.folder = tempfile.TemporaryDirectory(prefix="littlestone-arena-")
+        self.loop = asyncio.new_event_loop()
+        ready = threading.Event()
+        failed: list[BaseException] = []
+
+        async def start() -> None:
+            common = {"data": self.data, "move_deadline": limits.move_deadline,
+                      "time_bank": limits.time_bank}
+            if self.want_unix:
+                self.socket = Path(self.folder.name) / "littlestone.sock"
+                self.unix = GameServer(ServerSettings(unix=self.socket, **common))  # type: ignore[arg-type]
+                await self.unix.start()
+                self.socket.chmod(0o666)  # a sandbox's uid connects; the folder is private
+            if self.want_tcp:
+                host, _, port = self.config.listen.rpartition(":")
+                self.tcp = GameServer(ServerSettings(host=host, port=int(port), **common))  # type: ignore[arg-type]
+                await self.tcp.start()
+
+        def run() -> None:  # the servers and their SQLite connections live in this thread
+            asyncio.set_event_loop(self.loop)
+            try:
+                self.loop.run_until_complete(start())
+            except BaseException as exc:  # e.g. the TCP port is taken
+                failed.append(exc)
+                ready.set()
+                return
+            ready.set()
+            self.loop.run_forever()
+
+        self.thread = threading.Thread(target=run, daemon=True)
+        self.thread.start()
+        ready.wait(30)
+        if failed:
+            self.folder.cleanup()
+            raise failed[0]
+        return self
+
+    @property
+    def url(self) -> str:
+        """Where remote agents connect."""
+        assert self.tcp is not None
+        return self.tcp.url
+
+    def call(self, coroutine: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        """Run ``coroutine`` on the servers' loop and wait for its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def __exit__(self, *exc: object) -> None:
+        async def stop() -> None:
+            for server in (self.unix, self.tcp):
+                if server is not None:
+                    await server.release(self.config.name)
+                    await server.stop()
+
+        self.call(stop(), 60)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+        self.folder.cleanup()
+
+
+def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
+                    sandbox: Sandbox) -> dict[str, Any]:
+    """A game with one or two submitted files, each in its sandbox, entered into the
+    arena's Unix-socket server with a one-time credential."""
+    server = arena.unix
+    assert server is not None and arena.socket is not None
     tag = hashlib.sha256(f"{config.name}|{pairing.key}".encode()).hexdigest()[:16]
-    roles = [(role, absolute_spec(spec)) for role, spec in (("learner", pairing.learner),
-                                                        ("adversary", pairing.adversary))
+    roles = [(role, spec) for role, spec in (("learner", pairing.learner),
+                                             ("adversary", pairing.adversary))
              if is_file_agent(spec)]
-    notes: list[str] = []
-    if len(roles) == 1:
-        role, spec = roles[0]
-        other = pairing.adversary if role == "learner" else pairing.learner
-        argv = [*base, f"--{role}", spec, "--vs", other, "--seed", str(pairing.seed),
-                "--name", f"{role}-{tag}"]
-        code, _, err, forked = sandbox.run(argv, timeout, lambda: _ended(data, tag))
-        outcomes = [(role, code, err, forked)]
-    else:
-        outcomes = _play_two_files(base, roles, pairing, tag, timeout, sandbox, data)
-    row = _tagged_game(data, tag)
-    for role, code, err, forked in outcomes:
-        if forked:
-            notes.append(f"the {role} forked a child process (killed)")
-        if code is None:
-            notes.append(f"the {role} overran its time and was killed")
-        elif code != 0:
-            last = [line for line in err.strip().splitlines() if line][-1:] or ["no message"]
-            notes.append(f"the {role} exited with status {code}: {last[0][:300]}")
+    accounts = {role: f"{role}-{tag}" for role, _ in roles}
+    timeout = (ENTER_SECONDS + config.rounds * config.limits.move_deadline
+               + config.limits.time_bank + 30)
+    over = threading.Event()
+    runs: dict[str, concurrent.futures.Future[Run]] = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as pool:
+        for role, spec in roles:
+            token = arena.call(_grant(server, config.name, accounts[role]))
+            file, rest = file_of(spec, config.base)
+            args = ["connect", f"unix:{sandbox.socket(arena.socket)}", f"--{role}",
+                    f"{sandbox.inside(file)}:{rest}", "--tournament", config.name,
+                    "--token-file", "-", "--name", accounts[role]]
+            runs[role] = pool.submit(sandbox.run, file, args, timeout,
+                                     (token + "\n").encode(), arena.socket, over.is_set)
+        entered = _await_entrants(arena, server, config.name, accounts, runs)
+        game_id = None
+        if len(entered) == len(roles):
+            game_id = arena.call(_play(server, config, pairing, accounts))
+        for account in accounts.values():
+            arena.call(_release(server, config.name, account))
+        over.set()
+        outcomes = {role: future.result() for role, future in runs.items()}
+    notes = _notes(outcomes)
+    store = Store(arena.data)  # this thread's own connection
+    row = store.game(game_id) if game_id else None
+    store.close()
     if row is None:
-        role = outcomes[0][0]
-        status = f"crash:{role}:no_game"
-        return {"game_id": None, "status": status, "message": "; ".join(notes) or
-                "the agent never started its game", "result": {"status": status}}
-    result = {k: row[k] for k in ("rounds", "mistakes", "expected_mistakes", "regret",
-                                  "expected_regret", "bound", "bound_name")}
+        absent = [role for role, _ in roles if role not in entered] or [roles[0][0]]
+        status = f"crash:{absent[0] if len(absent) == 1 else 'both'}:no_game"
+        return {"game_id": None, "status": status, "result": {"status": status},
+                "message": "; ".join(notes) or f"the {' and the '.join(absent)} never "
+                "started its game"}
+    result = {k: row[k] for k in RESULT_KEYS}
     result["status"] = row["status"]
     return {"game_id": row["game_id"], "status": row["status"], "message": "; ".join(notes),
             "result": result}
 
 
+async def _grant(server: GameServer, tournament: str, account: str) -> str:
+    return server.grant(tournament, account)
+
+
+async def _release(server: GameServer, tournament: str, account: str) -> None:
+    server.release_entrant(tournament, account)
+    server.revoke(account)
+
+
+async def _play(server: GameServer, config: TournamentConfig, pairing: Pairing,
+                accounts: dict[str, str]) -> str | None:
+    game = rules(config, pairing)
+    if len(accounts) == 2:
+        return await server.play_entrants(config.name, accounts["learner"],
+                                          accounts["adversary"], game, pairing.seed)
+    ((role, account),) = accounts.items()
+    opponent = (ADVERSARIES.make(pairing.adversary) if role == "learner"
+                else LEARNERS.make(pairing.learner))
+    if server.entrant(config.name, account) != role:
+        return None
+    return await server.play_entrant(config.name, account, game, pairing.seed, opponent)
+
+
+def _await_entrants(arena: Arena, server: GameServer, tournament: str,
+                    accounts: dict[str, str], runs: dict[str, concurrent.futures.Future[Run]]
+                    ) -> set[str]:
+    """The roles whose agent entered, waiting until all have or the others are gone."""
+    deadline = time.monotonic() + ENTER_SECONDS
+    entered: set[str] = set()
+    while time.monotonic() < deadline:
+        entered = {role for role, account in accounts.items()
+                   if server.entrant(tournament, account) == role}
+        waiting = [role for role in accounts if role not in entered]
+        if not waiting or all(runs[role].done() for role in waiting):
+            break
+        time.sleep(0.05)
+    return entered
+
+
+def _notes(outcomes: dict[str, Run]) -> list[str]:
+    """What the submissions' runs say against them."""
+    notes = []
+    for role, run in outcomes.items():
+        if run.forked:
+            notes.append(f"the {role} started other processes (killed)")
+        if run.code is None:
+            notes.append(f"the {role} overran its time and was killed")
+        elif run.code != 0:
+            last = [line for line in run.err.strip().splitlines() if line][-1:] or [
+                "no message"]
+            notes.append(f"the {role} exited with status {run.code}: {last[0][:300]}")
+        if run.truncated:
+            notes.append(f"the {role}'s output was cut at its limit")
+    return notes
+
+
 def play_remote_agent(config: TournamentConfig, account: str, pairs: list[Pairing],
-                       server: tuple[Any, Any], record: Callable[[Pairing, dict[str, Any]],
-                                                                 None]) -> None:
+                      arena: Arena, record: Callable[[Pairing, dict[str, Any]], None]
+                      ) -> None:
     """Every game of one remote agent, in turn, on its connection (it enters with
     ``littlestone connect URL --token T --learner SPEC --tournament NAME``)."""
-    game_server, loop = server
+    server = arena.tcp
+    assert server is not None
     deadline = time.monotonic() + config.limits.remote_wait
     role = None
     while time.monotonic() < deadline:
-        role = game_server.entrant(config.name, account)
+        role = server.entrant(config.name, account)
         if role is not None:
             break
         time.sleep(0.1)
+    store = Store(arena.data)  # this thread's own connection
     for pairing in pairs:
         wanted = "learner" if remote_account(pairing.learner) == account else "adversary"
         if role != wanted:
@@ -119,108 +265,17 @@ def play_remote_agent(config: TournamentConfig, account: str, pairs: list[Pairin
             continue
         opponent = (ADVERSARIES.make(pairing.adversary) if wanted == "learner"
                     else LEARNERS.make(pairing.learner))
-        coroutine = game_server.play_entrant(config.name, account, rules(config, pairing),
-                                             pairing.seed, opponent)
-        game_id = asyncio.run_coroutine_threadsafe(coroutine, loop).result()
-        store = Store(game_server.settings.data)  # this thread's own connection
+        game_id = arena.call(server.play_entrant(config.name, account, rules(config, pairing),
+                                                 pairing.seed, opponent))
         row = store.game(game_id) if game_id else None
-        store.close()
         if row is None:
             record(pairing, {"game_id": None, "status": f"disconnected:{wanted}",
                              "message": f"remote agent {account!r} left",
                              "result": {"status": f"disconnected:{wanted}"}})
-            role = game_server.entrant(config.name, account)
-            continue
-        result = {k: row[k] for k in ("rounds", "mistakes", "expected_mistakes", "regret",
-                                      "expected_regret", "bound", "bound_name", "status")}
-        record(pairing, {"game_id": game_id, "status": row["status"], "message": "",
-                         "result": result})
-        role = game_server.entrant(config.name, account)
-
-
-def _tagged_game(data: Path, tag: str) -> dict[str, Any] | None:
-    """The index row of the game the submitted agents tagged ``tag`` played, if any."""
-    store = Store(data)
-    try:
-        rows = (store.games(limit=1, learner=f"remote:learner-{tag}")
-                or store.games(limit=1, adversary=f"remote:adversary-{tag}"))
-        return rows[0] if rows else None
-    finally:
-        store.close()
-
-
-def _ended(data: Path, tag: str) -> bool:
-    """Whether the server has finished the game of the agents tagged ``tag``."""
-    row = _tagged_game(data, tag)
-    return row is not None and row["status"] != "running"
-
-
-def _play_two_files(base: list[str], roles: list[tuple[str, str]], pairing: Pairing,
-                    tag: str, timeout: float, sandbox: Sandbox, data: Path) -> list[Any]:
-    """Both agents are files: one creates the game, the other joins it."""
-    (role_a, spec_a), (role_b, spec_b) = roles
-    results: dict[str, Any] = {}
-    creator_argv = [*base, f"--{role_a}", spec_a, "--create", "--seed", str(pairing.seed),
-                    "--name", f"{role_a}-{tag}"]
-    game_id_holder: dict[str, str] = {}
-
-    def creator() -> None:
-        results[role_a] = sandbox.run(creator_argv, timeout, lambda: _ended(data, tag))
-
-    # the creator prints the game id on stderr as soon as it is created: run it and poll
-    thread = threading.Thread(target=creator)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not game_id_holder:
-        time.sleep(0.05)
-        game_id_holder.update(_OPEN_GAMES.pop(f"{role_a}-{tag}", {}))
-    if game_id_holder:
-        joiner = [*base, f"--{role_b}", spec_b, "--join", game_id_holder["id"],
-                  "--name", f"{role_b}-{tag}"]
-        results[role_b] = sandbox.run(joiner, timeout, lambda: _ended(data, tag))
-    thread.join()
-    outcomes = []
-    for role in (role_a, role_b):
-        code, _, err, forked = results.get(role, (None, "", "it never joined its game", False))
-        outcomes.append((role, code, err, forked))
-    return outcomes
-
-
-#: Games created by file agents, by agent name: filled by the tournament's server.
-_OPEN_GAMES: dict[str, dict[str, str]] = {}
-
-
-class LoopbackServer:
-    """A game server on 127.0.0.1 in a thread, for submitted agents, with a fresh token."""
-
-    def __init__(self, config: TournamentConfig, data: Path) -> None:
-        self.config, self.data = config, data
-
-    def __enter__(self) -> tuple[str, str, tuple[Any, Any]]:
-        host, _, port = self.config.listen.rpartition(":")
-        settings = ServerSettings(host=host, port=int(port), data=self.data,
-                                  move_deadline=self.config.limits.move_deadline,
-                                  time_bank=self.config.limits.time_bank)
-        self.loop = asyncio.new_event_loop()
-        ready = threading.Event()
-
-        def run() -> None:  # the server and its SQLite connection live in this thread
-            asyncio.set_event_loop(self.loop)
-            self.server = GameServer(settings)
-            self.server.on_created = lambda name, game_id: _OPEN_GAMES.__setitem__(
-                name, {"id": game_id})
-            self.loop.run_until_complete(self.server.start())
-            ready.set()
-            self.loop.run_forever()
-
-        self.thread = threading.Thread(target=run, daemon=True)
-        self.thread.start()
-        ready.wait(10)
-        token = Store(self.data).add_token(f"tournament-{self.config.name}")
-        host = self.config.listen.rpartition(":")[0]
-        return f"ws://{host}:{self.server.port}", token, (self.server, self.loop)
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(30)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
+        else:
+            result = {k: row[k] for k in RESULT_KEYS}
+            result["status"] = row["status"]
+            record(pairing, {"game_id": game_id, "status": row["status"], "message": "",
+                             "result": result})
+        role = server.entrant(config.name, account)
+    store.close()

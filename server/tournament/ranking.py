@@ -25,7 +25,6 @@ from littlestone.games.classes import FiniteClass, HalfspaceClass
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import class_ldim
-from littlestone.server.tournament.sandbox import Sandbox
 
 __all__ = ["RULES", "SCORING", "Figures", "TournamentReport", "fault", "figures", "judge",
            "normaliser", "rank", "score"]
@@ -259,6 +258,10 @@ class TournamentReport:
     payoff_realised: dict[str, dict[str, float | None]] = field(default_factory=dict)
     sandbox: str = ""
     report: str = ""
+    #: Entrants that could not be loaded: spec, role, reason.
+    unloaded: list[dict[str, Any]] = field(default_factory=list)
+    #: Whether the tournament stopped before playing (entrants failed to load).
+    stopped: bool = False
 
     def leaderboard(self) -> dict[str, Any]:
         """What ``--json`` prints."""
@@ -266,6 +269,7 @@ class TournamentReport:
                 "adversaries": self.adversaries, "payoff": self.payoff,
                 "payoff_realised": self.payoff_realised, "games": len(self.games),
                 "failed": [g for g in self.games if g["status"] != "complete"],
+                "failed_to_load": self.unloaded, "stopped": self.stopped,
                 "skipped": self.skipped, "sandbox": self.sandbox, "report": self.report}
 
 
@@ -289,7 +293,7 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
     >>> [(r["rank"], r["learner"], r["worst"], r["tied_with"]) for r in board.learners]
     [(1, 'halving', 1.0, ['soa']), (1, 'soa', 1.0, ['halving']), (3, 'crashes', 7.25, [])]
     """
-    report = TournamentReport(name, rows, skipped, sandbox=Sandbox.describe())
+    report = TournamentReport(name, rows, skipped)
     judged = [(row, *figures(row)) for row in rows]
     games: dict[tuple[str, str], tuple[list[Figures], list[Figures]]] = {}
     for row, mine, theirs in judged:

@@ -4,7 +4,6 @@ ranked and reported (resumable: a second run plays only what is missing).
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import sys
 import threading
@@ -12,40 +11,75 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from littlestone.games.errors import SpecError
+from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.matches import (
-    LoopbackServer,
+    Arena,
     play_builtin,
     play_file_agent,
     play_remote_agent,
 )
-from littlestone.server.tournament.pairing import Pairing, pairings, rules
+from littlestone.server.tournament.pairing import Pairing, load_entrants, pairings, rules
 from littlestone.server.tournament.ranking import TournamentReport, rank, score
 from littlestone.server.tournament.report import write_report
 from littlestone.server.tournament.sandbox import Sandbox
 
-__all__ = ["run_tournament"]
+__all__ = ["SandboxMissing", "run_tournament"]
+
+
+class SandboxMissing(LittlestoneError):
+    """Submissions, and no sandbox to run them in."""
 
 
 def run_tournament(config: TournamentConfig, data: Path, workers: int,
-                   progress: bool = True, ray_address: str | None = None) -> TournamentReport:
-    """Play every pairing not yet played, then rank and report.
+                   progress: bool = True, ray_address: str | None = None,
+                   keep_going: bool = False, unsafe: bool = False) -> TournamentReport:
+    """Load every entrant, play every pairing not yet played, then rank and report.
 
     Built-in pairs fan out over ``workers`` local processes, or over a Ray cluster when
     ``ray_address`` is given (``"local"`` starts a local Ray instance with ``workers``
-    CPUs; the data folder must be reachable by every Ray worker: a shared filesystem)."""
+    CPUs; the data folder must be reachable by every Ray worker: a shared filesystem).
+    Submitted files are loaded and played only in a :class:`Sandbox` (bubblewrap; with
+    ``unsafe``, a plain subprocess: SandboxMissing without it where bubblewrap cannot
+    run). When an entrant cannot be loaded the tournament stops before playing
+    (``report.stopped``), unless ``keep_going``: then its games are recorded as its
+    fault (``load_failed:ROLE``), and it ranks last."""
     store = Store(data)
+    sandbox = None
+    if any(is_file_agent(s) for s in (*config.learners, *config.adversaries)):
+        problem = Sandbox.unavailable()
+        if problem is not None and not unsafe:
+            raise SandboxMissing(f"tournament {config.name}: submissions run only in a "
+                                 f"sandbox, and {problem}; --unsafe-no-sandbox runs them "
+                                 "without one")
+        sandbox = Sandbox(config.limits, unsafe=unsafe)
+    entrants = load_entrants(config, sandbox)
+    unloaded = [{"entrant": e.spec, "role": e.role, "reason": e.failed}
+                for e in entrants.values() if e.failed is not None]
+    todo, skipped = pairings(config, entrants)
+    if unloaded and not keep_going:
+        report = rank(config.name, [], skipped)
+        report.unloaded, report.stopped = unloaded, True
+        return report
     store.start_tournament(config.name, config.sha256)
-    todo, skipped = pairings(config)
     done_keys = store.tournament_keys(config.name)
     pending = [p for p in todo if p.key not in done_keys]
+    failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
+
+    def broken(p: Pairing) -> tuple[str, str] | None:
+        for role, spec in (("learner", p.learner), ("adversary", p.adversary)):
+            if (role, spec) in failed_roles:
+                return role, failed_roles[(role, spec)]
+        return None
+
+    unplayable = [p for p in pending if broken(p)]
+    pending = [p for p in pending if not broken(p)]
     remote = [p for p in pending if remote_account(p.learner) or remote_account(p.adversary)]
     builtin = [p for p in pending if p not in remote and not (
         is_file_agent(p.learner) or is_file_agent(p.adversary))]
     files = [p for p in pending if p not in builtin and p not in remote]
-    bar = _progress(len(todo), len(todo) - len(pending), progress)
+    bar = _progress(len(todo), len(todo) - len(pending) - len(unplayable), progress)
     lock = threading.Lock()
     finished = [0]  # games of this run recorded so far
 
@@ -63,6 +97,11 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             left = len(pending) - finished[0]
             bar.update(outcome["status"] != "complete", running=min(max(workers, 1), left))
 
+    for pairing in unplayable:
+        role, reason = broken(pairing)  # type: ignore[misc]  # unplayable ones are broken
+        status = f"load_failed:{role}"
+        record(pairing, {"game_id": None, "status": status, "message": reason,
+                         "result": {"status": status}})
     if builtin and ray_address is not None:
         _run_on_ray(config, builtin, str(data), workers, ray_address, record)
     elif builtin:
@@ -76,33 +115,41 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 for future in concurrent.futures.as_completed(futures):
                     record(futures[future], future.result())
     if files or remote:
-        with LoopbackServer(config, data) as (url, token, server):
-            sandbox = Sandbox(config.limits)
-            with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
-                futures2 = {threads.submit(play_file_agent, config, p, url, token, data,
-                                           sandbox): p for p in files}
-                accounts = sorted({a for p in remote for a in (remote_account(p.learner),
-                                                                remote_account(p.adversary))
-                                   if a})
-                if accounts:
-                    print(f"littlestone: tournament {config.name}: remote agents "
-                          f"({', '.join(accounts)}) connect to {url} with --tournament "
-                          f"{config.name}", file=sys.stderr, flush=True)
-                futures3 = {threads.submit(play_remote_agent, config, account,
-                                           [p for p in remote if account in (
-                                               remote_account(p.learner),
-                                               remote_account(p.adversary))],
-                                           server, record): account for account in accounts}
-                for future in concurrent.futures.as_completed(futures2):
-                    record(futures2[future], future.result())
-                for future3 in concurrent.futures.as_completed(futures3):
-                    future3.result()
-            asyncio.run_coroutine_threadsafe(server[0].release(config.name), server[1]).result(30)
+        _play_in_arena(config, data, workers, files, remote, sandbox, record)
     bar.close()
     rows = store.tournament_games(config.name)
     report = rank(config.name, rows, skipped)
+    report.unloaded = unloaded
+    report.sandbox = sandbox.describe() if sandbox is not None else "no submissions"
     report.report = str(write_report(report, data))
     return report
+
+
+def _play_in_arena(config: TournamentConfig, data: Path, workers: int, files: list[Pairing],
+                   remote: list[Pairing], sandbox: Sandbox | None,
+                   record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+    """Submitted files in their sandboxes, remote agents on their connections."""
+    with Arena(config, data, unix=bool(files), tcp=bool(remote)) as arena, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
+        futures = {}
+        if files:
+            assert sandbox is not None
+            futures = {threads.submit(play_file_agent, config, p, arena, sandbox): p
+                       for p in files}
+        accounts = sorted({a for p in remote for a in (remote_account(p.learner),
+                                                        remote_account(p.adversary)) if a})
+        if accounts:
+            print(f"littlestone: tournament {config.name}: remote agents "
+                  f"({', '.join(accounts)}) connect to {arena.url} with --tournament "
+                  f"{config.name}", file=sys.stderr, flush=True)
+        remotes = [threads.submit(play_remote_agent, config, account,
+                                  [p for p in remote if account in (
+                                      remote_account(p.learner), remote_account(p.adversary))],
+                                  arena, record) for account in accounts]
+        for future in concurrent.futures.as_completed(futures):
+            record(futures[future], future.result())
+        for done in concurrent.futures.as_completed(remotes):
+            done.result()
 
 
 def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, workers: int,
