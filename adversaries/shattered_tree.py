@@ -45,6 +45,7 @@ class ShatteredTree(Adversary):
 
     id = "shattered-tree"
     file_params = frozenset({"tree"})
+    slow_moves = True  # each split is an exact-Ldim question
     games = frozenset({MISTAKE_BOUND})
 
     def __init__(self, tree: str | None = None, budget: int = LDIM_BUDGET) -> None:

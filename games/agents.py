@@ -65,6 +65,9 @@ class Agent:
     #: Whether a server builds this agent for a peer that names it (not an agent that
     #: imports code by name or reads logs).
     served: ClassVar[bool] = True
+    #: Whether one move may take long (exact Ldim): a server then makes it in a worker
+    #: thread, never on its event loop.
+    slow_moves: ClassVar[bool] = False
 
     @classmethod
     def describe(cls) -> str:

@@ -82,6 +82,7 @@ class SOA(Learner):
 
     id = "soa"
     games = frozenset({MISTAKE_BOUND})
+    slow_moves = True  # each prediction asks exact Ldim of both halves
 
     def __init__(self, budget: int = LDIM_BUDGET) -> None:
         if budget < 1:

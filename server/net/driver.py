@@ -13,7 +13,8 @@ driver's history; nothing of the server's sessions or storage.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import FiniteClass
@@ -37,6 +38,8 @@ from littlestone.server.net.settings import REMOTE_BLOCK
 from littlestone.server.records.logs import LogWriter
 
 __all__ = ["run_game"]
+
+T = TypeVar("T")
 
 
 async def run_game(
@@ -99,13 +102,21 @@ async def run_game(
     return result
 
 
+async def _local(slow: bool, move: Callable[..., T], *args: Any) -> T:
+    """A local agent's move: in a worker thread when the agent says its moves may be
+    slow (exact Ldim: SOA, shattered-tree), so that no other game waits on it."""
+    if slow:
+        return await asyncio.to_thread(move, *args)
+    return move(*args)
+
+
 class _Commit(Exception):
     """A commitment sent after round 1."""
 
 
 async def _adversary_instance(referee: Any, adversary: Any, t: int) -> Any:
     if isinstance(adversary, Adversary):
-        return adversary.instance()
+        return await _local(adversary.slow_moves, adversary.instance)
     while True:
         move = await adversary.instance(t)
         if isinstance(move, tuple) and move and move[0] == "commit":
@@ -123,20 +134,20 @@ async def _mistake_bound_rounds(game: GameSpec, referee: MistakeBoundReferee, le
         first += await _queued_rounds(game, referee, learner, adversary, writer)
     for t in range(first, game.rounds + 1):
         x = referee.instance(await _adversary_instance(referee, adversary, t))
-        p = (learner.predict(x) if isinstance(learner, Learner)
-             else await learner.predict(t, x))
+        p = (await _local(learner.slow_moves, learner.predict, x)
+             if isinstance(learner, Learner) else await learner.predict(t, x))
         if p is FAULT:
             referee.prediction_fault()
             p = 0.5
         else:
             referee.prediction(p)
-        y = (adversary.label(x, p) if isinstance(adversary, Adversary)
-             else await adversary.label(t, x, p))
+        y = (await _local(adversary.slow_moves, adversary.label, x, p)
+             if isinstance(adversary, Adversary) else await adversary.label(t, x, p))
         record = referee.label(y)
         if writer is not None:
             writer.round(record)
         if isinstance(learner, Learner):
-            learner.update(x, record.y)
+            await _local(learner.slow_moves, learner.update, x, record.y)
         else:
             await learner.update(t, x, record.y)
 

@@ -1,0 +1,208 @@
+"""The sandbox, attacked from inside: a submission's module-level code tries what a
+curious student would (read files, write outside, reach a loopback service, read the
+parent's environment, signal the tournament, outlive its run, flood its output,
+exhaust memory and processes) and reports what worked; every attack must fail. Needs
+bubblewrap (`.ci/run` installs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from littlestone.server.tournament.config import Limits
+from littlestone.server.tournament.sandbox import UID_BASE, Sandbox
+
+pytestmark = pytest.mark.skipif(Sandbox.unavailable() is not None,
+                                reason=f"no sandbox here: {Sandbox.unavailable()}")
+
+ATTACKS = '''
+import json, os, socket, sys, time
+
+results = {{}}
+
+def attempt(name, action):
+    try:
+        action()
+        results[name] = "WORKED"
+    except BaseException as exc:
+        results[name] = f"blocked: {{type(exc).__name__}}"
+
+def read(path):
+    with open(path, "rb") as f:
+        f.read(1)
+
+attempt("read /etc/passwd", lambda: read("/etc/passwd"))
+attempt("read the user's file", lambda: read({secret!r}))
+attempt("read another submission", lambda: read({other!r}))
+attempt("read the tournament's index", lambda: read({index!r}))
+attempt("list the submissions folder", lambda: os.listdir({folder!r}) and None)
+def write_outside():
+    with open({marker!r}, "w") as f:
+        f.write("pwned")
+attempt("write outside", write_outside)
+def write_own_file():
+    with open(os.path.abspath(__file__), "a") as f:
+        f.write("# pwned")
+attempt("write its own file", write_own_file)
+attempt("connect to a loopback port",
+        lambda: socket.create_connection(("127.0.0.1", {port}), timeout=2).close())
+attempt("read the parent's environment", lambda: read(f"/proc/{{os.getppid()}}/environ"))
+attempt("read init's environment", lambda: read("/proc/1/environ"))
+attempt("signal the tournament", lambda: os.kill({tournament_pid}, 10))
+def outlive():
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(120)
+            os._exit(0)
+        os._exit(0)
+    raise RuntimeError("started a setsid grandchild (containment is checked outside)")
+attempt("start a setsid grandchild", outlive)
+def fork_bomb():
+    children = []
+    try:
+        for _ in range(200):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(5)
+                os._exit(0)
+            children.append(pid)
+    finally:
+        for pid in children:
+            os.kill(pid, 9)
+attempt("fork 200 processes", fork_bomb)
+attempt("allocate 4 GiB", lambda: bytearray(4 << 30))
+def big_file():
+    with open("/tmp/big", "wb") as f:
+        f.write(b"x" * (200 << 20))
+attempt("write a 200 MiB file", big_file)
+print("ATTACKS " + json.dumps(results), flush=True)
+sys.stdout.write("x" * {flood})
+sys.stdout.flush()
+from littlestone.learners.halving import Halving as Attacker
+'''
+
+
+@pytest.fixture
+def scene(tmp_path):
+    """A submissions folder with the attacker and another student's file, a secret of the
+    user's, a tournament index, a loopback listener, and a SIGUSR1 trap."""
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    other = folder / "bob.py"
+    other.write_text("SECRET_STRATEGY = 42\n")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the teacher's secret\n")
+    index = tmp_path / "data" / "littlestone.db"
+    index.parent.mkdir()
+    index.write_bytes(b"SQLite format 3\x00")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.2)
+    signals: list[int] = []
+    previous = signal.signal(signal.SIGUSR1, lambda number, frame: signals.append(number))
+    attacker = folder / "alice.py"
+    attacker.write_text(ATTACKS.format(
+        secret=str(secret), other=str(other), index=str(index), folder=str(folder),
+        marker=str(tmp_path / "marker"), port=listener.getsockname()[1],
+        tournament_pid=os.getpid(), flood=50 << 20))
+    yield {"attacker": attacker, "other": other, "marker": tmp_path / "marker",
+           "listener": listener, "signals": signals}
+    signal.signal(signal.SIGUSR1, previous)
+    listener.close()
+
+
+def test_import_time_attacks_are_contained(scene):
+    """The probe a tournament runs imports the submission: every attack at import time
+    fails, the output flood is drained and cut, and nothing of it is left running."""
+    sandbox = Sandbox(Limits(memory_mb=1024, processes=32, file_mb=64, output_kb=64))
+    request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(scene['attacker'])}"
+                          ":Attacker", "games": []}).encode()
+    run = sandbox.run(scene["attacker"], ["probe"], timeout=120, stdin=request)
+    line = next(x for x in run.out.splitlines() if x.startswith("ATTACKS "))
+    results = json.loads(line.removeprefix("ATTACKS "))
+    assert len(results) == 15
+    worked = {name: outcome for name, outcome in results.items() if outcome == "WORKED"}
+    assert not worked, worked
+    assert run.truncated and len(run.out.encode()) <= 64 << 10  # 50 MiB were written
+    assert not scene["marker"].exists()
+    assert scene["attacker"].read_text().endswith("Attacker\n")  # its own file unchanged
+    assert not scene["signals"]
+    with pytest.raises(TimeoutError):
+        scene["listener"].accept()  # nobody connected
+    assert run.forked  # the setsid grandchild and the forks were seen ...
+    leftovers = [pid for pid in os.listdir("/proc") if pid.isdigit()
+                 and _uid(pid) is not None and _uid(pid) >= UID_BASE]
+    assert not leftovers  # ... and are gone with the sandbox
+
+
+def _uid(pid: str) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
+    hang = tmp_path / "hang.py"
+    hang.write_text("import os, time\nif os.fork() == 0:\n    os.setsid()\n"
+                    "    time.sleep(300)\ntime.sleep(300)\n")
+    sandbox = Sandbox(Limits())
+    seen: list[int] = []
+
+    def watch() -> None:  # the processes of this run, while it runs
+        for _ in range(50):
+            pids = [p for p in os.listdir("/proc") if p.isdigit() and (_uid(p) or 0) >= UID_BASE]
+            seen.extend(int(p) for p in pids)
+            threading.Event().wait(0.05)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(hang)}:X",
+                          "games": []}).encode()
+    run = sandbox.run(hang, ["probe"], timeout=2, stdin=request)
+    watcher.join()
+    assert run.code is None and run.forked
+    assert seen  # it did run ...
+    assert not [pid for pid in set(seen) if Path(f"/proc/{pid}").exists()]  # ... and is gone
+
+
+def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
+    """A tournament gives a submission its credential on stdin: no process's command
+    line ever holds it (``ps`` shows command lines to every local user)."""
+    import littlestone.server.tournament.matches as matches
+    from littlestone.server.tournament import load_config, run_tournament
+
+    calls = []
+    original = Sandbox.run
+
+    def spy(self, submission, args, timeout, stdin=b"", socket=None, game_over=None):
+        calls.append((list(args), stdin))
+        return original(self, submission, args, timeout, stdin, socket, game_over)
+
+    monkeypatch.setattr(Sandbox, "run", spy)
+    agent = Path(__file__).parent / "hostile" / "chatty.py"
+    config = tmp_path / "t.toml"
+    config.write_text(f'learners = ["{agent}:MajorityVote"]\nadversaries = ["random-target"]\n'
+                      '[tournament]\nname = "creds"\nrounds = 5\nseeds = 1\n'
+                      '[[classes]]\nspec = "thresholds:n=7"\n')
+    report = run_tournament(load_config(config), tmp_path / "data", 1, progress=False)
+    assert [g["status"] for g in report.games] == ["complete"]
+    games = [(args, stdin) for args, stdin in calls if args[0] == "connect"]
+    assert len(games) == 1
+    args, stdin = games[0]
+    token = stdin.decode().strip()
+    assert token.startswith("ls1_") and len(token) > 20
+    assert not any(token in arg for arg in args)
+    assert "--seed" not in args and "--rounds" not in args and "--vs" not in args
+    assert matches.ENTER_SECONDS > 0
