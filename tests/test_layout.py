@@ -42,7 +42,7 @@ ALLOWED = {
                       "server.net.transport"),
     "server.net": ("games", "learners", "adversaries", "protocol", "server.local",
                    "server.records"),
-    "server.tournament": ("games", "learners", "adversaries", "server.net",
+    "server.tournament": ("games", "learners", "adversaries", "protocol", "server.net",
                           "server.records"),
     "server.cli": ("",),  # the command line may call every room
 }

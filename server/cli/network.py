@@ -89,9 +89,9 @@ def _token_of(args: argparse.Namespace) -> str | None:
 
 
 def connect(args: argparse.Namespace) -> int:
+    args.token = _token_of(args)  # before the agent's own code runs: it never sees stdin
     agent: Any = (learners.LEARNERS.make(args.learner) if args.learner
                   else adversaries.ADVERSARIES.make(args.adversary))
-    args.token = _token_of(args)
     if args.tournament:
         if not args.token:
             raise UsageError("connect: --tournament needs --token (its name is the entrant)")
