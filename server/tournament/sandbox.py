@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import itertools
 import os
 import resource
@@ -253,16 +254,13 @@ class Sandbox:
 
 def _package_folders() -> list[str]:
     """The folders of littlestone's sub-packages (an editable install maps them from the
-    repository's top-level folders)."""
-    import littlestone.adversaries
-    import littlestone.games
-    import littlestone.learners
-    import littlestone.protocol
-    import littlestone.server
-
-    return [folder for package in (littlestone.games, littlestone.learners,
-                                   littlestone.adversaries, littlestone.protocol,
-                                   littlestone.server) for folder in package.__path__]
+    repository's top-level folders), found without importing them."""
+    folders: list[str] = []
+    for name in ("games", "learners", "adversaries", "protocol", "server"):
+        spec = importlib.util.find_spec(f"littlestone.{name}")
+        if spec is not None and spec.submodule_search_locations:
+            folders += list(spec.submodule_search_locations)
+    return folders
 
 
 def _proc_status(pid: str) -> dict[str, str]:
