@@ -4,7 +4,11 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest bench clean
+.PHONY: demo test lint typecheck pytest bench clean sandbox
+
+# Submissions run in bubblewrap (Debian's bubblewrap): installed here when missing and
+# we may (root); otherwise the demo's own example submissions run without it, said so.
+NO_SANDBOX = $$(command -v bwrap >/dev/null 2>&1 || echo --unsafe-no-sandbox)
 
 $(VENV): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +16,13 @@ $(VENV): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(VENV)
 
-demo: $(VENV)
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || [ "$$(id -u)" != 0 ] || \
+		{ apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap >/dev/null; } || true
+	@command -v bwrap >/dev/null 2>&1 || \
+		echo "littlestone: no bubblewrap: the demo's own example submissions run unsandboxed"
+
+demo: $(VENV) sandbox
 	$(BIN)/littlestone ldim --class thresholds:n=1023
 	$(BIN)/littlestone ldim --class monotone-disjunctions:n=6 --tree littlestone-data/tree.graphml
 	$(BIN)/littlestone play --learner halving --adversary random-target \
@@ -21,8 +31,8 @@ demo: $(VENV)
 		--class halfspaces:d=100,margin=0.1 --rounds 200000 --seed 1
 	$(BIN)/littlestone play --game experts --learner halving --adversary random-target \
 		--class thresholds:n=255 --rounds 1000 --json
-	$(BIN)/littlestone check examples/minimal_learner.py:MajorityVote
-	$(BIN)/littlestone tournament examples/tournament.toml
+	$(BIN)/littlestone check examples/minimal_learner.py:MajorityVote $(NO_SANDBOX)
+	$(BIN)/littlestone tournament examples/tournament.toml $(NO_SANDBOX)
 
 test: $(VENV) lint typecheck pytest
 

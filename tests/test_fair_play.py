@@ -164,3 +164,23 @@ def test_verify_refuses_a_footer_key_that_is_not_the_committed_one(tmp_path):
     writer.close({**log.footer, "key": bytes(range(32)).hex()})
     report = verify(read_log(forged))
     assert not report.ok and "does not match" in report.message
+
+
+def test_the_tournament_cheats_are_real_in_process():
+    """The submissions tests/test_tournament.py shows failing in a tournament do win
+    where nothing is secret: in process, with the public key of --seed S (and S on the
+    command line for the target reader)."""
+    import sys
+    from pathlib import Path
+
+    hostile = Path(__file__).parent / "hostile"
+    coin = LEARNERS.make(f"{hostile}/coin_predictor.py:CoinPredictor")
+    assert play(TREE, coin, ADVERSARIES.make("shattered-tree"), 5).mistakes == 0
+    game = GameSpec(MISTAKE_BOUND, 200, make_class("thresholds:n=255"))
+    saved = sys.argv
+    sys.argv = ["littlestone", "play", "--seed", "6"]
+    try:
+        reader = LEARNERS.make(f"{hostile}/target_reader.py:TargetReader")
+        assert play(game, reader, ADVERSARIES.make("random-target"), 6).mistakes == 0
+    finally:
+        sys.argv = saved

@@ -221,3 +221,44 @@ def test_an_absent_remote_agent_is_recorded(tmp_path, capsys):
     board = json.loads(capsys.readouterr().out)
     failed = {(f["learner"], f["status"]) for f in board["failed"]}
     assert ("remote:bob", "absent:learner") in failed
+
+
+def test_cheating_submissions_do_not_pay_in_a_tournament(tmp_path, capsys):
+    """Submissions that look for the game seed (command line, environment, parent's),
+    predict the coin from the public derivation, or steal their credential to ask for a
+    1-round game: none finds anything to use; honest Halving and SOA rank above every
+    cheat against random-target, and the coin predictor's coin is an honest one against
+    shattered-tree."""
+    cheats = {"coin": f"{HOSTILE}/coin_predictor.py:CoinPredictor",
+              "target": f"{HOSTILE}/target_reader.py:TargetReader",
+              "rules": f"{HOSTILE}/rule_changer.py:RuleChanger"}
+    config = write_config(tmp_path, "cheats", ["halving", "soa", *cheats.values()],
+                          ["random-target", "shattered-tree"], rounds=40, seeds=3)
+    config.write_text(config.read_text().replace("thresholds:n=31", "thresholds:n=255"))
+    data = tmp_path / "data"
+    assert main(["tournament", str(config), "--data", str(data), "--workers", "2",
+                 "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    rows = Store(data).tournament_games("cheats")
+    by: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        by.setdefault((row["learner"], row["adversary"]), []).append(row)
+    # the rule changer's stolen credential got it nothing: refused, and then spent
+    for row in by[(cheats["rules"], "random-target")]:
+        assert row["status"] == "crash:learner:no_game", row
+        assert "unauthorized" in row["message"]
+    # the target reader found no seed: predicting 0 errs on every label 1
+    reader = sum(r["result"]["mistakes"] for r in by[(cheats["target"], "random-target")])
+    honest = sum(r["result"]["mistakes"] for r in by[("halving", "random-target")])
+    assert reader > honest
+    # the coin predictor's coin is the referee's secret: 8 splits a game at p = 1/2,
+    # Binomial(24, 1/2) over 3 games, 0 with probability 6e-8
+    assert all(r["status"] == "complete" for r in by[(cheats["coin"], "shattered-tree")])
+    assert sum(r["result"]["mistakes"] for r in by[(cheats["coin"], "shattered-tree")]) > 0
+    ranks = {row["learner"]: row for row in board["learners"]}
+    against_target = board["payoff"]
+    for cheat in (cheats["target"], cheats["rules"]):
+        assert ranks[cheat]["rank"] > max(ranks["halving"]["rank"], ranks["soa"]["rank"])
+    for learner in ("halving", "soa"):
+        assert against_target[learner]["random-target"] < against_target[cheats["target"]][
+            "random-target"]

@@ -87,7 +87,7 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox) -> E
     """Load a submitted file in its sandbox and ask which games it can play."""
     file, rest = file_of(spec, config.base)
     if not file.is_file():
-        return Entrant(spec, role, failed=f"no such file {file.name!r} (paths are relative "
+        return Entrant(spec, role, failed=f"no such file {str(file)!r} (paths are relative "
                        "to the tournament file's folder)")
     games = [rules_to_wire(rules(config, space)) for space in spaces(config)]
     request = json.dumps({"role": role, "spec": f"{sandbox.inside(file)}:{rest}",
