@@ -461,6 +461,66 @@ def bench_tournament() -> list[tuple[str, float, float, str]]:
              200 / seconds[2], "games/s")]
 
 
+def bench_coin(repeat: int) -> list[tuple[str, float, float, str]]:
+    """The referee's coin (SHAKE-256 stream) next to numpy's PCG64, which it replaced."""
+    from littlestone.games.coin import Coin
+
+    n = 1_000_000
+    ours, _ = best_of(repeat, lambda: Coin(bytes(32)).random(n))
+    base, _ = best_of(repeat, lambda: np.random.default_rng(0).random(n))
+    single, _ = best_of(repeat, lambda: [c.random() for c in [Coin(bytes(32))]
+                                         for _ in range(100_000)])
+    base_single, _ = best_of(repeat, lambda: [g.random() for g in [np.random.default_rng(0)]
+                                              for _ in range(100_000)])
+    return [("referee coin, 10^6 draws in blocks: SHAKE-256 stream\n    vs numpy PCG64",
+             n / ours, n / base, "draws/s"),
+            ("referee coin, 10^5 draws one at a time: SHAKE-256 stream (buffered)\n"
+             "    vs numpy PCG64 Generator.random()", 100_000 / single, 100_000 / base_single,
+             "draws/s")]
+
+
+SUBMISSIONS = """learners = ["{agent}"]
+adversaries = ["random-target"]
+[tournament]
+name = "{name}"
+rounds = 200
+seeds = {games}
+[[classes]]
+spec = "thresholds:n=63"
+"""
+
+
+def bench_sandbox(games: int) -> list[tuple[str, float, float, str]]:
+    """Submission games in bubblewrap next to the same games as plain subprocesses
+    (--unsafe-no-sandbox), and next to the same learner built in (in process)."""
+    from littlestone.server.tournament import load_config, run_tournament
+    from littlestone.server.tournament.sandbox import Sandbox
+
+    if Sandbox.unavailable() is not None:
+        return []
+    agent = Path(__file__).resolve().parent.parent / "examples" / "minimal_learner.py"
+    seconds: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, spec, unsafe in (("sandbox", f"{agent}:MajorityVote", False),
+                                    ("plain", f"{agent}:MajorityVote", True),
+                                    ("builtin", "halving", False)):
+            path = Path(tmp) / f"{label}.toml"
+            path.write_text(SUBMISSIONS.format(agent=spec, name=label, games=games))
+            started = time.perf_counter()
+            report = run_tournament(load_config(path), Path(tmp) / label, 1, progress=False,
+                                    unsafe=unsafe)
+            seconds[label] = time.perf_counter() - started
+            assert len(report.games) == games
+    per = {k: v / games for k, v in seconds.items()}
+    return [(f"a submission's 200-round game in bubblewrap (probe included), {games} games, "
+             f"one at a time: {per['sandbox'] * 1000:.0f} ms a game\n    vs the same as a plain "
+             "subprocess (--unsafe-no-sandbox)", games / seconds["sandbox"],
+             games / seconds["plain"], "games/s"),
+            (f"the same in bubblewrap\n    vs halving built in (in process: "
+             f"{per['builtin'] * 1000:.0f} ms a game)", games / seconds["sandbox"],
+             games / seconds["builtin"], "games/s")]
+
+
 def _peak_rss_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM"):
@@ -508,6 +568,8 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_remote(2000 if args.quick else 20_000, 100,
                          (50,) if args.quick else (2000, 200), repeat)
     rows += bench_tournament()
+    rows += bench_sandbox(5 if args.quick else 20)
+    rows += bench_coin(repeat)
     rows += bench_server_memory(100_000 if args.quick else 1_000_000)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:

@@ -22,7 +22,8 @@ from littlestone.server.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("games", "learners", "adversaries", "protocol", "server")
-DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", ROOT / "SECURITY.md",
+             *sorted((ROOT / "docs").glob("*.md"))]
 
 
 # -- the dependency arrows --------------------------------------------------------------
