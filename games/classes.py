@@ -667,11 +667,16 @@ def _monotone(p: Params, budget: ClassBudget) -> FiniteClass:
 def _k_disjunctions(p: Params, budget: ClassBudget) -> FiniteClass:
     n = p.int("n", minimum=1, maximum=1 << 16)
     k = p.int("k", minimum=0, maximum=n)
-    count = sum(math.comb(n, r) for r in range(k + 1))
+    count, term = 0, 1  # sum of C(n, r), r <= k, stopped once past the limit
+    for r in range(k + 1):
+        count += term
+        if count > HYPOTHESIS_LIMIT:
+            break
+        term = term * (n - r) // (r + 1)
     if count > HYPOTHESIS_LIMIT:
         raise SpecError(
-            f"k-disjunctions: n={n}, k={k} gives {count} hypotheses, over the limit "
-            f"of {HYPOTHESIS_LIMIT}"
+            f"k-disjunctions: n={n}, k={k} gives over {HYPOTHESIS_LIMIT} hypotheses, the "
+            "limit"
         )
     budget.hypotheses(p, count)
     if n > MAX_VARIABLES:
