@@ -675,8 +675,8 @@ def _k_disjunctions(p: Params, budget: ClassBudget) -> FiniteClass:
         term = term * (n - r) // (r + 1)
     if count > HYPOTHESIS_LIMIT:
         raise SpecError(
-            f"k-disjunctions: n={n}, k={k} gives over {HYPOTHESIS_LIMIT} hypotheses, the "
-            "limit"
+            f"k-disjunctions: n={n}, k={k} gives more hypotheses than allowed: over the "
+            f"limit of {HYPOTHESIS_LIMIT}"
         )
     budget.hypotheses(p, count)
     if n > MAX_VARIABLES:
