@@ -70,13 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     replay = sub.add_parser(
         "replay", help="show, verify, re-play, plot or export a logged game",
         description="Show a logged game (by log file or game id). Exit status: 0 fine, "
-        "1 --verify found a difference, 2 no such log, 3 not a littlestone log, "
+        "1 --verify found a difference or nothing anchors the log, 2 no such log, "
+        "3 not a littlestone log (or the SQLite index), "
         "4 corrupted (the hash chain breaks), 5 incomplete (cut off; shown as far as it goes).",
     )
     replay.add_argument("log", metavar="LOG_OR_GAME_ID")
     replay.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
     replay.add_argument("--verify", action="store_true",
-                        help="re-simulate from the seeds and compare every record")
+                        help="check the log's anchor in the index, re-simulate from the "
+                        "seeds and compare every record")
     replay.add_argument("--against", metavar="LEARNER_SPEC",
                         help="play the logged sequence against another learner")
     replay.add_argument("--plot", metavar="FILE.png|svg", help="plot mistakes or regret")

@@ -41,7 +41,7 @@ def games(args: argparse.Namespace) -> int:
 
 def replay(args: argparse.Namespace) -> int:
     try:
-        path = replaying.resolve(args.log, args.data)
+        path, game_id = replaying.locate(args.log, args.data)
         log = read_log(path)
     except ForeignLog as exc:
         print(f"littlestone: error: {exc}", file=sys.stderr)
@@ -52,12 +52,15 @@ def replay(args: argparse.Namespace) -> int:
     except (LogError, OSError) as exc:
         raise UsageError(f"replay: {exc}") from None
     if args.verify:
-        report = replaying.verify(log)
+        report = replaying.verify(log, args.data, game_id)
         if args.json:
             print(json.dumps({"verified": report.ok, "message": report.message,
-                              "rounds_checked": report.rounds_checked}))
-        else:
-            print(("verified: " if report.ok else "differs: ") + report.message)
+                              "rounds_checked": report.rounds_checked,
+                              "anchored": report.anchored, "records_ok": report.records_ok}))
+        elif report.ok:
+            print("verified: " + report.message)
+        else:  # (an unanchored log's message starts with "not anchored: ")
+            print(("" if report.anchored is None else "differs: ") + report.message)
         return 0 if report.ok else EXIT_VERIFY_FAILED
     if args.against:
         original, other = replaying.against(log, args.against)

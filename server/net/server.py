@@ -414,13 +414,13 @@ class GameServer:
             result = await run_game(game, seeds, learner, adversary, writer)
         except asyncio.CancelledError:
             writer.close(log_footer(seeds, None, "aborted:shutdown"))
-            self.store.finish_game(game_id, {"status": "aborted:shutdown"})
+            self.store.finish_game(game_id, {"status": "aborted:shutdown"}, chain=writer.chain)
             raise
         finally:
             self.games.discard(task)
         scores = result.to_dict()
         writer.close(log_footer(seeds, result))
-        self.store.finish_game(game_id, scores)
+        self.store.finish_game(game_id, scores, chain=writer.chain)  # the log's anchor
         for ws, session, remote in remotes:
             session.end_game()
             end: dict[str, Any] = {"type": "end", "status": result.status,

@@ -1,6 +1,6 @@
 """Play a game with its log and its index row: what ``play`` and tournaments' built-in
 pairs run, so that every game leaves a log under ``DIR/games/`` and a row in
-``DIR/littlestone.db``.
+``DIR/littlestone.db`` that keeps the log's final chain digest (its anchor).
 
 >>> import tempfile, pathlib
 >>> from littlestone.games.classes import make_class
@@ -9,8 +9,12 @@ pairs run, so that every game leaves a log under ``DIR/games/`` and a row in
 >>> data = pathlib.Path(tempfile.mkdtemp())
 >>> game = GameSpec("mistake-bound", 50, make_class("thresholds:n=31"))
 >>> done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 0, data)
->>> done.result.status, done.log.exists(), Store(data).game(done.game_id)["status"]
+>>> from littlestone.server.records.logs import read_log
+>>> row = Store(data).game(done.game_id)
+>>> done.result.status, done.log.exists(), row["status"]
 ('complete', True, 'complete')
+>>> row["chain_sha256"] == read_log(done.log).chain.hex()
+True
 """
 
 from __future__ import annotations
@@ -117,22 +121,24 @@ def play_logged(
     info = {**game_info(game), "learner": learner_info["spec"],
             "adversary": adversary_info["spec"], "seed": seed, "horizon": game.rounds,
             "source": source}
-    store.start_game(info, log=str(path), game_id=game_id)
-    for agent in (learner_info, adversary_info):
-        store.add_agent(agent["spec"], agent["sha256"])
-    writer = LogWriter(path, header)
     try:
-        result = play(game, learner, adversary, seed, log=writer, key=seeds.key)
-    except UnsupportedGame:
-        writer.abandon()
-        path.unlink(missing_ok=True)
-        store.finish_game(game_id, {"status": "refused"})
-        raise
-    except BaseException:
-        writer.abandon()
-        store.finish_game(game_id, {"status": "aborted"})
-        raise
-    writer.close(log_footer(seeds, result))
-    store.finish_game(game_id, result.to_dict())
-    store.close()
+        store.start_game(info, log=str(path), game_id=game_id)
+        for agent in (learner_info, adversary_info):
+            store.add_agent(agent["spec"], agent["sha256"])
+        writer = LogWriter(path, header)
+        try:
+            result = play(game, learner, adversary, seed, log=writer, key=seeds.key)
+        except UnsupportedGame:
+            writer.abandon()
+            path.unlink(missing_ok=True)
+            store.finish_game(game_id, {"status": "refused"})
+            raise
+        except BaseException:
+            writer.abandon()
+            store.finish_game(game_id, {"status": "aborted"}, chain=writer.chain)
+            raise
+        writer.close(log_footer(seeds, result))
+        store.finish_game(game_id, result.to_dict(), chain=writer.chain)  # the log's anchor
+    finally:
+        store.close()
     return LoggedGame(result, game_id, path)

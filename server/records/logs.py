@@ -12,7 +12,10 @@ columns), ``expert`` (one round of the experts game) or ``footer`` (the result, 
 frame). ``H["buffers"]`` lists the raw buffers that follow it as ``[name, dtype, shape]``;
 their bytes come right after H, in that order. ``chain`` is
 SHA-256(previous chain || the frame's bytes before it), starting from SHA-256(MAGIC): a
-changed byte anywhere breaks the chain from that frame on.
+changed byte anywhere breaks the chain from that frame on. The chain has no key: it finds
+corruption, not forgery (anyone can recompute it). The last frame's chain, the log's *final
+digest*, is kept in the index row of its game when the game ends (its anchor,
+:mod:`.store`), which is what ``replay --verify`` checks a rewritten log against.
 
 A frame is written as soon as its rounds are scored (a block of rounds in the local
 driver's vectorised path; rounds played one at a time are gathered into frames of at
@@ -33,6 +36,8 @@ in full up to :data:`FULL_ARRAYS_MAX` experts; beyond, their SHA-256 digests are
 >>> log = read_log(path)
 >>> log.status, log.n_rounds, [r.mistake for r in log.records()]
 ('complete', 2, [True, True])
+>>> log.chain == writer.chain and len(log.chain) == 32
+True
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ import numpy as np
 
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import ExpertsRecord, RoundRecord
+from littlestone.server.records.store import is_index
 
 __all__ = [
     "FORMAT_VERSION",
@@ -193,6 +199,12 @@ class LogWriter:
                 head[f"{name}_sha256"] = hashlib.sha256(array.tobytes()).hexdigest()
         self._put(head, buffers)
 
+    @property
+    def chain(self) -> bytes:
+        """The chain digest of the last frame written: after :meth:`close` (or
+        :meth:`abandon`), the log's final digest, which the index keeps as its anchor."""
+        return self._chain
+
     def flush(self) -> None:
         """Hand every round kept so far to the writer thread."""
         self._flush_pending()
@@ -281,6 +293,8 @@ class GameLogData:
     expert_rounds: list[dict[str, Any]] = field(default_factory=list)
     #: Bytes after the last whole frame (a cut-off write).
     trailing: int = 0
+    #: The chain digest of the last whole frame: the log's final digest.
+    chain: bytes = b""
 
     @property
     def status(self) -> str:
@@ -326,10 +340,13 @@ def _read_exact(f: BinaryIO, n: int) -> bytes | None:
 def read_log(path: str | Path) -> GameLogData:
     """Read and check a log; a cut-off tail is dropped (the log is then incomplete).
 
-    Raises :class:`ForeignLog` for a file that is not a littlestone log and
-    :class:`LogCorrupted` when the hash chain breaks.
+    Raises :class:`ForeignLog` for a file that is not a littlestone log (the index and
+    SQLite's files beside it are refused without being opened: :func:`.store.is_index`)
+    and :class:`LogCorrupted` when the hash chain breaks.
     """
     path = Path(path)
+    if is_index(path):
+        raise ForeignLog(f"{path} is the SQLite index, not a game log")
     size = path.stat().st_size
     xs: list[Any] = []
     cols: dict[str, list[Any]] = {"p": [], "y": [], "prediction": []}
@@ -407,4 +424,4 @@ def read_log(path: str | Path) -> GameLogData:
     if cols["y"]:
         columns = {k: np.concatenate(v) for k, v in cols.items()}
         columns["x"] = xs
-    return GameLogData(path, header, footer, size, columns, expert_rounds, size - offset)
+    return GameLogData(path, header, footer, size, columns, expert_rounds, size - offset, chain)

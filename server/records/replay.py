@@ -9,8 +9,12 @@ export the rounds, plot them; and the ``replay`` adversary.
 >>> data = pathlib.Path(tempfile.mkdtemp())
 >>> game = GameSpec("mistake-bound", 40, make_class("thresholds:n=63"))
 >>> done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 3, data)
->>> verify(read_log(done.log)).ok
-True
+>>> report = verify(read_log(done.log))
+>>> report.ok, report.anchored
+(True, True)
+>>> print(report.message)
+all 40 rounds and the result match; anchored: the index recorded this log's final chain
+digest when game ... ended
 >>> original, other = against(read_log(done.log), "halving")
 >>> original.mistakes == other.mistakes
 True
@@ -46,27 +50,45 @@ from littlestone.games.game import (
 )
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.server.local import play
+from littlestone.server.records.anchors import anchoring
 from littlestone.server.records.logged import agent_identity, package_version
-from littlestone.server.records.logs import GameLogData, LogError, read_log
-from littlestone.server.records.store import DEFAULT_DATA, Store
+from littlestone.server.records.logs import ForeignLog, GameLogData, LogError, read_log
+from littlestone.server.records.store import DEFAULT_DATA, INDEX_NAME, Store, is_index
 
-__all__ = ["Replay", "VerifyReport", "against", "export", "game_spec", "plot", "resolve",
-           "verify"]
+__all__ = ["Replay", "VerifyReport", "against", "export", "game_spec", "locate", "plot",
+           "resolve", "verify"]
+
+
+def locate(log_or_id: str, data: str | Path = DEFAULT_DATA) -> tuple[Path, str | None]:
+    """The log file named by a path, or by a game id in the data folder's index (then
+    with that id, which :func:`verify` anchors it to). The index and SQLite's files
+    beside it are refused (:class:`.logs.ForeignLog`) before anything opens them."""
+    path = Path(log_or_id)
+    if is_index(path):
+        raise ForeignLog(f"{path} is the SQLite index, not a game log")
+    if path.is_file():
+        return path, None
+    if (Path(data) / INDEX_NAME).is_file():
+        store = Store(Path(data))
+        try:
+            row = store.game(log_or_id)
+        finally:
+            store.close()
+        if row is not None:
+            logged = Path(row["log"]) if row.get("log") else None
+            if logged is not None and is_index(logged):
+                raise ForeignLog(f"game {log_or_id}: its log {logged} is the SQLite index, "
+                                 "not a game log")
+            if logged is not None and logged.is_file():
+                return logged, log_or_id
+            raise LogError(f"game {log_or_id}: its log {row.get('log')!r} is missing")
+    raise LogError(f"no log file or game id {log_or_id!r} (data folder {data})")
 
 
 def resolve(log_or_id: str, data: str | Path = DEFAULT_DATA) -> Path:
-    """The log file named by a path or by a game id in the data folder's index."""
-    path = Path(log_or_id)
-    if path.is_file():
-        return path
-    db = Path(data) / "littlestone.db"
-    if db.is_file():
-        row = Store(Path(data)).game(log_or_id)
-        if row is not None and row.get("log") and Path(row["log"]).is_file():
-            return Path(row["log"])
-        if row is not None:
-            raise LogError(f"game {log_or_id}: its log {row.get('log')!r} is missing")
-    raise LogError(f"no log file or game id {log_or_id!r} (data folder {data})")
+    """The log file named by a path or by a game id in the data folder's index
+    (:func:`locate`)."""
+    return locate(log_or_id, data)[0]
 
 
 def game_spec(log: GameLogData) -> GameSpec:
@@ -79,11 +101,17 @@ def game_spec(log: GameLogData) -> GameSpec:
 
 @dataclass
 class VerifyReport:
-    """What ``replay --verify`` found."""
+    """What ``replay --verify`` found. ``ok`` when everything held: the records (re-simulated
+    and equal, or for a game with a remote player, which cannot be re-simulated, whole)
+    and the anchor (the index row of the game holds this log's final digest)."""
 
     ok: bool
     message: str
     rounds_checked: int
+    #: As :attr:`.anchors.Anchoring.anchored` (None: nothing anchors the log).
+    anchored: bool | None = None
+    #: The records alone hold, whatever the index says.
+    records_ok: bool = False
 
 
 class _Differs(BaseException):
@@ -136,9 +164,26 @@ def game_key(log: GameLogData) -> bytes:
     return key
 
 
-def verify(log: GameLogData) -> VerifyReport:
-    """Re-simulate the game from its seeds with the same agents and compare every record
-    (the hash chain was checked when the log was read)."""
+def verify(log: GameLogData, data: str | Path | None = None, game_id: str | None = None
+           ) -> VerifyReport:
+    """Check a log three ways: its hash chain (checked when it was read), its anchor (the
+    index row of its game, :func:`.anchors.anchoring`; ``data`` and ``game_id`` as there) and the
+    re-simulation of the game from its seeds with the same agents, record by record (not
+    for a game with a remote player, whose moves came over the wire). Not ok unless all
+    hold: a log nothing anchors is not verified, however well it re-simulates."""
+    anchor = anchoring(log, data, game_id)
+    records = _records(log)
+    parts = [records.message]
+    if anchor.anchored is True and records.ok:
+        parts.append(anchor.message)
+    elif anchor.anchored is not True:
+        parts.insert(0, anchor.message)
+    return VerifyReport(records.ok and anchor.anchored is True, "; ".join(parts),
+                        records.rounds_checked, anchor.anchored, records.ok)
+
+
+def _records(log: GameLogData) -> VerifyReport:
+    """The records alone: re-simulated and compared (or, remote, whole)."""
     spec = game_spec(log)
     remote = [r for r in ("learner", "adversary")
               if str(log.header[r]["spec"]).startswith("remote:")]

@@ -1,9 +1,17 @@
 """The embedded index: one SQLite database per data folder (``DIR/littlestone.db``).
 
-WAL mode and a busy timeout let several processes (two ``play`` runs, a server and a
-tournament) write at once; nothing to start or configure. Tables: ``games`` (one row per
-game, written when it starts and updated when it ends) and ``agents`` (the specs and
-content hashes of the agents that played).
+WAL mode and a busy timeout let several processes (two ``play`` runs, two servers, a
+server and a tournament) write at once; nothing to start or configure. Tables: ``games``
+(one row per game, written when it starts and updated when it ends, with the final
+chain digest of its log: its *anchor*), ``agents`` (the specs and content hashes of the
+agents that played), ``tokens``, ``tournaments`` and ``secrets`` (the folder's key for
+the anchors' HMACs, made on first use).
+
+Nothing but this module opens the index: SQLite keeps its locks as POSIX locks, which a
+process loses on closing *any* descriptor of the file, so a stray ``open()`` of it (say,
+to read it as a log) lets another connection delete the WAL under the holder and lose
+rows. :func:`is_index` tells the index's files by name and identity without opening
+them; :func:`~littlestone.server.records.logs.read_log` refuses them.
 
 >>> import tempfile, pathlib
 >>> store = Store(pathlib.Path(tempfile.mkdtemp()))
@@ -13,12 +21,17 @@ content hashes of the agents that played).
 >>> store.finish_game(game_id, {"status": "complete", "rounds": 5, "mistakes": 1})
 >>> [(g["learner"], g["status"], g["mistakes"]) for g in store.games()]
 [('halving', 'complete', 1.0)]
+>>> is_index(store.path), is_index(store.data / "x.lslog")
+(True, False)
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import hmac
 import json
+import os
 import random
 import secrets
 import sqlite3
@@ -28,12 +41,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_DATA", "Store", "new_game_id", "utc_now"]
+__all__ = ["DEFAULT_DATA", "INDEX_NAME", "RESULT_COLUMNS", "Store", "anchor_hmac", "is_index",
+           "new_game_id", "utc_now"]
 
 #: Where games are kept unless ``--data`` says otherwise.
 DEFAULT_DATA = "littlestone-data"
-SCHEMA_VERSION = 1
+#: The index's file in a data folder; SQLite keeps ``-wal`` and ``-shm`` files beside it.
+INDEX_NAME = "littlestone.db"
+INDEX_FILES = (INDEX_NAME, f"{INDEX_NAME}-wal", f"{INDEX_NAME}-shm", f"{INDEX_NAME}-journal")
+#: 2: ``games.chain_sha256`` and ``games.chain_hmac`` (the anchors), ``secrets``.
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_S = 30.0
+#: The name of the folder's key for the anchors' HMACs in the ``secrets`` table.
+ANCHOR_SECRET = "log-anchor"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -56,7 +76,9 @@ CREATE TABLE IF NOT EXISTS games (
     expected_regret REAL,
     bound REAL,
     bound_name TEXT,
-    log TEXT
+    log TEXT,
+    chain_sha256 TEXT,
+    chain_hmac TEXT
 );
 CREATE INDEX IF NOT EXISTS games_learner ON games (learner);
 CREATE INDEX IF NOT EXISTS games_adversary ON games (adversary);
@@ -87,9 +109,21 @@ CREATE TABLE IF NOT EXISTS agents (
     first_seen TEXT NOT NULL,
     PRIMARY KEY (spec, sha256)
 );
+CREATE TABLE IF NOT EXISTS secrets (
+    name TEXT PRIMARY KEY,
+    value BLOB NOT NULL,
+    created TEXT NOT NULL
+);
 """
 
-_RESULT_COLUMNS = ("rounds", "status", "mistakes", "expected_mistakes", "regret",
+#: The columns each schema version added to tables an older version made (``ALTER TABLE``
+#: on open, for an index written by an older littlestone).
+_ADDED_COLUMNS = {
+    2: [("games", "chain_sha256", "TEXT"), ("games", "chain_hmac", "TEXT")],
+}
+
+#: The columns of a game's row that :meth:`Store.finish_game` fills from its result.
+RESULT_COLUMNS = ("rounds", "status", "mistakes", "expected_mistakes", "regret",
                    "expected_regret", "bound", "bound_name")
 
 
@@ -101,6 +135,39 @@ def utc_now() -> str:
 def new_game_id() -> str:
     """A sortable, unique game id: UTC time to the microsecond and 6 random hex digits."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
+
+
+#: The indexes this process opened (their absolute paths), for :func:`is_index`.
+_OPENED: set[Path] = set()
+
+
+def is_index(path: str | Path) -> bool:
+    """Whether ``path`` is an index or one of SQLite's files beside it, told without
+    opening it: by its name or its target's (through symbolic links), or as the same file
+    (another name, a hard link) as an index this process opened."""
+    path = Path(path)
+    if path.name in INDEX_FILES:
+        return True
+    with contextlib.suppress(OSError, RuntimeError):
+        if path.resolve().name in INDEX_FILES:
+            return True
+    for index in list(_OPENED):
+        for name in INDEX_FILES:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(path, index.with_name(name)):
+                    return True
+    return False
+
+
+def anchor_hmac(secret: bytes, game_id: str, chain_sha256: str) -> str:
+    """HMAC-SHA256 under a data folder's secret of a game id and its log's final chain
+    digest (hexadecimal), as the index keeps it beside the digest.
+
+    >>> anchor_hmac(bytes(32), "g1", "ab" * 32)[:16]
+    '50db594e37bf2030'
+    """
+    message = f"littlestone log anchor\n{game_id}\n{chain_sha256}".encode()
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
 def _retry_locked(action: Callable[[], Any]) -> Any:
@@ -133,7 +200,39 @@ class Store:
         _retry_locked(lambda: self._db.execute("PRAGMA journal_mode = WAL"))
         self._db.execute("PRAGMA synchronous = NORMAL")
         _retry_locked(lambda: self._db.executescript(_SCHEMA))  # idempotent: IF NOT EXISTS
-        _retry_locked(lambda: self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}"))
+        _retry_locked(self._migrate)
+        _OPENED.add(self.path.absolute())
+        self._secret: bytes | None = None
+
+    def _migrate(self) -> None:
+        """Bring an index written by an older littlestone to :data:`SCHEMA_VERSION` (its
+        ``PRAGMA user_version``): add the columns it lacks, in one write transaction, so
+        that two processes opening it at once migrate it once."""
+        if self._version() >= SCHEMA_VERSION:
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            version = self._version()
+            for added in range(version + 1, SCHEMA_VERSION + 1):
+                for table, column, kind in _ADDED_COLUMNS.get(added, []):
+                    info = self._db.execute(f"PRAGMA table_info({table})")
+                    have = {row["name"] for row in info}
+                    if column not in have:  # (a table made new has it already)
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+            if version < SCHEMA_VERSION:
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def _version(self) -> int:
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    def _run(self, sql: str, args: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
+        """One statement and its rows; again while another process holds the index
+        locked (beyond the busy timeout's own waiting, :func:`_retry_locked`)."""
+        return list(_retry_locked(lambda: self._db.execute(sql, args).fetchall()))
 
     def close(self) -> None:
         self._db.close()
@@ -141,7 +240,7 @@ class Store:
     def start_game(self, info: dict[str, Any], log: str, game_id: str | None = None) -> str:
         """Index a game as it starts (status ``running``); returns its id."""
         game_id = game_id or new_game_id()
-        self._db.execute(
+        self._run(
             "INSERT INTO games (game_id, started, source, game, class, experts, learner, "
             "adversary, seed, horizon, status, log) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "'running', ?)",
@@ -153,14 +252,42 @@ class Store:
 
     def add_agent(self, spec: str, sha256: str) -> None:
         """Remember an agent's spec and content hash."""
-        self._db.execute("INSERT OR IGNORE INTO agents VALUES (?, ?, ?)", (spec, sha256, utc_now()))
+        self._run("INSERT OR IGNORE INTO agents VALUES (?, ?, ?)", (spec, sha256, utc_now()))
 
-    def finish_game(self, game_id: str, result: dict[str, Any]) -> None:
-        """Record a game's result."""
-        values = [result.get(k) for k in _RESULT_COLUMNS]
-        sets = ", ".join(f"{k} = ?" for k in _RESULT_COLUMNS)
-        self._db.execute(f"UPDATE games SET finished = ?, {sets} WHERE game_id = ?",
-                         (utc_now(), *values, game_id))
+    def finish_game(self, game_id: str, result: dict[str, Any], chain: bytes | None = None
+                    ) -> None:
+        """Record a game's result and, with ``chain`` (its log's final chain digest, once
+        the log is closed), the log's anchor: the digest and its HMAC under this folder's
+        secret, which ``replay --verify`` checks the log against."""
+        values = [result.get(k) for k in RESULT_COLUMNS]
+        sets = ", ".join(f"{k} = ?" for k in RESULT_COLUMNS)
+        digest = chain.hex() if chain is not None else None
+        mac = anchor_hmac(self.secret(), game_id, digest) if digest is not None else None
+        self._run(f"UPDATE games SET finished = ?, {sets}, chain_sha256 = ?, chain_hmac = ? "
+                  "WHERE game_id = ?", (utc_now(), *values, digest, mac, game_id))
+
+    def secret(self) -> bytes:
+        """This data folder's key for the anchors' HMACs: 32 random bytes in the
+        ``secrets`` table, made on first use."""
+        secret = self._stored_secret()
+        if secret is None:  # two processes at once: the first one's stays
+            self._run("INSERT OR IGNORE INTO secrets VALUES (?, ?, ?)",
+                      (ANCHOR_SECRET, secrets.token_bytes(32), utc_now()))
+            secret = self._stored_secret()
+            assert secret is not None
+        return secret
+
+    def _stored_secret(self) -> bytes | None:
+        if self._secret is None:
+            rows = self._run("SELECT value FROM secrets WHERE name = ?", (ANCHOR_SECRET,))
+            self._secret = bytes(rows[0]["value"]) if rows else None
+        return self._secret
+
+    def chain_hmac(self, game_id: str, chain_sha256: str) -> str | None:
+        """The HMAC an anchor of this folder has for this game and digest (None while the
+        folder has no secret, so no anchor at all)."""
+        secret = self._stored_secret()
+        return None if secret is None else anchor_hmac(secret, game_id, chain_sha256)
 
     def games(self, limit: int = 50, **filters: str | None) -> list[dict[str, Any]]:
         """The most recent games, newest first; filters on learner, adversary, class, status
@@ -179,30 +306,28 @@ class Store:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY game_id DESC LIMIT ?"
-        return [dict(row) for row in self._db.execute(sql, (*args, limit))]
+        return [dict(row) for row in self._run(sql, (*args, limit))]
 
     def add_token(self, name: str) -> str:
         """A new token for ``name`` (replacing any earlier one): returned once, stored as
         its SHA-256 only."""
         token = "ls_" + secrets.token_urlsafe(24)  # never starts with "-" (a CLI option)
         digest = hashlib.sha256(token.encode()).hexdigest()
-        self._db.execute("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)",
-                         (name, digest, utc_now()))
+        self._run("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)", (name, digest, utc_now()))
         return token
 
     def token_account(self, sha256: str) -> str | None:
         """The name a token (given by its SHA-256) belongs to."""
-        row = self._db.execute("SELECT name FROM tokens WHERE sha256 = ?", (sha256,)).fetchone()
-        return None if row is None else str(row["name"])
+        rows = self._run("SELECT name FROM tokens WHERE sha256 = ?", (sha256,))
+        return str(rows[0]["name"]) if rows else None
 
     def start_tournament(self, name: str, config_sha256: str) -> None:
         """Record a tournament (once; a changed config under the same name is refused)."""
-        row = self._db.execute("SELECT config_sha256 FROM tournaments WHERE name = ?",
-                               (name,)).fetchone()
-        if row is None:
-            self._db.execute("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
-                             (name, config_sha256, utc_now()))
-        elif row["config_sha256"] != config_sha256:
+        rows = self._run("SELECT config_sha256 FROM tournaments WHERE name = ?", (name,))
+        if not rows:
+            self._run("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
+                      (name, config_sha256, utc_now()))
+        elif rows[0]["config_sha256"] != config_sha256:
             from littlestone.games.errors import SpecError
 
             raise SpecError(f"tournament {name!r} already ran with another configuration "
@@ -210,12 +335,12 @@ class Store:
 
     def tournament_keys(self, name: str) -> set[str]:
         """The pairings of a tournament already played."""
-        rows = self._db.execute("SELECT key FROM tournament_games WHERE tournament = ?", (name,))
+        rows = self._run("SELECT key FROM tournament_games WHERE tournament = ?", (name,))
         return {str(r["key"]) for r in rows}
 
     def add_tournament_game(self, name: str, key: str, row: dict[str, Any]) -> None:
         """A finished pairing (once: a second write of the same pairing is ignored)."""
-        self._db.execute(
+        self._run(
             "INSERT OR IGNORE INTO tournament_games VALUES (?, ?, ?, ?, ?, ?)",
             (name, key, row.get("game_id"), row["status"], json.dumps(row, default=str),
              utc_now()))
@@ -223,7 +348,7 @@ class Store:
     def tournament_games(self, name: str) -> list[dict[str, Any]]:
         """Every played pairing, with its log path."""
         out = []
-        for r in self._db.execute(
+        for r in self._run(
             "SELECT t.row, g.log FROM tournament_games t LEFT JOIN games g "
             "ON g.game_id = t.game_id WHERE t.tournament = ? ORDER BY t.key", (name,)
         ):
@@ -234,5 +359,5 @@ class Store:
 
     def game(self, game_id: str) -> dict[str, Any] | None:
         """One game's row."""
-        row = self._db.execute("SELECT * FROM games WHERE game_id = ?", (game_id,)).fetchone()
-        return dict(row) if row is not None else None
+        rows = self._run("SELECT * FROM games WHERE game_id = ?", (game_id,))
+        return dict(rows[0]) if rows else None

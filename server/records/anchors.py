@@ -1,0 +1,147 @@
+"""Anchors: a log checked against the index row of its game.
+
+When a game ends, its index row keeps the final chain digest of its log and an HMAC of
+it under the data folder's secret (:meth:`.store.Store.finish_game`). A log rewritten
+after the fact, even with its whole chain recomputed, then no longer has the digest the
+index recorded; a log of another game put in its place has another game's; an index row
+edited without the secret fails its HMAC; a row edited to say otherwise than its log
+(another learner, fewer mistakes) no longer agrees with the log it anchors. What this
+cannot catch: whoever can write the whole data folder (the logs *and* the index, which
+holds the secret) can forge both.
+
+>>> import tempfile, pathlib
+>>> from littlestone.games.classes import make_class
+>>> from littlestone.games.game import GameSpec
+>>> from littlestone.learners import LEARNERS
+>>> from littlestone.adversaries import ADVERSARIES
+>>> from littlestone.server.records.logged import play_logged
+>>> from littlestone.server.records.logs import read_log
+>>> data = pathlib.Path(tempfile.mkdtemp())
+>>> game = GameSpec("mistake-bound", 20, make_class("thresholds:n=15"))
+>>> done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 1, data)
+>>> anchoring(read_log(done.log)).anchored
+True
+>>> copy = data / "elsewhere.lslog"
+>>> _ = copy.write_bytes(done.log.read_bytes())
+>>> anchoring(read_log(copy)).message
+'not anchored: no index row for game ... (no index found)'
+>>> anchoring(read_log(copy), data).anchored
+True
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from littlestone.server.records.logs import GameLogData
+from littlestone.server.records.store import INDEX_NAME, RESULT_COLUMNS, Store
+
+__all__ = ["Anchoring", "anchoring", "data_folder_of"]
+
+
+def data_folder_of(path: Path) -> Path | None:
+    """The data folder a log lies in (``DIR/games/GAME_ID.lslog``), when it has an index.
+
+    >>> data_folder_of(Path("/nowhere/games/g.lslog")) is None
+    True
+    """
+    folder = path.resolve().parent
+    if folder.name == "games" and (folder.parent / INDEX_NAME).is_file():
+        return folder.parent
+    return None
+
+
+@dataclass
+class Anchoring:
+    """What the index says of a log. ``anchored`` is True when the index row of its game
+    holds the log's final chain digest, under a valid HMAC, and agrees with the log's
+    header and footer; False when it does not (the log was rewritten, replaced or
+    swapped, or the row edited); None when nothing anchors it (no index row, or a row
+    without a digest: a game still running, or indexed before digests were kept)."""
+
+    anchored: bool | None
+    message: str
+
+
+def anchoring(log: GameLogData, data: str | Path | None = None, game_id: str | None = None
+              ) -> Anchoring:
+    """Check a log against the index row of its game: the row of ``game_id`` in the index
+    of ``data`` when the log was named by its game id; otherwise the row of the game its
+    header names, in the index of the data folder the log lies in, else of ``data``."""
+    named = str(log.header.get("game_id"))
+    wanted = game_id or named
+    folders = [data] if game_id is not None else [data_folder_of(log.path), data]
+    looked = []
+    for folder in folders:
+        if folder is None or not (Path(folder) / INDEX_NAME).is_file():
+            continue
+        looked.append(str(folder))
+        store = Store(Path(folder))
+        try:
+            row = store.game(wanted)
+            if row is not None:
+                return _against_row(log, row, store, wanted)
+        finally:
+            store.close()
+    where = f" in the index of {' or '.join(looked)}" if looked else " (no index found)"
+    return Anchoring(None, f"not anchored: no index row for game {wanted}{where}")
+
+
+def _against_row(log: GameLogData, row: dict[str, Any], store: Store, game_id: str
+                 ) -> Anchoring:
+    """The log against its game's index row: the row's HMAC, its digest, its columns."""
+    recorded = row.get("chain_sha256")
+    if not recorded:
+        why = ("the game has not ended" if row.get("status") == "running" else
+               "it was indexed by a littlestone that kept no digests")
+        return Anchoring(None, f"not anchored: the index row of game {game_id} holds no "
+                         f"chain digest ({why})")
+    mac = store.chain_hmac(game_id, str(recorded))
+    if mac is None or not hmac.compare_digest(str(row.get("chain_hmac") or ""), mac):
+        return Anchoring(False, f"the index row of game {game_id} fails its HMAC: its digest "
+                         "was edited, or the row comes from another data folder")
+    named = log.header.get("game_id")
+    digest = log.chain.hex()
+    if digest != recorded or named != game_id:
+        other = f" (its header names game {named})" if named != game_id else ""
+        return Anchoring(False, f"the log's final chain digest {digest[:16]}... is not the one "
+                         f"the index recorded for game {game_id} when it ended "
+                         f"({str(recorded)[:16]}...): the log was rewritten or replaced{other}")
+    differs = _row_differs(log, row)
+    if differs is not None:
+        return Anchoring(False, f"the index row of game {game_id} differs from its log: "
+                         f"{differs}: the row was edited")
+    return Anchoring(True, f"anchored: the index recorded this log's final chain digest when "
+                     f"game {game_id} ended")
+
+
+def _same_cell(cell: Any, value: Any) -> bool:
+    """An index cell against the log's value (SQLite stores NaN as NULL)."""
+    if cell is None or value is None:
+        return cell is None and (value is None or (isinstance(value, float)
+                                                   and math.isnan(value)))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return isinstance(cell, int | float) and float(cell) == float(value)
+    return bool(cell == value)
+
+
+def _row_differs(log: GameLogData, row: dict[str, Any]) -> str | None:
+    """The first column of an index row that says otherwise than the log, or None."""
+    rules = log.header.get("rules", {})
+    pairs: list[tuple[str, Any]] = [
+        ("learner", log.header["learner"]["spec"]), ("adversary", log.header["adversary"]["spec"]),
+        ("seed", log.header.get("seed")), ("game", rules.get("game")),
+        ("class", rules.get("class")),
+    ]
+    if log.footer is not None:
+        result = log.footer.get("result") or {}
+        pairs.append(("status", log.footer.get("status")))
+        pairs += [(column, result.get(column)) for column in RESULT_COLUMNS if column != "status"]
+    for column, value in pairs:
+        if not _same_cell(row.get(column), value):
+            return f"its {column} is {row.get(column)!r}, the log's {value!r}"
+    return None
