@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import hashlib
 import tempfile
 import threading
@@ -150,6 +151,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                + config.limits.time_bank + 30)
     over = threading.Event()
     runs: dict[str, concurrent.futures.Future[Run]] = {}
+    counts: dict[str, Callable[[], bool]] = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as pool:
         for role, spec in roles:
             token = arena.call(_grant(server, config.name, accounts[role]))
@@ -158,15 +160,20 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                     f"{sandbox.inside(file)}:{rest}", "--tournament", config.name,
                     "--token-file", "-", "--name", accounts[role]]
             runs[role] = pool.submit(sandbox.run, file, args, timeout,
-                                     (token + "\n").encode(), arena.socket, over.is_set)
+                                     (token + "\n").encode(), arena.socket, over.is_set,
+                                     functools.partial(counts.__setitem__, role))
         entered = _await_entrants(arena, server, config.name, accounts, runs)
         game_id = None
         if len(entered) == len(roles):
             game_id = arena.call(_play(server, config, pairing, accounts))
+        # before done: an agent waiting for it still has every process it started
+        forked = {role for role in entered if role in counts and counts[role]()}
         for account in accounts.values():
             arena.call(_release(server, config.name, account))
         over.set()
         outcomes = {role: future.result() for role, future in runs.items()}
+    for role in forked:
+        outcomes[role].forked = True
     notes = _notes(outcomes)
     store = Store(arena.data)  # this thread's own connection
     row = store.game(game_id) if game_id else None

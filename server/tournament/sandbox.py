@@ -137,10 +137,14 @@ class Sandbox:
         return str(socket) if self.unsafe else SOCKET
 
     def run(self, submission: Path, args: list[str], timeout: float, stdin: bytes = b"",
-            socket: Path | None = None, game_over: Callable[[], bool] | None = None) -> Run:
+            socket: Path | None = None, game_over: Callable[[], bool] | None = None,
+            census: Callable[[Callable[[], bool]], None] | None = None) -> Run:
         """Run ``python -m littlestone *args`` with ``submission`` (and the referee's
         ``socket``) inside; kill it after ``timeout`` seconds, or :data:`GRACE_SECONDS`
-        after ``game_over()`` first says its game has ended."""
+        after ``game_over()`` first says its game has ended. ``census`` is handed, once
+        the run has started, a function that says whether the run has started other
+        processes (a tournament asks at the end of the game, while the agent still waits
+        for ``done``: its children are alive then)."""
         uid = UID_BASE + (os.getpid() % 10_000) * 100 + next(_uids) % 100
         with tempfile.TemporaryDirectory(prefix="littlestone-agent-") as workdir:
             if self.unsafe:
@@ -163,6 +167,8 @@ class Sandbox:
                                     preexec_fn=functools.partial(self._limit, processes))
             cap = self.limits.output_kb << 10
             out, err = _Capture(proc.stdout, cap), _Capture(proc.stderr, cap)
+            if census is not None:
+                census(functools.partial(self._others, proc, uid))
             assert proc.stdin is not None
             with contextlib.suppress(OSError):
                 proc.stdin.write(stdin)
