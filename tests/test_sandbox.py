@@ -186,9 +186,9 @@ def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     calls = []
     original = Sandbox.run
 
-    def spy(self, submission, args, timeout, stdin=b"", socket=None, game_over=None):
+    def spy(self, submission, args, timeout, stdin=b"", *more):
         calls.append((list(args), stdin))
-        return original(self, submission, args, timeout, stdin, socket, game_over)
+        return original(self, submission, args, timeout, stdin, *more)
 
     monkeypatch.setattr(Sandbox, "run", spy)
     agent = Path(__file__).parent / "hostile" / "chatty.py"
