@@ -15,6 +15,7 @@ from typing import Any
 import msgpack
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
@@ -283,4 +284,27 @@ async def test_a_one_time_credential_enters_its_tournament_once_and_nothing_else
         late, answer = await hello(unused)
         assert answer["code"] == "unauthorized"
         await late.close()
+        await honest_game(server)
+
+
+async def test_a_submissions_connection_closes_when_its_games_are_done(tmp_path):
+    """After ``done`` a submission's connection cannot linger to ask for games of its own
+    (revoking its credential at the end of its game lifts nothing): it is closed."""
+    async with running_server(tmp_path / "data") as server:
+        token = server.grant("week-3", "learner-xyz")
+        async with connect(server.url, compression=None, proxy=None) as ws:
+            await ws.send(msgpack.packb({"type": "hello", "version": 1, "role": "learner",
+                                         "agent": "sub", "token": token,
+                                         "capabilities": []}))
+            assert msgpack.unpackb(await ws.recv())["type"] == "welcome"
+            entered = await ask(ws, {"type": "enter", "tournament": "week-3"})
+            assert entered["type"] == "entered"
+            server.release_entrant("week-3", "learner-xyz")
+            server.revoke("learner-xyz")
+            assert msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))["type"] == "done"
+            with pytest.raises(ConnectionClosed):  # closed by the server after done
+                await ws.send(msgpack.packb({"type": "challenge", "rules": RULES, "seed": 1,
+                                             "opponent": "random-target"}))
+                await asyncio.wait_for(ws.recv(), 10)
+        assert not server.running
         await honest_game(server)

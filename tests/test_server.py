@@ -21,6 +21,7 @@ from littlestone.protocol.codec import Limits
 from littlestone.server.client import ServerError, play_remote
 from littlestone.server.local import play
 from littlestone.server.net import GameServer, ServerSettings
+from littlestone.server.net.settings import LOBBY_FAULTS
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
 from tests.servers import running_server
@@ -585,16 +586,23 @@ def garbage_frames(seed: int, n: int) -> list[bytes | str]:
 @pytest.mark.parametrize("seed", [0, 1, 2])
 async def test_garbage_in_the_lobby_and_mid_game_gets_typed_answers(server, seed):
     codes = set()
-    # in the lobby: every frame is answered with a typed, non-fatal error (or a game)
+    # in the lobby: every frame is answered with a typed error (or a game), non-fatal but
+    # for the LOBBY_FAULTS-th, which closes a connection that only sends garbage
     ws = await raw_client(server, dict(HELLO, token=server.token))
     await receive(ws)
+    errors = 0
     for frame in garbage_frames(seed, 60):
         await ws.send(frame)
         message = await asyncio.wait_for(receive(ws), 5)
         if message["type"] == "error":
             codes.add(message["code"])
-            assert message["fatal"] is False, message
-    await ws.close()
+            errors += 1
+            assert message["fatal"] is (errors == LOBBY_FAULTS), (errors, message)
+            if message["fatal"]:
+                break
+    assert errors == LOBBY_FAULTS
+    with pytest.raises(ConnectionClosed):
+        await asyncio.wait_for(receive(ws), 5)
     # mid-game: garbage between good moves; the game ends with a status, never internal
     ws, game_id = await start_raw_game(server, rounds=50)
     frames = iter(garbage_frames(seed + 100, 200))

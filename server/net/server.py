@@ -32,7 +32,12 @@ from littlestone.protocol.session import ServerSession
 from littlestone.server.net.driver import run_game
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
 from littlestone.server.net.policy import Opponents, Player, admit
-from littlestone.server.net.settings import HANDSHAKE_TIMEOUT_S, ServerSettings
+from littlestone.server.net.settings import (
+    HANDSHAKE_TIMEOUT_S,
+    LOBBY_FAULTS,
+    LOBBY_MAX_FRAME,
+    ServerSettings,
+)
 from littlestone.server.net.spectators import Broadcast, wire_result
 from littlestone.server.net.transport import UNIX_SCHEME, Connection, Server, serve, serve_unix
 from littlestone.server.records.logged import (
@@ -150,16 +155,24 @@ class GameServer:
                 {"max_frame": self.settings.limits.max_frame,
                  "move_deadline_ms": int(self.settings.move_deadline * 1000),
                  "time_bank_ms": int(self.settings.time_bank * 1000)})))
+            # a one-time credential's session may only enter its tournament, once: the
+            # restriction is the session's, whatever becomes of the credential later
+            only = self.restricted.get(session.account or "")
+            strikes = 0
             while not self._stopping.is_set():
                 frame = await ws.recv()
+                if len(frame) > LOBBY_MAX_FRAME:  # lobby messages are small: not decoded
+                    raise ProtocolError(Code.BAD_MESSAGE, f"{len(frame)} bytes exceeds the "
+                                        f"lobby's max_frame({LOBBY_MAX_FRAME})", fatal=True)
                 try:
                     message = session.receive(frame)
                 except ProtocolError as exc:
-                    if exc.fatal:
+                    strikes += 1
+                    if exc.fatal or strikes >= LOBBY_FAULTS:
+                        exc.fatal = True
                         raise
                     await ws.send(encode(exc.to_message()))
                     continue
-                only = self.restricted.get(session.account or "")
                 if only is not None and (message["type"] != "enter"
                                          or message["tournament"] != only):
                     raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
@@ -170,6 +183,8 @@ class GameServer:
                     await self._create(ws, session, message)
                 elif message["type"] == "enter":
                     await self._enter(ws, session, message)
+                    if only is not None:
+                        return  # its games are over: the connection closes
                 elif message["type"] == "watch":
                     await self._watch(ws, session, message)
                 else:

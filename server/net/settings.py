@@ -11,13 +11,18 @@ from pathlib import Path
 
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
-__all__ = ["FAULTS_TO_FORFEIT", "HANDSHAKE_TIMEOUT_S", "REMOTE_BLOCK", "Budgets",
-           "ServerSettings"]
+__all__ = ["FAULTS_TO_FORFEIT", "HANDSHAKE_TIMEOUT_S", "LOBBY_FAULTS", "LOBBY_MAX_FRAME",
+           "REMOTE_BLOCK", "Budgets", "ServerSettings"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6).
 FAULTS_TO_FORFEIT = 3
 #: Seconds a new connection has to send its ``hello`` (PROTOCOL.md 3).
 HANDSHAKE_TIMEOUT_S = 10.0
+#: Largest frame a session sends in the lobby (its messages are small); a larger one is
+#: not decoded, and closes the connection (PROTOCOL.md 1.1).
+LOBBY_MAX_FRAME = 64 << 10
+#: Bad messages a session may send in the lobby; the last closes it (PROTOCOL.md 4.1).
+LOBBY_FAULTS = 16
 #: Rounds an oblivious built-in adversary hands over at a time against a remote learner
 #: (smaller than the local driver's blocks: a block's arrays live while its rounds
 #: cross the network, and 2048-round blocks fragmented the heap by ~15 MiB).

@@ -20,6 +20,7 @@ import asyncio
 import concurrent.futures
 import functools
 import hashlib
+import sys
 import tempfile
 import threading
 import time
@@ -130,7 +131,11 @@ class Arena:
                     await server.release(self.config.name)
                     await server.stop()
 
-        self.call(stop(), 60)
+        try:
+            self.call(stop(), 60)
+        except (TimeoutError, concurrent.futures.TimeoutError):
+            print("littlestone: warning: the tournament's server did not stop in 60 s",
+                  file=sys.stderr)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
         self.folder.cleanup()
