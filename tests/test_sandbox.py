@@ -206,3 +206,17 @@ def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     assert not any(token in arg for arg in args)
     assert "--seed" not in args and "--rounds" not in args and "--vs" not in args
     assert matches.ENTER_SECONDS > 0
+
+
+def test_memory_is_limited_over_all_of_a_submissions_processes(tmp_path):
+    """RLIMIT_AS bounds each process; a submission that spreads its memory over children
+    (6 x 150 MiB, each within its own 700 MiB) is killed for their sum."""
+    greedy = tmp_path / "greedy.py"
+    greedy.write_text("import os, time\nfor _ in range(6):\n    if os.fork() == 0:\n"
+                      "        block = b'x' * (150 << 20)\n        time.sleep(60)\n"
+                      "        os._exit(0)\ntime.sleep(60)\n")
+    sandbox = Sandbox(Limits(memory_mb=700))
+    request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(greedy)}:X",
+                          "games": []}).encode()
+    run = sandbox.run(greedy, ["probe"], timeout=30, stdin=request)
+    assert run.over_memory and run.code is None and run.forked

@@ -240,6 +240,9 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
     for role, run in outcomes.items():
         if run.forked:
             notes.append(f"the {role} started other processes (killed)")
+        if run.over_memory:
+            notes.append(f"the {role} held more memory than its limit over all its "
+                         "processes (killed)")
         if run.code is None:
             notes.append(f"the {role} overran its time and was killed")
         elif run.code != 0:

@@ -34,6 +34,7 @@ import functools
 import importlib.util
 import itertools
 import os
+import pwd
 import resource
 import shutil
 import signal
@@ -74,6 +75,8 @@ class Run:
     err: str
     forked: bool
     truncated: bool = False
+    #: Whether it was killed for holding more than ``memory_mb`` over all its processes.
+    over_memory: bool = False
 
 
 @functools.cache
@@ -123,7 +126,8 @@ class Sandbox:
         return ("bubblewrap: read-only system, Python and package, only its own file, a "
                 "private /tmp; no network (the referee on a Unix socket); own PID, IPC and "
                 "UTS namespaces (nothing outlives it, no signal leaves it); own uid; "
-                f"RLIMIT_AS {self.limits.memory_mb} MiB, RLIMIT_CPU {self.limits.cpu_seconds} "
+                f"{self.limits.memory_mb} MiB over all its processes (RLIMIT_AS each, their "
+                f"sum watched), RLIMIT_CPU {self.limits.cpu_seconds} "
                 f"s, RLIMIT_NPROC {self.limits.processes}, RLIMIT_NOFILE "
                 f"{self.limits.open_files}, RLIMIT_FSIZE {self.limits.file_mb} MiB; output "
                 f"capped at {self.limits.output_kb} KiB; credential on stdin")
@@ -145,7 +149,7 @@ class Sandbox:
         the run has started, a function that says whether the run has started other
         processes (a tournament asks at the end of the game, while the agent still waits
         for ``done``: its children are alive then)."""
-        uid = UID_BASE + (os.getpid() % 10_000) * 100 + next(_uids) % 100
+        uid = _free_uid()
         with tempfile.TemporaryDirectory(prefix="littlestone-agent-") as workdir:
             if self.unsafe:
                 argv = [sys.executable, "-m", "littlestone", *args]
@@ -173,10 +177,11 @@ class Sandbox:
             with contextlib.suppress(OSError):
                 proc.stdin.write(stdin)
                 proc.stdin.close()
-            code, forked = self._wait(proc, uid, timeout, game_over)
+            code, forked, over_memory = self._wait(proc, uid, timeout, game_over)
             out.join()
             err.join()
-        return Run(code, out.text(), err.text(), forked, out.truncated or err.truncated)
+        return Run(code, out.text(), err.text(), forked, out.truncated or err.truncated,
+                   over_memory)
 
     def _bwrap(self, submission: Path, socket: Path | None, uid: int) -> list[str]:
         """bwrap's command line (``setpriv`` drops to ``uid`` when run as root)."""
@@ -226,16 +231,23 @@ class Sandbox:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     def _wait(self, proc: subprocess.Popen[bytes], uid: int, timeout: float,
-              game_over: Callable[[], bool] | None) -> tuple[int | None, bool]:
-        """Wait for the agent; kill the sandbox and everything in it at the end."""
+              game_over: Callable[[], bool] | None) -> tuple[int | None, bool, bool]:
+        """Wait for the agent, watching the memory of all its processes together
+        (RLIMIT_AS bounds each one only); kill the sandbox and everything in it at the
+        end. Returns (exit status, forked, killed for memory)."""
         code: int | None = None
-        forked = False
+        forked = over_memory = False
         started, over_at = time.monotonic(), None
+        memory = self.limits.memory_mb << 20
         while time.monotonic() - started < timeout:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 code = proc.wait(timeout=POLL_SECONDS)
                 break
-            forked = forked or self._others(proc, uid)
+            pids = self._pids(proc, uid)
+            forked = forked or len(pids) > 1
+            if sum(_memory_of(pid) for pid in pids) > memory:
+                over_memory = True
+                break
             if over_at is None and game_over is not None and game_over():
                 over_at = time.monotonic()
             if over_at is not None and time.monotonic() - over_at > GRACE_SECONDS:
@@ -244,18 +256,49 @@ class Sandbox:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         if not self.unsafe and os.geteuid() == 0:
-            for pid in _pids_of(uid):  # belt and braces: the namespace is gone already
+            for pid in _pids_of(uid, other_namespace=True):  # the namespace is gone already
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        return code, forked
+        return code, forked, over_memory
+
+    def _pids(self, proc: subprocess.Popen[bytes], uid: int) -> list[int]:
+        """The agent's processes (not bubblewrap's own)."""
+        if not self.unsafe and os.geteuid() == 0:
+            return _pids_of(uid, other_namespace=True)
+        return _session(proc.pid)
 
     def _others(self, proc: subprocess.Popen[bytes], uid: int) -> bool:
         """Whether the agent has started processes of its own."""
-        if not self.unsafe and os.geteuid() == 0:
-            return len(_pids_of(uid)) > 1
-        return any(pid != proc.pid for pid in _session(proc.pid))
+        return len(self._pids(proc, uid)) > 1
+
+
+def _free_uid() -> int:
+    """A host uid for one sandboxed run that no process and no user account has: its
+    processes are then told apart from every other process by their uid alone."""
+    for _ in range(1000):
+        uid = UID_BASE + (os.getpid() % 10_000) * 100 + next(_uids) % 100
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            if not _pids_of(uid):
+                return uid
+    raise OSError("no free uid for a sandbox")
+
+
+def _memory_of(pid: int) -> int:
+    """A process's proportional share of memory, in bytes (its resident size when the
+    kernel does not say)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) << 10
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) << 10
+    return 0
 
 
 def _package_folders() -> list[str]:
@@ -276,13 +319,21 @@ def _proc_status(pid: str) -> dict[str, str]:
     return {}
 
 
-def _pids_of(uid: int) -> list[int]:
-    """The processes whose real uid is ``uid``."""
+def _pids_of(uid: int, other_namespace: bool = False) -> list[int]:
+    """The processes whose real uid is ``uid`` (only those in another PID namespace than
+    ours: a sandbox's)."""
     found = []
+    ours = os.readlink("/proc/self/ns/pid") if other_namespace else None
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             fields = _proc_status(entry).get("Uid", "").split()
             if fields and int(fields[0]) == uid:
+                if ours is not None:
+                    try:
+                        if os.readlink(f"/proc/{entry}/ns/pid") == ours:
+                            continue
+                    except OSError:
+                        continue
                 found.append(int(entry))
     return found
 
