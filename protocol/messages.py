@@ -27,11 +27,25 @@ from littlestone.games.classes import ClassBudget, HalfspaceClass, HypothesisCla
 from littlestone.games.game import GAMES, GameSpec
 from littlestone.protocol.errors import Code, ProtocolError
 
-__all__ = ["PROTOCOL_VERSION", "ROLES", "SCHEMAS", "check", "instance_from_wire",
-           "instance_to_wire", "instances_to_wire", "rules_from_wire", "rules_to_wire",
-           "vector_from_wire", "vector_to_wire"]
+__all__ = [
+    "PROTOCOL_VERSION",
+    "ROLES",
+    "SCHEMAS",
+    "SEED_MAX",
+    "SEED_MIN",
+    "check",
+    "instance_from_wire",
+    "instance_to_wire",
+    "instances_to_wire",
+    "rules_from_wire",
+    "rules_to_wire",
+    "vector_from_wire",
+    "vector_to_wire",
+]
 
 PROTOCOL_VERSION = 1
+#: The game seeds a peer may ask for: signed 64-bit integers (PROTOCOL.md 4).
+SEED_MIN, SEED_MAX = -(1 << 63), (1 << 63) - 1
 ROLES = ("learner", "adversary", "spectator")
 
 NONE = type(None)
@@ -95,6 +109,9 @@ def check(message: dict[str, Any]) -> dict[str, Any]:
         value = message[name]
         if isinstance(value, bool) or not isinstance(value, types):
             raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.{name} must be {_type_names(types)}")
+    if kind in ("challenge", "create") and message["seed"] is not None and not (
+            SEED_MIN <= message["seed"] <= SEED_MAX):
+        raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.seed must be a signed 64-bit integer")
     return message
 
 

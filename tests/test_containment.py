@@ -308,3 +308,96 @@ async def test_a_submissions_connection_closes_when_its_games_are_done(tmp_path)
                 await asyncio.wait_for(ws.recv(), 10)
         assert not server.running
         await honest_game(server)
+
+
+async def test_a_huge_class_spec_is_refused_at_once(tmp_path):
+    """k-disjunctions:n=65536,k=65536 once summed binomials for half an hour before its
+    size was known, in a worker the other games' set-ups needed: now refused at once."""
+    async with running_server(tmp_path / "data") as server:
+        for _ in range(8):  # more than the worker threads
+            async with peer(server) as ws:
+                reply = await ask(ws, {"type": "challenge", "opponent": "random-target",
+                                       "seed": 1, "rules": {
+                                           **RULES, "class": "k-disjunctions:n=65536,k=65536"}})
+                assert reply["type"] == "error" and "over the limit" in reply["message"]
+        await honest_game(server)
+
+
+async def test_the_disk_a_game_would_write_is_budgeted(tmp_path):
+    """66 GB once: a halfspace game logs and keeps every instance (8 d bytes each)."""
+    async with running_server(tmp_path / "data", budgets=Budgets(game_disk_mb=1)) as server:
+        async with peer(server) as ws:
+            fits = await ask(ws, {"type": "challenge", "opponent": "random-target", "seed": 1,
+                                  "rules": {**RULES, "class": "halfspaces:d=64",
+                                            "rounds": 900}})
+        async with peer(server) as ws:
+            refused = await ask(ws, {"type": "challenge", "opponent": "random-target", "seed": 1,
+                                     "rules": {**RULES, "class": "halfspaces:d=64",
+                                               "rounds": 1000}})
+        assert fits["type"] == "start"
+        assert refused["code"] == "over_budget" and "write" in refused["message"]
+        await honest_game(server)
+
+
+async def test_simultaneous_challenges_cannot_exceed_max_games(tmp_path):
+    """A slot is held from the moment a challenge is admitted: twelve challenges sent at
+    once with --max-games 2 start two games."""
+    async with (running_server(tmp_path / "data", budgets=Budgets(max_games=2)) as server,
+                contextlib.AsyncExitStack() as stack):
+        peers = [await stack.enter_async_context(peer(server)) for _ in range(12)]
+        long = {**RULES, "class": "conjunctions:n=12", "rounds": 1000}
+        for ws in peers:
+            await ws.send(msgpack.packb({"type": "challenge", "rules": long, "seed": 1,
+                                         "opponent": "random-target"}))
+        replies = [msgpack.unpackb(await asyncio.wait_for(ws.recv(), 30)) for ws in peers]
+        kinds = sorted(r["type"] if r["type"] == "start" else r["code"] for r in replies)
+        assert kinds == ["over_budget"] * 10 + ["start"] * 2
+
+
+@pytest.mark.parametrize("opponent", ["soa:budget=1", "shattered-tree:budget=3"])
+async def test_a_built_in_that_cannot_set_up_ends_its_game_not_the_session(tmp_path, opponent):
+    """SOA or shattered-tree with too small a budget for exact Ldim used to escape as
+    `internal` (1011, a row left running): now the game ends against the built-in."""
+    role = "adversary" if opponent.startswith("soa") else "learner"
+    async with running_server(tmp_path / "data") as server:
+        async with peer(server, role) as ws:
+            start = await ask(ws, {"type": "challenge", "opponent": opponent, "seed": 1,
+                                   "rules": {**RULES, "class": "thresholds:n=255"}})
+            assert start["type"] == "start"
+            end = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 30))
+        other = "learner" if role == "adversary" else "adversary"
+        assert end["type"] == "end" and end["status"] == f"crash:{other}:UnsupportedGame"
+        assert server.store.game(start["game_id"])["status"] == end["status"]
+        await honest_game(server)
+
+
+@pytest.mark.parametrize(("message", "code"), [
+    ({"type": "challenge", "rules": RULES, "opponent": "random-target", "seed": 1 << 63},
+     "bad_message"),
+    ({"type": "create", "rules": RULES, "seed": (1 << 64) - 1}, "bad_message"),
+    ({"type": "challenge", "rules": RULES, "opponent": "soa:budget=\u00b2", "seed": 1},
+     "over_budget"),  # a superscript two: isdigit(), and int() refuses it
+    ({"type": "challenge", "rules": RULES, "opponent": "soa:budget=\u2460", "seed": 1},
+     "over_budget"),
+])
+async def test_requests_that_once_ended_in_internal(tmp_path, message, code):
+    async with running_server(tmp_path / "data") as server:
+        role = "adversary" if "soa" in str(message.get("opponent")) else "learner"
+        async with peer(server, role) as ws:
+            reply = await ask(ws, message)
+        assert reply["type"] == "error" and reply["code"] == code, reply
+        await honest_game(server)
+
+
+async def test_an_oversized_lobby_frame_is_not_decoded(tmp_path):
+    """Lobby messages are small: a 100 KiB one closes the session before decoding."""
+    async with running_server(tmp_path / "data") as server:
+        async with peer(server) as ws:
+            await ws.send(msgpack.packb({"type": "join", "game_id": "g",
+                                         "pad": [[i] for i in range(30_000)]}))
+            reply = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10))
+            assert reply["code"] == "bad_message" and reply["fatal"]
+            assert "lobby" in reply["message"]
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), 10)
+        await honest_game(server)

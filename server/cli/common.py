@@ -12,7 +12,7 @@ from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import class_ldim
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "Parser", "UsageError", "cell", "class_keys",
-           "emit", "positive_int", "table"]
+           "count_int", "emit", "port_int", "positive_int", "seed_int", "table"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -70,4 +70,31 @@ def positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
+def seed_int(text: str) -> int:
+    """An argparse type: a game seed, a signed 64-bit integer (what the index keeps)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not -(1 << 63) <= value < 1 << 63:
+        raise argparse.ArgumentTypeError(f"{value} is not a signed 64-bit integer")
+    return value
+
+
+def count_int(text: str) -> int:
+    """An argparse type: an integer >= 0 that the index can keep (rounds)."""
+    value = seed_int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 0")
+    return value
+
+
+def port_int(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    value = seed_int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535)")
     return value

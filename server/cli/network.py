@@ -173,6 +173,9 @@ def watch(args: argparse.Namespace) -> int:
 
 
 def token(args: argparse.Namespace) -> int:
+    if not args.name or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in args.name):
+        raise UsageError(f"token add: {args.name!r}: a name is letters, digits, - _ . (it "
+                         "is the agent's account, and remote:NAME in a tournament)")
     token = Store(Path(args.data)).add_token(args.name)
     print(token)
     print(f"littlestone: token for {args.name!r} stored (hashed) in {args.data}; it is shown "

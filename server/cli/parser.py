@@ -9,7 +9,7 @@ import os
 from littlestone import __version__, adversaries, learners
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
-from littlestone.server.cli.common import Parser, positive_int
+from littlestone.server.cli.common import Parser, count_int, port_int, positive_int, seed_int
 from littlestone.server.net.settings import Budgets
 from littlestone.server.records.store import DEFAULT_DATA
 
@@ -48,8 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--class", dest="hclass", metavar="SPEC",
                       help="hypothesis class (experts game: its hypotheses are the experts)")
     play.add_argument("--experts", type=int, metavar="D", help="number of experts (experts game)")
-    play.add_argument("--rounds", type=int, required=True, metavar="T", help="horizon T")
-    play.add_argument("--seed", type=int, default=0, metavar="S", help="game seed (default 0)")
+    play.add_argument("--rounds", type=count_int, required=True, metavar="T", help="horizon T")
+    play.add_argument("--seed", type=seed_int, default=0, metavar="S",
+                      help="game seed (default 0)")
     play.add_argument("--tree", metavar="FILE.graphml",
                       help="write the tree the adversary played (shattered-tree) as GraphML")
     play.add_argument("--data", default=DEFAULT_DATA, metavar="DIR",
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve games over WebSockets (PROTOCOL.md) until SIGINT or SIGTERM.",
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--port", type=port_int, default=8765)
     serve.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
     serve.add_argument("--anonymous", action="store_true",
                        help="accept agents without a token (local experiments)")
@@ -120,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
             "ldim_work": "exact-Ldim instance checks of a server-side SOA or shattered-tree",
             "max_truth_table": "|H| x |X| cells exact Ldim may build",
             "game_memory_mb": "estimated MiB one game may hold",
+            "game_disk_mb": "estimated MiB one game may write (log, halfspace history)",
             "max_games": "games refereed at once",
         }[field.name]
         budgets.add_argument(flag, type=positive_int, default=field.default, metavar="N",
@@ -144,8 +146,8 @@ def build_parser() -> argparse.ArgumentParser:
     connect_.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
     connect_.add_argument("--class", dest="hclass", metavar="SPEC")
     connect_.add_argument("--experts", type=int, metavar="D")
-    connect_.add_argument("--rounds", type=int, metavar="T")
-    connect_.add_argument("--seed", type=int, metavar="S")
+    connect_.add_argument("--rounds", type=count_int, metavar="T")
+    connect_.add_argument("--seed", type=seed_int, metavar="S")
     connect_.add_argument("--token", metavar="TOKEN",
                           help="the token (visible to local users on a command line: "
                           "prefer --token-file or LITTLESTONE_TOKEN)")

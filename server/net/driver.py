@@ -13,6 +13,7 @@ driver's history; nothing of the server's sessions or storage.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -48,11 +49,6 @@ async def run_game(
 ) -> GameResult:
     """One game through the referee, either player local or remote (the same rules,
     coins and records as :func:`littlestone.server.local.play` under the same seeds)."""
-    for player, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
-        if isinstance(player, Learner | Adversary):  # set-up may be slow: off the loop
-            await asyncio.to_thread(player.start, game, own)
-        else:
-            player.hclass = game.hclass
     referee: MistakeBoundReferee | ExpertsReferee
     if game.game == EXPERTS:
         hclass = game.hclass if isinstance(game.hclass, FiniteClass) else None
@@ -61,23 +57,28 @@ async def run_game(
         assert game.hclass is not None
         referee = MistakeBoundReferee(game.hclass, game.rounds, seeds.referee,
                                       history=history_for(game))
-    role = "adversary"
     try:
+        for player, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
+            if isinstance(player, Learner | Adversary):  # set-up may be slow: off the loop
+                await _local(player, player.start, game, own, slow=True)
+            else:
+                player.hclass = game.hclass
         if isinstance(adversary, Adversary):
-            digest = adversary.commitment()
+            digest = await _local(adversary, adversary.commitment)
             if digest is not None:
                 referee.commit(digest)
         if isinstance(referee, MistakeBoundReferee):
             await _mistake_bound_rounds(game, referee, learner, adversary, writer)
         else:
             await _experts_rounds(game, referee, learner, adversary, writer)
-        role = "adversary"
         due = (referee.phase is Phase.REVEAL if isinstance(referee, MistakeBoundReferee)
                else referee.phase is ExpertsPhase.REVEAL)
         if due:
             revealed = (await adversary.reveal() if isinstance(adversary, RemoteAdversary)
-                        else adversary.reveal())
-            referee.reveal(*(revealed if revealed is not None else (None, b"")))
+                        else await _local(adversary, adversary.reveal))
+            # checking every label and margin of a long halfspace game takes seconds
+            await asyncio.to_thread(referee.reveal,
+                                    *(revealed if revealed is not None else (None, b"")))
     except MoveError:
         pass  # recorded by the referee against its author
     except Forfeit as exc:
@@ -86,13 +87,15 @@ async def run_game(
         referee.abort(f"disconnected:{exc.role}", str(exc))
     except _Commit as exc:
         referee.abort("illegal_move:adversary:commit", str(exc))
-    except Exception as exc:  # a local player's bug ends its game, never the server
-        referee.abort(f"crash:{role}:{type(exc).__name__}", f"{role} raised {type(exc).__name__}")
+    except _Crash as crash:  # a local player's bug ends its game, never the server
+        name = type(crash.error).__name__
+        referee.abort(f"crash:{crash.role}:{name}", f"{crash.role} raised {name}")
     result = referee.result()
     result.revealed = getattr(referee, "revealed", None)
     if isinstance(learner, Learner):
-        result.bound = learner.bound(game)
-        result.extra.update(learner.report())
+        with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
+            result.bound = learner.bound(game)
+            result.extra.update(learner.report())
     if isinstance(game.hclass, FiniteClass):
         result.extra["size"] = game.hclass.size
     faults = [dict(f, role=p.role) for p in (learner, adversary) if isinstance(p, RemotePlayer)
@@ -102,12 +105,27 @@ async def run_game(
     return result
 
 
-async def _local(slow: bool, move: Callable[..., T], *args: Any) -> T:
-    """A local agent's move: in a worker thread when the agent says its moves may be
-    slow (exact Ldim: SOA, shattered-tree), so that no other game waits on it."""
-    if slow:
-        return await asyncio.to_thread(move, *args)
-    return move(*args)
+class _Crash(Exception):
+    """A local player raised: its game ends against it."""
+
+    def __init__(self, role: str, error: BaseException) -> None:
+        super().__init__(f"the {role} raised {type(error).__name__}")
+        self.role, self.error = role, error
+
+
+async def _local(agent: Learner | Adversary, move: Callable[..., T], *args: Any,
+                 slow: bool = False) -> T:
+    """A local agent's move (or set-up): in a worker thread when it may be slow (its
+    set-up, or every move of an agent whose moves ask exact Ldim: SOA, shattered-tree),
+    so that no other game waits on it; an exception ends the game against the agent."""
+    try:
+        if slow or agent.slow_moves:
+            return await asyncio.to_thread(move, *args)
+        return move(*args)
+    except MoveError:
+        raise  # the referee's own check of a move
+    except Exception as error:
+        raise _Crash("learner" if isinstance(agent, Learner) else "adversary", error) from None
 
 
 class _Commit(Exception):
@@ -116,7 +134,7 @@ class _Commit(Exception):
 
 async def _adversary_instance(referee: Any, adversary: Any, t: int) -> Any:
     if isinstance(adversary, Adversary):
-        return await _local(adversary.slow_moves, adversary.instance)
+        return await _local(adversary, adversary.instance)
     while True:
         move = await adversary.instance(t)
         if isinstance(move, tuple) and move and move[0] == "commit":
@@ -134,20 +152,20 @@ async def _mistake_bound_rounds(game: GameSpec, referee: MistakeBoundReferee, le
         first += await _queued_rounds(game, referee, learner, adversary, writer)
     for t in range(first, game.rounds + 1):
         x = referee.instance(await _adversary_instance(referee, adversary, t))
-        p = (await _local(learner.slow_moves, learner.predict, x)
+        p = (await _local(learner, learner.predict, x)
              if isinstance(learner, Learner) else await learner.predict(t, x))
         if p is FAULT:
             referee.prediction_fault()
             p = 0.5
         else:
             referee.prediction(p)
-        y = (await _local(adversary.slow_moves, adversary.label, x, p)
+        y = (await _local(adversary, adversary.label, x, p)
              if isinstance(adversary, Adversary) else await adversary.label(t, x, p))
         record = referee.label(y)
         if writer is not None:
             writer.round(record)
         if isinstance(learner, Learner):
-            await _local(learner.slow_moves, learner.update, x, record.y)
+            await _local(learner, learner.update, x, record.y)
         else:
             await learner.update(t, x, record.y)
 
@@ -161,7 +179,7 @@ async def _queued_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: 
     does). Returns the rounds played (0: the adversary is not oblivious)."""
     played = 0
     while played < game.rounds:
-        block = adversary.moves(min(game.rounds - played, REMOTE_BLOCK))
+        block = await _local(adversary, adversary.moves, min(game.rounds - played, REMOTE_BLOCK))
         if block is None:
             if played:
                 raise RuntimeError("an oblivious adversary stopped offering moves")
@@ -188,9 +206,9 @@ async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
         x = None
         if isinstance(adversary, Adversary):
             if class_derived:
-                x = referee.instance(adversary.instance())
+                x = referee.instance(await _local(adversary, adversary.instance))
             else:
-                advice = adversary.advice()
+                advice = await _local(adversary, adversary.advice)
                 if advice is not None:
                     referee.advice(advice)
         else:
@@ -207,7 +225,8 @@ async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
             elif value is not None:
                 referee.advice(value)
         advice_now = referee.current_advice
-        answer = (learner.weights(advice_now) if isinstance(learner, Learner)
+        answer = (await _local(learner, learner.weights, advice_now)
+                  if isinstance(learner, Learner)
                   else await learner.weights(t, x, advice_now))
         if answer is FAULT:
             referee.answer_fault()
@@ -219,8 +238,8 @@ async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
             referee.weights(answer)
             shown = answer
         if isinstance(adversary, Adversary):
-            outcome = (adversary.label(x, referee.induced_prediction) if class_derived
-                       else adversary.costs(shown))
+            outcome = (await _local(adversary, adversary.label, x, referee.induced_prediction)
+                       if class_derived else await _local(adversary, adversary.costs, shown))
         else:
             outcome = await adversary.outcome(t, shown)
         if isinstance(outcome, int) and not isinstance(outcome, bool):
@@ -230,6 +249,6 @@ async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
         if writer is not None:
             writer.expert(record)
         if isinstance(learner, Learner):
-            learner.update_costs(record.costs, record.y)
+            await _local(learner, learner.update_costs, record.costs, record.y)
         else:
             await learner.update_costs(t, record.costs, record.y)

@@ -29,8 +29,9 @@ from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.server.local import HISTORY_IN_MEMORY
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
+from littlestone.server.records.logs import FULL_ARRAYS_MAX
 
-__all__ = ["Opponents", "admit", "admit_rules", "game_memory"]
+__all__ = ["Opponents", "admit", "admit_rules", "game_disk", "game_memory"]
 
 #: A server-side opponent.
 Player = Learner | Adversary
@@ -118,7 +119,7 @@ class Opponents:
             asked = raw.get(LDIM_PARAM)
             if asked is None:
                 raw = {**raw, LDIM_PARAM: str(budgets.ldim_work)}
-            elif not asked.isdigit() or int(asked) > budgets.ldim_work:
+            elif not (asked.isascii() and asked.isdigit()) or int(asked) > budgets.ldim_work:
                 raise _over(f"{name}: {LDIM_PARAM}={asked} is over the budget of "
                             f"{budgets.ldim_work} instance checks")
         params: dict[str, object] = dict(raw)
@@ -151,6 +152,18 @@ def game_memory(game: GameSpec, opponent: Player | None) -> int:
     return total
 
 
+def game_disk(game: GameSpec) -> int:
+    """An estimate, in bytes, of the disk one game takes: its log (the instances of a
+    halfspace game, the experts' vectors up to FULL_ARRAYS_MAX experts, a few bytes a
+    round otherwise) and the history of a halfspace game's instances."""
+    per_round = 32
+    if isinstance(game.hclass, HalfspaceClass):
+        per_round += 2 * 8 * game.hclass.d
+    if game.game == EXPERTS:
+        per_round += 3 * 8 * min(game.n_experts, FULL_ARRAYS_MAX)
+    return game.rounds * per_round
+
+
 def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] | None,
           budgets: Budgets, opponents: Opponents) -> tuple[GameSpec, Player | None]:
     """The game and the server-side opponent a ``challenge`` (or, without an opponent,
@@ -169,6 +182,10 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     if memory > budgets.game_memory_mb << 20:
         raise _over(f"the game would hold about {memory >> 20} MiB, over the budget of "
                     f"{budgets.game_memory_mb} MiB")
+    disk = game_disk(game)
+    if disk > budgets.game_disk_mb << 20:
+        raise _over(f"the game would write about {disk >> 20} MiB, over the budget of "
+                    f"{budgets.game_disk_mb} MiB")
     if agent is not None:
         try:
             reason = agent.unsupported(game)

@@ -80,6 +80,8 @@ class GameServer:
         #: may only enter one tournament (account -> tournament).
         self._grants: dict[str, str] = {}
         self.restricted: dict[str, str] = {}
+        #: Games being admitted (their class built in a worker thread): they hold a slot.
+        self._admitting = 0
 
     # tokens: stored hashed (sha256), looked up by the hash
     def account(self, token: str) -> str | None:
@@ -231,18 +233,22 @@ class GameServer:
         """The game (and server-side opponent) a peer asks for, within the budgets, built
         in a worker thread (a large class or exact Ldim never holds up the other games);
         None after telling the peer why not."""
-        if len(self.running) + len(self.open_games) >= self.settings.budgets.max_games:
+        busy = len(self.running) + len(self.open_games) + self._admitting
+        if busy >= self.settings.budgets.max_games:
             error = ProtocolError(Code.OVER_BUDGET, "over budget: the server referees "
                                   f"{self.settings.budgets.max_games} games already")
             await ws.send(encode(error.to_message()))
             return None
         opponent = message.get("opponent") if registry is not None else None
+        self._admitting += 1  # a slot held from here until the game runs (no await between)
         try:
             return await asyncio.to_thread(admit, message["rules"], opponent, registry,
                                            self.settings.budgets, self.opponents)
         except ProtocolError as exc:
             await ws.send(encode(exc.to_message()))
             return None
+        finally:
+            self._admitting -= 1
 
     async def _challenge(self, ws: Connection, session: ServerSession,
                          message: dict[str, Any]) -> None:

@@ -51,6 +51,9 @@ class Budgets:
     #: Estimated memory of one game (the class, the opponent's tables, the blocks of
     #: instances in flight, the history kept for the final check), in MiB.
     game_memory_mb: int = 256
+    #: Estimated disk one game takes (its log, the history of a halfspace game's
+    #: instances kept for the final check), in MiB.
+    game_disk_mb: int = 1024
     #: Games the server referees at once.
     max_games: int = 256
 

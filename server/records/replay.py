@@ -22,6 +22,7 @@ True
 
 from __future__ import annotations
 
+import atexit
 import csv
 import hashlib
 import io
@@ -334,6 +335,10 @@ def plot(log: GameLogData, path: str) -> None:
     plt.close(fig)
 
 
+#: The log of the replay adversary's example (the check suite's), made once a process.
+_EXAMPLE: Path | None = None
+
+
 @register
 class Replay(Adversary):
     """Plays back the instances and labels of a logged game, in order (oblivious).
@@ -381,11 +386,14 @@ class Replay(Adversary):
         from littlestone.server.checks import CHECK_ROUNDS
         from littlestone.server.records.logged import play_logged
 
-        data = Path(tempfile.mkdtemp(prefix="littlestone-replay-"))
-        game = GameSpec(MISTAKE_BOUND, CHECK_ROUNDS, make_class("thresholds:n=32"))
-        done = play_logged(game, LEARNERS.make("halving"), adversaries.make("random-target"), 0,
-                           data)
-        return cls(log=str(done.log))
+        global _EXAMPLE
+        if _EXAMPLE is None or not _EXAMPLE.exists():  # one a process, removed at its exit
+            folder = tempfile.TemporaryDirectory(prefix="littlestone-replay-")
+            atexit.register(folder.cleanup)
+            game = GameSpec(MISTAKE_BOUND, CHECK_ROUNDS, make_class("thresholds:n=32"))
+            _EXAMPLE = play_logged(game, LEARNERS.make("halving"),
+                                   adversaries.make("random-target"), 0, Path(folder.name)).log
+        return cls(log=str(_EXAMPLE))
 
     def _load(self) -> None:
         data = self._data

@@ -98,7 +98,7 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox) -> E
         try:
             answer = json.loads(line)
             break
-        except ValueError:
+        except (ValueError, RecursionError):  # its own prints, or a hostile line
             continue
     if not isinstance(answer, dict) or run.code is None:
         why = ("it did not load within the time allowed" if run.code is None else
