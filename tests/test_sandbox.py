@@ -220,3 +220,47 @@ def test_memory_is_limited_over_all_of_a_submissions_processes(tmp_path):
                           "games": []}).encode()
     run = sandbox.run(greedy, ["probe"], timeout=30, stdin=request)
     assert run.over_memory and run.code is None and run.forked
+
+
+def test_a_sandbox_never_touches_a_process_it_did_not_start(tmp_path, monkeypatch):
+    """A run's uid is one no process has (a bystander running as the next candidate is
+    skipped), and the sweep at the end kills only processes in another PID namespace."""
+    import itertools
+    import subprocess
+
+    from littlestone.server.tournament import sandbox as sandboxing
+
+    base = UID_BASE + (os.getpid() % 10_000) * 100
+    bystander = subprocess.Popen(["sleep", "60"], user=base + 7, group=base + 7)
+    try:
+        monkeypatch.setattr(sandboxing, "_uids", itertools.count(7))
+        assert sandboxing._free_uid() == base + 8  # base + 7 is taken
+        monkeypatch.setattr(sandboxing, "_uids", itertools.count(7))
+        quick = tmp_path / "quick.py"
+        quick.write_text("X = 1\n")
+        sandbox = Sandbox(Limits())
+        request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(quick)}:X",
+                              "games": []}).encode()
+        run = sandbox.run(quick, ["probe"], timeout=60, stdin=request)
+        assert run.code == 0 and not run.forked
+        assert bystander.poll() is None  # alive
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_a_probe_line_that_breaks_json_is_skipped(tmp_path):
+    """A submission that prints a hostile last line (JSON nested beyond the parser's
+    recursion) cannot break the tournament: the line is skipped, its probe's answer read."""
+    from littlestone.server.tournament import load_config
+    from littlestone.server.tournament.pairing import probe
+
+    deep = tmp_path / "deep.py"
+    deep.write_text("import atexit\natexit.register(lambda: print('[' * 60000 + ']' * 60000))\n"
+                    "from littlestone.learners.halving import Halving as Deep\n")
+    config = tmp_path / "t.toml"
+    config.write_text('learners = ["deep.py:Deep"]\nadversaries = ["random-target"]\n'
+                      '[tournament]\nname = "deep"\nrounds = 5\n'
+                      '[[classes]]\nspec = "thresholds:n=7"\n')
+    entrant = probe(load_config(config), "deep.py:Deep", "learner", Sandbox(Limits()))
+    assert entrant.failed is None and entrant.unsupported == (None,)
