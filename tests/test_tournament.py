@@ -154,9 +154,45 @@ def test_unplayable_pairings_are_explained(tmp_path, capsys):
                           ["random-target", "perceptron-margin"], seeds=1)
     assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 0
     board = json.loads(capsys.readouterr().out)
-    assert board["games"] == 2
-    reasons = {(s["learner"], s["adversary"]): s["reason"] for s in board["skipped"]}
-    assert "halfspaces" in reasons[("halving", "perceptron-margin")]
+    assert board["games"] == 4  # two played, two declined by perceptron-margin
+    reasons = {(s["learner"], s["adversary"]): s for s in board["skipped"]}
+    assert "halfspaces" in reasons[("halving", "perceptron-margin")]["reason"]
+    assert reasons[("halving", "perceptron-margin")]["declined"] == "adversary"
+    rows = Store(tmp_path / "d").tournament_games("skips")
+    declined = [r for r in rows if r["adversary"] == "perceptron-margin"]
+    assert {r["status"] for r in declined} == {"declined:adversary"}
+    forcing = {r["adversary"]: r["forcing"] for r in board["adversaries"]}
+    assert forcing["perceptron-margin"] == 0  # it forced nothing in games it declined
+
+
+CHERRY = '''from littlestone.learners.halving import Halving
+
+
+class Cherry(Halving):
+    """Halving, on thresholds only."""
+
+    def unsupported(self, game):
+        if not game.hclass.spec.startswith("thresholds"):
+            return "only thresholds, thank you"
+        return super().unsupported(game)
+'''
+
+
+def test_declining_the_hard_classes_does_not_pay(tmp_path, capsys):
+    """A submission that plays only the class it is good at (its unsupported() declines
+    the rest) loses the games it declines, and ranks below the same algorithm playing
+    everything."""
+    (tmp_path / "cherry.py").write_text(CHERRY)
+    config = write_config(tmp_path, "cherry", ["halving", "cherry.py:Cherry"],
+                          ["random-target", "shattered-tree"], rounds=30, seeds=2)
+    config.write_text(config.read_text().replace(
+        'spec = "thresholds:n=31"',
+        'spec = "thresholds:n=31"\n\n[[classes]]\nspec = "monotone-disjunctions:n=4"'))
+    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    ranks = {row["learner"]: row for row in board["learners"]}
+    assert ranks["cherry.py:Cherry"]["rank"] > ranks["halving"]["rank"]
+    assert "declined:learner" in ranks["cherry.py:Cherry"]["failures"]
 
 
 def test_ray_local_gives_the_same_results_as_one_worker(tmp_path, capsys):

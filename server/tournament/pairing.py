@@ -37,13 +37,17 @@ PROBE_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class Pairing:
-    """One game of the tournament."""
+    """One game of the tournament. ``declined`` names the side that cannot play it (the
+    game is then not played, and counts as that side's fault: declining the hard
+    classes must not pay), with its ``reason``."""
 
     game: str
     hclass: str | None
     learner: str
     adversary: str
     seed: int
+    declined: str | None = None
+    reason: str = ""
 
     @property
     def key(self) -> str:
@@ -152,9 +156,11 @@ def _unsupported(agent: Any, game: GameSpec) -> str | None:
 
 def pairings(config: TournamentConfig, entrants: dict[str, Entrant]
              ) -> tuple[list[Pairing], list[dict[str, Any]]]:
-    """Every pairing to play, and the ones that cannot be played, with the reason. A
-    pairing with an entrant that failed to load is played (and recorded as its fault):
-    it is not the opponent's to lose."""
+    """Every pairing of the tournament, and the ones that are not, with the reason (a
+    remote agent against a submission or another remote agent; both sides declining).
+    A pairing one side declines (``unsupported``) is in the list, marked ``declined``:
+    it counts as that side's fault. A pairing with an entrant that failed to load is in
+    the list too (and is recorded as its fault): it is not the opponent's to lose."""
     todo, skipped = [], []
     for (index, (game, spec)), learner, adversary in itertools.product(
             enumerate(spaces(config)), config.learners, config.adversaries):
@@ -164,16 +170,20 @@ def pairings(config: TournamentConfig, entrants: dict[str, Entrant]
                             "adversary": adversary,
                             "reason": "a remote agent plays built-in opponents only"})
             continue
-        reasons = []
+        reasons = {}
         for role, agent_spec in (("learner", learner), ("adversary", adversary)):
             entrant = entrants.get(f"{role}:{agent_spec}")
             if entrant is not None and entrant.failed is None:
                 reason = entrant.unsupported[index]
                 if reason:
-                    reasons.append(f"{agent_spec}: {reason}")
+                    reasons[role] = f"{agent_spec}: {reason}"
         if reasons:
             skipped.append({"game": game, "class": spec, "learner": learner,
-                            "adversary": adversary, "reason": "; ".join(reasons)})
-            continue
-        todo += [Pairing(game, spec, learner, adversary, seed) for seed in config.seeds]
+                            "adversary": adversary, "reason": "; ".join(reasons.values()),
+                            "declined": " and ".join(reasons)})
+            if len(reasons) == 2:  # neither can play it: nobody's loss
+                continue
+        declined = next(iter(reasons), None)  # the one side that cannot play it
+        todo += [Pairing(game, spec, learner, adversary, seed, declined,
+                         reasons.get(declined or "", "")) for seed in config.seeds]
     return todo, skipped

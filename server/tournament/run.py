@@ -73,8 +73,8 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 return role, failed_roles[(role, spec)]
         return None
 
-    unplayable = [p for p in pending if broken(p)]
-    pending = [p for p in pending if not broken(p)]
+    unplayable = [p for p in pending if broken(p) or p.declined]
+    pending = [p for p in pending if p not in unplayable]
     remote = [p for p in pending if remote_account(p.learner) or remote_account(p.adversary)]
     builtin = [p for p in pending if p not in remote and not (
         is_file_agent(p.learner) or is_file_agent(p.adversary))]
@@ -98,8 +98,8 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             bar.update(outcome["status"] != "complete", running=min(max(workers, 1), left))
 
     for pairing in unplayable:
-        role, reason = broken(pairing)  # type: ignore[misc]  # unplayable ones are broken
-        status = f"load_failed:{role}"
+        role, reason = broken(pairing) or (pairing.declined, pairing.reason)
+        status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
         record(pairing, {"game_id": None, "status": status, "message": reason,
                          "result": {"status": status}})
     if builtin and ray_address is not None:
