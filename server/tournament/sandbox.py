@@ -197,7 +197,10 @@ class Sandbox:
                 argv += ["--symlink", os.readlink(target), str(target)]
             elif target.is_dir():
                 argv += ["--ro-bind", str(target), str(target)]
-        folders: set[str] = set()
+        # the private /tmp first: what is bound below it (a checkout in /tmp) stays visible
+        argv += ["--proc", "/proc", "--dev", "/dev",
+                 "--perms", "1777", "--size", str(self.limits.file_mb << 20), "--tmpfs", "/tmp"]
+        folders: set[str] = {"/tmp"}
         places = [*(str(p) for p in reads), f"{SUBMISSION_DIR}/x", SOCKET]
         for place in places:  # the folders above each bind, readable by the sandbox's uid
             parts = Path(place).parts[1:-1]
@@ -211,9 +214,7 @@ class Sandbox:
         argv += ["--ro-bind", str(submission.resolve()), self.inside(submission)]
         if socket is not None:
             argv += ["--bind", str(socket), SOCKET]
-        argv += ["--proc", "/proc", "--dev", "/dev",
-                 "--perms", "1777", "--size", str(self.limits.file_mb << 20), "--tmpfs", "/tmp",
-                 "--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--"]
+        argv += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--"]
         if os.geteuid() == 0:
             argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
                      "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
