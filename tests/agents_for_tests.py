@@ -151,7 +151,7 @@ class CrashingLearner(Learner):
         pass
 
 
-class OutOfRangeLearner(Learner):
+class OutOfRangeLearner(CrashingLearner):
     """Predicts 1, and answers p = 1.5 (outside [0, 1]) at round ``at``.
 
     >>> OutOfRangeLearner(at=1).at
@@ -162,18 +162,11 @@ class OutOfRangeLearner(Learner):
     games = frozenset({MISTAKE_BOUND})
 
     def __init__(self, at: int = 1) -> None:
-        self.at = at
-        self._t = 0
-
-    def reset(self, game: GameSpec, seed: int) -> None:
-        self._t = 0
+        super().__init__(at)
 
     def predict(self, x: Any) -> float:
         self._t += 1
         return 1.5 if self._t == self.at else 1.0
-
-    def update(self, x: Any, y: int) -> None:
-        pass
 
 
 class OutsideAdversary(Adversary):
