@@ -67,8 +67,6 @@ class GameServer:
         #: Tournament entrants by (tournament, account): connection, session, release.
         self.entrants: dict[tuple[str, str], tuple[Connection, ServerSession,
                                                    asyncio.Future[None]]] = {}
-        #: Called with (agent name, game id) when a game is created (tournaments use it).
-        self.on_created: Callable[[str, str], None] | None = None
         #: Games created and waiting for their second player, by id.
         self.open_games: dict[str, tuple[GameSpec, int, Connection, ServerSession,
                                          asyncio.Future[None]]] = {}
@@ -352,8 +350,6 @@ class GameServer:
         played: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.open_games[game_id] = (game, seed, ws, session, played)
         await ws.send(encode({"type": "created", "game_id": game_id}))
-        if self.on_created is not None:
-            self.on_created(session.agent, game_id)
         try:
             await played  # the joiner's connection runs the game, for both
         finally:
