@@ -17,12 +17,11 @@ from littlestone.server.tournament.config import (
     ConfigError,
     Limits,
     TournamentConfig,
-    absolute_spec,
     load_config,
 )
 from littlestone.server.tournament.pairing import Pairing
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.tournament.run import run_tournament
 
-__all__ = ["ConfigError", "Limits", "Pairing", "TournamentConfig", "absolute_spec",
+__all__ = ["ConfigError", "Limits", "Pairing", "TournamentConfig",
            "load_config", "rank", "run_tournament"]

@@ -14,7 +14,7 @@ from littlestone.games.classes import make_class
 from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 
-__all__ = ["ConfigError", "Limits", "TournamentConfig", "absolute_spec", "file_of",
+__all__ = ["ConfigError", "Limits", "TournamentConfig", "file_of",
            "is_file_agent", "load_config", "remote_account"]
 
 
@@ -209,15 +209,6 @@ def file_of(spec: str, base: Path) -> tuple[Path, str]:
     path, _, rest = spec.partition(".py:")
     file = Path(path + ".py")
     return (file if file.is_absolute() else base / file).resolve(), rest
-
-
-def absolute_spec(spec: str, base: Path | None = None) -> str:
-    """A file agent's spec with an absolute path (``base``: where relative paths start;
-    default the working directory)."""
-    if not is_file_agent(spec):
-        return spec
-    file, rest = file_of(spec, base or Path.cwd())
-    return f"{file}:{rest}"
 
 
 def remote_account(spec: str) -> str | None:
