@@ -180,7 +180,6 @@ def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
 def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     """A tournament gives a submission its credential on stdin: no process's command
     line ever holds it (``ps`` shows command lines to every local user)."""
-    import littlestone.server.tournament.matches as matches
     from littlestone.server.tournament import load_config, run_tournament
 
     calls = []
@@ -205,7 +204,6 @@ def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     assert token.startswith("ls1_") and len(token) > 20
     assert not any(token in arg for arg in args)
     assert "--seed" not in args and "--rounds" not in args and "--vs" not in args
-    assert matches.ENTER_SECONDS > 0
 
 
 def test_memory_is_limited_over_all_of_a_submissions_processes(tmp_path):

@@ -32,7 +32,7 @@ from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
-from littlestone.server.records.store import Store
+from littlestone.server.records.store import RESULT_COLUMNS, Store
 from littlestone.server.tournament.config import (
     TournamentConfig,
     file_of,
@@ -48,9 +48,10 @@ __all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_re
 ENTER_SECONDS = 60.0
 T = TypeVar("T")
 
-#: Index columns a tournament row keeps of a game's result.
-RESULT_KEYS = ("rounds", "mistakes", "expected_mistakes", "regret", "expected_regret",
-               "bound", "bound_name")
+def _outcome(row: dict[str, Any], message: str) -> dict[str, Any]:
+    """A played game's outcome, from its index row."""
+    return {"game_id": row["game_id"], "status": row["status"], "message": message,
+            "result": {k: row[k] for k in RESULT_COLUMNS}}
 
 
 def play_builtin(args: tuple[TournamentConfig, Pairing, str]) -> dict[str, Any]:
@@ -189,10 +190,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
         return {"game_id": None, "status": status, "result": {"status": status},
                 "message": "; ".join(notes) or f"the {' and the '.join(absent)} never "
                 "started its game"}
-    result = {k: row[k] for k in RESULT_KEYS}
-    result["status"] = row["status"]
-    return {"game_id": row["game_id"], "status": row["status"], "message": "; ".join(notes),
-            "result": result}
+    return _outcome(row, "; ".join(notes))
 
 
 async def _grant(server: GameServer, tournament: str, account: str) -> str:
@@ -288,9 +286,6 @@ def play_remote_agent(config: TournamentConfig, account: str, pairs: list[Pairin
                              "message": f"remote agent {account!r} left",
                              "result": {"status": f"disconnected:{wanted}"}})
         else:
-            result = {k: row[k] for k in RESULT_KEYS}
-            result["status"] = row["status"]
-            record(pairing, {"game_id": game_id, "status": row["status"], "message": "",
-                             "result": result})
+            record(pairing, _outcome(row, ""))
         role = server.entrant(config.name, account)
     store.close()
