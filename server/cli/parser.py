@@ -5,13 +5,46 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+from typing import Any
 
 from littlestone import __version__, adversaries, learners
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
-from littlestone.server.cli.common import Parser, count_int, port_int, positive_int, seed_int
-from littlestone.server.net.settings import Budgets
-from littlestone.server.records.store import DEFAULT_DATA
+from littlestone.server.cli.common import (
+    Parser,
+    count_int,
+    port_int,
+    positive_float,
+    positive_int,
+    seed_int,
+)
+from littlestone.server.net.settings import Budgets, ConnectionLimits
+from littlestone.server.records.store import DEFAULT_DATA, TOKEN_ROLES
+
+#: The frames ``serve --max-frame`` may allow: room for a lobby message, at most 64 MiB.
+MIN_FRAME, MAX_FRAME = 4096, 64 << 20
+
+
+class _NoToken(argparse.Action):
+    """``--token T``: refused, naming the ways a token may come (a command line is seen by
+    every local user, in ``ps`` and in shell histories)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        parser.error("--token: a token is never given on the command line; use "
+                     "--token-file FILE (- for standard input) or $LITTLESTONE_TOKEN")
+
+
+def _bank(text: str) -> float:
+    value = 0.0 if text.strip() in ("0", "0.0") else positive_float(text)
+    return value
+
+
+def _frame(text: str) -> int:
+    value = positive_int(text)
+    if not MIN_FRAME <= value <= MAX_FRAME:
+        raise argparse.ArgumentTypeError(f"{value} is not between {MIN_FRAME} and {MAX_FRAME}")
+    return value
 
 __all__ = ["build_parser"]
 
@@ -100,9 +133,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
     serve.add_argument("--anonymous", action="store_true",
                        help="accept agents without a token (local experiments)")
-    serve.add_argument("--move-deadline", type=float, default=10.0, metavar="SECONDS")
-    serve.add_argument("--time-bank", type=float, default=60.0, metavar="SECONDS")
-    serve.add_argument("--max-frame", type=int, default=1 << 20, metavar="BYTES")
+    serve.add_argument("--move-deadline", type=positive_float, default=10.0, metavar="SECONDS",
+                       help="seconds a player has for each move (default 10)")
+    serve.add_argument("--time-bank", type=_bank, default=60.0, metavar="SECONDS",
+                       help="seconds a player may run over its deadlines in a game (default "
+                       "60; 0: none)")
+    serve.add_argument("--max-frame", type=_frame, default=1 << 20, metavar="BYTES",
+                       help=f"largest frame a peer may send in a game ({MIN_FRAME}-"
+                       f"{MAX_FRAME}; default {1 << 20})")
     serve.add_argument("--tls-cert", metavar="PEM",
                        help="serve wss:// (TLS) with this certificate chain")
     serve.add_argument("--tls-key", metavar="PEM",
@@ -126,6 +164,27 @@ def build_parser() -> argparse.ArgumentParser:
         }[field.name]
         budgets.add_argument(flag, type=positive_int, default=field.default, metavar="N",
                              help=f"{help_text} (default {field.default})")
+    limits = serve.add_argument_group(
+        "connections", "what one connection, address or token may hold, and for how long "
+        "(PROTOCOL.md 1.1)")
+    for field in dataclasses.fields(ConnectionLimits):
+        seconds = field.name.endswith("_s")
+        flag = "--" + field.name.removesuffix("_s").replace("_", "-")
+        help_text = {
+            "handshake_s": "seconds a new connection has to say hello",
+            "lobby_idle_s": "seconds a session may idle between games",
+            "create_expiry_s": "seconds a created game waits for its second player",
+            "max_connections": "connections in all (the file-descriptor limit is raised)",
+            "per_address": "connections from one IP address",
+            "per_token": "connections of one token",
+            "games_per_token": "games one token plays at once",
+            "message_rate": "lobby messages a second, on average",
+            "message_burst": "lobby messages in a burst",
+        }[field.name]
+        parse = positive_float if seconds or field.name == "message_rate" else positive_int
+        limits.add_argument(flag, dest=field.name, type=parse, default=field.default,
+                            metavar="SECONDS" if seconds else "N",
+                            help=f"{help_text} (default {field.default:g})")
 
     connect_ = sub.add_parser(
         "connect", help="play a local agent against a server-side opponent",
@@ -148,9 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     connect_.add_argument("--experts", type=int, metavar="D")
     connect_.add_argument("--rounds", type=count_int, metavar="T")
     connect_.add_argument("--seed", type=seed_int, metavar="S")
-    connect_.add_argument("--token", metavar="TOKEN",
-                          help="the token (visible to local users on a command line: "
-                          "prefer --token-file or LITTLESTONE_TOKEN)")
+    connect_.add_argument("--token", action=_NoToken, help=argparse.SUPPRESS)
     connect_.add_argument("--token-file", metavar="FILE",
                           help="read the token from FILE (- for standard input)")
     connect_.add_argument("--name", default="littlestone-client", metavar="NAME",
@@ -167,7 +224,10 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
     watch.add_argument("game_id", metavar="GAME_ID",
                        help="a running game's id (littlestone games --status running)")
-    watch.add_argument("--token", metavar="TOKEN")
+    watch.add_argument("--token", action=_NoToken, help=argparse.SUPPRESS)
+    watch.add_argument("--token-file", metavar="FILE",
+                       help="read the token from FILE (- for standard input); else "
+                       "$LITTLESTONE_TOKEN")
     watch.add_argument("--json", action="store_true",
                        help="print each message as one JSON line")
     watch.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
@@ -178,7 +238,20 @@ def build_parser() -> argparse.ArgumentParser:
     token_sub = token.add_subparsers(dest="token_command", required=True, parser_class=Parser)
     add = token_sub.add_parser("add", help="create a token for NAME and print it once")
     add.add_argument("name", metavar="NAME")
+    add.add_argument("--role", choices=TOKEN_ROLES, default="player",
+                     help="player: plays, watches its own games; spectator: only watches; "
+                     "admin: anything, revoking tokens over the network too (default player)")
+    add.add_argument("--replace", action="store_true",
+                     help="NAME has a token already: void it and make a new one")
     add.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    listed = token_sub.add_parser("list", help="the tokens' names, roles and dates (never "
+                                  "the tokens)")
+    listed.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    listed.add_argument("--json", action="store_true", help="print one JSON object")
+    revoke = token_sub.add_parser("revoke", help="void NAME's token (its open connections "
+                                  "keep their games; new ones are refused)")
+    revoke.add_argument("name", metavar="NAME")
+    revoke.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
 
     tournament = sub.add_parser(
         "tournament", help="run a tournament from a TOML file",

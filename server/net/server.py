@@ -188,7 +188,8 @@ class GameServer:
             assert self._server is not None
             if len(self._server.connections) > self.max_connections:
                 error = ProtocolError(Code.OVER_BUDGET, "over budget: the server is full "
-                                      f"({self.max_connections} connections); try again later")
+                                      f"({self.max_connections} connections); try again later",
+                                      fatal=True)
                 await ws.send(encode(error.to_message()))
                 await ws.close(TRY_AGAIN_LATER, "server full")
                 return

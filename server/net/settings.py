@@ -60,8 +60,8 @@ class Budgets:
 @dataclass(frozen=True)
 class ConnectionLimits:
     """What one peer, one address or one token may hold of a server, and for how long
-    (PROTOCOL.md 1.1; ``serve --help``). Every number of the kind is here and nowhere
-    else; :meth:`problems` is what ``serve`` validates."""
+    (PROTOCOL.md 1.1; ``serve --help``, which refuses numbers that are not positive).
+    Every number of the kind is here and nowhere else."""
 
     #: Seconds a new connection has to send its ``hello`` (PROTOCOL.md 3).
     handshake_s: float = 10.0
@@ -86,11 +86,6 @@ class ConnectionLimits:
     #: is a fault (``over_budget``), as a bad message is.
     message_rate: float = 20.0
     message_burst: int = 40
-
-    def problems(self) -> list[str]:
-        """What is wrong with these numbers (empty: nothing)."""
-        return [f"{name} must be positive, not {value}"
-                for name, value in vars(self).items() if not value > 0]
 
 
 def raise_fd_limit(wanted: int) -> int:
