@@ -45,7 +45,7 @@ ROLE_MESSAGES = {
 
 
 def printable(name: str) -> bool:
-    """Whether a name a peer chose may be shown on a terminal as it is: printable
+    r"""Whether a name a peer chose may be shown on a terminal as it is: printable
     characters only (no escape codes, no line breaks), at most :data:`AGENT_NAME_MAX`.
 
     >>> printable("my-learner v2"), printable("\x1b[2Jowned"), printable("a\nb")
