@@ -39,7 +39,14 @@ from littlestone.server.net.settings import (
     ServerSettings,
 )
 from littlestone.server.net.spectators import Broadcast, wire_result
-from littlestone.server.net.transport import UNIX_SCHEME, Connection, Server, serve, serve_unix
+from littlestone.server.net.transport import (
+    UNIX_SCHEME,
+    Connection,
+    HttpRoute,
+    Server,
+    serve,
+    serve_unix,
+)
 from littlestone.server.records.logged import (
     agent_identity,
     game_info,
@@ -103,6 +110,10 @@ class GameServer:
         self._grants = {k: v for k, v in self._grants.items() if v != account}
         self.restricted.pop(account, None)
 
+    # -- the web room's hook (littlestone.server.web): plain HTTP on the same port ------
+    #: Answers plain HTTP requests and the web page's WebSockets (set before start()).
+    http: HttpRoute | None = None
+
     async def start(self) -> None:
         settings = self.settings
         if settings.unix is not None:
@@ -111,6 +122,7 @@ class GameServer:
         else:
             self._server = await serve(self.handle, settings.host, settings.port,
                                        max_size=settings.limits.max_frame, tls=settings.tls)
+        self._server.http = self.http  # (the web room's hook)
 
     @property
     def url(self) -> str:
@@ -450,10 +462,13 @@ class GameServer:
 
 
 async def serve_forever(settings: ServerSettings,
-                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None
-                        ) -> None:
-    """Run until SIGINT or SIGTERM, then shut down gracefully."""
+                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None,
+                        setup: Callable[[GameServer], None] | None = None) -> None:
+    """Run until SIGINT or SIGTERM, then shut down gracefully. ``setup`` is called
+    before the server starts listening (the web room attaches itself there)."""
     server = GameServer(settings)
+    if setup is not None:
+        setup(server)
     await server.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
