@@ -45,6 +45,10 @@ ALLOWED = {
                    "server.records"),
     "server.tournament": ("games", "learners", "adversaries", "protocol", "server.net",
                           "server.records"),
+    # the web page: reads the index, the logs, the running games' broadcasts (net) and
+    # ranks tournaments (tournament); only the command line imports it
+    "server.web": ("games", "learners", "adversaries", "protocol", "server.net",
+                   "server.records", "server.tournament"),
     "server.cli": ("",),  # the command line may call every room
 }
 

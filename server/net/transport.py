@@ -42,7 +42,7 @@ from websockets.client import ClientProtocol
 from websockets.exceptions import InvalidHandshake
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import CLOSED, OPEN
+from websockets.protocol import CLOSED, CONNECTING, OPEN
 from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
@@ -276,7 +276,9 @@ class Connection(asyncio.Protocol):
                 transport.close()
 
     def _opening(self) -> None:
-        if self.protocol.state is OPEN:
+        # open, or already closing: a peer may answer the handshake, send a message and
+        # close in one segment (the web room's feed of a game that has ended does)
+        if self.protocol.handshake_exc is None and self.protocol.state is not CONNECTING:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -288,6 +290,7 @@ class Connection(asyncio.Protocol):
 
     def _respond(self, answer: Response | Awaitable[Response]) -> None:
         """Send a plain HTTP response (then EOF), at once or when it is ready."""
+        assert isinstance(self.protocol, ServerProtocol)
         if isinstance(answer, Response):
             self.protocol.send_response(answer)
             self._write()

@@ -1,0 +1,257 @@
+"""The web page's routes and JSON API on the game server's own port (littlestone.server.web),
+and the tournament report's charts; the browser's view is tests/test_web_browser.py."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import pytest
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+from littlestone.games.classes import make_class
+from littlestone.games.game import GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.server.client import play_remote
+from littlestone.server.net import GameServer, ServerSettings
+from littlestone.server.net.transport import connect
+from littlestone.server.records.store import Store
+from littlestone.server.tournament import rank
+from littlestone.server.tournament.charts import heat_color
+from littlestone.server.tournament.report import write_report
+from littlestone.server.web import attach
+
+
+@contextlib.asynccontextmanager
+async def running_server(tmp_path: Path, public: bool = False, **settings: Any
+                         ) -> AsyncIterator[Any]:
+    """A game server with the page on its port (and a token in ``.token``)."""
+    server = GameServer(ServerSettings(port=0, data=tmp_path, **settings))
+    server.web = attach(server, public=public)  # type: ignore[attr-defined]
+    await server.start()
+    server.token = server.store.add_token("bob")  # type: ignore[attr-defined]
+    try:
+        yield server
+    finally:
+        await server.stop()
+        server.web.close()  # type: ignore[attr-defined]
+
+
+def fetch(url: str, headers: dict[str, str] | None = None, method: str = "GET"
+          ) -> tuple[int, dict[str, str], bytes]:
+    request = urllib.request.Request(url, headers=headers or {}, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=20) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+async def get(url: str, **kwargs: Any) -> tuple[int, dict[str, str], bytes]:
+    return await asyncio.to_thread(fetch, url, **kwargs)
+
+
+async def get_json(url: str, token: str | None = None) -> Any:
+    status, _, body = await get(url, headers={"Authorization": f"Bearer {token}"} if token
+                                else None)
+    assert status == 200, (status, body)
+    return json.loads(body)
+
+
+THRESHOLDS = GameSpec("mistake-bound", 30, make_class("thresholds:n=15"))
+
+
+async def play_one(server: Any, learner: str = "halving", name: str = "alice") -> dict:
+    return await play_remote(server.url, LEARNERS.make(learner), "shattered-tree", THRESHOLDS,
+                             seed=3, token=server.token, name=name)
+
+
+async def test_the_api_lists_a_game_its_rounds_curve_and_tree(tmp_path):
+    async with running_server(tmp_path) as server:
+        played = await play_one(server)
+        base = f"http://127.0.0.1:{server.port}"
+        (row,) = (await get_json(f"{base}/api/games", server.token))["games"]
+        assert row["learner"] == "remote:alice" and row["status"] == "complete"
+        assert row["mistakes"] == played["mistakes"] == 4  # Ldim(thresholds:n=15)
+        game = await get_json(f"{base}/api/games/{row['game_id']}", server.token)
+        assert game["tree"] and game["bound"] == 4.0
+        page = await get_json(f"{base}/api/games/{row['game_id']}/records?start=1&count=5",
+                              server.token)
+        sizes = [r["version_space"] for r in page["records"]]
+        assert sizes == [8, 4, 2, 1, 1]  # each tree round halves V; then one is left
+        assert [r["t"] for r in page["records"]] == [1, 2, 3, 4, 5]
+        curve = await get_json(f"{base}/api/games/{row['game_id']}/curve", server.token)
+        assert curve["t"][-1] == 30 and curve["value"][-1] == 4.0
+        tree = await get_json(f"{base}/api/tree?class=thresholds:n=15", server.token)
+        assert tree["ldim"] == 4 and len(tree["nodes"]) == 31
+        # the played path is a root-to-leaf path of that tree
+        labels = "".join(str(r["y"]) for r in page["records"][:4])
+        nodes = {n["id"]: n for n in tree["nodes"]}
+        assert [nodes["t" + labels[:i]].get("instance") for i in range(4)] == \
+            [r["x"] for r in page["records"][:4]]
+        status, _, body = await get(f"{base}/games/{row['game_id']}?start=3",
+                                    headers={"Authorization": f"Bearer {server.token}"})
+        html = body.decode()
+        assert status == 200 and "remote:alice" in html and "<svg" in html
+        assert "data-t='3'" in html and "data-t='2'" not in html  # the replay's page
+        assert "Ldim(H)" in html or "log2|H|" in html  # the bound is named
+
+
+async def test_a_token_or_the_public_view_is_needed(tmp_path):
+    async with running_server(tmp_path) as server:
+        app = server.web
+        base = f"http://127.0.0.1:{server.port}"
+        status, _, body = await get(f"{base}/api/games")
+        assert status == 401 and b"token" in body
+        status, _, body = await get(f"{base}/")
+        assert status == 401 and b"<form id='login'" in body
+        assert (await get(f"{base}/api/games", headers={"Authorization": "Bearer nope"}))[0] \
+            == 401
+        assert (await get(f"{base}/static/littlestone.js"))[0] == 200  # holds no data
+        # the login form without JavaScript: a cookie, then the page
+        status, headers, _ = await asyncio.to_thread(_no_redirect, f"{base}/login?token="
+                                                     f"{server.token}")
+        assert status == 303 and "HttpOnly" in headers["Set-Cookie"]
+        cookie = headers["Set-Cookie"].split(";")[0]
+        assert (await get(f"{base}/api/games", headers={"Cookie": cookie}))[0] == 200
+        # with the form's script: POST with the bearer token, 204 and the cookie
+        status, headers, _ = await get(f"{base}/login", method="POST",
+                                       headers={"Authorization": f"Bearer {server.token}"})
+        assert status == 204 and headers["Set-Cookie"].startswith("littlestone_token=")
+        # read-only: nothing but GET
+        assert (await get(f"{base}/api/games", method="DELETE",
+                          headers={"Authorization": f"Bearer {server.token}"}))[0] == 405
+        app.access = type(app.access)(public=True, tokens=app.access.tokens)
+        assert (await get(f"{base}/api/games"))[0] == 200
+        # and the agents' endpoint is where it was
+        played = await play_one(server)
+        assert played["status"] == "complete"
+
+
+def _no_redirect(url: str) -> tuple[int, dict[str, str], bytes]:
+    class Keep(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    opener = urllib.request.build_opener(Keep)
+    try:
+        with opener.open(url, timeout=20) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers), exc.read()
+
+
+async def test_the_live_feed_is_json_read_only_and_same_origin(tmp_path):
+    async with running_server(tmp_path, public=True, anonymous=True) as server:
+        url = f"ws://127.0.0.1:{server.port}/live/nosuch"
+        async with connect(url) as live:
+            assert json.loads(await live.recv()) == {"type": "gone", "game_id": "nosuch"}
+        # a running game: the browser gets watching, rounds and end as JSON
+        slow = LEARNERS.make("halving")
+        predict = slow.predict
+        started = asyncio.Event()
+
+        def slow_predict(x: Any) -> float:
+            started.set()
+            return predict(x)
+
+        slow.predict = slow_predict  # type: ignore[method-assign]
+        game = asyncio.create_task(play_remote(server.url, slow, "shattered-tree",
+                                               GameSpec("mistake-bound", 3000,
+                                                        make_class("thresholds:n=15")),
+                                               seed=1, name="slow"))
+        await started.wait()
+        (game_id,) = list(server.running)
+        seen = []
+        async with connect(f"ws://127.0.0.1:{server.port}/live/{game_id}") as live:
+            await live.send(msgpack.packb({"type": "predict", "p": 0.5}))  # never read
+            while not seen or seen[-1]["type"] != "end":
+                seen.append(json.loads(await live.recv()))
+        result = await game
+        assert seen[0]["type"] == "watching" and seen[0]["learner"] == "remote:slow"
+        assert seen[-1]["status"] == "complete" == result["status"]
+        rounds = [m for m in seen if m["type"] == "rounds"]
+        assert rounds and rounds[-1]["mistakes"] == result["mistakes"]
+        # another site's page may not open the feed
+        request = Request(f"/live/{game_id}", Headers([
+            ("Upgrade", "websocket"), ("Host", f"127.0.0.1:{server.port}"),
+            ("Origin", "http://evil.example")]))
+        assert server.http is not None
+        answer = server.http(request)
+        assert isinstance(answer, Response) and answer.status_code == 403
+
+
+async def test_a_submission_is_listed_by_the_name_the_tournament_gave_it(tmp_path):
+    async with running_server(tmp_path, public=True) as server:
+        await play_one(server, name="learner-5f3a9c")
+        (row,) = server.store.games()
+        server.store.start_tournament("class1", "x")
+        server.store.add_tournament_game("class1", "k1", {
+            "game_id": row["game_id"], "status": "complete", "learner": "alice.py:Alice",
+            "adversary": "shattered-tree", "game": "mistake-bound", "class": "thresholds:n=15",
+            "seed": 3, "result": {}})
+        base = f"http://127.0.0.1:{server.port}"
+        (listed,) = (await get_json(f"{base}/api/games"))["games"]
+        assert listed["learner"] == "alice.py:Alice" and listed["tournament"] == "class1"
+        assert listed["learner_spec"] == "remote:learner-5f3a9c"
+        html = (await get(f"{base}/"))[2].decode()
+        assert "alice.py:Alice" in html and "learner-5f3a9c" not in html
+
+
+def test_the_report_colours_on_the_theoretical_scale_and_its_logs_travel(tmp_path):
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.server.records.logged import play_logged
+
+    data = tmp_path / "data"
+    played = play_logged(THRESHOLDS, LEARNERS.make("soa"), ADVERSARIES.make("shattered-tree"),
+                         1, data)
+    store = Store(data)
+    (game,) = store.games()
+
+    def row(learner: str, status: str, mistakes: int, log: str | None) -> dict:
+        return {"game_id": game["game_id"] if log else None, "status": status,
+                "game": "mistake-bound", "class": "thresholds:n=15", "learner": learner,
+                "adversary": "shattered-tree", "seed": 1, "horizon": 30,
+                "normaliser_value": 4.0, "log": log, "message": "",
+                "result": {"rounds": 30 if status == "complete" else 1, "mistakes": mistakes,
+                           "expected_mistakes": mistakes, "bound": 4.0,
+                           "bound_name": "Ldim(H)"}}
+
+    report = rank("scale", [row("soa", "complete", 4, str(played.log)),
+                            row("crasher", "crash:learner:ValueError", 0, None)], [])
+    path = write_report(report, data)
+    page = path.read_text()
+    optimum = re.search(r"<th>soa</th><td style='background:([^']+)'", page)
+    crashed = re.search(r"<th>crasher</th><td style='background:([^']+)'", page)
+    assert optimum and crashed
+    assert optimum.group(1) == heat_color(1.0) == heat_color(0.25)  # 1.0 = minimax: green
+    assert crashed.group(1) == heat_color(100.0) != optimum.group(1)  # 7.25 > 3: red
+    assert "hsl(120" in optimum.group(1) and "hsl(0," in crashed.group(1)
+    assert "1.0 is the minimax value" in page
+    # the curve has axes (tick labels, "rounds") and names its bound
+    assert "rounds</text>" in page and "bound 4: Ldim(H)" in page
+    # publish the reports folder alone: every log link still resolves
+    published = tmp_path / "elsewhere"
+    shutil.copytree(path.parent, published)
+    links = re.findall(r"<a href='([^']+)'>log</a>", page)
+    assert len(links) == 1 and not links[0].startswith(("/", ".."))
+    assert (published / links[0]).read_bytes() == Path(played.log).read_bytes()
+
+
+@pytest.mark.parametrize("value, colour", [(None, "#e6e6e6"), (0.5, "hsl(120, 55%, 72%)"),
+                                           (2.0, "hsl(30, 75%, 67%)"),
+                                           (3.0, "hsl(0, 75%, 62%)")])
+def test_the_heat_scale_is_fixed_not_relative(value, colour):
+    """The same score has the same colour in every tournament (no rescaling to the
+    tournament's own maximum)."""
+    assert heat_color(value) == colour
