@@ -165,7 +165,7 @@ async def test_the_live_feed_is_json_read_only_and_same_origin(tmp_path):
             started.set()
             return predict(x)
 
-        slow.predict = slow_predict  # type: ignore[method-assign]
+        slow.predict = slow_predict
         game = asyncio.create_task(play_remote(server.url, slow, "shattered-tree",
                                                GameSpec("mistake-bound", 3000,
                                                         make_class("thresholds:n=15")),

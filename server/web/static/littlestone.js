@@ -66,7 +66,10 @@
       curveBox.innerHTML = "";
       plot = new uPlot({
         width: Math.min(curveBox.clientWidth || 760, 900), height: 320,
-        scales: { x: { time: false } },
+        scales: {
+          x: { time: false },
+          y: { range: (u, min, max) => [Math.min(0, min), 1.08 * Math.max(max, bound === null ? 0 : bound, 1)] },
+        },
         series: [
           { label: "round" },
           { label: kind, stroke: "#1f3a93", width: 2 },
@@ -96,7 +99,7 @@
     if (data.error) { treeBox.innerHTML = "<p class='note'></p>"; treeBox.firstChild.textContent = data.error; return; }
     tree = data;
     const width = Math.max(480, 34 * data.nodes.filter((n) => n.hypothesis !== undefined).length);
-    const rows = data.ldim + 1, height = 60 * rows + 20;
+    const rows = data.ldim + 1, height = 60 * rows + 24;
     const at = {};
     for (const n of data.nodes) at[n.id] = [20 + n.x * (width - 40), 24 + 60 * n.depth];
     const ns = "http://www.w3.org/2000/svg";
@@ -121,8 +124,13 @@
       const circle = document.createElementNS(ns, "circle");
       circle.setAttribute("cx", x); circle.setAttribute("cy", y); circle.setAttribute("r", 9);
       const text = document.createElementNS(ns, "text");
-      text.setAttribute("x", x + 11); text.setAttribute("y", y + 4);
-      text.textContent = n.instance !== undefined ? "x=" + n.instance : (n.name || "h" + n.hypothesis);
+      if (n.instance !== undefined) {
+        text.setAttribute("x", x + 11); text.setAttribute("y", y + 4);
+        text.textContent = "x=" + n.instance;
+      } else {  // a leaf: the hypothesis that realises its path (its name on hover)
+        text.setAttribute("x", x); text.setAttribute("y", y + 21); text.setAttribute("text-anchor", "middle");
+        text.textContent = "h" + n.hypothesis;
+      }
       const title = document.createElementNS(ns, "title");
       title.textContent = n.instance !== undefined ? "instance " + n.instance : "realised by " + (n.name || n.hypothesis);
       g.append(circle, text, title);
@@ -180,6 +188,7 @@
           extendPath(m.t0, m.y);
         }
         setCell("round", m.t); setCell("mistakes", m.mistakes ?? m.loss); setCell("regret", m.regret);
+        setTotal(m.t);
         redraw();
       } else if (m.type === "end") {
         setCell("status", m.status);
@@ -202,7 +211,15 @@
 
   // -- the replay's stepper ----------------------------------------------------------------
   const stepper = document.getElementById("stepper");
-  const total = stepper ? Number(stepper.dataset.rounds) : 0;
+  let total = stepper ? Number(stepper.dataset.rounds) : 0;
+
+  function setTotal(t) {  // rounds logged so far (a running game's grow)
+    if (!stepper || t <= total) return;
+    total = t;
+    const shown = document.getElementById("step-total");
+    if (shown) shown.textContent = String(total);
+    else if (total > 0) makeStepper();
+  }
   const cache = {};
   let current = 0;
 
@@ -236,13 +253,15 @@
     }
   }
 
-  if (stepper && total > 0) {
+  function makeStepper() {
     stepper.innerHTML = "<button id='step-back' type='button'>&#9664; step</button>" +
-      "<button id='step-next' type='button'>step &#9654;</button> round <b id='step-t'>0</b> of " + total +
-      "<span id='step-detail'></span>";
+      "<button id='step-next' type='button'>step &#9654;</button> round <b id='step-t'>0</b> of " +
+      "<span id='step-total'>" + total + "</span><span id='step-detail'></span>";
     document.getElementById("step-back").onclick = () => step(current - 1);
     document.getElementById("step-next").onclick = () => step(current + 1);
   }
+
+  if (stepper && total > 0) makeStepper();
 
   startCurve();
   if (treeBox && body.dataset.tree === "1") {
