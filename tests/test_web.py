@@ -255,3 +255,91 @@ def test_the_heat_scale_is_fixed_not_relative(value, colour):
     """The same score has the same colour in every tournament (no rescaling to the
     tournament's own maximum)."""
     assert heat_color(value) == colour
+
+
+def _read_until(stream: Any, marker: str, seconds: float = 60) -> str:
+    """Lines of a child's stream until one holds ``marker`` (that line)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if marker in line:
+            return str(line)
+        if not line:
+            break
+    raise AssertionError(f"no {marker!r} from the child")
+
+
+def test_serve_shows_the_page_with_a_token_or_publicly(tmp_path):
+    import subprocess
+    import sys
+
+    for public in (False, True):
+        child = subprocess.Popen(
+            [sys.executable, "-m", "littlestone", "serve", "--port", "0", "--data",
+             str(tmp_path), *(["--public"] if public else [])],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            line = _read_until(child.stdout, "web page on")
+            url = re.search(r"(http://\S+/)", line).group(1)  # type: ignore[union-attr]
+            assert ("public, read-only" in line) == public
+            status, _, body = fetch(url + "api/games")
+            assert status == (200 if public else 401), body
+        finally:
+            child.terminate()
+            child.wait(30)
+    child = subprocess.run([sys.executable, "-m", "littlestone", "serve", "--port", "0",
+                            "--no-web", "--help"], capture_output=True, text=True)
+    assert "--public" in child.stdout and "--no-web" in child.stdout
+
+
+def test_tournament_serve_shows_the_leaderboard_as_it_fills_in(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    config = tmp_path / "t.toml"
+    config.write_text('learners = ["soa", "halving"]\nadversaries = ["shattered-tree"]\n\n'
+                      '[tournament]\nname = "live"\nrounds = 20\nseeds = 2\n'
+                      'games = ["mistake-bound"]\n\n[[classes]]\nspec = "thresholds:n=15"\n')
+    child = subprocess.Popen(
+        [sys.executable, "-m", "littlestone", "tournament", str(config), "--data",
+         str(tmp_path / "data"), "--workers", "1", "--serve", "0", "--public"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = _read_until(child.stderr, "the leaderboard, live:")
+        url = line.split("live: ", 1)[1].strip()
+        assert url.endswith("/tournaments/live")
+        _read_until(child.stderr, "still serving")  # the tournament is over; the page stays
+        status, _, body = fetch(url.replace("/tournaments/", "/api/tournaments/"))
+        board = json.loads(body)
+        assert status == 200 and board["games"] == 4
+        assert [r["learner"] for r in board["learners"]] == ["halving", "soa"]  # tied, by name
+        status, _, body = fetch(url)
+        assert status == 200 and b"Payoff heatmap" in body
+    finally:
+        child.send_signal(signal.SIGINT)
+        assert child.wait(30) == 0
+
+
+async def test_an_experts_game_shows_regret_and_the_learners_weights(tmp_path):
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.server.records.logged import play_logged
+
+    game = GameSpec("experts", 50, None, 4)
+    played = play_logged(game, LEARNERS.make("hedge"), ADVERSARIES.make("cover-flip"), 2,
+                         tmp_path)
+    async with running_server(tmp_path, public=True) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        (row,) = (await get_json(f"{base}/api/games"))["games"]
+        curve = await get_json(f"{base}/api/games/{row['game_id']}/curve")
+        assert curve["kind"] == "regret" and len(curve["t"]) == 50
+        assert curve["value"][-1] == pytest.approx(played.result.regret)
+        assert curve["bound"] is not None and "T" in curve["bound_name"]  # Hedge's bound
+        page = await get_json(f"{base}/api/games/{row['game_id']}/records?start=49&count=9")
+        assert [r["t"] for r in page["records"]] == [49, 50]
+        weights = page["records"][0]["weights"]
+        assert len(weights) == 4 and sum(weights) == pytest.approx(1.0)
+        status, _, body = await get(f"{base}/games/{row['game_id']}")
+        assert status == 200 and b"Cumulative regret" in body and b"weights" in body
