@@ -282,7 +282,7 @@ def test_serve_shows_the_page_with_a_token_or_publicly(tmp_path):
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
             line = _read_until(child.stdout, "web page on")
-            url = re.search(r"(http://\S+/)", line).group(1)  # type: ignore[union-attr]
+            url = re.search(r"(http://\S+/)", line).group(1)
             assert ("public, read-only" in line) == public
             status, _, body = fetch(url + "api/games")
             assert status == (200 if public else 401), body
