@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.game import ExpertsRecord
-from littlestone.server.records.logs import LogError, read_log
+from littlestone.server.records.logs import GameLogData, LogError, read_log
 from littlestone.server.tournament.charts import curve_svg, heat_color, heat_legend
 from littlestone.server.tournament.ranking import (
     RULES,
@@ -44,13 +44,13 @@ def log_path(log: str | None, data: Path) -> Path | None:
     return None
 
 
-def curve_of(path: Path, points: int = 2000) -> dict[str, Any] | None:
+def curve_of(source: Path | GameLogData, points: int = 2000) -> dict[str, Any] | None:
     """A logged game's cumulative curve, at most about ``points`` rounds of it (every
     k-th and the last): ``t``, the realised ``value`` (mistakes or regret) and its
     ``expected`` value over the referee's coin, the ``kind``; None for an unreadable
     log."""
     try:
-        log = read_log(path)
+        log = source if isinstance(source, GameLogData) else read_log(source)
     except (LogError, OSError):
         return None
     step = max(1, log.n_rounds // points)

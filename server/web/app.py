@@ -129,7 +129,9 @@ class WebApp:
             if request.method == "POST":
                 return error(401, "unknown token", True)
             return html_response(pages.login_page("unknown token"), 401)
-        cookie = [("Set-Cookie", f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict")]
+        secure = "; Secure" if self.server is not None and self.server.settings.tls else ""
+        cookie = [("Set-Cookie", f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+                   f"{secure}")]
         if request.method == "POST":
             return respond(204, b"", "text/plain", cookie)
         return redirect("/", cookie)

@@ -162,8 +162,8 @@ def curve(store: Store, game_id: str) -> dict[str, Any] | None:
     row = store.game(game_id)
     if row is None:
         return None
-    path = log_path(row.get("log"), store.data)
-    out = (curve_of(path) if path is not None else None) or {
+    found = _log(store, game_id)
+    out = (curve_of(found[1]) if found is not None else None) or {
         "kind": "regret" if row["game"] == EXPERTS else "mistakes", "t": [], "value": [],
         "expected": [], "rounds": 0, "status": row["status"]}
     names = store.tournament_rows([game_id])
