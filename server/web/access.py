@@ -25,6 +25,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
+from typing import Any
 
 from websockets.http11 import Request
 
@@ -52,7 +53,10 @@ def store_tokens(store: Store) -> Callable[[str], str | None]:
     tournament's submission is not looked at (nor used up)."""
 
     def account(token: str) -> str | None:
-        return store.token_account(hashlib.sha256(token.encode()).hexdigest())
+        found: Any = store.token_account(hashlib.sha256(token.encode()).hexdigest())
+        if isinstance(found, tuple):  # (name, role) where tokens have roles: any may look
+            found = found[0]
+        return None if found is None else str(found)
 
     return account
 
