@@ -343,3 +343,32 @@ async def test_an_experts_game_shows_regret_and_the_learners_weights(tmp_path):
         assert len(weights) == 4 and sum(weights) == pytest.approx(1.0)
         status, _, body = await get(f"{base}/games/{row['game_id']}")
         assert status == 200 and b"Cumulative regret" in body and b"weights" in body
+
+
+def test_the_replay_rows_and_the_curve_are_the_referees_records(tmp_path):
+    """The page computes the running totals vectorised: they equal the log reader's
+    records (the referee's), round by round, for a randomised learner."""
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.server.records.logged import play_logged
+    from littlestone.server.records.logs import read_log
+    from littlestone.server.web import data
+
+    game = GameSpec("mistake-bound", 700, make_class("thresholds:n=63"))
+    played = play_logged(game, LEARNERS.make("randomized-weighted-majority"),
+                         ADVERSARIES.make("random-target"), 5, tmp_path)
+    store = Store(tmp_path)
+    (row,) = store.games()
+    expected = list(read_log(played.log).records())
+    shown = data.records(store, row["game_id"], 1, 500)["records"]
+    shown += data.records(store, row["game_id"], 501, 500)["records"]
+    assert len(shown) == 700
+    for mine, theirs in zip(shown, expected, strict=True):
+        assert {k: mine[k] for k in theirs._fields} == theirs._asdict()
+    assert any(0 < r["p"] < 1 for r in shown)  # (randomised: the expected sums are floats)
+    curve = data.curve(store, row["game_id"])
+    assert curve is not None and curve["t"][-1] == 700
+    at = {t: i for i, t in enumerate(curve["t"])}
+    for record in expected:
+        if record.t in at:
+            assert curve["value"][at[record.t]] == record.mistakes
+            assert curve["expected"][at[record.t]] == record.expected_mistakes

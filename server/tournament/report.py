@@ -18,6 +18,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from littlestone.games.game import ExpertsRecord
 from littlestone.server.records.logs import GameLogData, LogError, read_log
 from littlestone.server.tournament.charts import curve_svg, heat_color, heat_legend
@@ -54,6 +56,14 @@ def curve_of(source: Path | GameLogData, points: int = 2000) -> dict[str, Any] |
     except (LogError, OSError):
         return None
     step = max(1, log.n_rounds // points)
+    if log.n_rounds and log.columns:  # the referee's running totals, vectorised
+        y, p, drawn = (np.asarray(log.columns[k]) for k in ("y", "p", "prediction"))
+        keep = np.unique(np.r_[np.arange(0, len(y), step), len(y) - 1])
+        mistakes = np.cumsum(drawn != y)[keep]
+        expected_sum = np.cumsum(np.where(y == 1, 1.0 - p, p))[keep]
+        return {"kind": "mistakes", "t": (keep + 1).tolist(),
+                "value": mistakes.astype(float).tolist(), "expected": expected_sum.tolist(),
+                "rounds": log.n_rounds, "status": log.status}
     ts: list[int] = []
     values: list[float] = []
     expected: list[float] = []

@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import functools
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
 from littlestone.games.errors import LittlestoneError
-from littlestone.games.game import EXPERTS, ExpertsRecord, GameSpec
+from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_within_budget
 from littlestone.learners.base import LEARNERS
 from littlestone.server.records.logs import GameLogData, LogError, read_log
@@ -192,39 +193,63 @@ def records(store: Store, game_id: str, start: int = 1, count: int = 20
     end = min(log.n_rounds, start + count - 1)
     out: dict[str, Any] = {"game_id": game_id, "rounds": log.n_rounds, "start": start,
                            "status": log.status, "records": []}
-    sizes = _version_space_sizes(row.get("class"), log, end) if row["game"] != EXPERTS \
-        else None
-    for i, record in enumerate(log.records()):
-        if i + 1 < start:
-            continue
-        if i + 1 > end:
-            break
-        item = {k: _plain(v) for k, v in zip(record._fields, record, strict=True)}
-        if isinstance(record, ExpertsRecord):
-            item.pop("costs", None)
-            item.pop("advice", None)
-        else:
-            item["version_space"] = sizes[i] if sizes is not None else None
-        if isinstance(item.get("x"), list) and len(item["x"]) > 16:
-            item["x"] = [*item["x"][:16], "..."]
-        out["records"].append(item)
+    if log.expert_rounds:
+        for record in log.records():
+            if record.t > end:
+                break
+            if record.t >= start:
+                item = {k: _plain(v) for k, v in zip(record._fields, record, strict=True)
+                        if k not in ("costs", "advice")}
+                out["records"].append(_short(item))
+        return out
+    if not log.columns:
+        return out
+    x, p, y, drawn = (log.columns[k] for k in ("x", "p", "y", "prediction"))
+    # the running totals as the referee keeps them (left to right), vectorised
+    mistakes = np.cumsum(drawn != y)
+    loss = np.where(y == 1, 1.0 - p, p)
+    expected = np.cumsum(loss)
+    sizes = _version_space_sizes(row.get("class"), log)
+    for i in range(start - 1, end):
+        out["records"].append(_short({
+            "t": i + 1, "x": _plain(x[i]), "p": float(p[i]), "y": int(y[i]),
+            "prediction": int(drawn[i]), "mistake": bool(drawn[i] != y[i]),
+            "loss": float(loss[i]), "mistakes": int(mistakes[i]),
+            "expected_mistakes": float(expected[i]),
+            "version_space": sizes[i] if sizes is not None else None}))
     return out
 
 
-def _version_space_sizes(spec: str | None, log: GameLogData, end: int) -> list[int] | None:
-    """|V| after each of the first ``end`` rounds (a finite class within bounds)."""
-    if not spec:
-        return None
+def _short(item: dict[str, Any]) -> dict[str, Any]:
+    """A vector instance cut to its first 16 coordinates."""
+    if isinstance(item.get("x"), list) and len(item["x"]) > 16:
+        item["x"] = [*item["x"][:16], "..."]
+    return item
+
+
+def _version_space_sizes(spec: str | None, log: GameLogData) -> list[int] | None:
+    """|V| after each round (a finite class within bounds), once per log."""
+    path = Path(log.path)
+    return _sizes(spec, str(path), log.size, log.n_rounds) if spec else None
+
+
+@functools.lru_cache(maxsize=16)
+def _sizes(spec: str, path: str, size: int, n_rounds: int) -> list[int] | None:
     try:
         hclass = _class(spec)
     except LittlestoneError:
         return None
     if not isinstance(hclass, FiniteClass) or hclass.size > VERSION_SPACE_MAX:
         return None
+    stat = Path(path).stat()
+    log = _read(path, stat.st_size, stat.st_mtime_ns)
     alive = np.arange(hclass.size)
-    sizes = []
+    sizes: list[int] = []
     xs, ys = log.columns.get("x", []), log.columns.get("y", [])
-    for t in range(min(end, len(ys))):
+    for t in range(min(n_rounds, len(ys))):
+        if alive.size == 1:  # realizable: V never empties, so one stays one
+            sizes.extend([1] * (min(n_rounds, len(ys)) - t))
+            break
         alive = alive[hclass.evaluate(int(xs[t]), alive) == bool(ys[t])]
         sizes.append(int(alive.size))
     return sizes
