@@ -191,7 +191,7 @@ async def test_the_live_feed_is_json_read_only_and_same_origin(tmp_path):
         assert isinstance(answer, Response) and answer.status_code == 403
 
 
-async def test_a_submission_is_listed_by_the_name_the_tournament_gave_it(tmp_path):
+async def test_a_submission_is_listed_by_the_name_the_tournament_gave_it(tmp_path, capsys):
     async with running_server(tmp_path, public=True) as server:
         await play_one(server, name="learner-5f3a9c")
         (row,) = server.store.games()
@@ -206,6 +206,11 @@ async def test_a_submission_is_listed_by_the_name_the_tournament_gave_it(tmp_pat
         assert listed["learner_spec"] == "remote:learner-5f3a9c"
         html = (await get(f"{base}/"))[2].decode()
         assert "alice.py:Alice" in html and "learner-5f3a9c" not in html
+    from littlestone.server.cli import main
+
+    assert main(["games", "--data", str(tmp_path), "--json"]) == 0  # and the command line
+    (listed,) = json.loads(capsys.readouterr().out)["games"]
+    assert listed["learner"] == "alice.py:Alice"
 
 
 def test_the_report_colours_on_the_theoretical_scale_and_its_logs_travel(tmp_path):

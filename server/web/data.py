@@ -68,8 +68,6 @@ def _row(row: dict[str, Any], live: Live, names: dict[str, dict[str, Any]]) -> d
         out["expected_mistakes"] = totals.get("expected_mistakes", totals.get("expected_loss"))
         out["regret"] = totals.get("regret")
         out["expected_regret"] = totals.get("expected_regret")
-    elif row["status"] == "running":
-        out["status"] = "unfinished"  # no server referees it now: stopped, or elsewhere
     entry = names.get(row["game_id"])
     if entry is not None:
         out["tournament"] = entry["tournament"]
