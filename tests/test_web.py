@@ -128,6 +128,12 @@ async def test_a_token_or_the_public_view_is_needed(tmp_path):
         status, headers, _ = await get(f"{base}/login", method="POST",
                                        headers={"Authorization": f"Bearer {server.token}"})
         assert status == 204 and headers["Set-Cookie"].startswith("littlestone_token=")
+        # a tournament not started yet: its page waits for it; the API says not found
+        bearer = {"Authorization": f"Bearer {server.token}"}
+        status, _, body = await get(f"{base}/tournaments/later", headers=bearer)
+        assert status == 200 and b"No game of this tournament is recorded yet" in body
+        assert (await get(f"{base}/tournaments/later?part=board", headers=bearer))[0] == 404
+        assert (await get(f"{base}/api/tournaments/later", headers=bearer))[0] == 404
         # read-only: nothing but GET
         assert (await get(f"{base}/api/games", method="DELETE",
                           headers={"Authorization": f"Bearer {server.token}"}))[0] == 405

@@ -149,6 +149,27 @@ def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_pa
         assert page.locator("#step-total").inner_text() == "1000"  # (grew with the game)
         page.screenshot(path=str(shots / "web-game.png"), full_page=True)
 
+        # a game another process plays (here a local, logged game): the page polls its log
+        from littlestone.adversaries import ADVERSARIES
+        from littlestone.server.records.logged import play_logged
+
+        local = threading.Thread(target=lambda: played.append(play_logged(
+            game, SlowHalving(), ADVERSARIES.make("shattered-tree"), 8, data)))
+        local.start()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not [
+                g for g in Store(data).games(status="running") if g["source"] != "server"]:
+            time.sleep(0.02)
+        (other,) = [g for g in Store(data).games(status="running") if g["source"] != "server"]
+        page.goto(f"{background.url}/games/{other['game_id']}")
+        page.wait_for_function("document.querySelector('#curve').dataset.points !== undefined")
+        first = int(page.get_attribute("#curve", "data-points") or 0)
+        page.wait_for_function("document.querySelector('#curve').dataset.ended === 'complete'",
+                               timeout=30000)
+        local.join(30)
+        assert int(page.get_attribute("#curve", "data-points") or 0) > first
+        assert page.locator("#summary td.round").inner_text() == "1000"
+
         # the games list, refreshed, has the right mistake count
         page.goto(background.url + "/")
         cell = page.locator(f"tr[data-game-id='{game_id}'] td.mistakes")

@@ -187,8 +187,10 @@ class WebApp:
             return {"tournaments": data.tournaments(store)}
         if head == "tournaments" and len(rest) == 1:
             board = data.tournament(store, rest[0])
-            if board is None or api:
+            if api or (board is None and query.get("part") == "board"):
                 return board
+            if board is None:  # not started yet (tournament --serve): wait for it
+                return pages.tournament_page(rest[0], None, who)
             if query.get("part") == "board":
                 return pages.leaderboard(board)
             return pages.tournament_page(rest[0], board, who)

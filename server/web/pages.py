@@ -143,7 +143,7 @@ def game_page(game: dict[str, Any], curve: dict[str, Any] | None,
             "down a shattered tree of depth Ldim(H): each node's instance splits the "
             "version space; the path lights up as the game descends.</p><div id='tree'>"
             "<p>(drawn with JavaScript)</p></div></section>" if game.get("tree") else "")
-    data = {"game-id": game["game_id"], "game": game["game"],
+    data = {"game-id": game["game_id"], "game": game["game"], "status": game["status"],
             "live": "1" if game.get("live") else "0", "class": str(game.get("class") or ""),
             "tree": "1" if game.get("tree") else "0",
             "bound": "" if game.get("bound") is None else repr(game["bound"]),
@@ -195,9 +195,14 @@ def leaderboard(board: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def tournament_page(name: str, board: dict[str, Any], viewer: str | None) -> str:
+def tournament_page(name: str, board: dict[str, Any] | None, viewer: str | None) -> str:
+    """A tournament's standings, refreshed as its games end (``board`` None: it has
+    recorded nothing yet, and the page waits for its first game)."""
+    shown = (leaderboard(board) if board is not None else
+             "<p class='note'>No game of this tournament is recorded yet: the leaderboard "
+             "appears here as its games end.</p>")
     body = (f"<div data-refresh='/tournaments/{escape(quote(name))}?part=board'>"
-            f"{leaderboard(board)}</div>")
+            f"{shown}</div>")
     return page(f"Tournament {name}", body, viewer, "tournament", {"tournament": name})
 
 

@@ -207,6 +207,22 @@
     } catch (e) { /* drawn from the live feed alone */ }
     draw();
     if (body.dataset.live === "1") follow();
+    else if (body.dataset.status === "running") setTimeout(poll, 2000);
+  }
+
+  // a game another process plays (a tournament's worker, a local play): its log grows
+  async function poll() {
+    try {
+      const game = await getJSON(api);
+      const curve = await getJSON(api + "/curve");
+      series.t = curve.t; series.value = curve.value; series.expected = curve.expected;
+      const last = curve.value.length ? curve.value[curve.value.length - 1] : null;
+      setCell("round", curve.rounds); setCell(kind, last); setCell("status", game.status);
+      setTotal(curve.rounds);
+      redraw();
+      if (game.status === "running") setTimeout(poll, 2000);
+      else curveBox.dataset.ended = game.status;
+    } catch (e) { setTimeout(poll, 5000); }
   }
 
   // -- the replay's stepper ----------------------------------------------------------------
