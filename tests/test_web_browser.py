@@ -194,6 +194,22 @@ def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_pa
         assert shown == [r["learner"] for r in rank("live", rows, []).learners]
         assert page.locator("#heatmap td").count() == 3 * 2
         page.screenshot(path=str(shots / "web-tournament.png"), full_page=True)
+
+        # with JavaScript off, the lists and the replay are plain HTML (pages of rounds)
+        context = browser.new_context(java_script_enabled=False)
+        context.add_cookies([{"name": "littlestone_token", "value": background.token,
+                              "url": background.url}])
+        plain = context.new_page()
+        plain.goto(background.url + "/")
+        assert plain.locator(f"tr[data-game-id='{game_id}'] td.mistakes").inner_text() == \
+            str(result["mistakes"])
+        plain.goto(f"{background.url}/games/{game_id}")
+        plain.click("a[rel=next]")
+        assert plain.locator("table.replay tr[data-t]").first.get_attribute("data-t") == "21"
+        assert plain.locator("#curve svg").count() == 1  # the curve, drawn by the server
+        plain.goto(background.url + "/tournaments/live")
+        assert plain.locator("#learners td.name").all_inner_texts() == shown
+        context.close()
     finally:
         background.close()
     for name in ("web-game.png", "web-tournament.png"):
