@@ -94,6 +94,10 @@ async def test_the_api_lists_a_game_its_rounds_curve_and_tree(tmp_path):
         assert curve["t"][-1] == 30 and curve["value"][-1] == 4.0
         tree = await get_json(f"{base}/api/tree?class=thresholds:n=15", server.token)
         assert tree["ldim"] == 4 and len(tree["nodes"]) == 31
+        # only classes played here: a viewer cannot make the server build a huge class
+        status, _, _ = await get(f"{base}/api/tree?class=thresholds:n=100000000",
+                                 headers={"Authorization": f"Bearer {server.token}"})
+        assert status == 404
         # the played path is a root-to-leaf path of that tree
         labels = "".join(str(r["y"]) for r in page["records"][:4])
         nodes = {n["id"]: n for n in tree["nodes"]}
@@ -383,3 +387,28 @@ def test_the_replay_rows_and_the_curve_are_the_referees_records(tmp_path):
         if record.t in at:
             assert curve["value"][at[record.t]] == record.mistakes
             assert curve["expected"][at[record.t]] == record.expected_mistakes
+
+
+def test_a_browser_that_fails_never_breaks_the_game():
+    """The live feed's spectator is called from the game's log writer: whatever goes
+    wrong with the browser's connection, it only misses the message."""
+    from littlestone.protocol.codec import encode
+    from littlestone.server.web.app import _JsonSpectator
+
+    class Broken:
+        def send_nowait(self, frame: bytes) -> bool:
+            raise ConnectionError("gone")
+
+    class Taking:
+        sent: list[bytes] = []
+
+        def send_nowait(self, frame: bytes) -> bool:
+            self.sent.append(frame)
+            return True
+
+    message = encode({"type": "rounds", "t": 3, "mistakes": 1, "y": [0, 1]})
+    assert _JsonSpectator(Broken()).send_nowait(message) is False  # type: ignore[arg-type]
+    taking = Taking()
+    assert _JsonSpectator(taking).send_nowait(message) is True  # type: ignore[arg-type]
+    assert json.loads(taking.sent[0]) == {"type": "rounds", "t": 3, "mistakes": 1,
+                                          "y": [0, 1]}

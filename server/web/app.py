@@ -22,6 +22,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import json
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
@@ -48,6 +49,8 @@ from littlestone.server.web.responses import (
 
 __all__ = ["WebApp", "attach", "serve_web"]
 
+log = logging.getLogger("littlestone.server")
+
 #: Worker threads for the page's database and log work.
 WORKERS = 2
 
@@ -60,8 +63,12 @@ class _JsonSpectator:
         self.connection = connection
 
     def send_nowait(self, frame: bytes) -> bool:
-        message = msgpack.unpackb(frame, raw=False)
-        return self.connection.send_nowait(json.dumps(message).encode())
+        try:  # (called from the game's log writer: a browser can never break a game)
+            message = msgpack.unpackb(frame, raw=False)
+            return self.connection.send_nowait(json.dumps(message, default=str).encode())
+        except Exception:
+            log.exception("the live feed could not send a message")
+            return False
 
 
 class WebApp:
@@ -195,7 +202,10 @@ class WebApp:
                 return pages.leaderboard(board)
             return pages.tournament_page(rest[0], board, who)
         if head == "tree" and api and query.get("class"):
-            return data.tree(query["class"])
+            spec = query["class"]  # only a class played here: a viewer builds nothing else
+            if spec.endswith("*") or not store.games(limit=1, **{"class": spec}):
+                return None
+            return data.tree(spec)
         if head == "live" and api:
             return {"running": [{"game_id": g, "round": t, **totals}
                                 for g, (t, totals) in live.items()]}
@@ -218,7 +228,7 @@ class WebApp:
                 await connection.send(json.dumps({"type": "gone", "game_id": game_id})
                                       .encode())
                 return
-            await connection.send(json.dumps(broadcast.watching()).encode())
+            await connection.send(json.dumps(broadcast.watching(), default=str).encode())
             spectator = _JsonSpectator(connection)
             broadcast.spectators.add(spectator)
             try:
