@@ -400,7 +400,8 @@ def test_a_browser_that_fails_never_breaks_the_game():
             raise ConnectionError("gone")
 
     class Taking:
-        sent: list[bytes] = []
+        def __init__(self) -> None:
+            self.sent: list[bytes] = []
 
         def send_nowait(self, frame: bytes) -> bool:
             self.sent.append(frame)
