@@ -408,8 +408,8 @@ def test_a_browser_that_fails_never_breaks_the_game():
             return True
 
     message = encode({"type": "rounds", "t": 3, "mistakes": 1, "y": [0, 1]})
-    assert _JsonSpectator(Broken()).send_nowait(message) is False  # type: ignore[arg-type]
+    assert _JsonSpectator(Broken()).send_nowait(message) is False
     taking = Taking()
-    assert _JsonSpectator(taking).send_nowait(message) is True  # type: ignore[arg-type]
+    assert _JsonSpectator(taking).send_nowait(message) is True
     assert json.loads(taking.sent[0]) == {"type": "rounds", "t": 3, "mistakes": 1,
                                           "y": [0, 1]}
