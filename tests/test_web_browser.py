@@ -72,8 +72,9 @@ class Background:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
+    from playwright.sync_api import sync_playwright  # (the dev extra's: never skipped)
+
+    with sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
         try:
             yield chromium
