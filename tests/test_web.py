@@ -82,6 +82,7 @@ async def test_the_api_lists_a_game_its_rounds_curve_and_tree(tmp_path):
         base = f"http://127.0.0.1:{server.port}"
         (row,) = (await get_json(f"{base}/api/games", server.token))["games"]
         assert row["learner"] == "remote:alice" and row["status"] == "complete"
+        assert not {"log", "chain_sha256", "chain_hmac"} & set(row)  # no paths, no anchors
         assert row["mistakes"] == played["mistakes"] == 4  # Ldim(thresholds:n=15)
         game = await get_json(f"{base}/api/games/{row['game_id']}", server.token)
         assert game["tree"] and game["bound"] == 4.0
@@ -413,3 +414,47 @@ def test_a_browser_that_fails_never_breaks_the_game():
     assert _JsonSpectator(taking).send_nowait(message) is True
     assert json.loads(taking.sent[0]) == {"type": "rounds", "t": 3, "mistakes": 1,
                                           "y": [0, 1]}
+
+
+async def test_the_page_is_served_over_https_on_a_tls_port(tmp_path):
+    """``serve --tls-cert``: the page is https:// on the same port, and its login cookie
+    is Secure."""
+    import ssl
+
+    import trustme
+
+    from littlestone.server.net.transport import server_tls
+
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    cert.private_key_and_cert_chain_pem.write_to_path(str(tmp_path / "server.pem"))
+    ca.cert_pem.write_to_path(str(tmp_path / "ca.pem"))
+    context = ssl.create_default_context(cafile=str(tmp_path / "ca.pem"))
+
+    def fetch_tls(url: str) -> tuple[int, dict[str, str]]:
+        try:
+            with urllib.request.urlopen(url, timeout=20, context=context) as response:
+                return response.status, dict(response.headers)
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers)
+
+    async with running_server(tmp_path / "data",
+                              tls=server_tls(tmp_path / "server.pem")) as server:
+        base = f"https://127.0.0.1:{server.port}"
+        assert (await asyncio.to_thread(fetch_tls, f"{base}/api/games"))[0] == 401
+        status, headers = await asyncio.to_thread(
+            _no_redirect_tls, f"{base}/login?token={server.token}", context)
+        assert status == 303 and "; Secure" in headers["Set-Cookie"]
+
+
+def _no_redirect_tls(url: str, context: Any) -> tuple[int, dict[str, str]]:
+    class Keep(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    opener = urllib.request.build_opener(Keep, urllib.request.HTTPSHandler(context=context))
+    try:
+        with opener.open(url, timeout=20) as response:
+            return response.status, dict(response.headers)
+    except urllib.error.HTTPError as exc:
+        return exc.code, dict(exc.headers)

@@ -50,6 +50,12 @@ VERSION_SPACE_MAX = 1 << 22
 PAGE_MAX = 500
 
 
+#: The columns of a game's index row the page shows.
+SHOWN = ("game_id", "started", "finished", "source", "game", "class", "experts", "learner",
+         "adversary", "seed", "horizon", "rounds", "status", "mistakes", "expected_mistakes",
+         "regret", "expected_regret", "bound", "bound_name")
+
+
 def live_snapshot(running: dict[str, Any]) -> Live:
     """The running games' rounds and totals (call it on the event loop)."""
     return {game_id: (int(b.t), dict(b.totals)) for game_id, b in list(running.items())}
@@ -58,8 +64,7 @@ def live_snapshot(running: dict[str, Any]) -> Live:
 def _row(row: dict[str, Any], live: Live, names: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A game's row for the page: live figures while it runs, and the names the
     tournament gave its players (a submission's file, not ``remote:learner-<hash>``)."""
-    out = dict(row)
-    out.pop("log", None)
+    out = {k: row.get(k) for k in SHOWN}  # (not the log's path, nor its anchor)
     out["round"] = row.get("rounds")
     if row["game_id"] in live:
         t, totals = live[row["game_id"]]
