@@ -142,7 +142,7 @@ def game(store: Store, live: Live, game_id: str) -> dict[str, Any] | None:
     return out
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=4)  # (a log is read whole: a few at most in memory)
 def _read(path: str, size: int, mtime: int) -> GameLogData:
     return read_log(path)
 

@@ -185,7 +185,7 @@ def leaderboard(board: dict[str, Any]) -> str:
             f"<td style='background:{heat_color(cells.get(a))}' title='{escape(SCALE_NOTE)}'>"
             f"{_num(cells.get(a))}</td>" for a in adversaries) + "</tr>")
     out.append("</tbody></table>" + heat_legend())
-    failed = [g for g in board["failed"]]
+    failed = board["failed"]
     if failed:
         out.append("<h2>Failed games</h2><ul class='failed'>" + "".join(
             f"<li>{escape(g['learner'])} vs {escape(g['adversary'])} on "
