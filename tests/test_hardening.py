@@ -483,7 +483,7 @@ def test_play_killed_with_sigterm_records_the_game_aborted(tmp_path):
 
 async def test_a_negative_exact_ldim_budget_is_refused_not_an_internal_error(tmp_path):
     async with running_server(tmp_path) as server:
-        with pytest.raises(ServerError, match="over_budget: .*budget=-1 is not a whole number"):
+        with pytest.raises(ServerError, match=r"over_budget: .*budget=-1 is not a whole number"):
             await play_remote(server.url, LEARNERS.make("halving"), "shattered-tree:budget=-1",
                               GAME, seed=1, token=server.token)
         assert Store(tmp_path).games(status="aborted:internal") == []

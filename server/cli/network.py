@@ -58,9 +58,20 @@ def serve(args: argparse.Namespace) -> int:
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
         print(f"littlestone serving on {server.url} ({mode}); data in {args.data}", flush=True)
+        if not args.no_web:
+            page = server.url.replace("ws", "http", 1) + "/"
+            view = ("public, read-only" if args.public
+                    else "a token is needed: log in with one from `littlestone token add`")
+            print(f"littlestone: web page on {page} ({view})", flush=True)
+
+    def setup(server: Any) -> None:
+        if not args.no_web:
+            from littlestone.server.web import attach
+
+            attach(server, public=args.public)
 
     try:
-        asyncio.run(serve_forever(settings, ready))
+        asyncio.run(serve_forever(settings, ready, setup))
     except OSError as exc:
         raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
                          ) from None

@@ -145,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="serve wss:// (TLS) with this certificate chain")
     serve.add_argument("--tls-key", metavar="PEM",
                        help="the certificate's private key (if not in --tls-cert)")
+    serve.add_argument("--public", action="store_true",
+                       help="show the web page (http://HOST:PORT/) and its API to anyone, "
+                       "read-only, without a token (default: a token is needed)")
+    serve.add_argument("--no-web", action="store_true",
+                       help="answer no plain HTTP: agents' WebSockets only")
     serve.add_argument("--agent", action="append", default=[], metavar="NAME=SPEC",
                        help="also serve this agent to peers under NAME (a built-in with its "
                        "parameters, or your own FILE.py:Class: loaded now, trusted); "
@@ -271,6 +276,14 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--unsafe-no-sandbox", action="store_true",
                             help="run submissions without bubblewrap where it cannot run "
                             "(they can then read your files and use the network)")
+    tournament.add_argument("--serve", type=port_int, metavar="PORT",
+                            help="show the leaderboard filling in live on a web page at "
+                            "http://HOST:PORT/ (0: any free port), served until Ctrl-C "
+                            "after the tournament ends")
+    tournament.add_argument("--host", default="127.0.0.1",
+                            help="where --serve listens (default 127.0.0.1)")
+    tournament.add_argument("--public", action="store_true",
+                            help="--serve's page needs no token (read-only)")
 
     check = sub.add_parser(
         "check", help="check an agent file before submitting it",

@@ -41,7 +41,14 @@ from littlestone.server.net.settings import (
     raise_fd_limit,
 )
 from littlestone.server.net.spectators import Broadcast, wire_result
-from littlestone.server.net.transport import UNIX_SCHEME, Connection, Server, serve, serve_unix
+from littlestone.server.net.transport import (
+    UNIX_SCHEME,
+    Connection,
+    HttpRoute,
+    Server,
+    serve,
+    serve_unix,
+)
 from littlestone.server.records.logged import (
     agent_identity,
     game_info,
@@ -117,6 +124,10 @@ class GameServer:
         self._grants = {k: v for k, v in self._grants.items() if v != account}
         self.restricted.pop(account, None)
 
+    # -- the web room's hook (littlestone.server.web): plain HTTP on the same port ------
+    #: Answers plain HTTP requests and the web page's WebSockets (set before start()).
+    http: HttpRoute | None = None
+
     async def start(self) -> None:
         """Listen; first mark ``interrupted`` the games a previous process left running
         in the data folder (``kill -9``), and raise the file-descriptor limit."""
@@ -141,6 +152,7 @@ class GameServer:
             self._server = await serve(self.handle, settings.host, settings.port,
                                        max_size=settings.limits.max_frame, tls=settings.tls,
                                        max_sockets=sockets, per_address=limits.per_address)
+        self._server.http = self.http  # (the web room's hook)
 
     @property
     def url(self) -> str:
@@ -580,10 +592,13 @@ class GameServer:
 
 
 async def serve_forever(settings: ServerSettings,
-                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None
-                        ) -> None:
-    """Run until SIGINT or SIGTERM, then shut down gracefully."""
+                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None,
+                        setup: Callable[[GameServer], None] | None = None) -> None:
+    """Run until SIGINT or SIGTERM, then shut down gracefully. ``setup`` is called
+    before the server starts listening (the web room attaches itself there)."""
     server = GameServer(settings)
+    if setup is not None:
+        setup(server)
     await server.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

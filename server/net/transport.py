@@ -34,6 +34,7 @@ import logging
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,12 @@ from websockets.client import ClientProtocol
 from websockets.exceptions import InvalidHandshake
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import CLOSED, OPEN
+from websockets.protocol import CLOSED, CONNECTING, OPEN
 from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
-__all__ = ["UNIX_SCHEME", "Connection", "Deadline", "Server", "client_tls", "connect", "serve",
-           "serve_unix", "server_tls"]
+__all__ = ["UNIX_SCHEME", "Connection", "Deadline", "HttpRoute", "Server", "Upgrade",
+           "client_tls", "connect", "serve", "serve_unix", "server_tls"]
 
 log = logging.getLogger("littlestone.server")
 
@@ -69,18 +70,40 @@ CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 Handler = Callable[["Connection"], Awaitable[None]]
 
 
+# -- plain HTTP on the same port (the web room's hook: littlestone.server.web) --------
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """An :data:`HttpRoute`'s answer: go on with the WebSocket handshake, then run
+    ``handler`` on the connection instead of the server's own."""
+
+    handler: Handler
+
+
+#: What a server does with an opening request before the WebSocket handshake: answer it
+#: with a plain HTTP response (or an awaitable of one: the socket is closed after it),
+#: accept it for another handler (:class:`Upgrade`), or ``None``: the usual handshake.
+HttpRoute = Callable[[Request], "Response | Awaitable[Response] | Upgrade | None"]
+
+
 class Connection(asyncio.Protocol):
     """One WebSocket connection (either side). ``on_open`` is called once the opening
     handshake has succeeded (the server starts its handler there)."""
 
     def __init__(self, protocol: ServerProtocol | ClientProtocol,
                  on_open: Callable[[Connection], None] | None = None,
-                 server: Server | None = None) -> None:
+                 server: Server | None = None, on_request: HttpRoute | None = None) -> None:
         self.protocol = protocol
         self.on_open = on_open
         self.server = server
         #: The peer's IP address (``unix`` on a Unix socket), once connected.
         self.address = ""
+        self.on_request = on_request
+        #: The opening request (a server's connection), and the handler an
+        #: :class:`Upgrade` chose for it.
+        self.request: Request | None = None
+        self.handler: Handler | None = None
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.messages: collections.deque[bytes | str] = collections.deque()
@@ -122,6 +145,12 @@ class Connection(asyncio.Protocol):
                 self._frame(event)
             elif isinstance(event, Request):
                 assert isinstance(protocol, ServerProtocol)
+                self.request = event
+                answer = self.on_request(event) if self.on_request is not None else None
+                if answer is not None and not isinstance(answer, Upgrade):
+                    self._respond(answer)
+                    continue
+                self.handler = answer.handler if answer is not None else None
                 protocol.send_response(protocol.accept(event))
                 self._write()
                 self._opening()
@@ -284,7 +313,9 @@ class Connection(asyncio.Protocol):
                 transport.close()
 
     def _opening(self) -> None:
-        if self.protocol.state is OPEN:
+        # open, or already closing: a peer may answer the handshake, send a message and
+        # close in one segment (the web room's feed of a game that has ended does)
+        if self.protocol.handshake_exc is None and self.protocol.state is not CONNECTING:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -293,6 +324,29 @@ class Connection(asyncio.Protocol):
                 self.on_open(self)
         # a refused handshake: the protocol has sent its answer and EOF; connection_lost
         # then fails ``opened`` with the protocol's handshake_exc
+
+    def _respond(self, answer: Response | Awaitable[Response]) -> None:
+        """Send a plain HTTP response (then EOF), at once or when it is ready."""
+        assert isinstance(self.protocol, ServerProtocol)
+        if isinstance(answer, Response):
+            self.protocol.send_response(answer)
+            self._write()
+            return
+
+        async def later(answer: Awaitable[Response]) -> None:
+            assert isinstance(self.protocol, ServerProtocol)
+            try:
+                response = await answer
+            except Exception:
+                log.exception("an HTTP request failed")
+                response = self.protocol.reject(500, "internal error\n")
+            if self.transport is not None and not self.transport.is_closing():
+                self.protocol.send_response(response)
+                self._write()
+
+        task = self.loop.create_task(later(answer))
+        _RESPONDING.add(task)
+        task.add_done_callback(_RESPONDING.discard)
 
     def _frame(self, frame: Frame) -> None:
         opcode = frame.opcode
@@ -388,6 +442,10 @@ class Deadline:
             self.expired()
 
 
+#: HTTP responses being prepared (a reference keeps each task alive until it is done).
+_RESPONDING: set[asyncio.Task[None]] = set()
+
+
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
@@ -409,10 +467,12 @@ class Server:
         self.sockets_of: collections.Counter[str] = collections.Counter()
         self.tasks: set[asyncio.Task[None]] = set()
         self.server: asyncio.Server | None = None
+        #: Plain HTTP on this port (:data:`HttpRoute`), read at each request.
+        self.http: HttpRoute | None = None
 
     def connection(self) -> Connection:
         return Connection(ServerProtocol(max_size=self.max_size), on_open=self._open,
-                          server=self)
+                          server=self, on_request=self._route)
 
     def admit(self, connection: Connection) -> bool:
         """A socket has connected: counted, or refused (False) over a cap."""
@@ -431,6 +491,9 @@ class Server:
         if self.sockets_of[connection.address] <= 0:
             del self.sockets_of[connection.address]
 
+    def _route(self, request: Request) -> Response | Awaitable[Response] | Upgrade | None:
+        return self.http(request) if self.http is not None else None
+
     def _open(self, connection: Connection) -> None:
         self.connections.add(connection)
         task = asyncio.get_running_loop().create_task(self._run(connection))
@@ -439,7 +502,7 @@ class Server:
 
     async def _run(self, connection: Connection) -> None:
         try:
-            await self.handler(connection)
+            await (connection.handler or self.handler)(connection)
         except Exception:
             log.exception("connection handler failed")
             with contextlib.suppress(Exception):

@@ -462,3 +462,25 @@ class Store:
         """One game's row."""
         rows = self._run("SELECT * FROM games WHERE game_id = ?", (game_id,))
         return dict(rows[0]) if rows else None
+
+    # -- for the web page (littlestone.server.web) ------------------------------------
+
+    def tournaments(self) -> list[dict[str, Any]]:
+        """Every tournament of this folder, newest first, with the games it recorded."""
+        return [dict(r) for r in self._run(
+            "SELECT t.name, t.started, COUNT(g.key) AS games FROM tournaments t LEFT JOIN "
+            "tournament_games g ON g.tournament = t.name GROUP BY t.name "
+            "ORDER BY t.started DESC, t.name")]
+
+    def tournament_rows(self, game_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The tournament rows of these games, by game id (whom a tournament's game was
+        between, by the names the tournament gave them: a submission's file and class,
+        where the game's own row says ``remote:learner-<hash>``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(game_ids), 500):
+            chunk = game_ids[start:start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for r in self._run(f"SELECT tournament, game_id, row FROM tournament_games "
+                               f"WHERE game_id IN ({marks})", tuple(chunk)):
+                out[str(r["game_id"])] = {**json.loads(r["row"]), "tournament": r["tournament"]}
+        return out
