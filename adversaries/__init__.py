@@ -5,7 +5,13 @@ Importing this package registers every built-in adversary in :data:`ADVERSARIES`
 
 from __future__ import annotations
 
-from littlestone.adversaries import flips, lower_bounds, random_target, shattered_tree
+from littlestone.adversaries import (
+    flips,
+    lower_bounds,
+    random_target,
+    randomized,
+    shattered_tree,
+)
 from littlestone.adversaries.base import ADVERSARIES, Adversary, register
 
 __all__ = [
@@ -14,6 +20,7 @@ __all__ = [
     "flips",
     "lower_bounds",
     "random_target",
+    "randomized",
     "register",
     "shattered_tree",
 ]

@@ -3,6 +3,7 @@ Winnow (k-literal disjunctions) adversary."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -158,8 +159,7 @@ class WinnowLowerBound(Adversary):
         n, k = hclass.n, hclass.k
         sizes = self.group_sizes(n, k)
         starts = np.cumsum([0, *sizes])
-        self._groups = [list(range(int(a), int(b))) for a, b in zip(starts, starts[1:],
-                                                                    strict=False)]
+        self._groups = [list(range(int(a), int(b))) for a, b in itertools.pairwise(starts)]
         self._none = [True] * len(sizes)
         self.forcing = sum(math.floor(math.log2(s + 1)) for s in sizes)
         self.theory_bound = (k / 8) * (1 + math.log2(n / k))

@@ -5,7 +5,15 @@ Importing this package registers every built-in learner in :data:`LEARNERS`.
 
 from __future__ import annotations
 
-from littlestone.learners import adapters, consistent, experts, halving, perceptron, winnow
+from littlestone.learners import (
+    adapters,
+    consistent,
+    experts,
+    halving,
+    perceptron,
+    randomized,
+    winnow,
+)
 from littlestone.learners.base import LEARNERS, Learner, register
 
 __all__ = [
@@ -16,6 +24,7 @@ __all__ = [
     "experts",
     "halving",
     "perceptron",
+    "randomized",
     "register",
     "winnow",
 ]

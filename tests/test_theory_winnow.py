@@ -18,7 +18,7 @@ import pytest
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
 from littlestone.adversaries.lower_bounds import WinnowLowerBound
-from littlestone.games.classes import make_class
+from littlestone.games.classes import Disjunctions, make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.server.local import play
@@ -46,6 +46,7 @@ class Winnow2Breaker(Adversary):
 
     def reset(self, game: GameSpec, seed: int) -> None:
         hclass = game.hclass
+        assert isinstance(hclass, Disjunctions)
         self.n, self.k = hclass.n, hclass.k
         self._theta = float(self.n) if self.theta is None else self.theta
         self.w = np.ones(self.n)
@@ -97,8 +98,9 @@ def test_winnow2_within_its_bound(n, k, alpha, theta):
     expected = winnow2_bound(n, k, alpha, theta)
     worst = 0.0
     for seed in (0, 1, 2):
-        for adversary in (Winnow2Breaker(alpha, theta), Spoiler(),
-                          ADVERSARIES.make("random-target"), ADVERSARIES.make("winnow-lower-bound")):
+        adversaries = (Winnow2Breaker(alpha, theta), Spoiler(),
+                       ADVERSARIES.make("random-target"), ADVERSARIES.make("winnow-lower-bound"))
+        for adversary in adversaries:
             result = play(game, LEARNERS.make(learner), adversary, seed)
             assert result.complete and result.bound is not None
             assert result.bound.value == pytest.approx(expected)
