@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -10,8 +11,8 @@ from typing import Any
 
 from littlestone import adversaries, learners
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
-from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.errors import BudgetExceeded
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import class_ldim, shattered_tree, solver_for, too_large
 from littlestone.games.randomized import class_randomized_value
 from littlestone.games.vcdim import class_vcdim
@@ -53,10 +54,8 @@ def _beside_ldim(hclass: FiniteClass) -> dict[str, Any]:
     expected mistakes, games.randomized), each ``None`` beyond its budget."""
     out: dict[str, Any] = {"vcdim": None, "vcdim_method": None, "randomized_value": None,
                            "randomized_value_exact": None}
-    try:
+    with contextlib.suppress(BudgetExceeded):
         out["vcdim"], out["vcdim_method"] = class_vcdim(hclass)
-    except BudgetExceeded:
-        pass
     if too_large(hclass) is None:
         try:
             value = class_randomized_value(hclass, budget=LDIM_EXTRAS_BUDGET)
