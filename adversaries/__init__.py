@@ -6,6 +6,7 @@ Importing this package registers every built-in adversary in :data:`ADVERSARIES`
 from __future__ import annotations
 
 from littlestone.adversaries import (
+    agnostic,
     flips,
     lower_bounds,
     random_target,
@@ -17,6 +18,7 @@ from littlestone.adversaries.base import ADVERSARIES, Adversary, register
 __all__ = [
     "ADVERSARIES",
     "Adversary",
+    "agnostic",
     "flips",
     "lower_bounds",
     "random_target",
