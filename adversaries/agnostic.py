@@ -12,11 +12,14 @@ from numpy.typing import NDArray
 
 from littlestone.adversaries.base import Adversary, register
 from littlestone.games import commitment
+from littlestone.games.classes import FiniteClass
 from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.ldim import LDIM_BUDGET, LdimSolver, solver_within_budget, too_large
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["RandomCosts", "expected_min_binomial", "random_costs_regret"]
+__all__ = ["NoisyTree", "RandomCosts", "expected_block_regret", "expected_min_binomial",
+           "random_costs_regret"]
 
 #: Cost vectors drawn at a time.
 BLOCK = 1024
@@ -134,3 +137,103 @@ class RandomCosts(Adversary):
 
     def costs(self, answer: FloatArray | float) -> FloatArray:
         return self._draw().copy()
+
+
+def expected_block_regret(n: int) -> float:
+    """E[n/2 - min(B, n - B)] = E|B - n/2|, B ~ Bin(n, 1/2): the regret one block of n fair
+    labels on one instance forces.
+
+    >>> expected_block_regret(1), expected_block_regret(2)
+    (0.5, 0.5)
+    """
+    pmf = _binomial_pmf(n, 0.5)
+    return float(np.sum(pmf * np.abs(np.arange(n + 1) - n / 2)))
+
+
+@register
+class NoisyTree(Adversary):
+    """Fair random labels down a shattered tree: every learner's expected regret against
+    the class is sum_k E|B_k - n_k/2| ~ sqrt(Ldim(H) T / (2 pi)) = Omega(sqrt(Ldim(H) T))
+    (``forcing``; the lower bound of agnostic online learning, UML Thm 21.10).
+
+    The T rounds are cut into L = Ldim(H) blocks (``depth`` fewer) of n_k ~ T/L rounds.
+    Block k shows one instance, the one that splits the version space V optimally (the
+    shattered tree of the Ldim cache), with i.i.d. fair labels; then V moves to the side
+    of the block's majority label (1 on a tie). The learner loses T/2 in expectation
+    whatever it does, while the hypothesis at the end of the path loses only each
+    block's minority. The experts game over a class (labels need not be realizable).
+    Oblivious: the sequence follows from its seed, and it commits to it.
+
+    >>> from littlestone.games.classes import make_class
+    >>> adversary = NoisyTree()
+    >>> adversary.start(GameSpec("experts", 100, make_class("thresholds:n=7")), seed=0)
+    >>> adversary.blocks, round(adversary.forcing, 3)
+    ([34, 33, 33], 6.928)
+    """
+
+    id = "noisy-tree"
+    games = frozenset({EXPERTS})
+    oblivious = True
+    slow_moves = True
+
+    def __init__(self, depth: int | None = None, budget: int = LDIM_BUDGET) -> None:
+        if depth is not None and depth < 1:
+            raise ValueError(f"depth={depth} must be >= 1")
+        self.depth, self.budget = depth, budget
+        self.forcing = 0.0
+        self.blocks: list[int] = []
+        self._solver: LdimSolver | None = None
+        self._rng = np.random.default_rng(0)
+        self._plan: list[tuple[int, int]] = []
+        self._t = 0
+        self._salt = b""
+        self._digest = b""
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if not isinstance(game.hclass, FiniteClass):
+            return "it plays the experts game over a finite class (--class)"
+        return too_large(game.hclass) or super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        assert isinstance(game.hclass, FiniteClass)
+        self._solver, ldim = solver_within_budget(game.hclass, self.budget, self.id)
+        depth = max(1, min(ldim, self.depth or ldim, game.rounds or 1))
+        base, extra = divmod(game.rounds, depth)
+        self.blocks = [base + (k < extra) for k in range(depth)] if ldim else [game.rounds]
+        self._rng = np.random.default_rng(seed)
+        self._salt = self._rng.bytes(commitment.MIN_SALT_BYTES)
+        plan: list[tuple[int, int]] = []  # (instance, label) of every round
+        v = self._solver.full
+        for n in self.blocks:
+            if ldim == 0 or self._solver.ldim(v, self.budget) == 0:
+                x = 0  # nothing splits V: every hypothesis errs alike
+            else:
+                x, _, _ = self._solver.best_split(v)
+            labels = self._rng.integers(0, 2, n)
+            plan.extend((x, int(y)) for y in labels)
+            majority = 1 if 2 * int(labels.sum()) >= n else 0
+            side = self._solver.split(v, x)[majority]
+            v = side or v
+        self._plan = plan
+        self.forcing = sum(expected_block_regret(n) for n in self.blocks) if ldim else 0.0
+        sequence = commitment.SequenceHash(game.hclass.spec)
+        for x, y in plan:
+            sequence.add(x)
+            sequence.add(y)
+        self._digest = sequence.digest(self._salt)
+        self._t = 0
+
+    def commitment(self) -> bytes:
+        return self._digest
+
+    def reveal(self) -> tuple[Any, bytes]:
+        return None, self._salt
+
+    def instance(self) -> int:
+        x = self._plan[self._t][0]
+        return x
+
+    def label(self, x: Any, p: float) -> int:
+        y = self._plan[self._t][1]
+        self._t += 1
+        return y

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from littlestone.learners import (
     adapters,
+    agnostic,
     consistent,
     experts,
     halving,
@@ -20,6 +21,7 @@ __all__ = [
     "LEARNERS",
     "Learner",
     "adapters",
+    "agnostic",
     "consistent",
     "experts",
     "halving",
