@@ -61,7 +61,7 @@ def random_costs_regret(rounds: int, d: int, q: float = 0.5) -> float:
 
 @register
 class RandomCosts(Adversary):
-    """I.i.d. Bernoulli(q) costs for d free experts: every learner's expected regret is
+    """Independent Bernoulli(q) costs for d free experts: every learner's expected regret is
     q T - E[min_i L_i] ~ sqrt((T/2) ln d), the lower bound of Cesa-Bianchi & Lugosi
     Thm 3.7 (``forcing``; ``constant`` = forcing / sqrt(T ln d), -> 1/sqrt(2)).
 

@@ -191,7 +191,8 @@ SCHEDULES = ("auto", "tuned", "tight", "doubling", "anytime", "fixed")
 
 @register
 class Hedge(ExpertLearner):
-    """Hedge: weights proportional to exp(-eta L_i); expected regret <= sqrt(2 T ln d).
+    """Hedge: weights proportional to exp(-eta L_i); expected regret <= sqrt(2 T ln d), and
+    sqrt(T ln d / 2) with ``schedule=tight``.
 
     ``schedule``: ``tuned`` (eta = sqrt(2 ln d / T), T announced; UML Thm 21.11),
     ``tight`` (eta = sqrt(8 ln d / T), T announced: regret <= sqrt(T ln d / 2), half of

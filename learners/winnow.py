@@ -61,7 +61,7 @@ class Winnow(_BooleanFeatures):
     and 3k (log2 n + 1) + 2 (demotion). k is the class's k (``k-disjunctions``) or n
     (``monotone-disjunctions``).
 
-    Winnow2's proof (Littlestone 1988, Thm 9): the target's weights are never demoted
+    Winnow2's proof (Littlestone 1988, the Winnow2 theorem): the target's weights are never demoted
     (a negative instance has all of them 0) and each is promoted only while <= theta, so
     promotions u <= k (log_alpha theta + 1); a promotion adds at most (alpha - 1) theta
     to W = sum_i w_i, a demotion removes more than (1 - 1/alpha) theta, and W stays
@@ -126,13 +126,13 @@ class Winnow(_BooleanFeatures):
                          f"alpha k (log_alpha theta + 1) + n/theta, k = {k} (Littlestone 1988)")
         return Bound((a + 1) * promotions + a * n / ((a - 1) * theta),
                      f"(alpha+1) k (log_alpha theta + 1) + alpha n/((alpha-1) theta), k = {k} "
-                     "(Winnow2, Littlestone 1988 Thm 9)")
+                     "(Winnow2, Littlestone 1988)")
 
 
 @register
 class Elimination(_BooleanFeatures):
     """The elimination algorithm for monotone disjunctions: at most n mistakes (n - |S|
-    on the target OR_{i in S} x_i; Littlestone 1988, section 3).
+    on the target OR_{i in S} x_i; Littlestone 1988).
 
     It starts from the disjunction of all n variables and predicts with the variables
     it keeps; after a false 1 it drops every variable on in the instance. The target's
