@@ -16,7 +16,7 @@ P(error of the output > epsilon) <= delta, after at most (M + 1) m examples.
 >>> survivor_sample_size(0.1, 0.05, 3)
 44
 >>> probs = distribution(make_class("thresholds:n=4"), "zipf", 1.0)
->>> [round(p, 3) for p in probs]
+>>> [round(float(p), 3) for p in probs]
 [0.48, 0.24, 0.16, 0.12]
 """
 

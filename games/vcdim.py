@@ -9,8 +9,8 @@ floor(log2 |H|) (2^|S| labellings need as many hypotheses).
 >>> from littlestone.games.classes import make_class
 >>> vcdim(make_class("intervals:n=6").matrix()), vcdim(make_class("thresholds:n=9").matrix())
 (2, 1)
->>> class_vcdim(make_class("monotone-disjunctions:n=30"))
-(30, 'theorem')
+>>> class_vcdim(make_class("monotone-disjunctions:n=22"))
+(22, 'theorem')
 """
 
 from __future__ import annotations
