@@ -18,7 +18,7 @@ import pytest
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
 from littlestone.adversaries.lower_bounds import WinnowLowerBound
-from littlestone.games.classes import Disjunctions, make_class
+from littlestone.games.classes import Disjunctions, SparseDisjunctions, make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.server.local import play
@@ -46,7 +46,7 @@ class Winnow2Breaker(Adversary):
 
     def reset(self, game: GameSpec, seed: int) -> None:
         hclass = game.hclass
-        assert isinstance(hclass, Disjunctions)
+        assert isinstance(hclass, Disjunctions | SparseDisjunctions)
         self.n, self.k = hclass.n, hclass.k
         self._theta = float(self.n) if self.theta is None else self.theta
         self.w = np.ones(self.n)
