@@ -47,9 +47,12 @@ __all__ = [
     "randomized_within_budget",
 ]
 
-#: Default budget of one computation, in instance checks (one check asks whether one
-#: instance splits one version space), as games.ldim's.
-RANDOMIZED_BUDGET = 400_000
+#: What one of our instance checks (does this instance split this version space, with
+#: the values' bookkeeping) costs in the units of games.ldim's budget, which a server
+#: caps for every agent's ``budget`` (20 to 40 times an exact-Ldim check, measured).
+CHECK_COST = 32
+#: Default budget of one computation, in games.ldim's units (400,000 of our checks).
+RANDOMIZED_BUDGET = 400_000 * CHECK_COST
 
 
 class RandomizedValue:
@@ -184,7 +187,7 @@ class RandomizedValue:
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        self._work_left -= len(candidates)
+        self._work_left -= CHECK_COST * len(candidates)
         if self._work_left < 0:
             raise BudgetExceeded(
                 "the randomised value needs more instance checks than the budget; "

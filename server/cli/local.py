@@ -22,7 +22,7 @@ from littlestone.server.records.logged import play_logged
 __all__ = ["ldim", "list_agents", "play"]
 
 #: Instance checks `ldim` spends on the randomised value before printing null.
-LDIM_EXTRAS_BUDGET = 100_000
+LDIM_EXTRAS_BUDGET = 1_600_000
 
 
 def ldim(args: argparse.Namespace) -> int:
