@@ -27,7 +27,8 @@ class RandomizedSOA(Learner):
     makes |p - y| + v(V_x^y) <= v(V) whatever the label: the expected mistakes
     sum_t |p_t - y_t| stay <= v_T(H) on every sequence. The ``randomized-value``
     adversary forces exactly v_T(H) on it. It refuses before round 1, naming the budget,
-    a class whose value it cannot compute within ``budget`` instance checks.
+    a class whose value it cannot compute within ``budget`` (in exact Ldim's units: one of
+    its checks counts games.randomized.CHECK_COST).
 
     >>> from littlestone.games.classes import make_class
     >>> learner = RandomizedSOA()
