@@ -86,3 +86,17 @@ def test_pac_command(capsys):
     assert data["max_examples"] <= data["max_examples_bound"]
     assert main(["pac", "--class", "thresholds:n=63", "--learner", "hedge"]) == 2
     assert "not a deterministic learner" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--epsilon", "1.5"], "must be in (0, 1)"),
+    (["--repeat", "0"], "--repeat must be >= 1"),
+    (["--learner", "perceptron"], "no mistake bound"),
+])
+def test_pac_command_refuses_bad_input(capsys, argv, message):
+    base = {"--class": "thresholds:n=15", "--learner": "halving"}
+    for key, value in zip(argv[::2], argv[1::2], strict=True):
+        base[key] = value
+    args = ["pac"] + [item for pair in base.items() for item in pair]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
