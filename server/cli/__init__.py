@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
-from littlestone.server.cli import local, network, records, tournaments
+from littlestone.server.cli import local, network, pac, records, tournaments
 from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 from littlestone.server.cli.parser import build_parser
 
@@ -31,7 +31,7 @@ COMMANDS: dict[str, Callable[[Any], int]] = {
     "adversaries": local.list_agents, "games": records.games, "replay": records.replay,
     "serve": network.serve, "connect": network.connect, "watch": network.watch,
     "token": network.token, "check": tournaments.check, "tournament": tournaments.tournament,
-    "probe": tournaments.probe,
+    "probe": tournaments.probe, "pac": pac.pac,
 }
 
 

@@ -69,6 +69,24 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"most instance checks to spend (default {LDIM_BUDGET})")
     ldim.add_argument("--json", action="store_true", help="print one JSON object")
 
+    pac = sub.add_parser(
+        "pac", help="online-to-batch: a mistake-bound learner made PAC, measured",
+        description="Run a deterministic learner on i.i.d. examples until a hypothesis "
+        "survives (1/epsilon) ln((M+1)/delta) of them in a row, many times, and measure the "
+        "output's true error against epsilon and delta (on halfspaces: the Perceptron's "
+        "random iterate against 1/(n gamma^2)).",
+    )
+    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC")
+    pac.add_argument("--learner", required=True, metavar="SPEC")
+    pac.add_argument("--epsilon", type=float, default=0.1)
+    pac.add_argument("--delta", type=float, default=0.05)
+    pac.add_argument("--dist", choices=("uniform", "zipf"), default="uniform")
+    pac.add_argument("--examples", type=count_int, default=200, metavar="N",
+                     help="examples per run of the random iterate (halfspaces)")
+    pac.add_argument("--repeat", type=count_int, default=100, metavar="R")
+    pac.add_argument("--seed", type=seed_int, default=0, metavar="S")
+    pac.add_argument("--json", action="store_true", help="print one JSON object")
+
     play = sub.add_parser(
         "play", help="play one game locally",
         description="Play one game between a learner and an adversary, in process.",
