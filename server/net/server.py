@@ -268,11 +268,9 @@ class GameServer:
                      message: dict[str, Any]) -> None:
         """A remote agent enters a tournament under its token's name and plays the games
         the tournament gives it, one after another, until ``done``."""
-        if session.account is None:
-            await ws.send(encode(ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs "
-                                               "a token: the token's name is the entrant")
-                                 .to_message()))
-            return
+        if session.account is None:  # fatal: answered, then the connection is closed
+            raise ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs a token: the "
+                                "token's name is the entrant")
         key = (message["tournament"], session.account)
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.entrants[key] = (ws, session, finished)
