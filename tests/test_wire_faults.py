@@ -69,7 +69,9 @@ async def honest_game(server: GameServer) -> None:
 
 
 def log_of(server: GameServer, game_id: str) -> Any:
-    return read_log(Path(Store(server.settings.data).game(game_id)["log"]))
+    row = Store(server.settings.data).game(game_id)
+    assert row is not None
+    return read_log(Path(row["log"]))
 
 
 def fault_codes(server: GameServer, game_id: str) -> list[str]:
