@@ -75,11 +75,12 @@ def serve_child(args: argparse.Namespace) -> None:
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
-    latencies = array("d")
+    latencies = array("d")  # pairs: when the move was taken (monotonic), its clock
     charge = RemotePlayer._charge
 
     def timed(self: RemotePlayer, started: float, now: float | None = None) -> None:
         taken = self.ws.loop.time() if now is None else now
+        latencies.append(taken)
         latencies.append(taken - started)
         charge(self, started, taken)
 
@@ -97,10 +98,9 @@ def serve_child(args: argparse.Namespace) -> None:
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
         await stop.wait()
         await server.stop()
-        lat = np.frombuffer(latencies, dtype=np.float64) if latencies else np.zeros(1)
-        Path(args.ready).write_text(json.dumps({
-            "moves": len(latencies), "p50_ms": float(np.percentile(lat, 50)) * 1e3,
-            "p99_ms": float(np.percentile(lat, 99)) * 1e3, "max_ms": float(lat.max()) * 1e3}))
+        np.save(Path(args.ready).with_suffix(".npy"),
+                np.frombuffer(latencies, dtype=np.float64).reshape(-1, 2))
+        Path(args.ready).write_text("{}")
 
     asyncio.run(main())
 
@@ -205,9 +205,11 @@ async def misbehaving(url: str, token: str, peer: int, games: int, stop: asyncio
                     await ws.send(rng.bytes(int(rng.integers(1, 200))))
                     await answers(ws, tally, until="error")
             elif kind == "huge_class":
-                for spec in ("thresholds:n=1099511627776", "k-disjunctions:n=4096,k=64",
-                             "halfspaces:d=100000000,margin=0.1", "matrix:path=/etc/passwd"):
-                    await ws.send(msgpack.packb({"type": "challenge", "opponent": "soa",
+                for spec in ("thresholds:n=1099511627776", "thresholds:n=16777215",
+                             "k-disjunctions:n=4096,k=64", "halfspaces:d=1000000,margin=0.1",
+                             "thresholds:n=5000", "matrix:path=/etc/passwd"):
+                    await ws.send(msgpack.packb({"type": "challenge",
+                                                 "opponent": "shattered-tree",
                                                  "seed": 1, "rules": {**RULES, "class": spec}}))
                     await answers(ws, tally, until="error")
                 tally.bad[f"{kind}:refused"] += 1
@@ -304,6 +306,13 @@ async def soak(args: argparse.Namespace, url: str, token: str, server_pid: int
             await asyncio.sleep(0.2)
 
     sampler = asyncio.create_task(sample())
+    # the baseline, in the same run: one well-behaved peer alone plays each kind of game
+    baseline = Tally()
+    phases = [time.monotonic()]
+    await well_behaved(url, token, 10**6, len(PAIRS), baseline)
+    phases.append(time.monotonic())
+    tally.games.extend(baseline.games)
+    tally.failures.extend(baseline.failures)
     start_rss = rss_mb(server_pid)
     n_bad = args.peers // 10
     began = time.perf_counter()
@@ -324,13 +333,14 @@ async def soak(args: argparse.Namespace, url: str, token: str, server_pid: int
     if pending:
         tally.failures.append(f"{len(pending)} well-behaved peers unfinished after "
                               f"{args.max_seconds} s")
+    phases.append(time.monotonic())
     await asyncio.sleep(1.0)  # connections closed, games ended: memory after the load
     end_rss = rss_mb(server_pid)
     stop.set()
     await sampler
     return {"tally": tally, "elapsed_s": elapsed, "rss_start_mb": start_rss,
             "rss_peak_mb": max(samples, default=start_rss), "rss_end_mb": end_rss,
-            "misbehaving_peers": n_bad, "rss_samples": len(samples)}
+            "misbehaving_peers": n_bad, "rss_samples": len(samples), "phases": phases}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -382,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
             except subprocess.TimeoutExpired:
                 child.kill()
                 child.wait()
-        server = json.loads(ready.read_text()) if ready.exists() else {}
+        clocks = ready.with_suffix(".npy")
+        moves = np.load(clocks) if clocks.exists() else np.zeros((0, 2))
         tally: Tally = figures.pop("tally")
         checked = verify(data, tally)
     grew = figures["rss_peak_mb"] - figures["rss_start_mb"]
@@ -390,9 +401,18 @@ def main(argv: list[str] | None = None) -> int:
         tally.failures.append(f"the server grew {grew:.0f} MiB (bound {args.rss_bound_mb})")
     if tally.codes.get("internal"):
         tally.failures.append(f"{tally.codes['internal']} internal errors")
+    phases = figures.pop("phases")
+    alone = moves[(moves[:, 0] >= phases[0]) & (moves[:, 0] < phases[1]), 1]
+    loaded = moves[(moves[:, 0] >= phases[1]) & (moves[:, 0] <= phases[2]), 1]
+
+    def ms(values: Any, q: float) -> float | None:
+        return round(float(np.percentile(values, q)) * 1e3, 3) if len(values) else None
+
     report = {"peers": args.peers, "games_per_peer": args.games, **figures,
-              "server_moves": server.get("moves"), "move_p50_ms": server.get("p50_ms"),
-              "move_p99_ms": server.get("p99_ms"), "move_max_ms": server.get("max_ms"),
+              "baseline_moves": len(alone), "baseline_move_p50_ms": ms(alone, 50),
+              "baseline_move_p99_ms": ms(alone, 99),
+              "server_moves": len(loaded), "move_p50_ms": ms(loaded, 50),
+              "move_p99_ms": ms(loaded, 99), "move_max_ms": ms(loaded, 100),
               "well_behaved": dict(tally.good), "verified_against_local": checked,
               "misbehaviour": dict(sorted(tally.bad.items())),
               "error_codes": dict(tally.codes), "failures": tally.failures[:20],
