@@ -79,7 +79,11 @@ GAMES: dict[str, tuple[str, dict[str, Any], str]] = {
                                     "rounds": 4}, "cover-flip"),
     "adversary-mb": ("adversary", {"game": "mistake-bound", "class": "thresholds:n=8",
                                    "rounds": 4}, "halving"),
+    "adversary-experts": ("adversary", {"game": "experts", "class": None, "experts": 3,
+                                        "rounds": 4}, "hedge"),
 }
+FIRST = {"adversary-mb": {"type": "instance", "t": 1, "x": 1},
+         "adversary-experts": {"type": "advice", "t": 1, "advice": [0.0, 1.0, 0.5]}}
 IN_GAME_CODES = {"bad_message", "out_of_turn", "illegal_move", "timeout"}
 SENT = {"frames": 0}
 
@@ -100,6 +104,12 @@ def _good_moves(kind: str, message: dict[str, Any], rounds: int) -> list[dict[st
         if t < rounds:
             moves.append({"type": "instance", "t": t + 1, "x": (t + 1) % 8})
         return moves
+    if kind == "adversary-experts" and message["type"] == "answer":
+        t = message["t"]
+        moves = [{"type": "costs", "t": t, "v": [1.0, 0.0, 0.5]}]
+        if t < rounds:
+            moves.append({"type": "advice", "t": t + 1, "advice": [0.0, 1.0, 0.5]})
+        return moves
     return []
 
 
@@ -117,7 +127,7 @@ def _fuzz_one_game(live: GameServer, kind: str, junk: list[list[Any]]) -> None:
         _send(ws, {"type": "challenge", "rules": rules, "opponent": opponent, "seed": 1})
         start = msgpack.unpackb(ws.recv(10))
         assert start["type"] == "start", start
-        pending = ([{"type": "instance", "t": 1, "x": 1}] if role == "adversary" else [])
+        pending = [FIRST[kind]] if kind in FIRST else []
         step = 0
         while True:
             for frame in junk[step % len(junk)] if step < len(junk) else []:
@@ -145,7 +155,8 @@ def _fuzz_one_game(live: GameServer, kind: str, junk: list[list[Any]]) -> None:
 
 
 def test_fuzzed_frames_mid_game_over_real_sockets(live: GameServer) -> None:
-    """Mutated, truncated, reordered and random frames between good moves, in each role:
+    """Mutated, truncated, reordered and random frames between good moves, in each role
+    and game:
     every answer is a typed, non-fatal error; each game ends with a status of the rules
     (never internal), indexed; the server then plays an honest game."""
     SENT["frames"] = 0
