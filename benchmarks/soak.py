@@ -22,7 +22,9 @@ Checked and printed (``--json`` for the figures as JSON):
   the peak, at the end;
 - server-side move latency: for every move the server accepted, the time from its
   request leaving the server to the move being taken (PROTOCOL.md's move clock), p50,
-  p99, max.
+  p99, max; it includes the peers' own time, so also the lag of the server's event loop
+  (how late it runs a 10 ms timer: the server's own share), each beside the same figure
+  for one peer alone earlier in the same run (the baseline).
 
 Exit status 1 when a well-behaved game failed or differed, an ``internal`` was seen, or
 the server grew beyond ``--rss-bound-mb`` over its start.
@@ -76,6 +78,7 @@ def serve_child(args: argparse.Namespace) -> None:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
     latencies = array("d")  # pairs: when the move was taken (monotonic), its clock
+    lags = array("d")  # pairs: when, the event loop's lag
     charge = RemotePlayer._charge
 
     def timed(self: RemotePlayer, started: float, now: float | None = None) -> None:
@@ -95,9 +98,22 @@ def serve_child(args: argparse.Namespace) -> None:
         token = server.store.add_token("soak")
         Path(args.ready).write_text(json.dumps({"port": server.port, "token": token}))
         stop = asyncio.Event()
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+
+        async def lag() -> None:  # how late the server's event loop runs a 10 ms timer
+            while True:
+                asked = loop.time()
+                await asyncio.sleep(0.01)
+                lags.append(loop.time())
+                lags.append(loop.time() - asked - 0.01)
+
+        watch = asyncio.create_task(lag())
         await stop.wait()
+        watch.cancel()
         await server.stop()
+        np.save(Path(args.ready).with_suffix(".lag.npy"),
+                np.frombuffer(lags, dtype=np.float64).reshape(-1, 2))
         np.save(Path(args.ready).with_suffix(".npy"),
                 np.frombuffer(latencies, dtype=np.float64).reshape(-1, 2))
         Path(args.ready).write_text("{}")
@@ -394,6 +410,8 @@ def main(argv: list[str] | None = None) -> int:
                 child.wait()
         clocks = ready.with_suffix(".npy")
         moves = np.load(clocks) if clocks.exists() else np.zeros((0, 2))
+        lag_file = ready.with_suffix(".lag.npy")
+        lags = np.load(lag_file) if lag_file.exists() else np.zeros((0, 2))
         tally: Tally = figures.pop("tally")
         checked = verify(data, tally)
     grew = figures["rss_peak_mb"] - figures["rss_start_mb"]
@@ -404,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     phases = figures.pop("phases")
     alone = moves[(moves[:, 0] >= phases[0]) & (moves[:, 0] < phases[1]), 1]
     loaded = moves[(moves[:, 0] >= phases[1]) & (moves[:, 0] <= phases[2]), 1]
+    lag_alone = lags[(lags[:, 0] >= phases[0]) & (lags[:, 0] < phases[1]), 1]
+    lag_loaded = lags[(lags[:, 0] >= phases[1]) & (lags[:, 0] <= phases[2]), 1]
 
     def ms(values: Any, q: float) -> float | None:
         return round(float(np.percentile(values, q)) * 1e3, 3) if len(values) else None
@@ -413,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
               "baseline_move_p99_ms": ms(alone, 99),
               "server_moves": len(loaded), "move_p50_ms": ms(loaded, 50),
               "move_p99_ms": ms(loaded, 99), "move_max_ms": ms(loaded, 100),
+              "baseline_loop_lag_p50_ms": ms(lag_alone, 50),
+              "baseline_loop_lag_p99_ms": ms(lag_alone, 99),
+              "loop_lag_p50_ms": ms(lag_loaded, 50), "loop_lag_p99_ms": ms(lag_loaded, 99),
               "well_behaved": dict(tally.good), "verified_against_local": checked,
               "misbehaviour": dict(sorted(tally.bad.items())),
               "error_codes": dict(tally.codes), "failures": tally.failures[:20],
