@@ -138,6 +138,7 @@ class Tally:
         self.codes = Counter[str]()
         self.failures: list[str] = []
         self.games: list[tuple[int, dict[str, Any], str]] = []  # (pair, client's out, seed)
+        self.hostile: list[tuple[str, str]] = []  # (misbehaviour, game id)
 
 
 async def well_behaved(url: str, token: str, peer: int, games: int, tally: Tally) -> None:
@@ -242,7 +243,8 @@ async def misbehaving(url: str, token: str, peer: int, games: int, stop: asyncio
             else:
                 await ws.send(msgpack.packb({"type": "challenge", "opponent": "random-target",
                                              "seed": peer, "rules": RULES}))
-                await answers(ws, tally, until="start")
+                start = await answers(ws, tally, until="start")
+                tally.hostile.append((kind, start["game_id"]))
                 t = 0
                 while True:
                     message = msgpack.unpackb(await asyncio.wait_for(ws.recv(), 60))
@@ -292,6 +294,11 @@ def verify(data: Path, tally: Tally) -> int:
     from littlestone.server.records.store import Store
 
     store = Store(data)
+    for kind, game_id in tally.hostile:  # how the server ended each misbehaving game
+        row = store.game(game_id)
+        tally.bad[f"{kind}: indexed as {row['status'] if row else 'missing'}"] += 1
+        if row is None or row["status"] in ("running", "incomplete"):
+            tally.failures.append(f"game {game_id} ({kind}): not ended in the index")
     checked = 0
     for index, out, seed in tally.games:
         _, name, spec, d, learner, adversary, rounds = PAIRS[index]
