@@ -268,7 +268,7 @@ class GameServer:
                      message: dict[str, Any]) -> None:
         """A remote agent enters a tournament under its token's name and plays the games
         the tournament gives it, one after another, until ``done``."""
-        if session.account is None:  # fatal: answered, then the connection is closed
+        if session.account is None:
             raise ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs a token: the "
                                 "token's name is the entrant")
         key = (message["tournament"], session.account)
