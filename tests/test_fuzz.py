@@ -33,14 +33,14 @@ from tests.fuzzing import frames, messages, run
 #: Hypothesis examples per property, and the inputs (frames, messages, rules, moves)
 #: they must hold at least: over 10,000 in all.
 BUDGET = {
-    "codec": (700, 2500),
-    "messages": (550, 1750),
-    "rules": (300, 750),
-    "session": (600, 1200),
-    "mistake-bound referee": (600, 1600),
-    "experts referee": (450, 1100),
-    "remote checks = referee": (300, 1100),
-    "commit and reveal": (250, 600),
+    "codec": (700, 2800),                   # 4 frames an example
+    "messages": (500, 2000),                # 4 messages an example
+    "rules": (300, 900),                    # 3 rules maps an example
+    "session": (600, 900),                  # frames vary: ~2 an example
+    "mistake-bound referee": (600, 1200),   # moves vary: ~3 an example
+    "experts referee": (450, 800),          # moves vary: ~2.7 an example
+    "remote checks = referee": (300, 1200),  # 4 vectors an example
+    "commit and reveal": (250, 750),        # 3 games an example
 }
 assert sum(least for _, least in BUDGET.values()) >= 10_000
 
