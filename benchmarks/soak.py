@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import resource
@@ -72,6 +73,7 @@ RULES = {"game": "mistake-bound", "class": "thresholds:n=15", "rounds": 40}
 def serve_child(args: argparse.Namespace) -> None:
     """The server under test, with the move clock of every accepted move recorded."""
     from littlestone.server.net import GameServer, ServerSettings
+    from littlestone.server.net import settings as server_settings
     from littlestone.server.net.players import RemotePlayer
     from littlestone.server.net.settings import Budgets
 
@@ -93,10 +95,17 @@ def serve_child(args: argparse.Namespace) -> None:
         settings = ServerSettings(port=0, data=Path(args.data), move_deadline=args.move_deadline,
                                   time_bank=args.time_bank,
                                   budgets=Budgets(max_games=max(256, 2 * args.peers)))
+        connection_limits = getattr(server_settings, "ConnectionLimits", None)
+        if connection_limits is not None:  # a server with connection limits: its defaults,
+            # but every peer shares 127.0.0.1 (a class behind one address) and idle
+            # lobby connections are closed within the run
+            wider = connection_limits(per_address=args.peers + 16, lobby_idle_s=args.lobby_idle)
+            settings = dataclasses.replace(settings, **{"connections": wider})
         server = GameServer(settings)
         await server.start()
-        token = server.store.add_token("soak")
-        Path(args.ready).write_text(json.dumps({"port": server.port, "token": token}))
+        tokens = [server.store.add_token(f"soak-{peer}") for peer in range(args.peers + 1)]
+        Path(args.ready).write_text(json.dumps({"port": server.port, "tokens": tokens,
+                                                "limits": connection_limits is not None}))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
@@ -235,8 +244,16 @@ async def misbehaving(url: str, token: str, peer: int, games: int, stop: asyncio
             elif kind == "oversized":
                 await ws.send(b"\x81\xa4type" + bytes(200_000))
                 await answers(ws, tally, until="never")
-            elif kind == "idle":
-                await stop.wait()  # held open, silent, until the soak ends
+            elif kind == "idle":  # silent until the soak ends or the server closes it
+                ended = asyncio.ensure_future(stop.wait())
+                closed = asyncio.ensure_future(ws.wait_closed())
+                await asyncio.wait((ended, closed), return_when=asyncio.FIRST_COMPLETED)
+                ended.cancel()
+                if closed.done():
+                    code = ws.close_code
+                    tally.bad[f"{kind}:closed by the server {code}"] += 1
+                    continue
+                closed.cancel()
                 tally.bad[f"{kind}:held to the end"] += 1
                 await ws.close()
                 return
@@ -316,7 +333,7 @@ def verify(data: Path, tally: Tally) -> int:
 
 # -- the run --------------------------------------------------------------------------------
 
-async def soak(args: argparse.Namespace, url: str, token: str, server_pid: int
+async def soak(args: argparse.Namespace, url: str, tokens: list[str], server_pid: int
                ) -> dict[str, Any]:
     tally = Tally()
     stop = asyncio.Event()
@@ -332,16 +349,16 @@ async def soak(args: argparse.Namespace, url: str, token: str, server_pid: int
     # the baseline, in the same run: one well-behaved peer alone plays each kind of game
     baseline = Tally()
     phases = [time.monotonic()]
-    await well_behaved(url, token, 10**6, len(PAIRS), baseline)
+    await well_behaved(url, tokens[-1], 10**6, len(PAIRS), baseline)
     phases.append(time.monotonic())
     tally.games.extend(baseline.games)
     tally.failures.extend(baseline.failures)
     start_rss = rss_mb(server_pid)
     n_bad = args.peers // 10
     began = time.perf_counter()
-    good = [asyncio.create_task(well_behaved(url, token, p, args.games, tally))
+    good = [asyncio.create_task(well_behaved(url, tokens[n_bad + p], p, args.games, tally))
             for p in range(args.peers - n_bad)]
-    bad = [asyncio.create_task(misbehaving(url, token, p, args.games, stop, tally))
+    bad = [asyncio.create_task(misbehaving(url, tokens[p], p, args.games, stop, tally))
            for p in range(n_bad)]
     done, pending = await asyncio.wait(good, timeout=args.max_seconds)
     elapsed = time.perf_counter() - began
@@ -378,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the server's per-move deadline, s (default 2)")
     parser.add_argument("--time-bank", type=float, default=1.0,
                         help="the server's time bank, s (default 1)")
+    parser.add_argument("--lobby-idle", type=float, default=10.0,
+                        help="the server's lobby idle timeout, s, when it has one (default 10)")
     parser.add_argument("--rss-bound-mb", type=float, default=1024.0,
                         help="fail when the server grows more than this (default 1024)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -397,6 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         child = subprocess.Popen(
             [sys.executable, "-m", "benchmarks.soak", "--serve", "--data", str(data),
              "--ready", str(ready), "--peers", str(args.peers),
+             "--lobby-idle", str(args.lobby_idle),
              "--move-deadline", str(args.move_deadline), "--time-bank", str(args.time_bank)],
             cwd=HERE)
         try:
@@ -407,7 +427,8 @@ def main(argv: list[str] | None = None) -> int:
             info = json.loads(ready.read_text())
             ready.unlink()
             url = f"ws://127.0.0.1:{info['port']}"
-            figures = asyncio.run(soak(args, url, info["token"], child.pid))
+            figures = asyncio.run(soak(args, url, info["tokens"], child.pid))
+            figures["server_has_connection_limits"] = info["limits"]
         finally:
             child.send_signal(signal.SIGTERM)
             try:
