@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import traceback
 
 from tests.fuzzing import CASES, run
 
@@ -33,8 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         began = time.perf_counter()
         try:
             examples, inputs = run(name, args.cases, derandomize=args.derandomize)
-        except Exception as exc:  # hypothesis has printed the falsifying example
+        except Exception as exc:  # the falsifying example is in the exception's notes
             print(f"{name}: FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
+            traceback.print_exception(exc, file=sys.stderr)
             return 1
         total += inputs
         print(f"{name}: {examples} examples, {inputs} inputs, "
