@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -20,16 +21,20 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from littlestone import adversaries as _adversaries  # noqa: F401 - registers the built-ins
+from littlestone import learners as _learners  # noqa: F401 - registers the built-ins
+from littlestone.adversaries.base import ADVERSARIES
 from littlestone.games.classes import FiniteClass, make_class
 from littlestone.games.commitment import digest
 from littlestone.games.errors import MoveError
 from littlestone.games.experts import ExpertsReferee, check_vector, check_weights
 from littlestone.games.mistake_bound import MistakeBoundReferee
+from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import Limits, decode, encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import ROLES, SCHEMAS, check
 from littlestone.protocol.session import LOBBY_MESSAGES, ROLE_MESSAGES, ServerSession
-from littlestone.server.net.policy import admit_rules
+from littlestone.server.net.policy import Opponents, admit, admit_rules
 from littlestone.server.net.settings import Budgets
 
 __all__ = ["CASES", "run"]
@@ -205,6 +210,7 @@ SPECS = st.one_of(
 RULE_VALUES = st.one_of(INTS, WIRE_VALUES)
 TINY = Budgets(max_rounds=1000, max_hypotheses=4096, max_dimension=16, max_experts=64,
                ldim_work=10_000, max_truth_table=1 << 16, game_memory_mb=16, game_disk_mb=16)
+SERVED = Opponents()
 
 
 @st.composite
@@ -230,6 +236,51 @@ def rules_case(asked: dict[str, Any]) -> None:
         assert not exc.fatal
         return
     assert 0 <= game.rounds <= TINY.max_rounds
+
+
+PARAM_VALUES = st.one_of(
+    st.sampled_from(["0", "1", "-1", "0.5", "1e308", "nan", "inf", "-inf", "", "x", "2**64",
+                     "18446744073709551616", "0x10", "1_000", "\u00b2", "\u0663", "3.5.1",
+                     "/etc/passwd", "a,b", "a=b", "lin", "sqrt"]),
+    st.integers(-(2**70), 2**70).map(str), st.floats().map(repr), st.text(max_size=8),
+)
+
+
+@st.composite
+def opponents(draw: st.DrawFn) -> tuple[str, str]:
+    """A role and an opponent spec: a registered agent (or not) with any parameters."""
+    role = draw(st.sampled_from(["learner", "adversary"]))
+    registry = ADVERSARIES if role == "learner" else LEARNERS
+    name = draw(st.one_of(st.sampled_from(sorted(registry.ids())), st.text(max_size=8)))
+    params = []
+    known = [p.name for p in registry[name].param_info()] if name in registry else []
+    for _ in range(draw(st.integers(0, 3))):
+        key = draw(st.one_of(st.sampled_from(known), st.text(max_size=6)) if known
+                   else st.text(max_size=6))
+        params.append(f"{key}={draw(PARAM_VALUES)}")
+    spec = name + (":" + ",".join(params) if params else "")
+    return role, spec
+
+
+HERE = str(Path(__file__).resolve().parents[1])
+OPPONENT_RULES: list[dict[str, Any]] = [
+    {"game": "mistake-bound", "class": "thresholds:n=15", "rounds": 20},
+    {"game": "mistake-bound", "class": "halfspaces:d=3,margin=0.2", "rounds": 20},
+    {"game": "experts", "class": None, "experts": 4, "rounds": 20},
+    {"game": "experts", "class": "singletons:n=5", "rounds": 20},
+]
+
+
+def opponents_case(rules_and_opponent: tuple[int, tuple[str, str]]) -> None:
+    """An opponent a peer names, with any parameters, for any rules: the agent the server
+    would build, or bad_message, unsupported_game, over_budget; never another exception."""
+    index, (role, spec) = rules_and_opponent
+    registry = ADVERSARIES if role == "learner" else LEARNERS
+    try:
+        admit(OPPONENT_RULES[index], spec, registry, TINY, SERVED)
+    except ProtocolError as exc:
+        assert exc.code in (Code.BAD_MESSAGE, Code.UNSUPPORTED_GAME, Code.OVER_BUDGET), exc
+        assert not exc.fatal and HERE not in exc.message, exc  # nothing of the server's disk
 
 
 # -- the server's session state machine ------------------------------------------------------
@@ -557,6 +608,9 @@ CASES: dict[str, tuple[Callable[..., int], tuple[Any, ...]]] = {
     "codec": (_each(codec_case), (st.lists(frames(), min_size=4, max_size=4), st.booleans())),
     "messages": (_each(message_case), (st.lists(messages(), min_size=4, max_size=4),)),
     "rules": (_each(rules_case), (st.lists(rules(), min_size=3, max_size=3),)),
+    "opponents": (_each(opponents_case), (
+        st.lists(st.tuples(st.integers(0, len(OPPONENT_RULES) - 1), opponents()), min_size=3,
+                 max_size=3),)),
     "session": (session_case, (st.booleans(), SESSION_OPS)),
     "mistake-bound referee": (mistake_bound_case, (st.data(), st.sampled_from(MB_CLASSES),
                                                    st.integers(1, 8))),

@@ -1,5 +1,6 @@
 """Fuzzing (hypothesis): the sans-I/O cores directly (tests/fuzzing.py: the codec, the
-message checks, the rules a peer asks for, the session state machine, both referees),
+message checks, the rules and opponents a peer asks for, the session state machine, both
+referees),
 then a few hundred mutated frames mid-game over real loopback sockets.
 
 Every property asserts that nothing but the typed error escapes and that the state
@@ -36,6 +37,7 @@ BUDGET = {
     "codec": (700, 2800),                   # 4 frames an example
     "messages": (500, 2000),                # 4 messages an example
     "rules": (300, 900),                    # 3 rules maps an example
+    "opponents": (150, 450),                # 3 opponent specs an example
     "session": (600, 900),                  # frames vary: ~2 an example
     "mistake-bound referee": (600, 1200),   # moves vary: ~3 an example
     "experts referee": (450, 800),          # moves vary: ~2.7 an example
