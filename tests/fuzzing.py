@@ -1,5 +1,5 @@
 """Hypothesis fuzzing of the sans-I/O cores: the codec, the message checks, the server's
-session state machine, the rules a peer asks for, and both referees.
+session state machine, the rules and opponents a peer asks for, and both referees.
 
 Each ``*_case`` function is one property: it takes one generated input and asserts that
 no exception but the typed one escapes (a :class:`ProtocolError` with a code PROTOCOL.md
