@@ -1,5 +1,6 @@
 """Hypothesis fuzzing of the sans-I/O cores: the codec, the message checks, the server's
-session state machine, the rules and opponents a peer asks for, and both referees.
+session state machine, the rules and opponents a peer asks for, both referees, and whole
+games through the remote players and the driver over a connection in memory.
 
 Each ``*_case`` function is one property: it takes one generated input and asserts that
 no exception but the typed one escapes (a :class:`ProtocolError` with a code PROTOCOL.md
@@ -11,6 +12,8 @@ tests.fuzz_long --cases N`` as long as one likes.
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -591,6 +594,171 @@ def reveal_case(case: tuple[int, bytes, Any, Any]) -> None:
     assert honest and referee.status == "complete"
 
 
+# -- the players and the driver, over a connection in memory ---------------------------------
+
+class MemoryPeer:
+    """A connection in memory (what :mod:`littlestone.server.net.players` uses of one):
+    each frame the server sends is answered at once by ``respond``; a read with nothing
+    to read is a deadline passed (TimeoutError)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop,
+                 respond: Callable[[dict[str, Any]], list[Any]]) -> None:
+        self.loop, self.respond = loop, respond
+        self.inbox: collections.deque[Any] = collections.deque()
+        self._stop = False
+
+    def send_nowait(self, frame: bytes) -> bool:
+        self.inbox.extend(self.respond(msgpack.unpackb(frame)))
+        return True
+
+    async def send(self, frame: bytes) -> None:
+        self.send_nowait(frame)
+
+    async def recv(self, deadline: float | None = None) -> Any:
+        if not self.inbox:
+            raise TimeoutError
+        return self.inbox.popleft()
+
+    async def answer(self, hook: Callable[[Any], bool]) -> None:
+        self._stop = False
+        while self.inbox and not self._stop:
+            if not hook(self.inbox[0]):
+                return  # declined: it waits for recv
+            self.inbox.popleft()
+
+    def stop_answering(self) -> None:
+        self._stop = True
+
+
+DRIVER_GAMES = {
+    # name: (game, class spec, experts, rounds, local learner, local adversary)
+    "remote learner vs oblivious": ("mistake-bound", "thresholds:n=8", None, 6, None,
+                                    "random-target"),
+    "remote adversary vs halving": ("mistake-bound", "thresholds:n=8", None, 6, "halving", None),
+    "both remote, mistake-bound": ("mistake-bound", "thresholds:n=8", None, 6, None, None),
+    "remote learner vs cover-flip": ("experts", None, 3, 5, None, "cover-flip"),
+    "remote adversary vs hedge": ("experts", None, 3, 5, "hedge", None),
+    "both remote, class experts": ("experts", "thresholds:n=2", None, 5, None, None),
+}
+IN_GAME = {"bad_message", "out_of_turn", "illegal_move", "timeout"}
+
+
+def _peer(data: st.DataObject, role: str, game: Any) -> Callable[[dict[str, Any]], list[Any]]:
+    """A remote player that mostly answers as it should: sometimes with a bad value, the
+    wrong round, junk, or nothing at all; after an error, it may send its move again."""
+    draw = data.draw
+    d = game.experts or 3
+    last: list[Any] = []
+
+    def first(t: int) -> list[dict[str, Any]]:
+        if game.game == "experts" and game.hclass is None:
+            return [{"type": "advice", "t": t, "advice": [0.0, 1.0, 0.5][:d]}]
+        return [{"type": "instance", "t": t, "x": t % 3}]
+
+    def good(message: dict[str, Any]) -> list[dict[str, Any]]:
+        kind, t = message["type"], message.get("t", 0)
+        if role == "learner" and kind == "instance":
+            return [{"type": "predict", "t": t, "p": 0.5}]
+        if role == "learner" and kind == "advice":
+            return [{"type": "weights", "t": t, "w": [1 / d] * d}]
+        if role == "adversary" and kind == "prediction":
+            return [{"type": "label", "t": t, "y": int(t % 3 < 2)},
+                    *(first(t + 1) if t < game.rounds else [])]
+        if role == "adversary" and kind == "answer":
+            outcome = ({"type": "costs", "t": t, "v": [1.0, 0.0, 0.5][:d]}
+                       if game.hclass is None and message.get("w") is not None
+                       else {"type": "label", "t": t, "y": 1})
+            return [outcome, *(first(t + 1) if t < game.rounds else [])]
+        return []
+
+    def respond(message: dict[str, Any]) -> list[Any]:
+        kind = message["type"]
+        if kind == "error":
+            return list(last) if draw(st.booleans()) else []
+        moves = good(message)
+        if kind == "start" and role == "adversary":
+            moves = first(1)
+        if not moves:
+            return []
+        out: list[Any] = [msgpack.packb(m, use_bin_type=True) for m in moves]
+        last[:] = out  # frames: bytes, as a connection delivers them
+        how = draw(st.sampled_from(["good"] * 6 + ["value", "t", "junk", "silent", "twice"]))
+        if how == "value":
+            bad = dict(moves[0])
+            key = draw(st.sampled_from(sorted(k for k in bad if k != "type")))
+            bad[key] = draw(st.one_of(INTS, WIRE_VALUES))
+            out[0] = msgpack.packb(bad, use_bin_type=True)
+        elif how == "t":
+            bad = {**moves[0], "t": draw(INTS)}
+            out[0] = msgpack.packb(bad, use_bin_type=True)
+        elif how == "junk":
+            out.insert(draw(st.integers(0, len(out))), draw(frames()))
+        elif how == "silent":
+            out = []
+        elif how == "twice":
+            out = out + out
+        return out
+
+    return respond
+
+
+def driver_case(data: st.DataObject, name: str) -> int:
+    """A whole game through :func:`littlestone.server.net.driver.run_game` with one or
+    both players remote: it ends with a status of the rules (complete, a forfeit after
+    the third fault, a rule broken), never an exception; faults are the codes of
+    PROTOCOL.md 6. Returns the frames the peers sent."""
+    from littlestone.games.game import GameSpec, game_seeds
+    from littlestone.server.net.driver import run_game
+    from littlestone.server.net.players import RemoteAdversary, RemoteLearner
+    from littlestone.server.net.settings import FAULTS_TO_FORFEIT, ServerSettings
+
+    name_, spec, experts, rounds, local_learner, local_adversary = DRIVER_GAMES[name]
+    game = GameSpec(name_, rounds, _class(spec) if spec else None, experts)
+    settings = ServerSettings(move_deadline=1.0, time_bank=0.0)
+    sent = [0]
+
+    async def play() -> Any:
+        loop = asyncio.get_running_loop()
+
+        def remote(role: str, cls: Any) -> Any:
+            respond = _peer(data, role, game)
+
+            def counted(message: dict[str, Any]) -> list[Any]:
+                frames_out = respond(message)
+                sent[0] += len(frames_out)
+                return frames_out
+
+            peer = MemoryPeer(loop, counted)
+            session = ServerSession(anonymous=True)
+            session.role, session.state = role, "lobby"
+            session.start_game()
+            player = cls(peer, session, settings)
+            peer.send_nowait(msgpack.packb({"type": "start", "role": role}))
+            return player
+
+        learner = (LEARNERS.make(local_learner) if local_learner
+                   else remote("learner", RemoteLearner))
+        adversary = (ADVERSARIES.make(local_adversary) if local_adversary
+                     else remote("adversary", RemoteAdversary))
+        return await run_game(game, game_seeds(7), learner, adversary)
+
+    result = asyncio.run(play())
+    status = result.status
+    faults = result.extra.get("faults", [])
+    assert {f["code"] for f in faults} <= IN_GAME, faults
+    by_role = collections.Counter(f["role"] for f in faults)
+    assert all(n <= FAULTS_TO_FORFEIT for n in by_role.values()), by_role
+    head = status.split(":")
+    if status == "complete":
+        assert result.rounds == rounds and all(n < FAULTS_TO_FORFEIT for n in by_role.values())
+    elif head[0] == "forfeit":
+        assert head[2] in IN_GAME and by_role[head[1]] == FAULTS_TO_FORFEIT, (status, faults)
+    else:  # a rule broken by a move the checks before it could not see
+        assert head[0] in ("rule_violation", "illegal_move", "out_of_turn"), status
+        assert head[1] in ("learner", "adversary"), status
+    return sent[0]
+
+
 # -- running -------------------------------------------------------------------------------------
 
 def _each(case: Callable[..., None]) -> Callable[..., int]:
@@ -615,6 +783,7 @@ CASES: dict[str, tuple[Callable[..., int], tuple[Any, ...]]] = {
     "mistake-bound referee": (mistake_bound_case, (st.data(), st.sampled_from(MB_CLASSES),
                                                    st.integers(1, 8))),
     "experts referee": (experts_case, (st.data(), st.booleans(), st.integers(1, 6))),
+    "driver": (driver_case, (st.data(), st.sampled_from(sorted(DRIVER_GAMES)))),
     "remote checks = referee": (_each(checks_agree_case), (
         st.lists(WEIGHT_VALUES, min_size=4, max_size=4), st.integers(1, 4), st.booleans())),
     "commit and reveal": (_each(reveal_case), (

@@ -1,7 +1,7 @@
 """Fuzzing (hypothesis): the sans-I/O cores directly (tests/fuzzing.py: the codec, the
 message checks, the rules and opponents a peer asks for, the session state machine, both
-referees),
-then a few hundred mutated frames mid-game over real loopback sockets.
+referees, whole games through the remote players and the driver over a connection in
+memory), then a few hundred mutated frames mid-game over real loopback sockets.
 
 Every property asserts that nothing but the typed error escapes and that the state
 after it is consistent. The examples are derandomized (the same cases on every run);
@@ -34,13 +34,14 @@ from tests.fuzzing import frames, messages, run
 #: Hypothesis examples per property, and the inputs (frames, messages, rules, moves)
 #: they must hold at least: over 10,000 in all.
 BUDGET = {
-    "codec": (700, 2800),                   # 4 frames an example
-    "messages": (500, 2000),                # 4 messages an example
+    "codec": (550, 2200),                   # 4 frames an example
+    "messages": (400, 1600),                # 4 messages an example
     "rules": (300, 900),                    # 3 rules maps an example
     "opponents": (150, 450),                # 3 opponent specs an example
-    "session": (600, 900),                  # frames vary: ~2 an example
-    "mistake-bound referee": (600, 1200),   # moves vary: ~3 an example
+    "session": (500, 750),                  # frames vary: ~2 an example
+    "mistake-bound referee": (500, 1000),   # moves vary: ~3 an example
     "experts referee": (450, 800),          # moves vary: ~2.7 an example
+    "driver": (250, 1200),                  # frames the remote players send: ~7 a game
     "remote checks = referee": (300, 1200),  # 4 vectors an example
     "commit and reveal": (250, 750),        # 3 games an example
 }
