@@ -39,7 +39,8 @@ from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViol
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult
 from littlestone.games.mistake_bound import check_label, check_probability
 
-__all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase", "draw_index"]
+__all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase", "check_vector", "check_weights",
+           "draw_index"]
 
 #: How far from 1 the sum of the learner's weights may be (they are renormalised after).
 WEIGHT_TOLERANCE = 1e-6
@@ -70,6 +71,43 @@ def _unit_vector(values: object, d: int, role: str, what: str) -> FloatArray:
     if not (v.min() >= 0.0 and v.max() <= 1.0):  # also rejects nan
         raise IllegalMove(role, f"{what}_range", f"{what} must lie in [0, 1]")
     return v
+
+
+def check_vector(values: object, d: int, role: str, what: str) -> FloatArray:
+    """Advice or costs as the referee takes them (a vector of length d in [0, 1]^d), or
+    IllegalMove; it changes no game: a driver checks a remote move before it is played
+    (PROTOCOL.md 6: an illegal move is a fault, not the end of the game).
+
+    >>> check_vector([0.0, 2.0], 2, "adversary", "costs")
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.IllegalMove: costs must lie in [0, 1]
+    """
+    return _unit_vector(values, d, role, what)
+
+
+def check_weights(weights: object, d: int) -> FloatArray:
+    """The learner's weights as :meth:`ExpertsReferee.weights` takes them (d numbers,
+    finite, >= 0, summing to 1 within WEIGHT_TOLERANCE), or IllegalMove; it changes no
+    game.
+
+    >>> check_weights([0.5, float("nan")], 2)
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.IllegalMove: weights must be >= 0 and sum to 1 within 1e-06 (sum nan)
+    """
+    try:
+        w = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise IllegalMove(LEARNER, "weights_type", "weights are not a vector of numbers") from None
+    if w.shape != (d,):
+        raise IllegalMove(LEARNER, "weights_shape", f"weights have shape {w.shape}, expected "
+                          f"({d},)")
+    total = float(w.sum())
+    if not w.min() >= 0.0 or not abs(total - 1.0) <= WEIGHT_TOLERANCE:  # rejects nan, inf
+        raise IllegalMove(LEARNER, "weights_distribution", f"weights must be >= 0 and sum to "
+                          f"1 within {WEIGHT_TOLERANCE} (sum {total:.9g})")
+    return w
 
 
 #: Experts per block when the referee draws I_t ~ w_t in two stages.

@@ -218,7 +218,10 @@ class MistakeBoundReferee:
             self._fail(IllegalMove(ADVERSARY, "queue", "queue as many instances as labels, "
                                    "within the rounds left"))
         ys = list(labels)
-        array = np.asarray(ys)
+        try:
+            array = np.asarray(ys)
+        except (TypeError, ValueError):  # ragged: checked one by one below
+            array = np.empty(0, dtype=object)
         if not (array.dtype.kind in "iu" and bool(np.all((array == 0) | (array == 1)))):
             try:
                 ys = [check_label(y) for y in ys]

@@ -33,6 +33,7 @@ __all__ = [
     "SCHEMAS",
     "SEED_MAX",
     "SEED_MIN",
+    "T_MAX",
     "check",
     "instance_from_wire",
     "instance_to_wire",
@@ -47,6 +48,15 @@ PROTOCOL_VERSION = 1
 #: The game seeds a peer may ask for: signed 64-bit integers (PROTOCOL.md 4).
 SEED_MIN, SEED_MAX = -(1 << 63), (1 << 63) - 1
 ROLES = ("learner", "adversary", "spectator")
+#: The largest round number and the largest ``rules`` integer (rounds, experts, horizon)
+#: a peer may send: what the index keeps, a signed 64-bit integer (PROTOCOL.md 6).
+T_MAX = SEED_MAX
+#: The messages of a round: their ``t`` is a round number, 1 .. T_MAX (PROTOCOL.md 5).
+ROUND_MESSAGES = frozenset({"predict", "weights", "instance", "advice", "label", "costs",
+                            "prediction", "answer"})
+#: The integers of a ``rules`` map: each nil or 0 .. T_MAX (``game`` and ``class`` are
+#: checked by :func:`rules_from_wire`).
+RULES_INTS = ("rounds", "experts", "horizon")
 
 NONE = type(None)
 _NUMBER = (int, float)
@@ -111,10 +121,30 @@ def check(message: dict[str, Any]) -> dict[str, Any]:
         value = message[name]
         if isinstance(value, bool) or not isinstance(value, types):
             raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.{name} must be {_type_names(types)}")
-    if kind in ("challenge", "create") and message["seed"] is not None and not (
-            SEED_MIN <= message["seed"] <= SEED_MAX):
-        raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.seed must be a signed 64-bit integer")
+    if kind in ROUND_MESSAGES and not 1 <= message["t"] <= T_MAX:
+        raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.t must be a round number, 1 .. 2**63-1")
+    if kind in ("challenge", "create"):
+        if message["seed"] is not None and not SEED_MIN <= message["seed"] <= SEED_MAX:
+            raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.seed must be a signed 64-bit "
+                                "integer")
+        _check_rules(kind, message["rules"])
     return message
+
+
+def _check_rules(kind: str, rules: dict[str, Any]) -> None:
+    """The integers of a ``rules`` map, in range (before any budget is asked about them).
+
+    >>> _check_rules("create", {"game": "experts", "experts": -1})
+    Traceback (most recent call last):
+    ...
+    littlestone.protocol.errors.ProtocolError: create.rules.experts must be nil or an int 0 ...1
+    """
+    for name in RULES_INTS:
+        value = rules.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                  or not 0 <= value <= T_MAX):
+            raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.rules.{name} must be nil or an "
+                                "int 0 .. 2**63-1")
 
 
 def vector_to_wire(vector: NDArray[np.float64]) -> bytes:

@@ -75,6 +75,9 @@ class ServerSession:
         self.privilege = "player"
         self._expected: frozenset[str] = frozenset()
         self._t: int | None = None
+        #: The rounds of this game in which the player faulted (a late move for one of
+        #: them is dropped, not a new fault).
+        self._faulted: set[int] = set()
 
     def receive(self, frame: bytes | str) -> dict[str, Any]:
         """Decode and check one frame from the peer."""
@@ -112,7 +115,9 @@ class ServerSession:
         if self._t is not None and "t" in message and message["t"] != self._t:
             error = ProtocolError(Code.OUT_OF_TURN, f"{kind} for round {message['t']}: this is "
                                   f"round {self._t}")
-            error.stale = message["t"] < self._t  # a late move for a round already scored
+            # a late move for a round already scored after this player's fault is dropped
+            # (PROTOCOL.md 6); any other round but the current one is a fault
+            error.stale = message["t"] < self._t and message["t"] in self._faulted
             raise error
         return message
 
@@ -153,6 +158,12 @@ class ServerSession:
     def start_game(self) -> None:
         """A game begins: only in-game messages from now."""
         self.state, self._expected, self._t = "game", frozenset(), None
+        self._faulted = set()
+
+    def fault(self, t: int | None) -> None:
+        """The player faulted in round t: a late move for it will be dropped."""
+        if t is not None:
+            self._faulted.add(t)
 
     def expect(self, *kinds: str, t: int | None = None) -> None:
         """What the game waits for now (and for which round)."""
@@ -161,6 +172,7 @@ class ServerSession:
     def end_game(self) -> None:
         """Back to the lobby."""
         self.state, self._expected, self._t = "lobby", frozenset(), None
+        self._faulted = set()
 
     def close(self) -> None:
         self.state = "closed"

@@ -415,7 +415,7 @@ async def test_faults_in_the_middle_of_queued_rounds_hand_over_and_back(tmp_path
     async with running_server(tmp_path, move_deadline=1.0, time_bank=0.0) as game_server:
         ws, game_id = await start_raw_game(game_server, rounds=12)
         script = {5: [{"type": "predict", "t": 5, "p": 7.0}],             # illegal
-                  6: [{"type": "predict", "t": 4, "p": 0.0},              # stale: dropped
+                  6: [{"type": "predict", "t": 5, "p": 0.0},              # stale: dropped
                       {"type": "predict", "t": 6, "p": 0.25}],
                   8: [],                                                  # silent: timeout
                   9: [{"type": "predict", "t": 10, "p": 0.0},             # early: a fault
@@ -472,13 +472,14 @@ async def test_stale_moves_do_not_restart_the_clock(tmp_path):
     async with running_server(tmp_path, move_deadline=0.4, time_bank=0.0) as game_server:
         ws, _ = await start_raw_game(game_server, rounds=3)
         assert (await receive(ws))["t"] == 1
-        await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 0.0}))
+        await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 7.0}))  # a fault
+        assert (await receive(ws))["code"] == "illegal_move"
         assert (await receive(ws))["t"] == 2
         loop = asyncio.get_running_loop()
         asked = loop.time()
         seen = None
         while seen is None and loop.time() - asked < 3:
-            await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 0.0}))  # stale
+            await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 0.0}))  # late: dropped
             with contextlib.suppress(TimeoutError):
                 seen = await asyncio.wait_for(receive(ws), 0.1)
         assert seen is not None and seen["code"] == "timeout"

@@ -62,7 +62,7 @@ async def run_game(
             if isinstance(player, Learner | Adversary):  # set-up may be slow: off the loop
                 await _local(player, player.start, game, own, slow=True)
             else:
-                player.hclass = game.hclass
+                player.hclass, player.n_experts = game.hclass, game.experts
         if isinstance(adversary, Adversary):
             digest = await _local(adversary, adversary.commitment)
             if digest is not None:
@@ -241,7 +241,7 @@ async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
             outcome = (await _local(adversary, adversary.label, x, referee.induced_prediction)
                        if class_derived else await _local(adversary, adversary.costs, shown))
         else:
-            outcome = await adversary.outcome(t, shown)
+            outcome = await adversary.outcome(t, shown, faulted=answer is FAULT)
         if isinstance(outcome, int) and not isinstance(outcome, bool):
             record = referee.label(outcome)
         else:

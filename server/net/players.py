@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 from websockets.exceptions import ConnectionClosed
 
+from littlestone.games.commitment import MIN_SALT_BYTES
 from littlestone.games.errors import IllegalMove
+from littlestone.games.experts import check_vector, check_weights
 from littlestone.games.mistake_bound import check_label, check_probability
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
@@ -60,6 +62,9 @@ class RemotePlayer:
         self.ws, self.session, self.settings, self.role = ws, session, settings, role
         self.faults: list[dict[str, Any]] = []
         self.bank = settings.time_bank
+        #: The game's class and number of experts (set by the driver before round 1).
+        self.hclass: Any = None
+        self.n_experts: int | None = None
 
     async def send(self, message: dict[str, Any]) -> None:
         frame = encode(message)
@@ -72,6 +77,7 @@ class RemotePlayer:
 
     async def fault(self, code: Code, message: str, t: int | None) -> None:
         self.faults.append({"t": t, "code": code.value, "message": message})
+        self.session.fault(t)
         with contextlib.suppress(Disconnected):
             await self.send(ProtocolError(code, message).to_message())
         if len(self.faults) >= FAULTS_TO_FORFEIT:
@@ -156,7 +162,6 @@ class RemoteLearner(RemotePlayer):
     def __init__(self, ws: Connection, session: ServerSession,
                  settings: ServerSettings) -> None:
         super().__init__(ws, session, settings, "learner")
-        self.hclass: Any = None
         self.pending: dict[str, Any] | None = None
 
     async def predict(self, t: int, x: Any) -> Any:
@@ -212,10 +217,20 @@ class RemoteLearner(RemotePlayer):
             message["outcome"] = self.pending
         await self.send(message)
 
+        d = self.n_experts
+
         def accept(m: dict[str, Any]) -> Any:
+            # the referee's checks, made before the move is played: a bad move is a fault
+            # (the round is scored against the learner), not the end of the game
             if m["type"] == "predict":
+                if advice is None:
+                    raise IllegalMove("learner", "prediction", "no advice this round: send "
+                                      "weights")
                 return check_probability(m["p"])
-            return vector_from_wire(m["w"])
+            w = vector_from_wire(m["w"])
+            if d is not None:
+                check_weights(w, d)
+            return w
 
         return await self.receive("predict", "weights", t=t, accept=accept)
 
@@ -279,14 +294,30 @@ class RemoteAdversary(RemotePlayer):
     def __init__(self, ws: Connection, session: ServerSession,
                  settings: ServerSettings) -> None:
         super().__init__(ws, session, settings, "adversary")
-        self.hclass: Any = None
+        #: Whether this adversary committed (a second commit is out of turn, and its
+        #: reveal needs a salt).
+        self.committed = False
+        #: Whether its move this round was advice (a label needs advice).
+        self._advised = False
+
+    def _may_commit(self, t: int) -> tuple[str, ...]:
+        """``commit`` is expected before round 1 only, once (else out of turn: a fault)."""
+        return ("commit",) if t == 1 and not self.committed else ()
+
+    def _commit(self, m: dict[str, Any]) -> tuple[str, bytes]:
+        digest = m["digest"]
+        if len(digest) != 32:
+            raise IllegalMove("adversary", "commitment", f"a commitment is 32 bytes (SHA-256), "
+                              f"not {len(digest)}")
+        self.committed = True
+        return ("commit", digest)
 
     async def instance(self, t: int) -> Any:
-        return await self.receive("instance", "commit", t=t, accept=self._instance)
+        return await self.receive("instance", *self._may_commit(t), t=t, accept=self._instance)
 
     def _instance(self, m: dict[str, Any]) -> Any:
         if m["type"] == "commit":
-            return ("commit", m["digest"])
+            return self._commit(m)
         return instance_from_wire(self.hclass, m["x"])
 
     async def label(self, t: int, x: Any, p: float) -> int:
@@ -297,14 +328,31 @@ class RemoteAdversary(RemotePlayer):
     async def advice(self, t: int) -> Any:
         def accept(m: dict[str, Any]) -> Any:
             if m["type"] == "commit":
-                return ("commit", m["digest"])
+                return self._commit(m)
             if m["type"] == "instance":
+                if self.hclass is None:
+                    raise IllegalMove("adversary", "instance", "this game has no class: send "
+                                      "advice")
+                self._advised = True
                 return ("instance", instance_from_wire(self.hclass, m["x"]))
-            return ("advice", None if m["advice"] is None else vector_from_wire(m["advice"]))
+            if self.hclass is not None:
+                raise IllegalMove("adversary", "advice", "class-derived experts: send an "
+                                  "instance")
+            if m["advice"] is None:
+                self._advised = False
+                return ("advice", None)
+            advice = vector_from_wire(m["advice"])
+            if self.n_experts is not None:
+                check_vector(advice, self.n_experts, "adversary", "advice")
+            self._advised = True
+            return ("advice", advice)
 
-        return await self.receive("advice", "instance", "commit", t=t, accept=accept)
+        return await self.receive("advice", "instance", *self._may_commit(t), t=t,
+                                  accept=accept)
 
-    async def outcome(self, t: int, answer: Any) -> Any:
+    async def outcome(self, t: int, answer: Any, faulted: bool = False) -> Any:
+        """The outcome of round t, after showing the learner's answer (weights or p; p =
+        1/2 after the learner's fault, ``faulted``)."""
         message: dict[str, Any] = {"type": "answer", "t": t}
         if isinstance(answer, np.ndarray):
             message["w"] = vector_to_wire(answer)
@@ -312,8 +360,19 @@ class RemoteAdversary(RemotePlayer):
             message["p"] = float(answer)
         await self.send(message)
 
+        predicted = not isinstance(answer, np.ndarray) and not faulted
+
         def accept(m: dict[str, Any]) -> Any:
-            return check_label(m["y"]) if m["type"] == "label" else vector_from_wire(m["v"])
+            if m["type"] == "label":
+                if not self._advised:
+                    raise IllegalMove("adversary", "label", "no advice this round: send costs")
+                return check_label(m["y"])
+            if predicted:
+                raise IllegalMove("adversary", "costs", "the learner predicted p: send a label")
+            v = vector_from_wire(m["v"])
+            if self.n_experts is not None:
+                check_vector(v, self.n_experts, "adversary", "costs")
+            return v
 
         return await self.receive("label", "costs", t=t, accept=accept)
 
@@ -324,6 +383,9 @@ class RemoteAdversary(RemotePlayer):
             target = m["target"]
             if isinstance(target, bytes | list):
                 target = vector_from_wire(target)
+            if self.committed and len(m["salt"]) < MIN_SALT_BYTES:
+                raise IllegalMove("adversary", "salt", f"salt must be >= {MIN_SALT_BYTES} "
+                                  "bytes")
             return target, m["salt"]
 
         target, salt = await self.receive("reveal", t=None, accept=accept)
