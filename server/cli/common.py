@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any, NoReturn
 
 from littlestone.games.classes import FiniteClass
@@ -12,7 +13,7 @@ from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import class_ldim
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "Parser", "UsageError", "cell", "class_keys",
-           "count_int", "emit", "port_int", "positive_int", "seed_int", "table"]
+           "count_int", "emit", "port_int", "positive_int", "seed_int", "table", "writable"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -23,8 +24,12 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are :class:`UsageError` naming the sub-command
+    (``play: argument --rounds: ...``), printed once under ``littlestone: error:``."""
+
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("littlestone").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def class_keys(hclass: Any) -> dict[str, Any]:
@@ -98,3 +103,11 @@ def port_int(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535)")
     return value
+
+
+def writable(path: str, option: str) -> None:
+    """A file an option will write: its folder must exist (nothing but the file itself is
+    created); UsageError otherwise, before any work is done."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: no such folder {str(folder)!r}")

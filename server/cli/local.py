@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,14 @@ from typing import Any
 from littlestone import adversaries, learners
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from littlestone.games.ldim import class_ldim, shattered_tree, solver_for
-from littlestone.server.cli.common import UsageError, class_keys, emit
+from littlestone.games.ldim import (
+    LdimProgress,
+    class_ldim,
+    shattered_tree,
+    solver_for,
+    too_large,
+)
+from littlestone.server.cli.common import UsageError, class_keys, emit, writable
 from littlestone.server.records.logged import play_logged
 
 __all__ = ["ldim", "list_agents", "play"]
@@ -26,8 +33,11 @@ def ldim(args: argparse.Namespace) -> int:
             "(the Perceptron bound caps it at floor(1/margin^2))"
         )
     assert isinstance(hclass, FiniteClass)
+    if args.tree:
+        writable(args.tree, "ldim: --tree")
     started = time.perf_counter()
-    value, method = class_ldim(hclass, budget=args.budget)
+    with _LdimProgressLine(hclass, started):
+        value, method = class_ldim(hclass, budget=args.budget)
     seconds = time.perf_counter() - started
     if args.tree:
         if method != "exact":
@@ -41,6 +51,50 @@ def ldim(args: argparse.Namespace) -> int:
     return 0
 
 
+class _LdimProgressLine:
+    """Progress of a long exact-Ldim computation on stderr: after
+    :data:`PROGRESS_AFTER_S`, the share of the budget spent and when, at this rate, it
+    runs out; a line rewritten in place on a terminal, a line every
+    :data:`PROGRESS_EVERY_S` otherwise (a log then gets a few lines, not hundreds)."""
+
+    def __init__(self, hclass: FiniteClass, started: float) -> None:
+        self.hclass, self.started, self.shown = hclass, started, 0.0
+        self.tty = sys.stderr.isatty()
+        self.solver: Any = None
+
+    def __enter__(self) -> _LdimProgressLine:
+        if too_large(self.hclass) is None:
+            self.solver = solver_for(self.hclass)
+            self.solver.progress = self
+        return self
+
+    def __call__(self, progress: LdimProgress) -> None:
+        now = time.perf_counter()
+        elapsed = now - self.started
+        if elapsed < PROGRESS_AFTER_S or (not self.tty and now - self.shown < PROGRESS_EVERY_S):
+            return
+        self.shown = now
+        share = progress.spent / max(progress.budget, 1)
+        left = elapsed * (1 - share) / max(share, 1e-9)
+        line = (f"ldim {self.hclass.spec}: {elapsed:.0f} s, {share:.1%} of the budget of "
+                f"{progress.budget} instance checks ({progress.cached} version spaces "
+                f"cached, split {progress.root_done} of {progress.root_total} at the root); "
+                f"the budget runs out in at most ~{left:.0f} s (--budget N: less)")
+        print(("\r\033[K" if self.tty else "") + line, end="" if self.tty else "\n",
+              file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.solver is not None:
+            self.solver.progress = None
+        if self.tty and self.shown:
+            print(file=sys.stderr)
+
+
+#: Seconds of exact Ldim before its progress is shown, and between two lines off a
+#: terminal.
+PROGRESS_AFTER_S, PROGRESS_EVERY_S = 2.0, 10.0
+
+
 def _write_tree(hclass: FiniteClass, path: str) -> None:
     _write_graph(shattered_tree(solver_for(hclass), hclass), path)
 
@@ -49,7 +103,6 @@ def _write_graph(graph: Any, path: str) -> None:
     import networkx as nx
 
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
         nx.write_graphml(graph, path)
     except OSError as exc:
         raise UsageError(f"cannot write {path!r}: {exc.strerror}") from None
@@ -69,6 +122,8 @@ def play(args: argparse.Namespace) -> int:
     played_tree = getattr(adversary, "played_tree", None)
     if args.tree and played_tree is None:
         raise UsageError(f"play: --tree: adversary {adversary.spec} does not play a tree")
+    if args.tree:
+        writable(args.tree, "play: --tree")
     started = time.perf_counter()
     done = play_logged(game, learner, adversary, args.seed, Path(args.data),
                        learner_spec=args.learner, adversary_spec=args.adversary)

@@ -141,7 +141,11 @@ def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
     except ServerError as exc:
         raise UsageError(f"{command}: {exc}") from None
     except (OSError, TimeoutError) as exc:
-        raise UsageError(f"{command}: cannot reach {url}: {exc}") from None
+        reason = str(exc) or type(exc).__name__
+        if url.startswith("wss://") and isinstance(exc, ssl.SSLError | ConnectionError):
+            reason = (f"the TLS handshake failed ({reason}): is it a plain ws:// server, or "
+                      "one whose certificate needs --tls-ca?")
+        raise UsageError(f"{command}: cannot reach {url}: {reason}") from None
     except Exception as exc:  # websockets' handshake and URI errors, a closed connection
         raise UsageError(f"{command}: {type(exc).__name__}: {exc}") from None
 

@@ -11,12 +11,14 @@ from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
 from littlestone.server.cli.common import Parser, count_int, port_int, positive_int, seed_int
 from littlestone.server.net.settings import Budgets
-from littlestone.server.records.store import DEFAULT_DATA
+from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, default_data
 
 __all__ = ["build_parser"]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    data = default_data()
+    data_help = f"the data folder: logs and index (default ${DATA_VARIABLE}, else {DEFAULT_DATA})"
     parser = Parser(
         prog="littlestone",
         description="A referee for the games of online learning theory.",
@@ -53,15 +55,14 @@ def build_parser() -> argparse.ArgumentParser:
                       help="game seed (default 0)")
     play.add_argument("--tree", metavar="FILE.graphml",
                       help="write the tree the adversary played (shattered-tree) as GraphML")
-    play.add_argument("--data", default=DEFAULT_DATA, metavar="DIR",
-                      help=f"where the game's log and index go (default {DEFAULT_DATA})")
+    play.add_argument("--data", default=data, metavar="DIR", help=data_help)
     play.add_argument("--json", action="store_true", help="print one JSON object")
 
     games = sub.add_parser(
         "games", help="list logged games",
         description="List the most recent logged games with their results, newest first.",
     )
-    games.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    games.add_argument("--data", default=data, metavar="DIR", help=data_help)
     for column in ("learner", "adversary", "class", "status"):
         games.add_argument(f"--{column}", metavar="SPEC",
                            help=f"only games with this {column} (a trailing * matches a prefix)")
@@ -76,14 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
         "4 corrupted (the hash chain breaks), 5 incomplete (cut off; shown as far as it goes).",
     )
     replay.add_argument("log", metavar="LOG_OR_GAME_ID")
-    replay.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
-    replay.add_argument("--verify", action="store_true",
+    replay.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    action = replay.add_mutually_exclusive_group()  # one thing at a time
+    action.add_argument("--verify", action="store_true",
                         help="check the log's anchor in the index, re-simulate from the "
                         "seeds and compare every record")
-    replay.add_argument("--against", metavar="LEARNER_SPEC",
+    action.add_argument("--against", metavar="LEARNER_SPEC",
                         help="play the logged sequence against another learner")
-    replay.add_argument("--plot", metavar="FILE.png|svg", help="plot mistakes or regret")
-    replay.add_argument("--export", choices=("csv", "jsonl"),
+    action.add_argument("--plot", metavar="FILE.png|svg|pdf", help="plot mistakes or regret")
+    action.add_argument("--export", choices=("csv", "jsonl"),
                         help="print every round as CSV or JSON lines")
     replay.add_argument("--page", type=int, default=1, metavar="N",
                         help="which page of rounds to show (default 1)")
@@ -97,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=port_int, default=8765)
-    serve.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    serve.add_argument("--data", default=data, metavar="DIR", help=data_help)
     serve.add_argument("--anonymous", action="store_true",
                        help="accept agents without a token (local experiments)")
     serve.add_argument("--move-deadline", type=float, default=10.0, metavar="SECONDS")
@@ -178,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     token_sub = token.add_subparsers(dest="token_command", required=True, parser_class=Parser)
     add = token_sub.add_parser("add", help="create a token for NAME and print it once")
     add.add_argument("name", metavar="NAME")
-    add.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    add.add_argument("--data", default=data, metavar="DIR", help=data_help)
 
     tournament = sub.add_parser(
         "tournament", help="run a tournament from a TOML file",
@@ -186,7 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
         "rank them and write DIR/reports/NAME.html.",
     )
     tournament.add_argument("config", metavar="CONFIG.toml")
-    tournament.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    tournament.add_argument("--data", default=data, metavar="DIR", help=data_help)
     tournament.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N")
     tournament.add_argument("--ray", metavar="ADDRESS",
                             help="fan out over a Ray cluster at ADDRESS ('local' starts one "

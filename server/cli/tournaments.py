@@ -16,6 +16,7 @@ from littlestone.server.cli.common import UsageError
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.ranking import TournamentReport
+from littlestone.server.tournament.run import check_ray_address
 from littlestone.server.tournament.sandbox import Sandbox
 
 __all__ = ["check", "leaderboard_lines", "probe", "tournament"]
@@ -31,6 +32,8 @@ EXIT_ENTRANTS_FAILED = 3
 def tournament(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError("tournament: --workers must be >= 1")
+    if args.ray is not None:
+        check_ray_address(args.ray)
     config = load_config(args.config)
     report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
                             ray_address=args.ray, keep_going=args.keep_going,

@@ -78,6 +78,9 @@ class GameServer:
         #: may only enter one tournament (account -> tournament).
         self._grants: dict[str, str] = {}
         self.restricted: dict[str, str] = {}
+        #: The tournaments this server runs, whose entrants may ``enter`` (a tournament's
+        #: arena adds its own; a plain ``serve`` runs none, and says so at once).
+        self.tournaments: set[str] = set()
         #: Games being admitted (their class built in a worker thread): they hold a slot.
         self._admitting = 0
 
@@ -272,6 +275,14 @@ class GameServer:
             await ws.send(encode(ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs "
                                                "a token: the token's name is the entrant")
                                  .to_message()))
+            return
+        if message["tournament"] not in self.tournaments:
+            await ws.send(encode(ProtocolError(Code.NOT_FOUND, (
+                f"no tournament {message['tournament']!r} runs on this server"
+                + (f" (it runs {', '.join(sorted(self.tournaments))})" if self.tournaments
+                   else ": start one with littlestone tournament CONFIG.toml, which "
+                   "announces its own address")))
+                .to_message()))
             return
         key = (message["tournament"], session.account)
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -330,7 +330,6 @@ def plot(log: GameLogData, path: str) -> None:
     ax.set_title(f"{title}\n{log.header['rules'].get('class') or ''}", fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 

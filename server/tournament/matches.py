@@ -89,11 +89,13 @@ class Arena:
             if self.want_unix:
                 self.socket = Path(self.folder.name) / "littlestone.sock"
                 self.unix = GameServer(ServerSettings(unix=self.socket, **common))  # type: ignore[arg-type]
+                self.unix.tournaments.add(self.config.name)
                 await self.unix.start()
                 self.socket.chmod(0o666)  # a sandbox's uid connects; the folder is private
             if self.want_tcp:
                 host, _, port = self.config.listen.rpartition(":")
                 self.tcp = GameServer(ServerSettings(host=host, port=int(port), **common))  # type: ignore[arg-type]
+                self.tcp.tournaments.add(self.config.name)
                 await self.tcp.start()
 
         def run() -> None:  # the servers and their SQLite connections live in this thread

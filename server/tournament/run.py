@@ -152,6 +152,34 @@ def _play_in_arena(config: TournamentConfig, data: Path, workers: int, files: li
             done.result()
 
 
+#: Seconds ``--ray ADDRESS`` is given to answer a TCP connection before Ray is started.
+RAY_REACH_SECONDS = 5.0
+
+
+def check_ray_address(address: str) -> None:
+    """Refuse at once (SpecError) a Ray address nothing listens on: ``ray.init`` would
+    wait for it without end. ``local`` and ``auto`` are Ray's to resolve.
+
+    >>> check_ray_address("local")
+    >>> check_ray_address("nowhere")
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.SpecError: --ray nowhere: give HOST:PORT (or local)
+    """
+    import socket
+
+    if address in ("local", "auto"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise SpecError(f"--ray {address}: give HOST:PORT (or local)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), RAY_REACH_SECONDS).close()
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise SpecError(f"--ray {address}: no Ray cluster answers there ({why})") from None
+
+
 def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, workers: int,
                 address: str, record: Callable[[Pairing, dict[str, Any]], None]) -> None:
     try:

@@ -1,0 +1,199 @@
+"""Every path a user takes on the command line, run as a user runs it: the installed
+command in a subprocess, from a folder other than the repository. Bad input is one line
+on stderr (``littlestone: error: COMMAND: ...``, never a doubled prefix) and exit status
+2; what used to hang answers at once."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from littlestone.server.cli import main
+
+PLAY = ["play", "--learner", "halving", "--adversary", "random-target", "--class",
+        "thresholds:n=7", "--rounds", "5"]
+
+
+def command(argv: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``python -m littlestone ARGV`` in ``cwd`` (not the repository)."""
+    env = {k: v for k, v in os.environ.items() if k != "LITTLESTONE_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "littlestone", *argv], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout, env=env,
+                          check=False)
+
+
+def assert_usage_error(run: subprocess.CompletedProcess[str], fragment: str) -> None:
+    """One line on stderr, exit 2, the fragment named, one prefix, nothing on stdout."""
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2, (run.args, run.returncode, run.stderr)
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("littlestone: error: "), lines[0]
+    assert "error: littlestone" not in lines[0]  # no doubled prefix
+    assert fragment in lines[0], (fragment, lines[0])
+    assert run.stdout == ""
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """A working folder away from the repository, a data folder with one game, a corrupt
+    index, a file where a folder should be."""
+    cwd = tmp_path_factory.mktemp("elsewhere")
+    assert not (cwd / "pyproject.toml").exists()
+    data = cwd / "data"
+    assert main([*PLAY, "--data", str(data), "--json"]) == 0
+    corrupt = cwd / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "littlestone.db").write_bytes(b"this is not a database, not at all" * 40)
+    (cwd / "afile").write_text("x")
+    toml = cwd / "t.toml"
+    toml.write_text('learners = ["halving"]\nadversaries = ["random-target"]\n'
+                    '[tournament]\nname = "t"\nrounds = 5\nseeds = 1\n'
+                    '[[classes]]\nspec = "thresholds:n=7"\n')
+    game_id = next(iter((data / "games").iterdir())).stem
+    return {"cwd": cwd, "data": data, "corrupt": corrupt, "id": game_id, "toml": toml}
+
+
+BAD = {  # name: (argv, the fragment its one line names)
+    "rounds too large": ([*PLAY[:-1], "99999999999999999999"], "signed 64-bit"),
+    "seed too large": ([*PLAY, "--seed", "99999999999999999999999999"], "signed 64-bit"),
+    "data is a file": ([*PLAY, "--data", "{cwd}/afile"], "not a folder"),
+    "data under /proc": ([*PLAY, "--data", "/proc/nope"], "as a data folder"),
+    "plot not an image": (["replay", "{id}", "--data", "{data}", "--plot", "x.txt"],
+                          "png, svg, pdf"),
+    "plot folder missing": (["replay", "{id}", "--data", "{data}", "--plot",
+                             "{cwd}/no/dir/p.png"], "no such folder"),
+    "tree folder missing": (["ldim", "--class", "thresholds:n=4", "--tree",
+                             "{cwd}/no/dir/t.graphml"], "no such folder"),
+    "port too large": (["serve", "--port", "99999"], "not a port"),
+    "port negative": (["serve", "--port", "-1"], "not a port"),
+    "corrupt index: games": (["games", "--data", "{corrupt}"], "not a usable littlestone index"),
+    "corrupt index: play": ([*PLAY, "--data", "{corrupt}"], "not a usable littlestone index"),
+    "corrupt index: replay": (["replay", "nosuch", "--data", "{corrupt}"],
+                              "not a usable littlestone index"),
+    "corrupt index: token": (["token", "add", "amy", "--data", "{corrupt}"],
+                             "not a usable littlestone index"),
+    "corrupt index: tournament": (["tournament", "{cwd}/t.toml", "--data", "{corrupt}"],
+                                  "not a usable littlestone index"),
+    "page past the end": (["replay", "{id}", "--data", "{data}", "--page", "99999"],
+                          "1 page(s)"),
+    "verify and against": (["replay", "{id}", "--data", "{data}", "--verify", "--against",
+                            "soa"], "not allowed with argument --verify"),
+    "ray unreachable": (["tournament", "{cwd}/t.toml", "--data", "{cwd}/r", "--ray",
+                         "127.0.0.1:1"], "no Ray cluster answers"),
+    "misspelt parameter": (["ldim", "--class", "thresholds:m=3"], "(given: m=3)"),
+}
+
+
+def test_bad_input_from_another_folder_is_one_line_and_exit_2(world):
+    cases = {name: [a.format(**world) for a in argv] for name, (argv, _) in BAD.items()}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
+        runs = dict(zip(cases, pool.map(lambda argv: command(argv, world["cwd"]),
+                                        cases.values()), strict=True))
+    for name, run in runs.items():
+        assert_usage_error(run, BAD[name][1])
+    assert not (world["cwd"] / "no").exists()  # --tree and --plot create no folder
+    assert not (world["cwd"] / "littlestone-data").exists()
+
+
+def test_replay_by_id_from_another_folder_and_an_empty_filter(world, tmp_path):
+    verified = command(["replay", world["id"], "--data", str(world["data"]), "--verify"],
+                       tmp_path)
+    assert verified.returncode == 0 and verified.stdout.startswith("verified"), verified.stderr
+    empty = command(["games", "--data", str(world["data"]), "--status", "bogus"], tmp_path)
+    assert empty.returncode == 0
+    assert "no games in" in empty.stderr and "statuses there: complete" in empty.stderr
+
+
+def test_a_plain_server_refuses_a_tournament_entry_and_plain_tls_says_why(tmp_path):
+    assert main(["token", "add", "dana", "--data", str(tmp_path / "srv")]) == 0
+    server = subprocess.Popen([sys.executable, "-m", "littlestone", "serve", "--port", "0",
+                               "--anonymous", "--data", str(tmp_path / "srv")],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              cwd=tmp_path)
+    try:
+        url = server.stdout.readline().split()[3]  # type: ignore[union-attr]
+        token = _last_token(tmp_path / "srv")
+        entry = command(["connect", url, "--learner", "halving", "--tournament", "nosuch",
+                         "--token", token], tmp_path, timeout=30)
+        assert_usage_error(entry, "no tournament 'nosuch' runs on this server")
+        tls = command(["connect", url.replace("ws://", "wss://"), "--learner", "halving",
+                       "--vs", "random-target", "--class", "thresholds:n=7", "--rounds", "5"],
+                      tmp_path, timeout=30)
+        assert_usage_error(tls, "TLS handshake failed")
+        negative = command(["connect", url, "--learner", "halving", "--vs", "random-target",
+                            "--class", "thresholds:n=7", "--rounds", "5", "--seed", "-1",
+                            "--json"], tmp_path, timeout=30)
+        assert negative.returncode == 0, negative.stderr
+        assert json.loads(negative.stdout)["seed"] == -1
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
+
+
+def _last_token(data: Path) -> str:
+    from littlestone.server.records.store import Store
+
+    return Store(data).add_token("erin")
+
+
+def test_a_data_folder_is_movable_and_copyable(world, tmp_path):
+    """The index keeps log paths relative to the data folder: a copy verifies against its
+    own logs (a log corrupted in the copy fails there, the original still verifies), and
+    a moved folder verifies from any working directory."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(world["data"], copy)
+    log = copy / "games" / f"{world['id']}.lslog"
+    raw = bytearray(log.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    log.write_bytes(bytes(raw))
+    damaged = command(["replay", world["id"], "--data", str(copy), "--verify"], tmp_path)
+    assert damaged.returncode == 1 and "corrupted log" in damaged.stderr, damaged
+    original = command(["replay", world["id"], "--data", str(world["data"]), "--verify"],
+                       tmp_path)
+    assert original.returncode == 0 and original.stdout.startswith("verified")
+    moved = tmp_path / "moved"
+    shutil.copytree(world["data"], tmp_path / "staging")
+    (tmp_path / "staging").rename(moved)
+    elsewhere = tmp_path / "deeper" / "still"
+    elsewhere.mkdir(parents=True)
+    again = command(["replay", world["id"], "--data", "../../moved", "--verify"], elsewhere)
+    assert again.returncode == 0 and again.stdout.startswith("verified"), again.stderr
+
+
+def test_an_older_index_is_migrated_to_relative_log_paths(tmp_path):
+    """An index that kept the path given at play time (cwd-relative or absolute) is
+    rewritten once, on open, to paths relative to its data folder."""
+    import sqlite3
+
+    from littlestone.server.records.store import Store
+
+    data = tmp_path / "data"
+    assert main([*PLAY, "--data", str(data)]) == 0
+    assert main([*PLAY, "--data", str(data), "--seed", "2"]) == 0
+    db = sqlite3.connect(data / "littlestone.db")
+    ids = [row[0] for row in db.execute("SELECT game_id FROM games ORDER BY game_id")]
+    assert [row[0] for row in db.execute("SELECT log FROM games")] == [
+        f"games/{i}.lslog" for i in ids]
+    old = [f"littlestone-data/games/{ids[0]}.lslog", f"{data.resolve()}/games/{ids[1]}.lslog"]
+    for game_id, log in zip(ids, old, strict=True):
+        db.execute("UPDATE games SET log = ? WHERE game_id = ?", (log, game_id))
+    db.execute("DROP TABLE migrations")  # as an index written before it
+    db.commit()
+    db.close()
+    store = Store(data)
+    assert [Path(store.game(i)["log"]) for i in ids] == [data / "games" / f"{i}.lslog"
+                                                         for i in ids]
+    store.close()
+    db = sqlite3.connect(data / "littlestone.db")
+    assert sorted(row[0] for row in db.execute("SELECT log FROM games")) == sorted(
+        f"games/{i}.lslog" for i in ids)
+    assert db.execute("SELECT name FROM migrations").fetchall() == [("relative-log-paths",)]
