@@ -118,7 +118,7 @@ def test_a_plain_server_refuses_a_tournament_entry_and_plain_tls_says_why(tmp_pa
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               cwd=tmp_path)
     try:
-        url = server.stdout.readline().split()[3]  # type: ignore[union-attr]
+        url = server.stdout.readline().split()[3]
         token = _last_token(tmp_path / "srv")
         entry = command(["connect", url, "--learner", "halving", "--tournament", "nosuch",
                          "--token", token], tmp_path, timeout=30)
