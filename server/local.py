@@ -23,7 +23,7 @@ import numpy as np
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import FiniteClass, HalfspaceClass
-from littlestone.games.errors import MoveError
+from littlestone.games.errors import MoveError, where_raised
 from littlestone.games.experts import ExpertsReferee
 from littlestone.games.experts import Phase as ExpertsPhase
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
@@ -95,7 +95,11 @@ class _LoggingSink:
 
 
 def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
-    return f"crash:{role}:{type(exc).__name__}", f"{role} raised {type(exc).__name__}: {exc}"
+    """A player's exception as a game's status and message: the exception, and where in
+    the player's own code it was raised (file and line)."""
+    where = where_raised(exc)
+    return (f"crash:{role}:{type(exc).__name__}",
+            f"{role} raised {type(exc).__name__}: {exc}" + (f" at {where}" if where else ""))
 
 
 def _play_mistake_bound(

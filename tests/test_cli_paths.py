@@ -8,6 +8,7 @@ from __future__ import annotations
 import concurrent.futures
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -197,3 +198,67 @@ def test_an_older_index_is_migrated_to_relative_log_paths(tmp_path):
     assert sorted(row[0] for row in db.execute("SELECT log FROM games")) == sorted(
         f"games/{i}.lslog" for i in ids)
     assert db.execute("SELECT name FROM migrations").fetchall() == [("relative-log-paths",)]
+
+
+STUDENT = '''from littlestone.learners import Learner
+import random
+
+
+class Crashy(Learner):
+    games = frozenset({"mistake-bound"})
+
+    def predict(self, x):
+        return 1 / 0
+
+    def update(self, x, y):
+        pass
+
+
+class Unseeded(Learner):
+    games = frozenset({"mistake-bound"})
+
+    def predict(self, x):
+        return float(random.random() < 0.5)
+
+    def update(self, x, y):
+        pass
+
+
+class NotAnAgent:
+    pass
+'''
+
+
+def test_check_speaks_to_a_student(tmp_path):
+    """Their file, line and exception; a crash reported once (the checks that need a
+    whole game say they were not made); which failures a tournament would score."""
+    (tmp_path / "mine.py").write_text(STUDENT)
+    sandbox = [] if shutil.which("bwrap") else ["--unsafe-no-sandbox"]
+    crashy = command(["check", "mine.py:Crashy", *sandbox], tmp_path)
+    assert crashy.returncode == 1, crashy.stderr
+    out = crashy.stdout
+    assert "ZeroDivisionError: division by zero at " in out and "mine.py:9 in predict" in out
+    assert "FAIL  plays a game" in out and "[tournament: " in out
+    assert "skip  inputs not mutated: not checked" in out and "FAIL  inputs" not in out
+    assert "docstring example" in out and "[advice: a tournament does not score this]" in out
+    assert "not ready: a tournament would score these against it: plays a game" in out
+    unseeded = command(["check", "mine.py:Unseeded", *sandbox, "--json"], tmp_path)
+    report = json.loads(unseeded.stdout)
+    rows = {row["check"]: row for row in report["checks"]}
+    assert report["ready"] and not report["passed"] and unseeded.returncode == 1
+    assert not rows["seeding"]["ok"] and rows["seeding"]["in_tournament"] == ""
+    assert "Unseeded" in rows["seeding"]["message"] and "from round" in rows["seeding"]["message"]
+    assert "thresholds:n=32" in rows["seeding"]["message"]  # the game it was checked on
+    not_one = command(["check", "mine.py:NotAnAgent", *sandbox], tmp_path)
+    assert_usage_error(not_one, "is neither a learner nor an adversary")
+    assert "check: check:" not in not_one.stderr
+
+
+def test_play_names_the_file_and_line_of_a_crash(tmp_path):
+    (tmp_path / "mine.py").write_text(STUDENT)
+    played = command(["play", "--learner", "mine.py:Crashy", "--adversary", "random-target",
+                      "--class", "thresholds:n=7", "--rounds", "5", "--data", "d", "--json"],
+                     tmp_path)
+    out = json.loads(played.stdout)
+    assert out["status"] == "crash:learner:ZeroDivisionError"
+    assert out["message"].endswith("at mine.py:9 in predict")
