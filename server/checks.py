@@ -41,7 +41,7 @@ __all__ = ["CHECK_GAMES", "Check", "CheckSkipped", "in_tournament", "yield_check
 Check = Callable[[], None]
 
 
-class CheckSkipped(Exception):  # noqa: N818 - a check's outcome, as pytest's Skipped
+class CheckSkipped(Exception):
     """A check that could not be made (the game it needs did not complete): its message
     says why; another check has reported the cause."""
 
