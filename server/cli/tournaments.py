@@ -128,11 +128,11 @@ def check(args: argparse.Namespace) -> int:
                              "subclass littlestone.learners.Learner or "
                              "littlestone.adversaries.Adversary") from None
     kind = "learner" if isinstance(agent, learners.Learner) else "adversary"
-    rows = []
+    rows: list[dict[str, Any]] = []
     for check in yield_checks(agent):
         name = check.__name__.removeprefix("check_").replace("_", " ")
         cost = in_tournament(check)
-        row = {"check": name, "ok": True, "skipped": False, "message": "",
+        row: dict[str, Any] = {"check": name, "ok": True, "skipped": False, "message": "",
                "in_tournament": cost}
         try:
             check()
