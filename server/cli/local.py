@@ -19,7 +19,7 @@ from littlestone.games.ldim import (
     solver_for,
     too_large,
 )
-from littlestone.server.cli.common import UsageError, class_keys, emit, writable
+from littlestone.server.cli.common import UsageError, emit, game_output, writable
 from littlestone.server.records.logged import play_logged
 
 __all__ = ["ldim", "list_agents", "play"]
@@ -138,15 +138,11 @@ def play(args: argparse.Namespace) -> int:
     }
     scores = result.to_dict()
     scores.pop("game")
-    if not scores["message"]:
-        scores.pop("message")
     out.update(scores)
-    out.update(class_keys(hclass))
-    if args.game == EXPERTS:
-        out["experts"] = game.n_experts
     out["game_id"], out["log"] = done.game_id, str(done.log)
     out["seconds"] = round(seconds, 6)
-    emit(out, args.json)
+    emit(game_output(out, hclass, game.n_experts if args.game == EXPERTS else None),
+         args.json)
     return 0
 
 

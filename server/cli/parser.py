@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     opponent.add_argument("--join", metavar="GAME_ID", help="join a game another agent opened")
     opponent.add_argument("--tournament", metavar="NAME",
                           help="enter a running tournament under the token's name")
-    connect_.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
+    connect_.add_argument("--game", choices=GAMES, help=f"default {MISTAKE_BOUND}")
     connect_.add_argument("--class", dest="hclass", metavar="SPEC")
     connect_.add_argument("--experts", type=int, metavar="D")
     connect_.add_argument("--rounds", type=count_int, metavar="T")
