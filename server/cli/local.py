@@ -126,7 +126,8 @@ def play(args: argparse.Namespace) -> int:
         writable(args.tree, "play: --tree")
     started = time.perf_counter()
     done = play_logged(game, learner, adversary, args.seed, Path(args.data),
-                       learner_spec=args.learner, adversary_spec=args.adversary)
+                       learner_spec=args.learner, adversary_spec=args.adversary,
+                       level=args.log)
     result = done.result
     seconds = time.perf_counter() - started
     if args.tree and played_tree is not None:
@@ -139,7 +140,7 @@ def play(args: argparse.Namespace) -> int:
     scores = result.to_dict()
     scores.pop("game")
     out.update(scores)
-    out["game_id"], out["log"] = done.game_id, str(done.log)
+    out["game_id"], out["log"] = done.game_id, None if done.log is None else str(done.log)
     out["seconds"] = round(seconds, 6)
     emit(game_output(out, hclass, game.n_experts if args.game == EXPERTS else None),
          args.json)

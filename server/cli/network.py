@@ -51,7 +51,8 @@ def serve(args: argparse.Namespace) -> int:
     settings = ServerSettings(
         host=args.host, port=args.port, data=Path(args.data), anonymous=args.anonymous,
         move_deadline=args.move_deadline, time_bank=args.time_bank,
-        limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets, agents=tuple(agents))
+        limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets, agents=tuple(agents),
+        log_level=args.log)
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"

@@ -11,9 +11,14 @@ from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
 from littlestone.server.cli.common import Parser, count_int, port_int, positive_int, seed_int
 from littlestone.server.net.settings import Budgets
+from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
 from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, default_data
 
 __all__ = ["build_parser"]
+
+LOG_HELP = ("how much the game's log keeps: full (every round), compact (the seeds and the "
+            "result; replay re-simulates the rounds), none (no log), auto (default: full "
+            f"unless the log would pass {AUTO_FULL_BYTES >> 20} MiB, then compact)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--tree", metavar="FILE.graphml",
                       help="write the tree the adversary played (shattered-tree) as GraphML")
     play.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    play.add_argument("--log", choices=LOG_LEVELS, default="auto", help=LOG_HELP)
     play.add_argument("--json", action="store_true", help="print one JSON object")
 
     games = sub.add_parser(
@@ -100,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=port_int, default=8765)
     serve.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    serve.add_argument("--log", choices=("full", "none"), default="full",
+                       help="full: every round (a remote player's moves cannot be "
+                       "re-simulated); none: the index row only (default full)")
     serve.add_argument("--anonymous", action="store_true",
                        help="accept agents without a token (local experiments)")
     serve.add_argument("--move-deadline", type=float, default=10.0, metavar="SECONDS")
@@ -189,6 +198,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     tournament.add_argument("config", metavar="CONFIG.toml")
     tournament.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    tournament.add_argument("--log", choices=LOG_LEVELS, default="auto",
+                            help=LOG_HELP + " (built-in pairs; games with a submission keep "
+                            "their moves: they cannot be re-simulated)")
     tournament.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N")
     tournament.add_argument("--ray", metavar="ADDRESS",
                             help="fan out over a Ray cluster at ADDRESS ('local' starts one "

@@ -77,7 +77,7 @@ def replay(args: argparse.Namespace) -> int:
         return EXIT_VERIFY_FAILED if args.verify else EXIT_CORRUPTED
     except (LogError, OSError) as exc:
         raise UsageError(f"replay: {exc}") from None
-    if args.verify:
+    if args.verify:  # (a compact log: its result, re-simulated)
         report = replaying.verify(log, args.data, game_id)
         if args.json:
             print(json.dumps({"verified": report.ok, "message": report.message,
@@ -88,6 +88,10 @@ def replay(args: argparse.Namespace) -> int:
         else:  # (an unanchored log's message starts with "not anchored: ")
             print(("" if report.anchored is None else "differs: ") + report.message)
         return 0 if report.ok else EXIT_VERIFY_FAILED
+    try:
+        log = replaying.filled(log)  # a compact log's rounds, re-simulated
+    except LogError as exc:
+        raise UsageError(f"replay: {exc}") from None
     if args.against:
         original, other = replaying.against(log, args.against)
         left, right = original.to_dict(), other.to_dict()

@@ -37,7 +37,7 @@ def tournament(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
                             ray_address=args.ray, keep_going=args.keep_going,
-                            unsafe=args.unsafe_no_sandbox)
+                            unsafe=args.unsafe_no_sandbox, log_level=args.log)
     for failed in report.unloaded:
         print(f"littlestone: {failed['role']} {failed['entrant']} failed to load: "
               f"{failed['reason']}", file=sys.stderr)

@@ -408,11 +408,12 @@ class GameServer:
         header = log_header(game_id, "server", game, seeds, identity(learner),
                             identity(adversary))
         path = self.settings.data / "games" / f"{game_id}.lslog"
+        level = "none" if self.settings.log_level == "none" else "full"  # (moves: kept)
         self.store.start_game({**game_info(game), "learner": header["learner"]["spec"],
                                "adversary": header["adversary"]["spec"], "seed": seed,
                                "horizon": game.rounds, "source": "server"},
-                              log=str(path), game_id=game_id)
-        writer = LogWriter(path, header, background=False)
+                              log=None if level == "none" else str(path), game_id=game_id)
+        writer = LogWriter(path, header, background=False, level=level)
         broadcast = writer.observer = Broadcast(game_id, rules_to_wire(game),
                                                 header["learner"]["spec"],
                                                 header["adversary"]["spec"])

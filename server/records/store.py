@@ -329,11 +329,12 @@ class Store:
             out["log"] = self.log_path(out["log"])
         return out
 
-    def start_game(self, info: dict[str, Any], log: str, game_id: str | None = None) -> str:
+    def start_game(self, info: dict[str, Any], log: str | None, game_id: str | None = None
+                   ) -> str:
         """Index a game as it starts (status ``running``); returns its id. ``log`` is kept
         relative to the data folder (:meth:`relative_log`)."""
         game_id = game_id or new_game_id()
-        log = self.relative_log(log)
+        log = None if log is None else self.relative_log(log)
         self._run(
             "INSERT INTO games (game_id, started, source, game, class, experts, learner, "
             "adversary, seed, horizon, status, log) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "

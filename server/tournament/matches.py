@@ -54,12 +54,13 @@ def _outcome(row: dict[str, Any], message: str) -> dict[str, Any]:
             "result": {k: row[k] for k in RESULT_COLUMNS}}
 
 
-def play_builtin(args: tuple[TournamentConfig, Pairing, str]) -> dict[str, Any]:
-    """In a worker process: a built-in pair through the local driver, logged."""
-    config, pairing, data = args
+def play_builtin(args: tuple[TournamentConfig, Pairing, str, str]) -> dict[str, Any]:
+    """In a worker process: a built-in pair through the local driver, logged (at the log
+    level of the fourth item, :data:`~littlestone.server.records.logs.LOG_LEVELS`)."""
+    config, pairing, data, level = args
     done = play_logged(rules(config, pairing), LEARNERS.make(pairing.learner),
                        ADVERSARIES.make(pairing.adversary), pairing.seed, Path(data),
-                       source=f"tournament:{config.name}")
+                       source=f"tournament:{config.name}", level=level)
     return {"game_id": done.game_id, "status": done.result.status,
             "message": done.result.message, "result": done.result.to_dict()}
 

@@ -34,7 +34,8 @@ class SandboxMissing(LittlestoneError):
 
 def run_tournament(config: TournamentConfig, data: Path, workers: int,
                    progress: bool = True, ray_address: str | None = None,
-                   keep_going: bool = False, unsafe: bool = False) -> TournamentReport:
+                   keep_going: bool = False, unsafe: bool = False,
+                   log_level: str = "auto") -> TournamentReport:
     """Load every entrant, play every pairing not yet played, then rank and report.
 
     Built-in pairs fan out over ``workers`` local processes, or over a Ray cluster when
@@ -103,14 +104,14 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         record(pairing, {"game_id": None, "status": status, "message": reason,
                          "result": {"status": status}})
     if builtin and ray_address is not None:
-        _run_on_ray(config, builtin, str(data), workers, ray_address, record)
+        _run_on_ray(config, builtin, str(data), workers, ray_address, record, log_level)
     elif builtin:
         if workers <= 1:
             for pairing in builtin:
-                record(pairing, play_builtin((config, pairing, str(data))))
+                record(pairing, play_builtin((config, pairing, str(data), log_level)))
         else:
             with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(play_builtin, (config, p, str(data))): p
+                futures = {pool.submit(play_builtin, (config, p, str(data), log_level)): p
                            for p in builtin}
                 for future in concurrent.futures.as_completed(futures):
                     record(futures[future], future.result())
@@ -181,7 +182,8 @@ def check_ray_address(address: str) -> None:
 
 
 def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, workers: int,
-                address: str, record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+                address: str, record: Callable[[Pairing, dict[str, Any]], None],
+                log_level: str = "auto") -> None:
     try:
         import ray
     except ImportError:
@@ -195,7 +197,7 @@ def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, worke
             ray.init(address=address, log_to_driver=False, configure_logging=False)
     try:
         play = ray.remote(play_builtin)
-        refs = {play.remote((config, p, data)): p for p in pairs}
+        refs = {play.remote((config, p, data, log_level)): p for p in pairs}
         waiting = list(refs)
         while waiting:
             done, waiting = ray.wait(waiting, num_returns=1)
