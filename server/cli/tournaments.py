@@ -91,15 +91,18 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
             out += f"  (tied with {', '.join(row['tied_with'])})"
         return out
 
-    lines = [f"{'rank':>4}  {'learner':<40} {'worst':>9} {'realised':>9} {'mean':>9} "
+    # names in full, never cut: the column is as wide as the longest
+    width = max([len("adversary"), *(len(r["learner"]) for r in report.learners),
+                 *(len(r["adversary"]) for r in report.adversaries)])
+    lines = [f"{'rank':>4}  {'learner':<{width}} {'worst':>9} {'realised':>9} {'mean':>9} "
              f"{'realised':>9}  failed"]
     for row in report.learners:
-        lines.append(f"{position(row):>4}  {row['learner'][:40]:<40} {num(row['worst']):>9} "
+        lines.append(f"{position(row):>4}  {row['learner']:<{width}} {num(row['worst']):>9} "
                      f"{num(row['worst_realised']):>9} {num(row['mean']):>9} "
                      f"{num(row['mean_realised']):>9}  {notes(row)}")
-    lines.append(f"{'rank':>4}  {'adversary':<40} {'forcing':>9} {'realised':>9}  failed")
+    lines.append(f"{'rank':>4}  {'adversary':<{width}} {'forcing':>9} {'realised':>9}  failed")
     for row in report.adversaries:
-        lines.append(f"{position(row):>4}  {row['adversary'][:40]:<40} "
+        lines.append(f"{position(row):>4}  {row['adversary']:<{width}} "
                      f"{num(row['forcing']):>9} {num(row['forcing_realised']):>9}  "
                      f"{notes(row)}")
     lines.append("scores: expected mistakes or regret over the coin (realised beside), "

@@ -140,9 +140,9 @@ def _play_in_arena(config: TournamentConfig, data: Path, workers: int, files: li
         accounts = sorted({a for p in remote for a in (remote_account(p.learner),
                                                         remote_account(p.adversary)) if a})
         if accounts:
-            print(f"littlestone: tournament {config.name}: remote agents "
-                  f"({', '.join(accounts)}) connect to {arena.url} with --tournament "
-                  f"{config.name}", file=sys.stderr, flush=True)
+            _say(f"littlestone: tournament {config.name}: remote agents "
+                 f"({', '.join(accounts)}) connect to {arena.url} with --tournament "
+                 f"{config.name}")
         remotes = [threads.submit(play_remote_agent, config, account,
                                   [p for p in remote if account in (
                                       remote_account(p.learner), remote_account(p.adversary))],
@@ -208,13 +208,24 @@ def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, worke
             ray.shutdown()
 
 
+def _say(line: str) -> None:
+    """A line on stderr, on its own even while a progress bar is drawn there."""
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        print(line, file=sys.stderr, flush=True)
+    else:
+        tqdm.write(line, file=sys.stderr)
+        sys.stderr.flush()
+
+
 class _progress:
     """A tqdm bar of games done and failed (no bar when not wanted or not installed)."""
 
     def __init__(self, total: int, done: int, wanted: bool) -> None:
         self.failed = 0
         self.bar: Any = None
-        if wanted:
+        if wanted and sys.stderr.isatty():  # off a terminal (a log): no \r redraws
             try:
                 from tqdm import tqdm
 
