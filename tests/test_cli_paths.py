@@ -262,3 +262,50 @@ def test_play_names_the_file_and_line_of_a_crash(tmp_path):
     out = json.loads(played.stdout)
     assert out["status"] == "crash:learner:ZeroDivisionError"
     assert out["message"].endswith("at mine.py:9 in predict")
+
+
+LONG = "hedge:eta=0.12345678912345,schedule=fixed"  # 41 characters: was cut at 22 or 40
+
+
+def test_a_tournament_in_a_log_file_names_in_full_and_the_announcement_alone(tmp_path):
+    """stderr not a terminal: no progress-bar redraws; the remote agents' address on a
+    line of its own; names never cut in the leaderboard."""
+    toml = tmp_path / "t.toml"
+    toml.write_text(f'learners = ["{LONG}", "remote:zed"]\nadversaries = ["cover-flip"]\n'
+                    '[tournament]\nname = "t"\nrounds = 20\nseeds = 2\ngames = ["experts"]\n'
+                    'experts = 3\n[limits]\nremote_wait = 1\n')
+    run = command(["tournament", str(toml), "--data", str(tmp_path / "d"), "--workers", "1"],
+                  tmp_path, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "\r" not in run.stderr
+    assert any(line.startswith("littlestone: tournament t: remote agents (zed) connect to ")
+               for line in run.stderr.splitlines()), run.stderr
+    assert f"  {LONG} " in run.stdout
+    games = command(["games", "--data", str(tmp_path / "d")], tmp_path)
+    assert f" {LONG} " in games.stdout
+
+
+def test_matrix_csv_files_as_people_write_them(tmp_path):
+    (tmp_path / "pandas.csv").write_text(",0,1,2\n0,1,0,0\n1,0,1,0\n2,0,0,1\n")
+    (tmp_path / "semi.csv").write_text("1;0;0\n0;1;0\n0;0;1\n")
+    (tmp_path / "tabs.csv").write_text("1\t0\t0\n0\t1\t0\n0\t0\t1\n")
+    (tmp_path / "empty.csv").write_text("")
+    for name in ("pandas", "semi", "tabs"):
+        run = command(["ldim", "--class", f"matrix:path={name}.csv", "--json"], tmp_path)
+        assert run.returncode == 0 and run.stderr == "", (name, run.stderr)
+        assert json.loads(run.stdout)["size"] == 3
+    empty = command(["ldim", "--class", "matrix:path=empty.csv"], tmp_path)
+    assert_usage_error(empty, "the file is empty")  # one line: no numpy warning
+
+
+def test_a_tree_of_a_smaller_interval_class_is_a_tree_of_a_larger_one(tmp_path):
+    assert command(["ldim", "--class", "intervals:n=12", "--tree", "t.graphml"],
+                   tmp_path).returncode == 0
+    run = command(["play", "--learner", "soa", "--adversary", "shattered-tree:tree=t.graphml",
+                   "--class", "intervals:n=13", "--rounds", "10", "--data", "d", "--json"],
+                  tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["status"] == "complete"
+    wrong = command(["play", "--learner", "soa", "--adversary", "shattered-tree:tree=t.graphml",
+                     "--class", "thresholds:n=5", "--rounds", "10", "--data", "d"], tmp_path)
+    assert_usage_error(wrong, "is not a shattered tree of thresholds:n=5")
