@@ -472,11 +472,12 @@ def read_matrix_csv(file: Path) -> NDArray[np.float64]:
     if not lines:
         raise ValueError("the file is empty: one row per hypothesis, one 0/1 column per "
                          "instance")
-    try:
-        dialect = csv.Sniffer().sniff("\n".join(lines[:20]), delimiters=",;\t ")
-        rows = [[cell.strip() for cell in row] for row in csv.reader(lines, dialect)]
-    except csv.Error:
-        rows = [line.split() for line in lines]
+    separator = next((sep for sep in (",", ";", "\t") if sep in lines[0]), None)
+    if separator is None:
+        rows = [line.split() for line in lines]  # spaces, or one column
+    else:
+        rows = [[cell.strip() for cell in row]
+                for row in csv.reader(lines, delimiter=separator)]
 
     def number(cell: str) -> bool:
         try:

@@ -22,9 +22,11 @@ PLAY = ["play", "--learner", "halving", "--adversary", "random-target", "--class
         "thresholds:n=7", "--rounds", "5"]
 
 
-def command(argv: list[str], cwd: Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """``python -m littlestone ARGV`` in ``cwd`` (not the repository)."""
-    env = {k: v for k, v in os.environ.items() if k != "LITTLESTONE_DEBUG"}
+def command(argv: list[str], cwd: Path, timeout: float = 60, **extra: str
+            ) -> subprocess.CompletedProcess[str]:
+    """``python -m littlestone ARGV`` in ``cwd`` (not the repository), with ``extra``
+    environment variables."""
+    env = {k: v for k, v in os.environ.items() if k != "LITTLESTONE_DEBUG"} | extra
     return subprocess.run([sys.executable, "-m", "littlestone", *argv], cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, env=env,
                           check=False)
@@ -121,8 +123,8 @@ def test_a_plain_server_refuses_a_tournament_entry_and_plain_tls_says_why(tmp_pa
     try:
         url = server.stdout.readline().split()[3]
         token = _last_token(tmp_path / "srv")
-        entry = command(["connect", url, "--learner", "halving", "--tournament", "nosuch",
-                         "--token", token], tmp_path, timeout=30)
+        entry = command(["connect", url, "--learner", "halving", "--tournament", "nosuch"],
+                        tmp_path, timeout=30, LITTLESTONE_TOKEN=token)
         assert_usage_error(entry, "no tournament 'nosuch' runs on this server")
         tls = command(["connect", url.replace("ws://", "wss://"), "--learner", "halving",
                        "--vs", "random-target", "--class", "thresholds:n=7", "--rounds", "5"],

@@ -99,6 +99,7 @@ class GameServer:
         token = "ls1_" + secrets.token_urlsafe(24)
         self._grants[hashlib.sha256(token.encode()).hexdigest()] = account
         self.restricted[account] = tournament
+        self.tournaments.add(tournament)  # (a credential for it: this server runs it)
         return token
 
     def revoke(self, account: str) -> None:
