@@ -311,3 +311,14 @@ def test_a_tree_of_a_smaller_interval_class_is_a_tree_of_a_larger_one(tmp_path):
     wrong = command(["play", "--learner", "soa", "--adversary", "shattered-tree:tree=t.graphml",
                      "--class", "thresholds:n=5", "--rounds", "10", "--data", "d"], tmp_path)
     assert_usage_error(wrong, "is not a shattered tree of thresholds:n=5")
+
+
+def test_the_suite_plays_in_a_folder_of_its_own():
+    """make test writes nothing into the user's ./littlestone-data: commands without
+    --data (in process and in subprocesses) use $LITTLESTONE_DATA, set by conftest."""
+    from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, default_data
+
+    assert os.environ[DATA_VARIABLE] == default_data()
+    assert Path(default_data()).is_absolute() and Path(default_data()).name != DEFAULT_DATA
+    assert main([*PLAY, "--json"]) == 0
+    assert any((Path(default_data()) / "games").iterdir())
