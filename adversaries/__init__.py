@@ -5,15 +5,24 @@ Importing this package registers every built-in adversary in :data:`ADVERSARIES`
 
 from __future__ import annotations
 
-from littlestone.adversaries import flips, lower_bounds, random_target, shattered_tree
+from littlestone.adversaries import (
+    agnostic,
+    flips,
+    lower_bounds,
+    random_target,
+    randomized,
+    shattered_tree,
+)
 from littlestone.adversaries.base import ADVERSARIES, Adversary, register
 
 __all__ = [
     "ADVERSARIES",
     "Adversary",
+    "agnostic",
     "flips",
     "lower_bounds",
     "random_target",
+    "randomized",
     "register",
     "shattered_tree",
 ]

@@ -3,6 +3,7 @@ Winnow (k-literal disjunctions) adversary."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -88,19 +89,28 @@ class PerceptronMargin(Adversary):
 
 @register
 class WinnowLowerBound(Adversary):
-    """Forces at least (k/8)(1 + log2(n/k)) mistakes on every deterministic learner of
-    k-literal monotone disjunctions (Littlestone 1988): k groups of n/k variables (groups of 2
-    when n < 2k), one target variable per group found by binary search. Each round shows
-    half of a group's remaining candidates (all other variables 0) and labels against
-    the learner; every answer halves the candidates, so a deterministic learner errs
-    floor(log2(n/k)) times per group. Then the target (one variable per group, a k-literal
-    disjunction of the class) labels random instances.
+    """Forces sum_g floor(log2(s_g + 1)) >= k floor(log2(floor(n/k) + 1)) >=
+    (k/8)(1 + log2(n/k)) mistakes on every deterministic learner of k-literal monotone
+    disjunctions, n on ``monotone-disjunctions:n=N`` (Littlestone 1988).
+
+    The variables are cut into min(k, n) groups of sizes s_g; the target has at most one
+    variable in each group, or none. Each group is a binary search over its s_g + 1
+    candidates (a variable, or "none"): a round shows half of the candidate variables
+    (all other variables 0) and labels against the learner, 1 keeping the shown
+    variables and 0 the others and "none", so a deterministic learner errs
+    floor(log2(s_g + 1)) times per group. Sizes are 2^j - 1 (a group of one variable
+    forces 1, of three 2, of seven 3 ...), grown greedily from the cheapest, which
+    maximises the sum; the variables left over stay 0. Then the target (the candidate
+    left in each group) labels random instances.
 
     >>> from littlestone.games.classes import make_class
     >>> adversary = WinnowLowerBound()
     >>> adversary.start(GameSpec("mistake-bound", 9, make_class("k-disjunctions:n=16,k=2")), 0)
     >>> adversary.forcing, adversary.theory_bound
     (6, 1.0)
+    >>> adversary.start(GameSpec("mistake-bound", 9, make_class("monotone-disjunctions:n=5")), 0)
+    >>> adversary.forcing
+    5
     """
 
     id = "winnow-lower-bound"
@@ -109,48 +119,77 @@ class WinnowLowerBound(Adversary):
     def __init__(self) -> None:
         self.forcing = 0
         self.theory_bound = 0.0
+        #: Per group: its candidate variables, and whether "none" is still a candidate.
         self._groups: list[list[int]] = []
+        self._none: list[bool] = []
         self._shown: list[int] = []
+        self._group = -1
         self._rng = np.random.default_rng(0)
         self._n = 0
 
     def unsupported(self, game: GameSpec) -> str | None:
         if not isinstance(game.hclass, Disjunctions | SparseDisjunctions):
             return "it plays k-disjunctions:n=N,k=K or monotone-disjunctions:n=N"
-        if game.hclass.k < 1 or game.hclass.n < 2:
-            return "it needs k >= 1 and n >= 2"
+        if game.hclass.k < 1:
+            return "it needs k >= 1"
         return super().unsupported(game)
+
+    @staticmethod
+    def group_sizes(n: int, k: int) -> list[int]:
+        """Sizes 2^j - 1 of min(k, n) groups within n variables, maximising
+        sum floor(log2(size + 1)): one variable each, then the cheapest doubling first.
+
+        >>> WinnowLowerBound.group_sizes(16, 2), WinnowLowerBound.group_sizes(4, 4)
+        ([7, 7], [1, 1, 1, 1])
+        """
+        groups = min(k, n)
+        sizes = [1] * groups
+        left = n - groups
+        while True:  # every group at 2^j - 1; growing one to 2^(j+1) - 1 costs 2^j
+            g = min(range(groups), key=lambda i: sizes[i])
+            cost = sizes[g] + 1
+            if cost > left:
+                return sizes
+            sizes[g] += cost
+            left -= cost
 
     def reset(self, game: GameSpec, seed: int) -> None:
         hclass = game.hclass
         assert isinstance(hclass, Disjunctions | SparseDisjunctions)
         n, k = hclass.n, hclass.k
-        groups = min(k, n // 2)
-        size = n // groups
-        self._groups = [list(range(g * size, (g + 1) * size)) for g in range(groups)]
-        self.forcing = groups * math.floor(math.log2(size))
+        sizes = self.group_sizes(n, k)
+        starts = np.cumsum([0, *sizes])
+        self._groups = [list(range(int(a), int(b))) for a, b in itertools.pairwise(starts)]
+        self._none = [True] * len(sizes)
+        self.forcing = sum(math.floor(math.log2(s + 1)) for s in sizes)
         self.theory_bound = (k / 8) * (1 + math.log2(n / k))
         self._n = n
         self._rng = np.random.default_rng(seed)
         self._shown = []
+        self._group = -1
 
     def _target(self) -> int:
-        return sum(1 << group[0] for group in self._groups)
+        return sum(1 << group[0] for group, none in zip(self._groups, self._none, strict=True)
+                   if group and not none)
 
     def instance(self) -> int:
-        for group in self._groups:
-            if len(group) > 1:
-                self._shown = group[: len(group) // 2]
+        for g, group in enumerate(self._groups):
+            candidates = len(group) + self._none[g]
+            if candidates > 1:
+                self._group = g
+                self._shown = group[: candidates // 2]
                 return sum(1 << i for i in self._shown)
-        self._shown = []
+        self._shown, self._group = [], -1
         bits = self._rng.integers(0, 2, self._n)
         return sum(1 << int(i) for i in np.flatnonzero(bits))
 
     def label(self, x: Any, p: float) -> int:
-        if not self._shown:  # the search is over: the target labels
+        if self._group < 0:  # the search is over: the target labels
             return int(x & self._target() != 0)
-        group = next(g for g in self._groups if len(g) > 1)
         y = 0 if p >= 0.5 else 1
+        group = self._groups[self._group]
         shown = set(self._shown)
         group[:] = [i for i in group if (i in shown) == bool(y)]
+        if y:
+            self._none[self._group] = False
         return y

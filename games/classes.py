@@ -13,6 +13,8 @@ spec                                  hypotheses                             ins
 ``halfspaces:d=D,margin=G``           [<w, x> > 0], w a unit vector, with    unit vectors
                                       |<w, x>| >= G on every instance played in R^D
 ``matrix:path=FILE``                  rows of a 0/1 matrix (.npy or .csv)    its columns
+``quadratic:n=N``                     sign(q(z)) for quadratics q, on N      0..N-1
+                                      points z of [-1, 1] (games.polynomial)
 ====================================  =====================================  ==============
 
 An instance of a finite-domain class is an ``int`` in ``0..domain_size-1``; for the
@@ -757,6 +759,14 @@ def _matrix(p: Params, budget: ClassBudget) -> HypothesisClass:
     return hclass
 
 
+def _quadratic(p: Params, budget: ClassBudget) -> FiniteClass:
+    from littlestone.games.polynomial import make_quadratic  # it subclasses FiniteClass
+
+    n = p.int("n", minimum=1, maximum=2000)
+    budget.hypotheses(p, n * (n + 1))
+    return make_quadratic(n)
+
+
 #: Every class name and how to build it from its parameters, within a budget.
 CLASSES: dict[str, Callable[[Params, ClassBudget], HypothesisClass]] = {
     "thresholds": _thresholds,
@@ -767,6 +777,7 @@ CLASSES: dict[str, Callable[[Params, ClassBudget], HypothesisClass]] = {
     "conjunctions": _conjunctions,
     "halfspaces": _halfspaces,
     "matrix": _matrix,
+    "quadratic": _quadratic,
 }
 
 

@@ -5,17 +5,30 @@ Importing this package registers every built-in learner in :data:`LEARNERS`.
 
 from __future__ import annotations
 
-from littlestone.learners import adapters, consistent, experts, halving, perceptron, winnow
+from littlestone.learners import (
+    adapters,
+    agnostic,
+    consistent,
+    experts,
+    halving,
+    kernel,
+    perceptron,
+    randomized,
+    winnow,
+)
 from littlestone.learners.base import LEARNERS, Learner, register
 
 __all__ = [
     "LEARNERS",
     "Learner",
     "adapters",
+    "agnostic",
     "consistent",
     "experts",
     "halving",
+    "kernel",
     "perceptron",
+    "randomized",
     "register",
     "winnow",
 ]

@@ -21,8 +21,8 @@ from littlestone.learners.base import Learner, register
 
 FloatArray = NDArray[np.float64]
 
-__all__ = ["ExpertLearner", "FollowTheLeader", "Hedge", "RandomizedWeightedMajority",
-           "WeightedMajority"]
+__all__ = ["ExpertLearner", "FollowTheLeader", "Hedge", "OnlineGradientDescent",
+           "RandomizedWeightedMajority", "WeightedMajority", "project_to_simplex"]
 
 
 class ExpertLearner(Learner):
@@ -186,14 +186,17 @@ class WeightedMajority(ExpertLearner):
                      "(Littlestone & Warmuth 1994, weighted vote, w_i *= beta^|a_i - y|)")
 
 
-SCHEDULES = ("auto", "tuned", "doubling", "anytime", "fixed")
+SCHEDULES = ("auto", "tuned", "tight", "doubling", "anytime", "fixed")
 
 
 @register
 class Hedge(ExpertLearner):
-    """Hedge: weights proportional to exp(-eta L_i); expected regret <= sqrt(2 T ln d).
+    """Hedge: weights proportional to exp(-eta L_i); expected regret <= sqrt(2 T ln d), and
+    sqrt(T ln d / 2) with ``schedule=tight``.
 
     ``schedule``: ``tuned`` (eta = sqrt(2 ln d / T), T announced; UML Thm 21.11),
+    ``tight`` (eta = sqrt(8 ln d / T), T announced: regret <= sqrt(T ln d / 2), half of
+    UML's; Cesa-Bianchi & Lugosi Thm 2.2, Hoeffding's lemma on the linear loss <w, v>),
     ``doubling`` (restart in epochs of 2^m rounds, each tuned: within
     sqrt(2)/(sqrt(2)-1) ~= 3.41 of the tuned bound; UML Ex. 21.4), ``anytime``
     (eta_t = sqrt(8 ln d / t): regret <= sqrt(2 T ln d) + sqrt(ln d / 8); Cesa-Bianchi &
@@ -227,8 +230,9 @@ class Hedge(ExpertLearner):
         self._epoch_end = self._epoch_length = 0
 
     def unsupported(self, game: GameSpec) -> str | None:
-        if self.schedule == "tuned" and game.horizon is None:
-            return "schedule=tuned needs the horizon T announced (doubling or anytime do not)"
+        if self.schedule in ("tuned", "tight") and game.horizon is None:
+            return (f"schedule={self.schedule} needs the horizon T announced (doubling or "
+                    "anytime do not)")
         return super().unsupported(game)
 
     def setup(self, game: GameSpec, seed: int) -> None:
@@ -246,6 +250,8 @@ class Hedge(ExpertLearner):
             self._eta = self.eta
         elif mode == "tuned":
             self._eta = math.sqrt(2 * self._log_d / max(game.rounds, 1))
+        elif mode == "tight":
+            self._eta = math.sqrt(8 * self._log_d / max(game.rounds, 1))
         elif mode == "doubling":
             self._epoch_length = self._epoch_end = 1  # epochs of 1, 2, 4, ... rounds
             self._eta = math.sqrt(2 * self._log_d / 1)
@@ -282,6 +288,9 @@ class Hedge(ExpertLearner):
         tuned = math.sqrt(2 * T * log_d)
         if self._mode == "tuned":
             return Bound(tuned, "expected regret <= sqrt(2 T ln d) (UML Thm 21.11)")
+        if self._mode == "tight":
+            return Bound(math.sqrt(T * log_d / 2), "expected regret <= sqrt(T ln d / 2) "
+                         "(eta = sqrt(8 ln d / T), Cesa-Bianchi & Lugosi Thm 2.2)")
         if self._mode == "doubling":
             factor = math.sqrt(2) / (math.sqrt(2) - 1)
             return Bound(factor * tuned, "expected regret <= sqrt(2)/(sqrt(2)-1) sqrt(2 T ln d) "
@@ -327,3 +336,82 @@ class FollowTheLeader(ExpertLearner):
 
     def update_costs(self, costs: FloatArray, y: int | None) -> None:
         self.observe(costs)
+
+
+def project_to_simplex(y: FloatArray) -> FloatArray:
+    """The Euclidean projection of ``y`` onto the probability simplex (sort and threshold,
+    Duchi, Shalev-Shwartz, Singer & Chandra 2008).
+
+    >>> project_to_simplex(np.array([0.5, 0.5, -1.0])).tolist()
+    [0.5, 0.5, 0.0]
+    >>> project_to_simplex(np.array([2.0, 0.0])).tolist()
+    [1.0, 0.0]
+    """
+    u = np.sort(y)[::-1]
+    css = np.cumsum(u) - 1.0
+    ks = np.arange(1, len(y) + 1)
+    rho = int(np.nonzero(u - css / ks > 0)[0][-1])
+    w: FloatArray = np.maximum(y - css[rho] / (rho + 1), 0.0)
+    w /= w.sum()
+    return w
+
+
+@register
+class OnlineGradientDescent(ExpertLearner):
+    """Online gradient descent over the simplex (UML section 21.3, projected): expected
+    regret <= D^2 / (2 eta) + (eta/2) sum_t ||v_t||^2 <= sqrt((1 - 1/d) d T), D^2 = 1 - 1/d.
+
+    w_1 is uniform and w_{t+1} = Proj_simplex(w_t - eta v_t): a gradient step on the
+    linear loss <w, v_t>, projected back onto the distributions. The regret against
+    expert i is at most ||e_i - w_1||^2 / (2 eta) + (eta/2) sum_t ||v_t||^2 (UML Thm 21.15,
+    with the projection, which only brings w closer to e_i), ||e_i - w_1||^2 = 1 - 1/d and
+    ||v_t||^2 <= d; the default eta = sqrt((1 - 1/d) / (d T)) needs T announced. The
+    bound it prints uses the sum of ||v_t||^2 it saw. Beside Hedge's sqrt(2 T ln d) it
+    pays sqrt(d) for ln d: the Euclidean geometry fits the simplex badly.
+
+    >>> ogd = OnlineGradientDescent(eta=0.5)
+    >>> ogd.start(GameSpec("experts", 10, experts=2), seed=0)
+    >>> ogd.weights(None).tolist()
+    [0.5, 0.5]
+    >>> ogd.update_costs(np.array([1.0, 0.0]), None); ogd.weights(None).tolist()
+    [0.25, 0.75]
+    """
+
+    id = "ogd"
+    deterministic = False
+
+    def __init__(self, eta: float | None = None) -> None:
+        super().__init__()
+        if eta is not None and not eta > 0:
+            raise ValueError(f"eta={eta} must be > 0")
+        self.eta = eta
+        self.w: FloatArray = np.zeros(0)
+        self._eta = 0.0
+        self._squares = 0.0
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if self.eta is None and game.horizon is None:
+            return "without eta it needs the horizon T announced"
+        return super().unsupported(game)
+
+    def setup(self, game: GameSpec, seed: int) -> None:
+        self.w = np.full(self.d, 1.0 / self.d)
+        diameter = 1.0 - 1.0 / self.d
+        self._eta = self.eta if self.eta is not None else math.sqrt(
+            max(diameter, 1e-12) / (self.d * max(game.rounds, 1)))
+        self._squares = 0.0
+
+    def weights(self, advice: FloatArray | None) -> FloatArray:
+        return self.w
+
+    def update_costs(self, costs: FloatArray, y: int | None) -> None:
+        self.observe(costs)
+        self._squares += float(costs @ costs)
+        self.w = project_to_simplex(self.w - self._eta * costs)
+
+    def bound(self, game: GameSpec) -> Bound | None:
+        if self.d == 0:
+            return None
+        value = (1.0 - 1.0 / self.d) / (2 * self._eta) + self._eta * self._squares / 2
+        return Bound(value, "expected regret <= (1 - 1/d)/(2 eta) + (eta/2) sum_t ||v_t||^2 "
+                     f"(projected OGD, UML Thm 21.15), eta = {self._eta:.6g}")

@@ -19,7 +19,8 @@ class Halving(Learner):
 
     On a tie it predicts 1 (docs/theory.md). In the experts game the experts are the class's
     hypotheses, or any d experts with 0/1 advice: it predicts the majority of the experts
-    that have made no mistake yet, and starts over with all of them if none is left.
+    that have made no mistake yet (a cost >= 1/2), and starts over with all of them if
+    none is left; without advice it spreads its weight evenly over them.
 
     >>> from littlestone.games.classes import make_class
     >>> from littlestone.games.game import GameSpec
@@ -57,9 +58,9 @@ class Halving(Learner):
         self._version_space.restrict(x, y)  # a non-realizable label (V would empty) is ignored
 
     def weights(self, advice: NDArray[np.float64] | None) -> NDArray[np.float64] | float:
-        if advice is None:
-            raise ValueError("halving needs the experts' advice")
         assert self._alive is not None, "start() first"
+        if advice is None:  # free experts, costs only: uniform over those without a mistake
+            return self._alive / float(np.count_nonzero(self._alive))
         ones = int(np.count_nonzero(advice[self._alive] >= 0.5))
         return 1.0 if 2 * ones >= int(np.count_nonzero(self._alive)) else 0.0
 

@@ -49,14 +49,23 @@ class _BooleanFeatures(Learner):
 
 @register
 class Winnow(_BooleanFeatures):
-    """Winnow: predict [sum_i w_i x_i > theta]; promote (w_i *= alpha on x_i = 1) after a
-    missed 1; after a false 1, eliminate (w_i = 0 on x_i = 1; ``variant=elimination``,
-    the Winnow of Littlestone 1988) or demote (w_i /= alpha; ``variant=demotion``, Winnow2).
+    """Winnow (Littlestone 1988), on a k-literal monotone disjunction over n variables:
+    at most alpha k (log_alpha theta + 1) + n/theta mistakes (elimination), and
+    (alpha + 1) k (log_alpha theta + 1) + alpha n / ((alpha - 1) theta) with
+    ``variant=demotion`` (Winnow2); theta >= 1/alpha.
 
-    Elimination, on a k-literal monotone disjunction over n variables with alpha > 1 and
-    theta > 1/alpha: at most alpha k (log_alpha theta + 1) + n / theta mistakes
-    (2k (log2 n + 1) + 1 for the defaults alpha = 2, theta = n). k is the class's k
-    (``k-disjunctions``) or n (``monotone-disjunctions``).
+    It predicts [sum_i w_i x_i > theta]; promotes (w_i *= alpha on x_i = 1) after a
+    missed 1; after a false 1, eliminates (w_i = 0 on x_i = 1; ``variant=elimination``,
+    the Winnow1 of Littlestone 1988) or demotes (w_i /= alpha; ``variant=demotion``,
+    Winnow2). The defaults alpha = 2, theta = n give 2k (log2 n + 1) + 1 (elimination)
+    and 3k (log2 n + 1) + 2 (demotion). k is the class's k (``k-disjunctions``) or n
+    (``monotone-disjunctions``).
+
+    Winnow2's proof (Littlestone 1988, the Winnow2 theorem): the target's weights are never demoted
+    (a negative instance has all of them 0) and each is promoted only while <= theta, so
+    promotions u <= k (log_alpha theta + 1); a promotion adds at most (alpha - 1) theta
+    to W = sum_i w_i, a demotion removes more than (1 - 1/alpha) theta, and W stays
+    > 0 from W = n: demotions v < alpha n / ((alpha - 1) theta) + alpha u.
 
     >>> from littlestone.games.classes import make_class
     >>> winnow = Winnow()
@@ -107,14 +116,68 @@ class Winnow(_BooleanFeatures):
     def bound(self, game: GameSpec) -> Bound | None:
         hclass = game.hclass
         theta = float(hclass.n_features) if self.theta is None and hclass else self.theta
-        if (self.variant != "elimination"
-                or not isinstance(hclass, Disjunctions | SparseDisjunctions)
-                or theta is None or not theta > 1 / self.alpha):
+        if (not isinstance(hclass, Disjunctions | SparseDisjunctions)
+                or theta is None or not theta * self.alpha >= 1):
             return None
         k, n, a = hclass.k, hclass.n, self.alpha
-        value = a * k * (math.log(theta) / math.log(a) + 1) + n / theta
-        return Bound(value, f"alpha k (log_alpha theta + 1) + n/theta, k = {k} "
-                     "(Littlestone 1988)")
+        promotions = k * (math.log(theta) / math.log(a) + 1)
+        if self.variant == "elimination":
+            return Bound(a * promotions + n / theta,
+                         f"alpha k (log_alpha theta + 1) + n/theta, k = {k} (Littlestone 1988)")
+        return Bound((a + 1) * promotions + a * n / ((a - 1) * theta),
+                     f"(alpha+1) k (log_alpha theta + 1) + alpha n/((alpha-1) theta), k = {k} "
+                     "(Winnow2, Littlestone 1988)")
+
+
+@register
+class Elimination(_BooleanFeatures):
+    """The elimination algorithm for monotone disjunctions: at most n mistakes (n - |S|
+    on the target OR_{i in S} x_i; Littlestone 1988).
+
+    It starts from the disjunction of all n variables and predicts with the variables
+    it keeps; after a false 1 it drops every variable on in the instance. The target's
+    variables are never dropped (a 0-labelled instance has all of them off), so it never
+    misses a 1, and each false 1 drops at least one variable. ``winnow-lower-bound``
+    forces n mistakes on it (and on every deterministic learner) on
+    ``monotone-disjunctions:n=N``.
+
+    >>> from littlestone.games.classes import make_class
+    >>> learner = Elimination()
+    >>> learner.start(GameSpec("mistake-bound", 9, make_class("monotone-disjunctions:n=4")), 0)
+    >>> learner.predict(0b0110)
+    1.0
+    >>> learner.update(0b0110, 0); learner.kept.tolist(), learner.predict(0b0100)
+    ([True, False, False, True], 0.0)
+    """
+
+    id = "elimination"
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: The variables still in the hypothesis.
+        self.kept: NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if game.game == MISTAKE_BOUND and not isinstance(game.hclass,
+                                                         Disjunctions | SparseDisjunctions):
+            return "it learns monotone disjunctions (monotone-disjunctions, k-disjunctions)"
+        return super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._prepare(game)
+        self.kept = np.ones(self.n, dtype=np.bool_)
+
+    def predict(self, x: Any) -> float:
+        return 1.0 if bool((self._features(x)[self.kept] > 0).any()) else 0.0
+
+    def update(self, x: Any, y: int) -> None:
+        if not y:
+            self.kept &= ~(self._features(x) > 0)
+
+    def bound(self, game: GameSpec) -> Bound | None:
+        if isinstance(game.hclass, Disjunctions | SparseDisjunctions):
+            return Bound(game.hclass.n, "n (elimination, Littlestone 1988)")
+        return None
 
 
 @register

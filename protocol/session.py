@@ -5,7 +5,7 @@ saying what is wrong (``fatal`` ones mean: send it and close). The server tells 
 session what it waits for (:meth:`ServerSession.expect`) as the game goes.
 
 >>> from littlestone.protocol.codec import encode
->>> session = ServerSession(tokens={"t0k": "alice"}.get)
+>>> session = ServerSession(tokens={"t0k": ("alice", "player")}.get)
 >>> hello = {"type": "hello", "version": 1, "role": "learner", "agent": "demo",
 ...          "token": "t0k", "capabilities": []}
 >>> session.receive(encode(hello))["agent"], session.state, session.account
@@ -27,10 +27,15 @@ from littlestone.protocol.codec import DEFAULT_LIMITS, Limits, decode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import PROTOCOL_VERSION, ROLES, check
 
-__all__ = ["LOBBY_MESSAGES", "ROLE_MESSAGES", "ServerSession"]
+__all__ = ["AGENT_NAME_MAX", "LOBBY_MESSAGES", "PRIVILEGES", "ROLE_MESSAGES", "ServerSession",
+           "printable"]
 
-#: What a player may send between games (a spectator: only ``watch``).
-LOBBY_MESSAGES = frozenset({"challenge", "create", "join", "enter", "watch"})
+#: What a player may send between games (a spectator: only ``watch``; ``revoke``: only
+#: a token of role admin).
+LOBBY_MESSAGES = frozenset({"challenge", "create", "join", "enter", "watch", "revoke"})
+#: What a token lets its holder do (PROTOCOL.md 3.1), and the longest agent name.
+PRIVILEGES = ("player", "spectator", "admin")
+AGENT_NAME_MAX = 64
 #: What each role may send during a game (PROTOCOL.md 5).
 ROLE_MESSAGES = {
     "learner": frozenset({"predict", "weights"}),
@@ -39,14 +44,24 @@ ROLE_MESSAGES = {
 }
 
 
+def printable(name: str) -> bool:
+    r"""Whether a name a peer chose may be shown on a terminal as it is: printable
+    characters only (no escape codes, no line breaks), at most :data:`AGENT_NAME_MAX`.
+
+    >>> printable("my-learner v2"), printable("\x1b[2Jowned"), printable("a\nb")
+    (True, False, False)
+    """
+    return len(name) <= AGENT_NAME_MAX and name.isprintable()
+
+
 class ServerSession:
     """The server's view of one connection.
 
-    ``tokens`` maps a token to its account name (``None`` if unknown); with
-    ``anonymous=True`` a missing token is accepted.
+    ``tokens`` maps a token to its account name and privilege (``None`` if unknown);
+    with ``anonymous=True`` a missing token is accepted (a ``player`` with no account).
     """
 
-    def __init__(self, tokens: Callable[[str], str | None] | None = None,
+    def __init__(self, tokens: Callable[[str], tuple[str, str] | None] | None = None,
                  anonymous: bool = False, limits: Limits = DEFAULT_LIMITS) -> None:
         self.tokens = tokens
         self.anonymous = anonymous
@@ -56,6 +71,8 @@ class ServerSession:
         self.role: str | None = None
         self.agent = ""
         self.account: str | None = None
+        #: What the token lets this session do: one of :data:`PRIVILEGES`.
+        self.privilege = "player"
         self._expected: frozenset[str] = frozenset()
         self._t: int | None = None
 
@@ -76,6 +93,10 @@ class ServerSession:
             if kind not in LOBBY_MESSAGES:
                 raise ProtocolError(Code.OUT_OF_TURN, f"{kind} before a game: send challenge, "
                                     "create or join")
+            if kind == "revoke":
+                if self.privilege != "admin":
+                    raise ProtocolError(Code.UNAUTHORIZED, "only an admin token revokes tokens")
+                return message
             if self.role == "spectator" and kind != "watch":
                 raise ProtocolError(Code.OUT_OF_TURN, "a spectator only watches: send watch")
             if kind == "watch" and self.role != "spectator":
@@ -105,15 +126,22 @@ class ServerSession:
         if message["role"] not in ROLES:
             raise ProtocolError(Code.BAD_MESSAGE, f"role must be one of {', '.join(ROLES)}",
                                 fatal=True)
+        if not printable(message["agent"]):
+            raise ProtocolError(Code.BAD_MESSAGE, f"hello.agent must be at most {AGENT_NAME_MAX} "
+                                "printable characters (no control or escape codes)", fatal=True)
         token = message["token"]
         if token is None:
             if not self.anonymous:
                 raise ProtocolError(Code.UNAUTHORIZED, "a token is required")
         else:
-            account = self.tokens(token) if self.tokens is not None else None
-            if account is None and not self.anonymous:
+            found = self.tokens(token) if self.tokens is not None else None
+            if found is None and not self.anonymous:
                 raise ProtocolError(Code.UNAUTHORIZED, "unknown token")
-            self.account = account
+            if found is not None:
+                self.account, self.privilege = found
+        if self.privilege == "spectator" and message["role"] != "spectator":
+            raise ProtocolError(Code.UNAUTHORIZED, "this token only watches: connect with "
+                                "role spectator")
         self.role, self.agent, self.state = message["role"], message["agent"], "lobby"
         return message
 

@@ -238,7 +238,7 @@ def test_an_index_without_the_anchor_columns_is_migrated_on_open(tmp_path, capsy
     log.write_bytes(done.log.read_bytes())
     db = sqlite3.connect(old / "littlestone.db", isolation_level=None)
     db.executescript(OLD_SCHEMA)
-    columns = [c for c in row if c not in ("chain_sha256", "chain_hmac")]
+    columns = [c for c in row if c not in ("chain_sha256", "chain_hmac", "owner")]
     db.execute(f"INSERT INTO games ({', '.join(columns)}) VALUES "
                f"({', '.join('?' * len(columns))})", [row[c] for c in columns[:-1]] + [str(log)])
     db.execute("INSERT INTO tokens VALUES ('ann', 'abc', 'then')")
@@ -248,9 +248,9 @@ def test_an_index_without_the_anchor_columns_is_migrated_on_open(tmp_path, capsy
     migrated = store.game(done.game_id)
     assert migrated is not None and migrated["mistakes"] == row["mistakes"]
     assert migrated["chain_sha256"] is None and migrated["chain_hmac"] is None
-    assert store.token_account("abc") == "ann"
+    assert store.token_account("abc") == ("ann", "player")  # (roles came with version 3)
     db = sqlite3.connect(old / "littlestone.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
     db.close()
     report = verify(read_log(log))
     assert not report.ok and report.anchored is None and report.records_ok

@@ -45,6 +45,10 @@ ALLOWED = {
                    "server.records"),
     "server.tournament": ("games", "learners", "adversaries", "protocol", "server.net",
                           "server.records"),
+    # the web page: reads the index, the logs, the running games' broadcasts (net) and
+    # ranks tournaments (tournament); only the command line imports it
+    "server.web": ("games", "learners", "adversaries", "protocol", "server.net",
+                   "server.records", "server.tournament"),
     "server.cli": ("",),  # the command line may call every room
 }
 
@@ -156,7 +160,11 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
                    "littlestone/protocol/codec.py", "littlestone/server/cli/__init__.py",
                    "littlestone/server/net/transport.py",
                    "littlestone/server/records/logs.py",
-                   "littlestone/server/tournament/run.py", "littlestone/server/client.py"):
+                   "littlestone/server/tournament/run.py", "littlestone/server/client.py",
+                   "littlestone/server/web/app.py",  # and the page's files, as package data
+                   "littlestone/server/web/static/littlestone.js",
+                   "littlestone/server/web/static/uPlot.iife.min.js",
+                   "littlestone/server/web/static/uPlot.LICENSE"):
         assert module in names, module
     assert not any(n.startswith("littlestone/tests") for n in names)
     entry = zipfile.ZipFile(wheel).read(

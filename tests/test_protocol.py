@@ -112,7 +112,7 @@ def test_rules():
 
 
 def session(anonymous=False):
-    return ServerSession(tokens={"good": "alice"}.get, anonymous=anonymous)
+    return ServerSession(tokens={"good": ("alice", "player")}.get, anonymous=anonymous)
 
 
 def test_handshake_errors_are_fatal():

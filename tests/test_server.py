@@ -360,7 +360,7 @@ async def test_client_errors(server):
                           server.token)
 
 
-def test_serve_connect_and_token_commands(tmp_path, capsys):
+def test_serve_connect_and_token_commands(tmp_path, capsys, monkeypatch):
     import json
     import signal
     import subprocess
@@ -377,18 +377,21 @@ def test_serve_connect_and_token_commands(tmp_path, capsys):
         banner = proc.stdout.readline()
         assert "tokens required" in banner
         url = banner.split()[3]
+        monkeypatch.setenv("LITTLESTONE_TOKEN", token)
         assert main(["connect", url, "--learner", "halving", "--vs", "random-target",
                      "--class", "thresholds:n=63", "--rounds", "100", "--seed", "4",
-                     "--token", token, "--json"]) == 0
+                     "--json"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["status"] == "complete" and out["ldim"] == 6 and out["bound"] == 6
+        monkeypatch.setenv("LITTLESTONE_TOKEN", "nope")
         assert main(["connect", url, "--learner", "halving", "--vs", "random-target",
-                     "--class", "thresholds:n=63", "--rounds", "5", "--token", "nope"]) == 2
+                     "--class", "thresholds:n=63", "--rounds", "5"]) == 2
         assert "unauthorized" in capsys.readouterr().err
     finally:
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=20)
     assert proc.returncode == 0 and "server stopped" in err
+    monkeypatch.delenv("LITTLESTONE_TOKEN")
     assert main(["connect", url, "--learner", "halving", "--vs", "random-target", "--class",
                  "thresholds:n=63", "--rounds", "5"]) == 2
     assert "connect:" in capsys.readouterr().err

@@ -33,6 +33,7 @@ README = ROOT / "README.md"
 BLOCKS: dict[str, list[str]] = {
     "command-line": [
         "littlestone ldim --class thresholds:n=1023",
+        "littlestone ldim --class thresholds:n=15 --json",
         "littlestone play --learner halving --adversary random-target "
         "--class thresholds:n=1023 --rounds 1000 --seed 1",
         "littlestone play --learner perceptron --adversary random-target "

@@ -13,13 +13,15 @@ they drive (:mod:`.local`, :mod:`.records`, :mod:`.network`, :mod:`.tournaments`
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
-from littlestone.server.cli import local, network, records, tournaments
-from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, UsageError
+from littlestone.server.cli import local, network, pac, records, tournaments
+from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 from littlestone.server.cli.parser import build_parser
 
 __all__ = ["main"]
@@ -29,12 +31,24 @@ COMMANDS: dict[str, Callable[[Any], int]] = {
     "adversaries": local.list_agents, "games": records.games, "replay": records.replay,
     "serve": network.serve, "connect": network.connect, "watch": network.watch,
     "token": network.token, "check": tournaments.check, "tournament": tournaments.tournament,
-    "probe": tournaments.probe,
+    "probe": tournaments.probe, "pac": pac.pac,
 }
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM: a command stops as on Ctrl-C (its game is recorded ``aborted``)."""
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    stdout = sys.stdout
+    sys.stdout = TerminalSafe(stdout)  # names from peers and logs, shown safely
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
@@ -44,6 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (LittlestoneError, RecursionError) as exc:
         print(f"littlestone: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except Terminated:
+        print("littlestone: terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("littlestone: interrupted", file=sys.stderr)
         return 130
@@ -56,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"littlestone: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        sys.stdout = stdout
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -12,9 +13,9 @@ from littlestone.games.classes import FiniteClass
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import class_ldim
 
-__all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "Parser", "UsageError", "cell", "class_keys",
-           "count_int", "emit", "game_output", "port_int", "positive_int", "seed_int", "table",
-           "writable"]
+__all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "Parser", "TerminalSafe", "UsageError", "cell",
+           "class_keys", "count_int", "emit", "game_output", "port_int", "positive_float",
+           "positive_int", "seed_int", "table", "writable"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -110,6 +111,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number > 0 (seconds, rates)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text} must be a number > 0")
+    return value
+
+
 def seed_int(text: str) -> int:
     """An argparse type: a game seed, a signed 64-bit integer (what the index keeps)."""
     try:
@@ -143,3 +155,31 @@ def writable(path: str, option: str) -> None:
     folder = Path(path).parent
     if not folder.is_dir():
         raise UsageError(f"{option} {path}: no such folder {str(folder)!r}")
+
+
+#: Control characters (C0 but tab and newline, DEL, C1): what a terminal would obey.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+class TerminalSafe:
+    r"""A text stream that shows control characters as escapes (``\x1b``) instead of
+    writing them: names from peers and logs (an agent called ``\x1b[2J...``) cannot
+    drive the terminal of whoever lists them. JSON output is unchanged (json.dumps
+    escapes them already).
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> print("evil\x1b[2J\x07 name", file=TerminalSafe(out))
+    >>> out.getvalue()
+    'evil\\x1b[2J\\x07 name\n'
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
@@ -11,6 +12,7 @@ from typing import Any
 
 from littlestone import adversaries, learners
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
+from littlestone.games.errors import BudgetExceeded
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import (
     LdimProgress,
@@ -19,10 +21,15 @@ from littlestone.games.ldim import (
     solver_for,
     too_large,
 )
+from littlestone.games.randomized import class_randomized_value
+from littlestone.games.vcdim import class_vcdim
 from littlestone.server.cli.common import UsageError, emit, game_output, writable
 from littlestone.server.records.logged import play_logged
 
 __all__ = ["ldim", "list_agents", "play"]
+
+#: Instance checks `ldim` spends on the randomised value before printing null.
+LDIM_EXTRAS_BUDGET = 1_600_000
 
 
 def ldim(args: argparse.Namespace) -> int:
@@ -45,6 +52,7 @@ def ldim(args: argparse.Namespace) -> int:
         _write_tree(hclass, args.tree)
     out = {"class": hclass.spec, "size": hclass.size, "domain": hclass.domain_size,
            "ldim": value, "seconds": round(seconds, 6), "method": method}
+    out.update(_beside_ldim(hclass))
     if args.tree:
         out["tree"] = args.tree
     emit(out, args.json)
@@ -93,6 +101,22 @@ class _LdimProgressLine:
 #: Seconds of exact Ldim before its progress is shown, and between two lines off a
 #: terminal.
 PROGRESS_AFTER_S, PROGRESS_EVERY_S = 2.0, 10.0
+
+
+def _beside_ldim(hclass: FiniteClass) -> dict[str, Any]:
+    """VCdim(H) (<= Ldim(H), UML Thm 21.9) and the randomised value v(H) (the minimax
+    expected mistakes, games.randomized), each ``None`` beyond its budget."""
+    out: dict[str, Any] = {"vcdim": None, "vcdim_method": None, "randomized_value": None,
+                           "randomized_value_exact": None}
+    with contextlib.suppress(BudgetExceeded):
+        out["vcdim"], out["vcdim_method"] = class_vcdim(hclass)
+    if too_large(hclass) is None:
+        try:
+            value = class_randomized_value(hclass, budget=LDIM_EXTRAS_BUDGET)
+            out["randomized_value"], out["randomized_value_exact"] = float(value), str(value)
+        except BudgetExceeded:
+            pass
+    return out
 
 
 def _write_tree(hclass: FiniteClass, path: str) -> None:

@@ -22,9 +22,9 @@ from littlestone.protocol.codec import Limits
 from littlestone.server.cli.common import UsageError, emit, game_output, table
 from littlestone.server.client import AgentCrashed, ServerError, play_remote, watch_remote
 from littlestone.server.net import ServerSettings, serve_forever
-from littlestone.server.net.settings import Budgets
+from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.net.transport import client_tls, server_tls
-from littlestone.server.records.store import Store
+from littlestone.server.records.store import Store, TokenError
 
 __all__ = ["connect", "serve", "token", "watch"]
 
@@ -48,18 +48,31 @@ def serve(args: argparse.Namespace) -> int:
             raise UsageError(f"serve: --agent {item!r}: use NAME=SPEC")
         agents.append((name, spec))
     budgets = Budgets(**{f.name: getattr(args, f.name) for f in dataclasses.fields(Budgets)})
+    connections = ConnectionLimits(**{f.name: getattr(args, f.name)
+                                      for f in dataclasses.fields(ConnectionLimits)})
     settings = ServerSettings(
         host=args.host, port=args.port, data=Path(args.data), anonymous=args.anonymous,
         move_deadline=args.move_deadline, time_bank=args.time_bank,
-        limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets, agents=tuple(agents),
-        log_level=args.log)
+        limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets,
+        connections=connections, agents=tuple(agents), log_level=args.log)
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
         print(f"littlestone serving on {server.url} ({mode}); data in {args.data}", flush=True)
+        if not args.no_web:
+            page = server.url.replace("ws", "http", 1) + "/"
+            view = ("public, read-only" if args.public
+                    else "a token is needed: log in with one from `littlestone token add`")
+            print(f"littlestone: web page on {page} ({view})", flush=True)
+
+    def setup(server: Any) -> None:
+        if not args.no_web:
+            from littlestone.server.web import attach
+
+            attach(server, public=args.public)
 
     try:
-        asyncio.run(serve_forever(settings, ready))
+        asyncio.run(serve_forever(settings, ready, setup))
     except OSError as exc:
         raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
                          ) from None
@@ -72,10 +85,8 @@ TOKEN_VARIABLE = "LITTLESTONE_TOKEN"
 
 
 def _token_of(args: argparse.Namespace) -> str | None:
-    """The client's token: --token, else --token-file (``-``: standard input), else
-    $LITTLESTONE_TOKEN."""
-    if args.token:
-        return str(args.token)
+    """The client's token: --token-file (``-``: standard input), else $LITTLESTONE_TOKEN
+    (never a command-line argument: other local users see those)."""
     if getattr(args, "token_file", None):
         try:
             text = (sys.stdin.readline() if args.token_file == "-"
@@ -96,7 +107,8 @@ def connect(args: argparse.Namespace) -> int:
                   else adversaries.ADVERSARIES.make(args.adversary))
     if args.tournament:
         if not args.token:
-            raise UsageError("connect: --tournament needs --token (its name is the entrant)")
+            raise UsageError("connect: --tournament needs a token (--token-file or "
+                             f"${TOKEN_VARIABLE}): its name is the entrant")
         out = _client("connect", args.url, play_remote(
             args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
             name=args.name, tournament=args.tournament, tls=_client_tls(args)))
@@ -197,11 +209,30 @@ def watch(args: argparse.Namespace) -> int:
 
 
 def token(args: argparse.Namespace) -> int:
+    """``token add``, ``token list``, ``token revoke``: the data folder's tokens."""
+    store = Store(Path(args.data))
+    if args.token_command == "list":
+        rows = store.tokens()
+        if args.json:
+            print(json.dumps({"tokens": rows}))
+        else:
+            for row in rows:
+                print(f"{row['name']:<24} {row['role']:<10} {row['created']}")
+        return 0
     if not args.name or not all(c.isascii() and (c.isalnum() or c in "-_.") for c in args.name):
-        raise UsageError(f"token add: {args.name!r}: a name is letters, digits, - _ . (it "
-                         "is the agent's account, and remote:NAME in a tournament)")
-    token = Store(Path(args.data)).add_token(args.name)
+        raise UsageError(f"token {args.token_command}: {args.name!r}: a name is letters, "
+                         "digits, - _ . (it is the agent's account, and remote:NAME in a "
+                         "tournament)")
+    if args.token_command == "revoke":
+        if not store.revoke_token(args.name):
+            raise UsageError(f"token revoke: no token named {args.name!r} in {args.data}")
+        print(f"littlestone: the token of {args.name!r} is revoked", file=sys.stderr)
+        return 0
+    try:
+        token = store.add_token(args.name, args.role, replace=args.replace)
+    except TokenError as exc:
+        raise UsageError(f"token add: {exc}") from None
     print(token)
-    print(f"littlestone: token for {args.name!r} stored (hashed) in {args.data}; it is shown "
-          "only this once", file=sys.stderr)
+    print(f"littlestone: {args.role} token for {args.name!r} stored (hashed) in {args.data}; "
+          "it is shown only this once", file=sys.stderr)
     return 0

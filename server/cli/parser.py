@@ -5,14 +5,47 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+from typing import Any
 
 from littlestone import __version__, adversaries, learners
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
-from littlestone.server.cli.common import Parser, count_int, port_int, positive_int, seed_int
-from littlestone.server.net.settings import Budgets
+from littlestone.server.cli.common import (
+    Parser,
+    count_int,
+    port_int,
+    positive_float,
+    positive_int,
+    seed_int,
+)
+from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
-from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, default_data
+from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, TOKEN_ROLES, default_data
+
+#: The frames ``serve --max-frame`` may allow: room for a lobby message, at most 64 MiB.
+MIN_FRAME, MAX_FRAME = 4096, 64 << 20
+
+
+class _NoToken(argparse.Action):
+    """``--token T``: refused, naming the ways a token may come (a command line is seen by
+    every local user, in ``ps`` and in shell histories)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        parser.error("--token: a token is never given on the command line; use "
+                     "--token-file FILE (- for standard input) or $LITTLESTONE_TOKEN")
+
+
+def _bank(text: str) -> float:
+    value = 0.0 if text.strip() in ("0", "0.0") else positive_float(text)
+    return value
+
+
+def _frame(text: str) -> int:
+    value = positive_int(text)
+    if not MIN_FRAME <= value <= MAX_FRAME:
+        raise argparse.ArgumentTypeError(f"{value} is not between {MIN_FRAME} and {MAX_FRAME}")
+    return value
 
 __all__ = ["build_parser"]
 
@@ -42,6 +75,24 @@ def build_parser() -> argparse.ArgumentParser:
     ldim.add_argument("--budget", type=int, default=LDIM_BUDGET, metavar="N",
                       help=f"most instance checks to spend (default {LDIM_BUDGET})")
     ldim.add_argument("--json", action="store_true", help="print one JSON object")
+
+    pac = sub.add_parser(
+        "pac", help="online-to-batch: a mistake-bound learner made PAC, measured",
+        description="Run a deterministic learner on i.i.d. examples until a hypothesis "
+        "survives (1/epsilon) ln((M+1)/delta) of them in a row, many times, and measure the "
+        "output's true error against epsilon and delta (on halfspaces: the Perceptron's "
+        "random iterate against 1/(n gamma^2)).",
+    )
+    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC")
+    pac.add_argument("--learner", required=True, metavar="SPEC")
+    pac.add_argument("--epsilon", type=float, default=0.1)
+    pac.add_argument("--delta", type=float, default=0.05)
+    pac.add_argument("--dist", choices=("uniform", "zipf"), default="uniform")
+    pac.add_argument("--examples", type=count_int, default=200, metavar="N",
+                     help="examples per run of the random iterate (halfspaces)")
+    pac.add_argument("--repeat", type=count_int, default=100, metavar="R")
+    pac.add_argument("--seed", type=seed_int, default=0, metavar="S")
+    pac.add_argument("--json", action="store_true", help="print one JSON object")
 
     play = sub.add_parser(
         "play", help="play one game locally",
@@ -111,13 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
                        "re-simulated); none: the index row only (default full)")
     serve.add_argument("--anonymous", action="store_true",
                        help="accept agents without a token (local experiments)")
-    serve.add_argument("--move-deadline", type=float, default=10.0, metavar="SECONDS")
-    serve.add_argument("--time-bank", type=float, default=60.0, metavar="SECONDS")
-    serve.add_argument("--max-frame", type=int, default=1 << 20, metavar="BYTES")
+    serve.add_argument("--move-deadline", type=positive_float, default=10.0, metavar="SECONDS",
+                       help="seconds a player has for each move (default 10)")
+    serve.add_argument("--time-bank", type=_bank, default=60.0, metavar="SECONDS",
+                       help="seconds a player may run over its deadlines in a game (default "
+                       "60; 0: none)")
+    serve.add_argument("--max-frame", type=_frame, default=1 << 20, metavar="BYTES",
+                       help=f"largest frame a peer may send in a game ({MIN_FRAME}-"
+                       f"{MAX_FRAME}; default {1 << 20})")
     serve.add_argument("--tls-cert", metavar="PEM",
                        help="serve wss:// (TLS) with this certificate chain")
     serve.add_argument("--tls-key", metavar="PEM",
                        help="the certificate's private key (if not in --tls-cert)")
+    serve.add_argument("--public", action="store_true",
+                       help="show the web page (http://HOST:PORT/) and its API to anyone, "
+                       "read-only, without a token (default: a token is needed)")
+    serve.add_argument("--no-web", action="store_true",
+                       help="answer no plain HTTP: agents' WebSockets only")
     serve.add_argument("--agent", action="append", default=[], metavar="NAME=SPEC",
                        help="also serve this agent to peers under NAME (a built-in with its "
                        "parameters, or your own FILE.py:Class: loaded now, trusted); "
@@ -137,6 +198,27 @@ def build_parser() -> argparse.ArgumentParser:
         }[field.name]
         budgets.add_argument(flag, type=positive_int, default=field.default, metavar="N",
                              help=f"{help_text} (default {field.default})")
+    limits = serve.add_argument_group(
+        "connections", "what one connection, address or token may hold, and for how long "
+        "(PROTOCOL.md 1.1)")
+    for field in dataclasses.fields(ConnectionLimits):
+        seconds = field.name.endswith("_s")
+        flag = "--" + field.name.removesuffix("_s").replace("_", "-")
+        help_text = {
+            "handshake_s": "seconds a new connection has to say hello",
+            "lobby_idle_s": "seconds a session may idle between games",
+            "create_expiry_s": "seconds a created game waits for its second player",
+            "max_connections": "connections in all (the file-descriptor limit is raised)",
+            "per_address": "connections from one IP address",
+            "per_token": "connections of one token",
+            "games_per_token": "games one token plays at once",
+            "message_rate": "lobby messages a second, on average",
+            "message_burst": "lobby messages in a burst",
+        }[field.name]
+        parse = positive_float if seconds or field.name == "message_rate" else positive_int
+        limits.add_argument(flag, dest=field.name, type=parse, default=field.default,
+                            metavar="SECONDS" if seconds else "N",
+                            help=f"{help_text} (default {field.default:g})")
 
     connect_ = sub.add_parser(
         "connect", help="play a local agent against a server-side opponent",
@@ -159,9 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     connect_.add_argument("--experts", type=int, metavar="D")
     connect_.add_argument("--rounds", type=count_int, metavar="T")
     connect_.add_argument("--seed", type=seed_int, metavar="S")
-    connect_.add_argument("--token", metavar="TOKEN",
-                          help="the token (visible to local users on a command line: "
-                          "prefer --token-file or LITTLESTONE_TOKEN)")
+    connect_.add_argument("--token", action=_NoToken, help=argparse.SUPPRESS)
     connect_.add_argument("--token-file", metavar="FILE",
                           help="read the token from FILE (- for standard input)")
     connect_.add_argument("--name", default="littlestone-client", metavar="NAME",
@@ -178,7 +258,10 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
     watch.add_argument("game_id", metavar="GAME_ID",
                        help="a running game's id (littlestone games --status running)")
-    watch.add_argument("--token", metavar="TOKEN")
+    watch.add_argument("--token", action=_NoToken, help=argparse.SUPPRESS)
+    watch.add_argument("--token-file", metavar="FILE",
+                       help="read the token from FILE (- for standard input); else "
+                       "$LITTLESTONE_TOKEN")
     watch.add_argument("--json", action="store_true",
                        help="print each message as one JSON line")
     watch.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
@@ -189,7 +272,20 @@ def build_parser() -> argparse.ArgumentParser:
     token_sub = token.add_subparsers(dest="token_command", required=True, parser_class=Parser)
     add = token_sub.add_parser("add", help="create a token for NAME and print it once")
     add.add_argument("name", metavar="NAME")
+    add.add_argument("--role", choices=TOKEN_ROLES, default="player",
+                     help="player: plays, watches its own games; spectator: only watches; "
+                     "admin: anything, revoking tokens over the network too (default player)")
+    add.add_argument("--replace", action="store_true",
+                     help="NAME has a token already: void it and make a new one")
     add.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    listed = token_sub.add_parser("list", help="the tokens' names, roles and dates (never "
+                                  "the tokens)")
+    listed.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    listed.add_argument("--json", action="store_true", help="print one JSON object")
+    revoke = token_sub.add_parser("revoke", help="void NAME's token (its open connections "
+                                  "keep their games; new ones are refused)")
+    revoke.add_argument("name", metavar="NAME")
+    revoke.add_argument("--data", default=data, metavar="DIR", help=data_help)
 
     tournament = sub.add_parser(
         "tournament", help="run a tournament from a TOML file",
@@ -212,6 +308,14 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--unsafe-no-sandbox", action="store_true",
                             help="run submissions without bubblewrap where it cannot run "
                             "(they can then read your files and use the network)")
+    tournament.add_argument("--serve", type=port_int, metavar="PORT",
+                            help="show the leaderboard filling in live on a web page at "
+                            "http://HOST:PORT/ (0: any free port), served until Ctrl-C "
+                            "after the tournament ends")
+    tournament.add_argument("--host", default="127.0.0.1",
+                            help="where --serve listens (default 127.0.0.1)")
+    tournament.add_argument("--public", action="store_true",
+                            help="--serve's page needs no token (read-only)")
 
     check = sub.add_parser(
         "check", help="check an agent file before submitting it",

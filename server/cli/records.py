@@ -22,13 +22,20 @@ EXIT_VERIFY_FAILED, EXIT_FOREIGN, EXIT_CORRUPTED, EXIT_INCOMPLETE = 1, 3, 4, 5
 def games(args: argparse.Namespace) -> int:
     if not (Path(args.data) / "littlestone.db").is_file():
         raise UsageError(f"games: no games in {args.data} (no littlestone.db)")
-    rows = Store(Path(args.data)).games(limit=args.limit, learner=args.learner,
-                                        adversary=args.adversary, status=args.status,
-                                        **{"class": getattr(args, "class")})
+    store = Store(Path(args.data))
+    rows = store.games(limit=args.limit, learner=args.learner, adversary=args.adversary,
+                       status=args.status, **{"class": getattr(args, "class")})
+    # a tournament's games under the names it gave its entrants (a submission's file and
+    # class, not its connection's remote:learner-<hash>)
+    names = store.tournament_rows([r["game_id"] for r in rows])
+    for row in rows:
+        if row["game_id"] in names:
+            row["learner"] = names[row["game_id"]]["learner"]
+            row["adversary"] = names[row["game_id"]]["adversary"]
     if not rows:
         asked = " ".join(f"--{k} {v}" for k in ("learner", "adversary", "class", "status")
                          if (v := getattr(args, k)))
-        present = sorted({str(g["status"]) for g in Store(Path(args.data)).games(limit=1000)})
+        present = sorted({str(g["status"]) for g in store.games(limit=1000)})
         print(f"littlestone: no games in {args.data} match {asked or 'at all'}"
               + (f" (statuses there: {', '.join(present)})" if present else ""),
               file=sys.stderr)

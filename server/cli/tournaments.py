@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,31 @@ def tournament(args: argparse.Namespace) -> int:
     if args.ray is not None:
         check_ray_address(args.ray)
     config = load_config(args.config)
+    if args.serve is None:
+        return _tournament(args, config)
+    from littlestone.server.web import serve_web
+
+    try:
+        web = serve_web(Path(args.data), args.host, args.serve, public=args.public)
+        url = web.__enter__()
+    except OSError as exc:
+        raise UsageError(f"tournament: cannot serve on {args.host}:{args.serve}: "
+                         f"{exc.strerror or exc}") from None
+    try:
+        print(f"littlestone: the leaderboard, live: {url}tournaments/{config.name}",
+              file=sys.stderr, flush=True)
+        code = _tournament(args, config)
+        print(f"littlestone: still serving {url} (Ctrl-C to stop)", file=sys.stderr,
+              flush=True)
+        threading.Event().wait()
+        return code
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        web.__exit__(None, None, None)
+
+
+def _tournament(args: argparse.Namespace, config: Any) -> int:
     report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
                             ray_address=args.ray, keep_going=args.keep_going,
                             unsafe=args.unsafe_no_sandbox, log_level=args.log)

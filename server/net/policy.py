@@ -119,7 +119,10 @@ class Opponents:
             asked = raw.get(LDIM_PARAM)
             if asked is None:
                 raw = {**raw, LDIM_PARAM: str(budgets.ldim_work)}
-            elif not (asked.isascii() and asked.isdigit()) or int(asked) > budgets.ldim_work:
+            elif not (asked.isascii() and asked.isdigit()):
+                raise _over(f"{name}: {LDIM_PARAM}={asked} is not a whole number of "
+                            f"instance checks up to {budgets.ldim_work}")
+            elif int(asked) > budgets.ldim_work:
                 raise _over(f"{name}: {LDIM_PARAM}={asked} is over the budget of "
                             f"{budgets.ldim_work} instance checks")
         params: dict[str, object] = dict(raw)

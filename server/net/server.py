@@ -15,6 +15,8 @@ import hashlib
 import logging
 import secrets
 import signal
+import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -33,13 +35,20 @@ from littlestone.server.net.driver import run_game
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
 from littlestone.server.net.policy import Opponents, Player, admit
 from littlestone.server.net.settings import (
-    HANDSHAKE_TIMEOUT_S,
     LOBBY_FAULTS,
     LOBBY_MAX_FRAME,
     ServerSettings,
+    raise_fd_limit,
 )
 from littlestone.server.net.spectators import Broadcast, wire_result
-from littlestone.server.net.transport import UNIX_SCHEME, Connection, Server, serve, serve_unix
+from littlestone.server.net.transport import (
+    UNIX_SCHEME,
+    Connection,
+    HttpRoute,
+    Server,
+    serve,
+    serve_unix,
+)
 from littlestone.server.records.logged import (
     agent_identity,
     game_info,
@@ -49,6 +58,11 @@ from littlestone.server.records.logged import (
 )
 from littlestone.server.records.logs import LogWriter
 from littlestone.server.records.store import Store, new_game_id
+
+#: File descriptors kept beside the connections: the index, logs, listening sockets.
+FD_RESERVE = 64
+#: WebSocket close code of a refusal that may succeed later (RFC 6455 7.4.1: try again).
+TRY_AGAIN_LATER = 1013
 
 __all__ = ["GameServer", "serve_forever"]
 
@@ -83,13 +97,20 @@ class GameServer:
         self.tournaments: set[str] = set()
         #: Games being admitted (their class built in a worker thread): they hold a slot.
         self._admitting = 0
+        #: Open sessions and games in play of each account (ConnectionLimits).
+        self._sessions_of: Counter[str] = Counter()
+        self._games_of: Counter[str] = Counter()
+        #: Connections a server refers at most: the operator's cap, within the file
+        #: descriptors the process may open (set by :meth:`start`).
+        self.max_connections = settings.connections.max_connections
 
     # tokens: stored hashed (sha256), looked up by the hash
-    def account(self, token: str) -> str | None:
+    def account(self, token: str) -> tuple[str, str] | None:
+        """The account and privilege of a token (PROTOCOL.md 3.1)."""
         digest = hashlib.sha256(token.encode()).hexdigest()
         granted = self._grants.pop(digest, None)  # a one-time credential: one connection
         if granted is not None:
-            return granted
+            return granted, "player"
         return self.store.token_account(digest)
 
     def grant(self, tournament: str, account: str) -> str:
@@ -107,14 +128,35 @@ class GameServer:
         self._grants = {k: v for k, v in self._grants.items() if v != account}
         self.restricted.pop(account, None)
 
+    # -- the web room's hook (littlestone.server.web): plain HTTP on the same port ------
+    #: Answers plain HTTP requests and the web page's WebSockets (set before start()).
+    http: HttpRoute | None = None
+
     async def start(self) -> None:
-        settings = self.settings
+        """Listen; first mark ``interrupted`` the games a previous process left running
+        in the data folder (``kill -9``), and raise the file-descriptor limit."""
+        settings, limits = self.settings, self.settings.connections
+        swept = await asyncio.to_thread(self.store.sweep)
+        if swept:
+            log.warning("%d games left running by a process that is gone are marked "
+                        "interrupted", len(swept))
+        fds = raise_fd_limit(limits.max_connections + limits.per_address + FD_RESERVE
+                             + settings.budgets.max_games)
+        self.max_connections = max(1, min(limits.max_connections,
+                                          fds - FD_RESERVE - settings.budgets.max_games
+                                          - limits.per_address))
+        # sockets beyond the cap plus one address's share are dropped unanswered; up to
+        # there a connection is told why it is refused (over_budget: the server is full)
+        sockets = self.max_connections + limits.per_address
         if settings.unix is not None:
             self._server = await serve_unix(self.handle, settings.unix,
-                                            max_size=settings.limits.max_frame)
+                                            max_size=settings.limits.max_frame,
+                                            max_sockets=sockets)
         else:
             self._server = await serve(self.handle, settings.host, settings.port,
-                                       max_size=settings.limits.max_frame, tls=settings.tls)
+                                       max_size=settings.limits.max_frame, tls=settings.tls,
+                                       max_sockets=sockets, per_address=limits.per_address)
+        self._server.http = self.http  # (the web room's hook)
 
     @property
     def url(self) -> str:
@@ -130,69 +172,63 @@ class GameServer:
         return self._server.port
 
     async def stop(self) -> None:
-        """Graceful: stop accepting, let running games end as aborted, close."""
+        """Stop accepting, end every running game as ``aborted:shutdown`` (footer and
+        index row written), tell the rest ``shutdown``, close: within a few seconds
+        (PROTOCOL.md 1.1)."""
         self._stopping.set()
         for _, _, finished in list(self.entrants.values()):
             if not finished.done():
                 finished.set_result(None)
+        for *_, played in list(self.open_games.values()):
+            if not played.done():
+                played.set_result(None)
+        self.open_games.clear()
         if self._server is not None:
             self._server.stop_accepting()
         for task in list(self.games):
             task.cancel()
         if self.games:
-            await asyncio.gather(*self.games, return_exceptions=True)
+            await asyncio.wait(set(self.games), timeout=self.SHUTDOWN_S)
         if self._server is not None:
             await self._server.close()
+
+    #: Seconds :meth:`stop` waits for the running games to write their ends.
+    SHUTDOWN_S = 5.0
 
     async def handle(self, ws: Connection) -> None:
         session = ServerSession(tokens=self.account, anonymous=self.settings.anonymous,
                                 limits=self.settings.limits)
+        limits = self.settings.connections
+        counted: str | None = None
         try:
+            assert self._server is not None
+            if len(self._server.connections) > self.max_connections:
+                error = ProtocolError(Code.OVER_BUDGET, "over budget: the server is full "
+                                      f"({self.max_connections} connections); try again later",
+                                      fatal=True)
+                await ws.send(encode(error.to_message()))
+                await ws.close(TRY_AGAIN_LATER, "server full")
+                return
             try:
-                frame = await ws.recv(ws.loop.time() + HANDSHAKE_TIMEOUT_S)
+                frame = await ws.recv(ws.loop.time() + limits.handshake_s)
                 session.receive(frame)
             except TimeoutError:
                 raise ProtocolError(Code.TIMEOUT, "no hello within the handshake deadline",
                                     fatal=True) from None
+            if session.account is not None:
+                if self._sessions_of[session.account] >= limits.per_token:
+                    raise ProtocolError(Code.OVER_BUDGET, f"over budget: {limits.per_token} "
+                                        "connections of this token are open already",
+                                        fatal=True)
+                counted = session.account
+                self._sessions_of[counted] += 1
             await ws.send(encode(session.welcome(
                 f"littlestone {package_version()}",
                 {"max_frame": self.settings.limits.max_frame,
                  "move_deadline_ms": int(self.settings.move_deadline * 1000),
-                 "time_bank_ms": int(self.settings.time_bank * 1000)})))
-            # a one-time credential's session may only enter its tournament, once: the
-            # restriction is the session's, whatever becomes of the credential later
-            only = self.restricted.get(session.account or "")
-            strikes = 0
-            while not self._stopping.is_set():
-                frame = await ws.recv()
-                if len(frame) > LOBBY_MAX_FRAME:  # lobby messages are small: not decoded
-                    raise ProtocolError(Code.BAD_MESSAGE, f"{len(frame)} bytes exceeds the "
-                                        f"lobby's max_frame({LOBBY_MAX_FRAME})", fatal=True)
-                try:
-                    message = session.receive(frame)
-                except ProtocolError as exc:
-                    strikes += 1
-                    if exc.fatal or strikes >= LOBBY_FAULTS:
-                        exc.fatal = True
-                        raise
-                    await ws.send(encode(exc.to_message()))
-                    continue
-                if only is not None and (message["type"] != "enter"
-                                         or message["tournament"] != only):
-                    raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
-                                        f"tournament {only}", fatal=True)
-                if message["type"] == "challenge":
-                    await self._challenge(ws, session, message)
-                elif message["type"] == "create":
-                    await self._create(ws, session, message)
-                elif message["type"] == "enter":
-                    await self._enter(ws, session, message)
-                    if only is not None:
-                        return  # its games are over: the connection closes
-                elif message["type"] == "watch":
-                    await self._watch(ws, session, message)
-                else:
-                    await self._join(ws, session, message)
+                 "time_bank_ms": int(self.settings.time_bank * 1000),
+                 "lobby_idle_ms": int(limits.lobby_idle_s * 1000)})))
+            await self._lobby(ws, session)
         except ProtocolError as exc:
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode(exc.to_message()))
@@ -208,11 +244,92 @@ class GameServer:
             with contextlib.suppress(Exception):
                 await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
                 await ws.close(1011, "internal")
+        finally:
+            if counted is not None:
+                self._sessions_of[counted] -= 1
+                if self._sessions_of[counted] <= 0:
+                    del self._sessions_of[counted]
+
+    async def _lobby(self, ws: Connection, session: ServerSession) -> None:
+        """A session between games: its requests, each checked, until it closes, idles
+        past ``lobby_idle_s`` or faults :data:`LOBBY_FAULTS` times (PROTOCOL.md 4.1)."""
+        limits = self.settings.connections
+        # a one-time credential's session may only enter its tournament, once: the
+        # restriction is the session's, whatever becomes of the credential later
+        only = self.restricted.get(session.account or "")
+        strikes = 0
+        allowance, checked = float(limits.message_burst), time.monotonic()
+        while not self._stopping.is_set():
+            try:
+                frame = await ws.recv(ws.loop.time() + limits.lobby_idle_s)
+            except TimeoutError:
+                raise ProtocolError(Code.TIMEOUT, f"idle in the lobby for "
+                                    f"{limits.lobby_idle_s:g} s", fatal=True) from None
+            if len(frame) > LOBBY_MAX_FRAME:  # lobby messages are small: not decoded
+                raise ProtocolError(Code.BAD_MESSAGE, f"{len(frame)} bytes exceeds the "
+                                    f"lobby's max_frame({LOBBY_MAX_FRAME})", fatal=True)
+            now = time.monotonic()
+            allowance = min(float(limits.message_burst),
+                            allowance + (now - checked) * limits.message_rate)
+            checked = now
+            try:
+                if allowance < 1:
+                    raise ProtocolError(Code.OVER_BUDGET, "over budget: more than "
+                                        f"{limits.message_rate:g} messages a second")
+                allowance -= 1
+                message = session.receive(frame)
+            except ProtocolError as exc:
+                strikes += 1
+                if exc.fatal or strikes >= LOBBY_FAULTS:
+                    exc.fatal = True
+                    raise
+                await ws.send(encode(exc.to_message()))
+                continue
+            kind = message["type"]
+            if only is not None and (kind != "enter" or message["tournament"] != only):
+                raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
+                                    f"tournament {only}", fatal=True)
+            if kind == "revoke":
+                if await asyncio.to_thread(self.store.revoke_token, message["name"]):
+                    await ws.send(encode({"type": "revoked", "name": message["name"]}))
+                else:
+                    await ws.send(encode(ProtocolError(Code.NOT_FOUND, "no token named "
+                                                       f"{message['name']!r}").to_message()))
+            elif kind == "watch":
+                await self._watch(ws, session, message)
+            elif kind == "enter":
+                await self._enter(ws, session, message)
+                if only is not None:
+                    return  # its games are over: the connection closes
+            elif not self._may_play(session):
+                await ws.send(encode(ProtocolError(
+                    Code.OVER_BUDGET, f"over budget: this token plays "
+                    f"{self.settings.connections.games_per_token} games already").to_message()))
+            else:
+                self._games_of[session.account or ""] += 1
+                try:
+                    if kind == "challenge":
+                        await self._challenge(ws, session, message)
+                    elif kind == "create":
+                        await self._create(ws, session, message)
+                    else:
+                        await self._join(ws, session, message)
+                finally:
+                    self._games_of[session.account or ""] -= 1
+
+    def _may_play(self, session: ServerSession) -> bool:
+        """Whether the session's token may start one more game (anonymous sessions are
+        held to the per-token limit by their connections only)."""
+        return (session.account is None
+                or self._games_of[session.account] < self.settings.connections.games_per_token)
 
     async def _watch(self, ws: Connection, session: ServerSession,
                      message: dict[str, Any]) -> None:
         """A spectator follows a running game until its end (PROTOCOL.md 5.4)."""
         broadcast = self.running.get(message["game_id"])
+        if broadcast is not None and session.privilege == "player" and (
+                session.account is not None and session.account not in broadcast.accounts):
+            broadcast = None  # a player's token watches its own games only: as unknown
         if broadcast is None:
             await ws.send(encode(ProtocolError(Code.NOT_FOUND, f"no running game with id "
                                                f"{message['game_id']}").to_message()))
@@ -273,10 +390,8 @@ class GameServer:
         """A remote agent enters a tournament under its token's name and plays the games
         the tournament gives it, one after another, until ``done``."""
         if session.account is None:
-            await ws.send(encode(ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs "
-                                               "a token: the token's name is the entrant")
-                                 .to_message()))
-            return
+            raise ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs a token: the "
+                                "token's name is the entrant")
         if message["tournament"] not in self.tournaments:
             await ws.send(encode(ProtocolError(Code.NOT_FOUND, (
                 f"no tournament {message['tournament']!r} runs on this server"
@@ -362,7 +477,16 @@ class GameServer:
         played: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.open_games[game_id] = (game, seed, ws, session, played)
         await ws.send(encode({"type": "created", "game_id": game_id}))
+        expiry = self.settings.connections.create_expiry_s
         try:
+            await asyncio.wait((played, ws.closed), timeout=expiry,
+                               return_when=asyncio.FIRST_COMPLETED)
+            if self.open_games.pop(game_id, None) is not None:  # nobody joined: it expires
+                if not played.done() and not ws.closed.done():
+                    await ws.send(encode(ProtocolError(
+                        Code.TIMEOUT, f"no player joined game {game_id} within {expiry:g} s: "
+                        "it has expired").to_message()))
+                return
             await played  # the joiner's connection runs the game, for both
         finally:
             self.open_games.pop(game_id, None)
@@ -418,6 +542,8 @@ class GameServer:
         broadcast = writer.observer = Broadcast(game_id, rules_to_wire(game),
                                                 header["learner"]["spec"],
                                                 header["adversary"]["spec"])
+        broadcast.accounts = {session.account for _, session, _ in remotes
+                              if session.account is not None}
         self.running[game_id] = broadcast
         try:
             await self._play(game, seeds, learner, adversary, remotes, game_id, writer)
@@ -444,8 +570,24 @@ class GameServer:
             result = await run_game(game, seeds, learner, adversary, writer)
         except asyncio.CancelledError:
             writer.close(log_footer(seeds, None, "aborted:shutdown"))
-            self.store.finish_game(game_id, {"status": "aborted:shutdown"}, chain=writer.chain)
+            self.store.finish_game(game_id, {"status": "aborted:shutdown",
+                                             "rounds": writer.rounds_written},
+                                   chain=writer.chain)
             raise
+        except Exception:
+            # a bug of the server's (or of an operator's agent): this game ends, with its
+            # log's footer and its row; its players are told; the server goes on
+            log.exception("internal error in game %s", game_id)
+            writer.close(log_footer(seeds, None, "aborted:internal"))
+            self.store.finish_game(game_id, {"status": "aborted:internal",
+                                             "rounds": writer.rounds_written},
+                                   chain=writer.chain)
+            for ws, session, _ in remotes:
+                session.end_game()
+                with contextlib.suppress(ConnectionClosed):
+                    await ws.send(encode({"type": "end", "status": "aborted:internal",
+                                          "result": {}, "game_id": game_id, "key": seeds.key}))
+            return
         finally:
             self.games.discard(task)
         scores = result.to_dict()
@@ -463,10 +605,13 @@ class GameServer:
 
 
 async def serve_forever(settings: ServerSettings,
-                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None
-                        ) -> None:
-    """Run until SIGINT or SIGTERM, then shut down gracefully."""
+                        ready: Callable[[GameServer], Awaitable[None] | None] | None = None,
+                        setup: Callable[[GameServer], None] | None = None) -> None:
+    """Run until SIGINT or SIGTERM, then shut down gracefully. ``setup`` is called
+    before the server starts listening (the web room attaches itself there)."""
     server = GameServer(settings)
+    if setup is not None:
+        setup(server)
     await server.start()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

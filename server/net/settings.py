@@ -5,19 +5,18 @@ Imports nothing of the server's: the players, the driver and the server read it.
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
-__all__ = ["FAULTS_TO_FORFEIT", "HANDSHAKE_TIMEOUT_S", "LOBBY_FAULTS", "LOBBY_MAX_FRAME",
-           "REMOTE_BLOCK", "Budgets", "ServerSettings"]
+__all__ = ["FAULTS_TO_FORFEIT", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK", "Budgets",
+           "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6).
 FAULTS_TO_FORFEIT = 3
-#: Seconds a new connection has to send its ``hello`` (PROTOCOL.md 3).
-HANDSHAKE_TIMEOUT_S = 10.0
 #: Largest frame a session sends in the lobby (its messages are small); a larger one is
 #: not decoded, and closes the connection (PROTOCOL.md 1.1).
 LOBBY_MAX_FRAME = 64 << 10
@@ -59,6 +58,50 @@ class Budgets:
 
 
 @dataclass(frozen=True)
+class ConnectionLimits:
+    """What one peer, one address or one token may hold of a server, and for how long
+    (PROTOCOL.md 1.1; ``serve --help``, which refuses numbers that are not positive).
+    Every number of the kind is here and nowhere else."""
+
+    #: Seconds a new connection has to send its ``hello`` (PROTOCOL.md 3).
+    handshake_s: float = 10.0
+    #: Seconds a session may stay in the lobby without sending a message (a spectator
+    #: watching, an entrant waiting for its tournament's games and a creator waiting for
+    #: its joiner are not idle); then it is closed with ``timeout``.
+    lobby_idle_s: float = 300.0
+    #: Seconds a created game waits for its second player; then it expires (``timeout``).
+    create_expiry_s: float = 600.0
+    #: Open connections in all (raised file-descriptor limit permitting: see
+    #: :func:`raise_fd_limit`); one more is told ``over_budget`` and closed.
+    max_connections: int = 1024
+    #: Open connections from one IP address (handshakes included): one more is dropped
+    #: before its handshake.
+    per_address: int = 64
+    #: Open connections of one token's account.
+    per_token: int = 16
+    #: Games one token's account plays at once (challenges and created games; a
+    #: tournament's games are the tournament's, not counted).
+    games_per_token: int = 8
+    #: Lobby messages a session may send per second, on average, and in a burst; one more
+    #: is a fault (``over_budget``), as a bad message is.
+    message_rate: float = 20.0
+    message_burst: int = 40
+
+
+def raise_fd_limit(wanted: int) -> int:
+    """Raise this process's soft limit of open files towards its hard limit, to at
+    least ``wanted`` if it may; returns the soft limit now in force."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = hard if hard == resource.RLIM_INFINITY else min(hard, max(soft, wanted))
+    if target != resource.RLIM_INFINITY and target > soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     """What ``littlestone serve`` is started with."""
 
@@ -72,6 +115,7 @@ class ServerSettings:
     #: A TLS context (:func:`.transport.server_tls`): the server then speaks wss://.
     tls: ssl.SSLContext | None = None
     budgets: Budgets = Budgets()
+    connections: ConnectionLimits = ConnectionLimits()
     #: Agents the operator serves beyond the registered built-ins: name -> spec (a file
     #: agent ``FILE.py:Class``, loaded when the server starts). Peers name them by name.
     agents: tuple[tuple[str, str], ...] = ()

@@ -56,6 +56,8 @@ class Broadcast:
         self.game_id, self.rules = game_id, rules
         self.learner, self.adversary = learner, adversary
         self.spectators: set[Any] = set()
+        #: The accounts of the game's players (a player's token watches only its games).
+        self.accounts: set[str] = set()
         #: Rounds logged so far, and the running totals of the game (mistake-bound:
         #: mistakes and expected mistakes; experts: loss and regret, realised and expected).
         self.t = 0

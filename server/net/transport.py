@@ -34,6 +34,7 @@ import logging
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,24 +42,49 @@ from websockets.client import ClientProtocol
 from websockets.exceptions import InvalidHandshake
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import CLOSED, OPEN
+from websockets.protocol import CLOSED, CONNECTING, OPEN
 from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
-__all__ = ["UNIX_SCHEME", "Connection", "Deadline", "Server", "client_tls", "connect", "serve",
-           "serve_unix", "server_tls"]
+__all__ = ["UNIX_SCHEME", "Connection", "Deadline", "HttpRoute", "Server", "Upgrade",
+           "client_tls", "connect", "serve", "serve_unix", "server_tls"]
 
 log = logging.getLogger("littlestone.server")
 
 #: Seconds for the opening handshake, and for the closing one before the socket is dropped.
 OPEN_TIMEOUT_S = 10.0
 CLOSE_TIMEOUT_S = 10.0
+#: Seconds a message may wait to be sent to a peer that does not read; then the socket is
+#: dropped (a game never waits on a peer's receive window for longer).
+SEND_TIMEOUT_S = 30.0
+#: Seconds :meth:`Server.close` gives the closing handshakes and the handlers before it
+#: drops the sockets and cancels the handlers.
+SHUTDOWN_GRACE_S = 3.0
 #: Messages received but not yet read: reading from the socket pauses above HIGH and
 #: resumes below LOW, so a peer that floods cannot grow the queue (nor memory) unbounded.
+#: Reading also pauses while the peer does not read what is sent to it (the answers to its
+#: pings among them): a peer can grow neither buffer.
 QUEUE_HIGH, QUEUE_LOW = 16, 4
 CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 
 Handler = Callable[["Connection"], Awaitable[None]]
+
+
+# -- plain HTTP on the same port (the web room's hook: littlestone.server.web) --------
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    """An :data:`HttpRoute`'s answer: go on with the WebSocket handshake, then run
+    ``handler`` on the connection instead of the server's own."""
+
+    handler: Handler
+
+
+#: What a server does with an opening request before the WebSocket handshake: answer it
+#: with a plain HTTP response (or an awaitable of one: the socket is closed after it),
+#: accept it for another handler (:class:`Upgrade`), or ``None``: the usual handshake.
+HttpRoute = Callable[[Request], "Response | Awaitable[Response] | Upgrade | None"]
 
 
 class Connection(asyncio.Protocol):
@@ -66,9 +92,18 @@ class Connection(asyncio.Protocol):
     handshake has succeeded (the server starts its handler there)."""
 
     def __init__(self, protocol: ServerProtocol | ClientProtocol,
-                 on_open: Callable[[Connection], None] | None = None) -> None:
+                 on_open: Callable[[Connection], None] | None = None,
+                 server: Server | None = None, on_request: HttpRoute | None = None) -> None:
         self.protocol = protocol
         self.on_open = on_open
+        self.server = server
+        #: The peer's IP address (``unix`` on a Unix socket), once connected.
+        self.address = ""
+        self.on_request = on_request
+        #: The opening request (a server's connection), and the handler an
+        #: :class:`Upgrade` chose for it.
+        self.request: Request | None = None
+        self.handler: Handler | None = None
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.messages: collections.deque[bytes | str] = collections.deque()
@@ -90,6 +125,11 @@ class Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.address = str(peer[0]) if isinstance(peer, tuple) and peer else "unix"
+        if self.server is not None and not self.server.admit(self):
+            transport.abort()  # over a cap before any handshake: dropped, costs nothing
+            return
         if isinstance(self.protocol, ClientProtocol):
             self.protocol.send_request(self.protocol.connect())
             self._write()
@@ -105,6 +145,12 @@ class Connection(asyncio.Protocol):
                 self._frame(event)
             elif isinstance(event, Request):
                 assert isinstance(protocol, ServerProtocol)
+                self.request = event
+                answer = self.on_request(event) if self.on_request is not None else None
+                if answer is not None and not isinstance(answer, Upgrade):
+                    self._respond(answer)
+                    continue
+                self.handler = answer.handler if answer is not None else None
                 protocol.send_response(protocol.accept(event))
                 self._write()
                 self._opening()
@@ -120,6 +166,8 @@ class Connection(asyncio.Protocol):
         return False  # the transport closes itself
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self.server is not None:
+            self.server.lost(self)
         self.protocol.receive_eof()  # idempotent: the state is CLOSED from here on
         if self._timer is not None:
             self._timer.cancel()
@@ -136,11 +184,25 @@ class Connection(asyncio.Protocol):
 
     def pause_writing(self) -> None:
         self._writing_paused = True
+        self._reading()
 
     def resume_writing(self) -> None:
         self._writing_paused = False
+        self._reading()
         if self._drained is not None and not self._drained.done():
             self._drained.set_result(None)
+
+    def _reading(self) -> None:
+        """Read from the socket only while the queue has room and the peer reads what it
+        is sent (a peer that pings and never reads the pongs is no longer read)."""
+        pause = self._writing_paused or len(self.messages) >= (
+            QUEUE_LOW if self._reading_paused else QUEUE_HIGH)
+        if pause != self._reading_paused and self.transport is not None:
+            self._reading_paused = pause
+            if pause:
+                self.transport.pause_reading()
+            else:
+                self.transport.resume_reading()
 
     # -- the application's side ----------------------------------------------------
 
@@ -159,10 +221,10 @@ class Connection(asyncio.Protocol):
             finally:
                 self._waiter = None
                 self._deadline.set(None)
-        if self._reading_paused and len(messages) <= QUEUE_LOW and self.transport is not None:
-            self._reading_paused = False
-            self.transport.resume_reading()
-        return messages.popleft()
+        message = messages.popleft()
+        if self._reading_paused:
+            self._reading()
+        return message
 
     async def answer(self, hook: Callable[[bytes | str], bool]) -> None:
         """Hand each message, as it arrives, to ``hook`` inside the connection's callback
@@ -213,7 +275,12 @@ class Connection(asyncio.Protocol):
         self._write()
         if self._writing_paused:  # the peer does not read: wait, as transport.drain does
             self._drained = self.loop.create_future()
-            await self._drained
+            try:
+                await asyncio.wait_for(asyncio.shield(self._drained), SEND_TIMEOUT_S)
+            except TimeoutError:
+                assert self.transport is not None
+                self.transport.abort()  # a peer that reads nothing for so long is gone
+                await self.wait_closed()
             if self.closed.done():
                 raise protocol.close_exc
 
@@ -246,7 +313,9 @@ class Connection(asyncio.Protocol):
                 transport.close()
 
     def _opening(self) -> None:
-        if self.protocol.state is OPEN:
+        # open, or already closing: a peer may answer the handshake, send a message and
+        # close in one segment (the web room's feed of a game that has ended does)
+        if self.protocol.handshake_exc is None and self.protocol.state is not CONNECTING:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -255,6 +324,29 @@ class Connection(asyncio.Protocol):
                 self.on_open(self)
         # a refused handshake: the protocol has sent its answer and EOF; connection_lost
         # then fails ``opened`` with the protocol's handshake_exc
+
+    def _respond(self, answer: Response | Awaitable[Response]) -> None:
+        """Send a plain HTTP response (then EOF), at once or when it is ready."""
+        assert isinstance(self.protocol, ServerProtocol)
+        if isinstance(answer, Response):
+            self.protocol.send_response(answer)
+            self._write()
+            return
+
+        async def later(answer: Awaitable[Response]) -> None:
+            assert isinstance(self.protocol, ServerProtocol)
+            try:
+                response = await answer
+            except Exception:
+                log.exception("an HTTP request failed")
+                response = self.protocol.reject(500, "internal error\n")
+            if self.transport is not None and not self.transport.is_closing():
+                self.protocol.send_response(response)
+                self._write()
+
+        task = self.loop.create_task(later(answer))
+        _RESPONDING.add(task)
+        task.add_done_callback(_RESPONDING.discard)
 
     def _frame(self, frame: Frame) -> None:
         opcode = frame.opcode
@@ -279,9 +371,7 @@ class Connection(asyncio.Protocol):
             self.stop_answering()
         self.messages.append(message)
         if len(self.messages) >= QUEUE_HIGH and not self._reading_paused:
-            assert self.transport is not None
-            self._reading_paused = True
-            self.transport.pause_reading()
+            self._reading()
         self._wake()
 
     def _wake(self) -> None:
@@ -352,21 +442,57 @@ class Deadline:
             self.expired()
 
 
+#: HTTP responses being prepared (a reference keeps each task alive until it is done).
+_RESPONDING: set[asyncio.Task[None]] = set()
+
+
 def _text(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
 class Server:
-    """A listening socket whose accepted connections run ``handler`` (:func:`serve`)."""
+    """A listening socket whose accepted connections run ``handler`` (:func:`serve`).
 
-    def __init__(self, handler: Handler, max_size: int | None) -> None:
+    ``max_sockets`` and ``per_address`` cap the sockets open at once, in all and from one
+    IP address, handshakes included: one more is dropped as it connects, before its
+    handshake, so that no peer can hold the process's file descriptors."""
+
+    def __init__(self, handler: Handler, max_size: int | None, max_sockets: int | None = None,
+                 per_address: int | None = None) -> None:
         self.handler, self.max_size = handler, max_size
+        self.max_sockets, self.per_address = max_sockets, per_address
+        #: Connections whose handshake succeeded (their handlers run).
         self.connections: set[Connection] = set()
+        #: Sockets open, by address (handshakes included).
+        self.sockets_of: collections.Counter[str] = collections.Counter()
         self.tasks: set[asyncio.Task[None]] = set()
         self.server: asyncio.Server | None = None
+        #: Plain HTTP on this port (:data:`HttpRoute`), read at each request.
+        self.http: HttpRoute | None = None
 
     def connection(self) -> Connection:
-        return Connection(ServerProtocol(max_size=self.max_size), on_open=self._open)
+        return Connection(ServerProtocol(max_size=self.max_size), on_open=self._open,
+                          server=self, on_request=self._route)
+
+    def admit(self, connection: Connection) -> bool:
+        """A socket has connected: counted, or refused (False) over a cap."""
+        address = connection.address
+        if ((self.max_sockets is not None and self.sockets_of.total() >= self.max_sockets)
+                or (self.per_address is not None and address != "unix"
+                    and self.sockets_of[address] >= self.per_address)):
+            connection.server = None  # never counted: nothing to take back
+            return False
+        self.sockets_of[address] += 1
+        return True
+
+    def lost(self, connection: Connection) -> None:
+        """A counted socket has closed."""
+        self.sockets_of[connection.address] -= 1
+        if self.sockets_of[connection.address] <= 0:
+            del self.sockets_of[connection.address]
+
+    def _route(self, request: Request) -> Response | Awaitable[Response] | Upgrade | None:
+        return self.http(request) if self.http is not None else None
 
     def _open(self, connection: Connection) -> None:
         self.connections.add(connection)
@@ -376,7 +502,7 @@ class Server:
 
     async def _run(self, connection: Connection) -> None:
         try:
-            await self.handler(connection)
+            await (connection.handler or self.handler)(connection)
         except Exception:
             log.exception("connection handler failed")
             with contextlib.suppress(Exception):
@@ -402,34 +528,47 @@ class Server:
         if self.server is not None:
             self.server.close()
 
-    async def close(self, code: int = 1001, reason: str = "server shutting down") -> None:
-        """Stop listening, close every connection, wait for their handlers."""
+    async def close(self, code: int = 1001, reason: str = "server shutting down",
+                    grace: float = SHUTDOWN_GRACE_S) -> None:
+        """Stop listening, close every connection, wait for their handlers: within about
+        ``grace`` seconds, after which the sockets left are dropped and the handlers left
+        cancelled."""
         self.stop_accepting()
-        await asyncio.gather(*(c.close(code, reason) for c in list(self.connections)),
-                             return_exceptions=True)
-        if self.tasks:
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+        connections = list(self.connections)
+        closing: asyncio.Future[Any] = asyncio.gather(
+            *(c.close(code, reason) for c in connections), return_exceptions=True)
+        waiting: set[asyncio.Future[Any]] = {closing, *self.tasks}
+        await asyncio.wait(waiting, timeout=grace)
+        for connection in connections:
+            if connection.transport is not None and not connection.closed.done():
+                connection.transport.abort()
+        for task in list(self.tasks):
+            task.cancel()
+        await asyncio.gather(closing, *self.tasks, return_exceptions=True)
         if self.server is not None:
-            await self.server.wait_closed()
+            self.server.close()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.server.wait_closed(), grace)
 
 
 async def serve(handler: Handler, host: str, port: int, max_size: int | None = 1 << 20,
-                tls: ssl.SSLContext | None = None) -> Server:
+                tls: ssl.SSLContext | None = None, max_sockets: int | None = None,
+                per_address: int | None = None) -> Server:
     """Listen on host:port (TLS with ``tls``: wss://); each WebSocket connection runs
     ``handler`` in its own task and is closed when the handler returns (1011 if it
-    raised)."""
-    server = Server(handler, max_size)
+    raised). ``max_sockets``, ``per_address``: see :class:`Server`."""
+    server = Server(handler, max_size, max_sockets, per_address)
     server.server = await asyncio.get_running_loop().create_server(
         server.connection, host, port, ssl=tls, ssl_handshake_timeout=OPEN_TIMEOUT_S if tls
         else None)
     return server
 
 
-async def serve_unix(handler: Handler, path: str | Path, max_size: int | None = 1 << 20
-                     ) -> Server:
+async def serve_unix(handler: Handler, path: str | Path, max_size: int | None = 1 << 20,
+                     max_sockets: int | None = None) -> Server:
     """Listen on the Unix socket ``path`` (what a tournament's sandboxes reach: they have
     no network at all); its URL is ``unix:PATH``."""
-    server = Server(handler, max_size)
+    server = Server(handler, max_size, max_sockets)
     server.server = await asyncio.get_running_loop().create_unix_server(
         server.connection, str(path))
     return server

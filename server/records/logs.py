@@ -190,6 +190,8 @@ class LogWriter:
                                             daemon=True)
             self._thread.start()
         self.bytes_written = len(MAGIC)
+        #: Rounds handed to the log so far (those kept for a batch are counted when written).
+        self.rounds_written = 0
         self._pending: list[RoundRecord] = []
         self._pending_since = 0.0
         #: Called with each frame after the header, (head, buffers), before it is
@@ -207,6 +209,7 @@ class LogWriter:
 
     def _rounds(self, t0: int, xs: Any, ps: Any, ys: Any, predictions: Any) -> None:
         kind, x = _instances(xs)
+        self.rounds_written += len(ys)
         head: dict[str, Any] = {"kind": "rounds", "t0": t0, "n": len(ys), "x_kind": kind}
         buffers = [("p", np.ascontiguousarray(ps, dtype="<f8")),
                    ("y", np.ascontiguousarray(ys, dtype=np.int8)),
@@ -235,6 +238,7 @@ class LogWriter:
 
     def expert(self, record: ExpertsRecord) -> None:
         """One round of the experts game."""
+        self.rounds_written += 1
         head: dict[str, Any] = {
             "kind": "expert", "t": record.t, "p": record.p, "y": record.y,
             "drawn": record.drawn, "loss": record.loss, "expected_loss": record.expected_loss,

@@ -35,6 +35,7 @@ import json
 import os
 import random
 import secrets
+import socket
 import sqlite3
 import time
 from collections.abc import Callable
@@ -44,8 +45,9 @@ from typing import Any
 
 from littlestone.games.errors import LittlestoneError
 
-__all__ = ["DATA_VARIABLE", "DEFAULT_DATA", "INDEX_NAME", "RESULT_COLUMNS", "Store", "StoreError",
-           "anchor_hmac", "default_data", "is_index", "new_game_id", "utc_now"]
+__all__ = ["DATA_VARIABLE", "DEFAULT_DATA", "INDEX_NAME", "INTERRUPTED", "RESULT_COLUMNS",
+           "TOKEN_ROLES", "Store", "StoreError", "TokenError", "anchor_hmac", "default_data",
+           "is_index", "new_game_id", "process_owner", "utc_now"]
 
 #: Where games are kept unless ``--data`` (or :data:`DATA_VARIABLE`) says otherwise.
 DEFAULT_DATA = "littlestone-data"
@@ -61,7 +63,8 @@ def default_data() -> str:
 INDEX_NAME = "littlestone.db"
 INDEX_FILES = (INDEX_NAME, f"{INDEX_NAME}-wal", f"{INDEX_NAME}-shm", f"{INDEX_NAME}-journal")
 #: 2: ``games.chain_sha256`` and ``games.chain_hmac`` (the anchors), ``secrets``.
-SCHEMA_VERSION = 2
+#: 3: ``tokens.role``, ``games.owner`` (the process that runs a game, for :meth:`Store.sweep`).
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT_S = 30.0
 #: The name of the folder's key for the anchors' HMACs in the ``secrets`` table.
 ANCHOR_SECRET = "log-anchor"
@@ -89,7 +92,8 @@ CREATE TABLE IF NOT EXISTS games (
     bound_name TEXT,
     log TEXT,
     chain_sha256 TEXT,
-    chain_hmac TEXT
+    chain_hmac TEXT,
+    owner TEXT
 );
 CREATE INDEX IF NOT EXISTS games_learner ON games (learner);
 CREATE INDEX IF NOT EXISTS games_adversary ON games (adversary);
@@ -98,7 +102,8 @@ CREATE INDEX IF NOT EXISTS games_status ON games (status);
 CREATE TABLE IF NOT EXISTS tokens (
     name TEXT PRIMARY KEY,
     sha256 TEXT NOT NULL UNIQUE,
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    role TEXT NOT NULL DEFAULT 'player'
 );
 CREATE TABLE IF NOT EXISTS tournaments (
     name TEXT PRIMARY KEY,
@@ -146,11 +151,58 @@ _DATA_MIGRATIONS = {
 #: on open, for an index written by an older littlestone).
 _ADDED_COLUMNS = {
     2: [("games", "chain_sha256", "TEXT"), ("games", "chain_hmac", "TEXT")],
+    3: [("tokens", "role", "TEXT NOT NULL DEFAULT 'player'"), ("games", "owner", "TEXT")],
 }
+
+#: What a token lets its holder do (PROTOCOL.md 3.1): a ``player`` plays and watches its
+#: own games, a ``spectator`` only watches, an ``admin`` may do anything, revoking
+#: tokens over the network included.
+TOKEN_ROLES = ("player", "spectator", "admin")
+#: The status of a game whose process ended without finishing it (``kill -9``, a power
+#: cut): set by :meth:`Store.sweep`; the log holds the game up to its last whole round.
+INTERRUPTED = "interrupted"
 
 #: The columns of a game's row that :meth:`Store.finish_game` fills from its result.
 RESULT_COLUMNS = ("rounds", "status", "mistakes", "expected_mistakes", "regret",
                    "expected_regret", "bound", "bound_name")
+
+
+class TokenError(ValueError):
+    """A token that cannot be added as asked (a taken name, an unknown role)."""
+
+
+def process_owner() -> str:
+    """This process, as the ``owner`` of the games it runs: host, pid and the process's
+    start time (a pid is reused; a pid with the same start time is the same process)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_start_time(os.getpid())}"
+
+
+def _start_time(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux), or ``?``."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "?"
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _owner_alive(owner: str | None) -> bool:
+    """Whether the process that owns a running game still runs. A game of another host is
+    taken as alive (its host sweeps it); one with no owner (an older index) as gone."""
+    if not owner:
+        return False
+    host, _, rest = owner.partition(":")
+    pid_text, _, started = rest.partition(":")
+    if host != socket.gethostname():
+        return True
+    try:
+        pid = int(pid_text)
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (ValueError, PermissionError):
+        return True
+    return started in ("?", _start_time(pid))
 
 
 def utc_now() -> str:
@@ -337,11 +389,11 @@ class Store:
         log = None if log is None else self.relative_log(log)
         self._run(
             "INSERT INTO games (game_id, started, source, game, class, experts, learner, "
-            "adversary, seed, horizon, status, log) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-            "'running', ?)",
+            "adversary, seed, horizon, status, log, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+            "?, 'running', ?, ?)",
             (game_id, utc_now(), info.get("source", "play"), info["game"], info.get("class"),
              info.get("experts"), info["learner"], info["adversary"], info.get("seed"),
-             info.get("horizon"), log),
+             info.get("horizon"), log, process_owner()),
         )
         return game_id
 
@@ -403,18 +455,67 @@ class Store:
         sql += " ORDER BY game_id DESC LIMIT ?"
         return [self._row(row) for row in self._run(sql, (*args, limit))]
 
-    def add_token(self, name: str) -> str:
-        """A new token for ``name`` (replacing any earlier one): returned once, stored as
-        its SHA-256 only."""
+    def add_token(self, name: str, role: str = "player", replace: bool = False) -> str:
+        """A new token for ``name`` with ``role``: returned once, stored as its SHA-256
+        only. A name that has a token already is refused (:class:`TokenError`) unless
+        ``replace``, which voids the old token."""
+        if role not in TOKEN_ROLES:
+            raise TokenError(f"role {role!r}: one of {', '.join(TOKEN_ROLES)}")
         token = "ls_" + secrets.token_urlsafe(24)  # never starts with "-" (a CLI option)
         digest = hashlib.sha256(token.encode()).hexdigest()
-        self._run("INSERT OR REPLACE INTO tokens VALUES (?, ?, ?)", (name, digest, utc_now()))
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        added = _retry_locked(lambda: self._db.execute(
+            f"{verb} INTO tokens (name, sha256, created, role) VALUES (?, ?, ?, ?)",
+            (name, digest, utc_now(), role)).rowcount)
+        if not added:
+            raise TokenError(f"{name!r} has a token already: revoke it first, or add it "
+                             "again with --replace (which voids the old one)")
         return token
 
-    def token_account(self, sha256: str) -> str | None:
-        """The name a token (given by its SHA-256) belongs to."""
-        rows = self._run("SELECT name FROM tokens WHERE sha256 = ?", (sha256,))
-        return str(rows[0]["name"]) if rows else None
+    def tokens(self) -> list[dict[str, Any]]:
+        """Every token's name, role and creation time (never the token, nor its hash)."""
+        rows = self._run("SELECT name, role, created FROM tokens ORDER BY name")
+        return [dict(row) for row in rows]
+
+    def revoke_token(self, name: str) -> bool:
+        """Void ``name``'s token; False if it has none."""
+        return bool(_retry_locked(lambda: self._db.execute(
+            "DELETE FROM tokens WHERE name = ?", (name,)).rowcount))
+
+    def token_account(self, sha256: str) -> tuple[str, str] | None:
+        """The name and role a token (given by its SHA-256) belongs to."""
+        rows = self._run("SELECT name, role FROM tokens WHERE sha256 = ?", (sha256,))
+        return (str(rows[0]["name"]), str(rows[0]["role"])) if rows else None
+
+    def sweep(self) -> list[str]:
+        """Mark ``interrupted`` every game left ``running`` by a process that is gone (a
+        ``kill -9``, a crash, a power cut), with the rounds its log holds up to its last
+        whole round; returns their ids. Games of live processes are left alone, so any
+        process may sweep a folder that others are playing in."""
+        swept = []
+        for row in self._run("SELECT game_id, owner, log FROM games WHERE status = 'running'"):
+            if _owner_alive(row["owner"]):
+                continue
+            self._run("UPDATE games SET status = ?, rounds = ?, finished = ? WHERE game_id = ? "
+                      "AND status = 'running'", (INTERRUPTED, self._logged_rounds(row["log"]),
+                                                 utc_now(), row["game_id"]))
+            swept.append(str(row["game_id"]))
+        return swept
+
+    def _logged_rounds(self, log: str | None) -> int | None:
+        """The whole rounds a log holds (None if it cannot be read)."""
+        if not log:
+            return None
+        from littlestone.server.records.logs import read_log  # logs imports this module
+
+        path = Path(log)
+        if not path.is_absolute() and not path.exists():
+            path = self.data / path
+        try:
+            data = read_log(path)
+        except Exception:  # a missing or damaged log: the row says interrupted all the same
+            return None
+        return int(data.n_rounds)
 
     def start_tournament(self, name: str, config_sha256: str) -> None:
         """Record a tournament (once; a changed config under the same name is refused)."""
@@ -456,3 +557,26 @@ class Store:
         """One game's row."""
         rows = self._run("SELECT * FROM games WHERE game_id = ?", (game_id,))
         return self._row(rows[0]) if rows else None
+
+
+    # -- for the web page (littlestone.server.web) ------------------------------------
+
+    def tournaments(self) -> list[dict[str, Any]]:
+        """Every tournament of this folder, newest first, with the games it recorded."""
+        return [dict(r) for r in self._run(
+            "SELECT t.name, t.started, COUNT(g.key) AS games FROM tournaments t LEFT JOIN "
+            "tournament_games g ON g.tournament = t.name GROUP BY t.name "
+            "ORDER BY t.started DESC, t.name")]
+
+    def tournament_rows(self, game_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """The tournament rows of these games, by game id (whom a tournament's game was
+        between, by the names the tournament gave them: a submission's file and class,
+        where the game's own row says ``remote:learner-<hash>``)."""
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(game_ids), 500):
+            chunk = game_ids[start:start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for r in self._run(f"SELECT tournament, game_id, row FROM tournament_games "
+                               f"WHERE game_id IN ({marks})", tuple(chunk)):
+                out[str(r["game_id"])] = {**json.loads(r["row"]), "tournament": r["tournament"]}
+        return out

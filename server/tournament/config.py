@@ -109,7 +109,7 @@ def load_config(path: str | Path) -> TournamentConfig:
 
     A submission's path (``submissions/alice.py``) is relative to the TOML file's folder.
     ``remote:NAME`` in ``learners`` or ``adversaries`` is an agent that enters with the
-    token named NAME (``littlestone connect URL --token T --learner SPEC --tournament
+    token named NAME (``littlestone connect URL --token-file F --learner SPEC --tournament
     NAME``), against built-in opponents; ``[tournament] listen = "HOST:PORT"`` (default
     ``127.0.0.1:0``, a free port, announced on stderr) is where it connects.
 

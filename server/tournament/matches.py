@@ -259,7 +259,7 @@ def play_remote_agent(config: TournamentConfig, account: str, pairs: list[Pairin
                       arena: Arena, record: Callable[[Pairing, dict[str, Any]], None]
                       ) -> None:
     """Every game of one remote agent, in turn, on its connection (it enters with
-    ``littlestone connect URL --token T --learner SPEC --tournament NAME``)."""
+    ``littlestone connect URL --token-file F --learner SPEC --tournament NAME``)."""
     server = arena.tcp
     assert server is not None
     deadline = time.monotonic() + config.limits.remote_wait

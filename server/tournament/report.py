@@ -1,18 +1,28 @@
-"""The tournament's static HTML report: leaderboard, payoff heatmap, every game with
-its curve, its log and the command that verifies it.
+"""The tournament's static HTML report: leaderboard, payoff heatmap (coloured on the
+theoretical scale, :mod:`.charts`), every game with its curve (axes, legend, the bound),
+its log and the command that verifies it.
 
-Imports the log reader and the ranking's report.
+The report is ``DIR/reports/NAME.html``; each game's log is linked (a hard link, or a
+copy across file systems) into ``DIR/reports/NAME-logs/``, so that the report and that
+folder can be published together, away from the data folder, without a broken link.
+
+Imports the log reader, the ranking's report and the charts.
 """
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from littlestone.games.game import ExpertsRecord
-from littlestone.server.records.logs import LogError, read_log
+from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.tournament.charts import curve_svg, heat_color, heat_legend
 from littlestone.server.tournament.ranking import (
     RULES,
     SCORING,
@@ -21,40 +31,83 @@ from littlestone.server.tournament.ranking import (
     figures,
 )
 
-__all__ = ["write_report"]
+__all__ = ["curve_of", "log_path", "write_report"]
 
 
-def _color(value: float | None, top: float) -> str:
-    if value is None:
-        return "#eee"
-    share = min(1.0, value / top) if top > 0 else 0.0
-    return f"hsl({int(120 - 120 * share)}, 70%, {int(85 - 25 * share)}%)"
+def log_path(log: str | None, data: Path) -> Path | None:
+    """A game's log as the index names it: relative to the working directory (as older
+    indexes kept it) or to the data folder; None when neither exists."""
+    if not log:
+        return None
+    path = Path(log)
+    for candidate in (path, data / path):
+        if candidate.is_file():
+            return candidate
+    return None
 
 
-def _curve(row: dict[str, Any]) -> str:
-    """A small SVG of cumulative mistakes (or regret) with the bound, from the log."""
-    if not row.get("log"):
-        return ""
+def curve_of(source: Path | GameLogData, points: int = 2000) -> dict[str, Any] | None:
+    """A logged game's cumulative curve, at most about ``points`` rounds of it (every
+    k-th and the last): ``t``, the realised ``value`` (mistakes or regret) and its
+    ``expected`` value over the referee's coin, the ``kind``; None for an unreadable
+    log."""
     try:
-        records = list(read_log(row["log"]).records())
+        log = source if isinstance(source, GameLogData) else read_log(source)
     except (LogError, OSError):
+        return None
+    step = max(1, log.n_rounds // points)
+    if log.n_rounds and log.columns:  # the referee's running totals, vectorised
+        y, p, drawn = (np.asarray(log.columns[k]) for k in ("y", "p", "prediction"))
+        keep = np.unique(np.r_[np.arange(0, len(y), step), len(y) - 1])
+        mistakes = np.cumsum(drawn != y)[keep]
+        expected_sum = np.cumsum(np.where(y == 1, 1.0 - p, p))[keep]
+        return {"kind": "mistakes", "t": (keep + 1).tolist(),
+                "value": mistakes.astype(float).tolist(), "expected": expected_sum.tolist(),
+                "rounds": log.n_rounds, "status": log.status}
+    ts: list[int] = []
+    values: list[float] = []
+    expected: list[float] = []
+    kind = "mistakes"
+    for i, record in enumerate(log.records()):
+        if i % step and i != log.n_rounds - 1:
+            continue
+        ts.append(int(record.t))
+        if isinstance(record, ExpertsRecord):
+            kind = "regret"
+            values.append(float(record.regret))
+            expected.append(float(record.expected_regret))
+        else:
+            values.append(float(record.mistakes))
+            expected.append(float(record.expected_mistakes))
+    return {"kind": kind, "t": ts, "value": values, "expected": expected,
+            "rounds": log.n_rounds, "status": log.status}
+
+
+def _curve(row: dict[str, Any], data: Path) -> str:
+    """The game's curve with axes, its expected curve and the bound, from its log."""
+    path = log_path(row.get("log"), data)
+    curve = curve_of(path, 300) if path is not None else None
+    if not curve or not curve["t"]:
         return ""
-    if not records:
-        return ""
-    ys = [float(r.regret) if isinstance(r, ExpertsRecord) else float(r.mistakes)
-          for r in records]
-    raw_bound = row.get("result", {}).get("bound")
-    bound = float(raw_bound) if raw_bound is not None else None
-    top = max(max(ys), bound or 0.0, 1.0)
-    width, height = 160, 40
-    step = max(1, len(ys) // 80)
-    points = " ".join(f"{i * width / max(len(ys) - 1, 1):.1f},{height - y * height / top:.1f}"
-                      for i, y in enumerate(ys) if i % step == 0 or i == len(ys) - 1)
-    bound_y = height - (bound or 0.0) * height / top
-    bound_line = (f'<line x1="0" x2="{width}" y1="{bound_y:.1f}" y2="{bound_y:.1f}" '
-                  f'stroke="crimson" stroke-dasharray="3,2"/>' if bound is not None else "")
-    return (f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
-            f'{bound_line}<polyline fill="none" stroke="#225" points="{points}"/></svg>')
+    result = row.get("result") or {}
+    bound = result.get("bound")
+    return curve_svg(curve["t"], curve["value"], curve["expected"],
+                     float(bound) if bound is not None else None,
+                     str(result.get("bound_name") or ""), curve["kind"], width=260,
+                     height=120)
+
+
+def _publish_log(source: Path, folder: Path) -> Path:
+    """The log beside the report (a hard link; a copy across file systems)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / source.name
+    if not target.exists():
+        try:
+            os.link(source, target)
+        except OSError:
+            with contextlib.suppress(OSError):
+                shutil.copy2(source, target)
+    return target
 
 
 #: The scores each leaderboard ranks on, in order.
@@ -99,8 +152,7 @@ def write_report(report: TournamentReport, data: Path) -> Path:
     esc = html.escape
     path = data / "reports" / f"{report.name}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
-    numbers = [v for row in report.payoff.values() for v in row.values() if v is not None]
-    top = max(numbers) if numbers else 1.0
+    logs = data / "reports" / f"{report.name}-logs"
     adversaries = sorted({a for row in report.payoff.values() for a in row})
 
     def fmt(value: Any) -> str:
@@ -159,9 +211,13 @@ def write_report(report: TournamentReport, data: Path) -> Path:
     for learner, row in report.payoff.items():
         realised = report.payoff_realised.get(learner, {})
         parts.append(f"<tr><th>{esc(learner)}</th>" + "".join(
-            f"<td style='background:{_color(row.get(a), top)}'>"
+            f"<td style='background:{heat_color(row.get(a))}'>"
             f"{fmt2(row.get(a), realised.get(a))}</td>" for a in adversaries) + "</tr>")
-    parts.append("</table>")
+    parts.append("</table>" + heat_legend())
+    if report.unloaded:
+        parts.append("<h2>Entrants that failed to load</h2><ul class='failed'>" + "".join(
+            f"<li>{esc(u['role'])} {esc(u['entrant'])}: {esc(str(u['reason']))}</li>"
+            for u in report.unloaded) + "</ul>")
     if report.skipped:
         parts.append("<h2>Pairings not played</h2><ul>" + "".join(
             f"<li>{esc(s['learner'])} vs {esc(s['adversary'])} on {esc(str(s['class']))} "
@@ -172,14 +228,15 @@ def write_report(report: TournamentReport, data: Path) -> Path:
     for row in report.games:
         verify = (f"<code>littlestone replay {esc(row['game_id'])} --data {esc(str(data))} "
                   f"--verify</code>" if row.get("game_id") else "")
-        log = (f"<a href='{esc(os.path.relpath(row['log'], path.parent))}'>log</a> {verify}"
-               if row.get("log") else esc(row.get("message") or ""))
+        source = log_path(row.get("log"), data)
+        log = (f"<a href='{esc(_publish_log(source, logs).relative_to(path.parent).as_posix())}'"
+               f">log</a> {verify}" if source is not None else esc(row.get("message") or ""))
         parts.append(f"<tr><td>{esc(row['learner'])}</td><td>{esc(row['adversary'])}</td>"
                      f"<td>{esc(str(row['class']))}</td><td>{row['seed']}</td>"
                      f"<td>{esc(row['status'])}{_fault_note(row)}<br><small>"
                      f"{esc(row.get('message') or '')}</small></td>"
                      f"<td>{_score_cell(row, 0)}</td>"
-                     f"<td>{_score_cell(row, 1)}</td><td>{_curve(row)}</td>"
+                     f"<td>{_score_cell(row, 1)}</td><td>{_curve(row, data)}</td>"
                      f"<td>{log}</td></tr>")
     parts.append("</table></body></html>")
     path.write_text("\n".join(parts))

@@ -1,0 +1,179 @@
+"""Agnostic online learning of a class of finite Ldim (UML Lemma 21.13, Thm 21.10): Hedge
+over the experts that simulate SOA with its mistakes forced at chosen rounds."""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from littlestone.games.classes import FiniteClass
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, Bound, GameSpec
+from littlestone.games.ldim import LDIM_BUDGET, LdimSolver, bitset, solver_within_budget, too_large
+from littlestone.learners.base import Learner, register
+
+FloatArray = NDArray[np.float64]
+
+__all__ = ["SOAExperts", "log_flip_sets"]
+
+#: Groups of experts whose weight falls below exp(-PRUNE) of the heaviest are dropped
+#: (their share of any prediction is then below 1e-30 per group).
+PRUNE = 70.0
+
+
+@functools.lru_cache(maxsize=65536)
+def log_flip_sets(rounds: int, flips: int) -> float:
+    """ln N(R, b), N(R, b) = sum_{l <= b} C(R, l): the sets of at most b rounds among R.
+
+    >>> round(math.exp(log_flip_sets(10, 2)))  # 1 + 10 + 45
+    56
+    """
+    if flips < 0:
+        return -math.inf
+    return math.log(sum(math.comb(rounds, size) for size in range(min(flips, rounds) + 1)))
+
+
+@register
+class SOAExperts(Learner):
+    """Hedge over the experts Expert(i_1 .. i_L), L <= Ldim(H), that run SOA but predict
+    against it at rounds i_1 < ... < i_L: expected regret <= sqrt(2 T ln N) <=
+    sqrt(2 Ldim(H) T ln(e T / Ldim(H))) against the best h in H, N = sum_{l <= Ldim} C(T, l)
+    (UML Lemma 21.13, Thm 21.10).
+
+    Expert(I) keeps a version space V (V_1 = H), predicts SOA's label ỹ = argmax_r
+    Ldim(V^r) (1 on a tie) except at the rounds in I, where it predicts 1 - ỹ, and moves
+    to the side it predicted. For every h some expert predicts as h on the whole
+    sequence (flip exactly where h disagrees with SOA: each flip lowers Ldim(V)), so
+    Hedge with eta = sqrt(2 ln N / T) over the N experts has the regret above against H,
+    whatever the labels (the experts game over a class, noisy labels included). The
+    bound beats Hedge over H, sqrt(2 T ln |H|), when |H| is large beside T^Ldim(H)
+    (singletons on many points: ln(T + 1) against ln |H|).
+
+    The experts are never listed: those in the same state (V, flips used) predict alike
+    from then on, so it keeps one weight per state, each counting the N(R, b) ways to
+    place the b flips left among the R rounds left. T must be announced; the class's
+    exact Ldim must be within ``budget`` (as SOA's).
+
+    >>> from littlestone.games.classes import make_class
+    >>> learner = SOAExperts()
+    >>> learner.start(GameSpec("experts", 4, make_class("singletons:n=3")), seed=0)
+    >>> learner.experts  # flip sets of at most Ldim = 1 round among T = 4
+    5
+    >>> learner.weights(np.array([0.0, 1.0, 0.0]))  # SOA says 0; 1 expert in 5 flips to 1
+    0.2
+    """
+
+    id = "soa-experts"
+    games = frozenset({EXPERTS, MISTAKE_BOUND})
+    deterministic = False
+    slow_moves = True
+
+    def __init__(self, budget: int = LDIM_BUDGET) -> None:
+        if budget < 1:
+            raise ValueError(f"budget={budget} must be >= 1")
+        self.budget = budget
+        self.experts = 0
+        self.ldim = 0
+        self._solver: LdimSolver | None = None
+        self._groups: dict[tuple[int, int], float] = {}
+        self._empty = -math.inf
+        self._parts: list[tuple[int, int, int, float]] = []
+        self._eta = 0.0
+        self._left = 0
+        self._column = 0
+
+    def unsupported(self, game: GameSpec) -> str | None:
+        if not isinstance(game.hclass, FiniteClass):
+            return "it needs a finite class (its experts simulate SOA on it)"
+        if game.horizon is None:
+            return "it needs the horizon T announced (its experts are flip sets within T)"
+        return too_large(game.hclass) or super().unsupported(game)
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        assert isinstance(game.hclass, FiniteClass)
+        self._solver, self.ldim = solver_within_budget(game.hclass, self.budget, self.id)
+        T = game.rounds
+        log_n = log_flip_sets(T, self.ldim)
+        self.experts = round(math.exp(log_n)) if log_n < 700 else 0
+        self._log_n = log_n
+        self._eta = math.sqrt(2 * log_n / T) if T and log_n > 0 else 0.0
+        self._groups = {(self._solver.full, 0): log_n}
+        self._empty = -math.inf
+        self._parts = []
+        self._left = T
+
+    # -- one round -------------------------------------------------------------------
+
+    def _soa(self, v: int, column: int) -> int:
+        assert self._solver is not None
+        one = v & column
+        zero = v ^ one
+        ldim1 = self._solver.ldim(one, self.budget) if one else -1
+        ldim0 = self._solver.ldim(zero, self.budget) if zero else -1
+        return 1 if ldim1 >= ldim0 else 0
+
+    def _predict_column(self, column: int) -> float:
+        """p: the weight of the experts predicting 1; keeps each part for the update."""
+        R = max(self._left, 1)
+        parts = []  # (version space, flips used, predicted label, log weight)
+        for (v, j), log_m in self._groups.items():
+            b = self.ldim - j
+            y = self._soa(v, column)
+            log_total = log_flip_sets(R, b)
+            parts.append((v, j, y, log_m + log_flip_sets(R - 1, b) - log_total))
+            if b > 0:
+                parts.append((v, j + 1, 1 - y, log_m + log_flip_sets(R - 1, b - 1) - log_total))
+        self._parts = parts
+        self._column = column
+        logs = np.array([p[3] for p in parts] + [self._empty])
+        top = float(logs.max())
+        weights = np.exp(logs - top)
+        ones = float(sum(w for w, part in zip(weights, parts, strict=False) if part[2] == 1))
+        return min(1.0, max(0.0, ones / float(weights.sum())))
+
+    def _update_label(self, y: int) -> None:
+        groups: dict[tuple[int, int], list[float]] = {}
+        empty = [self._empty - self._eta * (y != 0)]  # an emptied expert predicts 0
+        for v, j, label, log_w in self._parts:
+            log_w -= self._eta * (label != y)
+            side = v & self._column if label else v & ~self._column
+            if side:
+                groups.setdefault((side, j), []).append(log_w)
+            else:
+                empty.append(log_w)
+        merged = {key: float(np.logaddexp.reduce(logs)) for key, logs in groups.items()}
+        self._empty = float(np.logaddexp.reduce(empty))
+        top = max([*merged.values(), self._empty])
+        self._groups = {key: w for key, w in merged.items() if w >= top - PRUNE}
+        self._parts = []
+        self._left -= 1
+
+    # -- the games -------------------------------------------------------------------
+
+    def predict(self, x: Any) -> float:
+        assert self._solver is not None, "start() first"
+        return self._predict_column(self._solver.columns[x])
+
+    def update(self, x: Any, y: int) -> None:
+        self._update_label(y)
+
+    def weights(self, advice: FloatArray | None) -> float:
+        if advice is None:
+            raise ValueError("soa-experts needs the class's advice (an instance per round)")
+        return self._predict_column(bitset(advice >= 0.5))
+
+    def update_costs(self, costs: FloatArray, y: int | None) -> None:
+        if y is None:
+            raise ValueError("soa-experts needs a label each round")
+        self._update_label(y)
+
+    def bound(self, game: GameSpec) -> Bound | None:
+        if self._solver is None or not game.rounds:
+            return None
+        T, L = game.rounds, self.ldim
+        value = math.sqrt(2 * T * self._log_n)
+        return Bound(value, f"expected regret <= sqrt(2 T ln N), N = sum_(l <= {L}) C(T, l) "
+                     f"<= (eT/Ldim)^Ldim (UML Lemma 21.13, Thm 21.10)")

@@ -1,0 +1,314 @@
+"""The JSON API's data: games (running and recent), a game's curve and its rounds, the
+tournaments and their leaderboards, a class's shattered tree.
+
+Each function reads the data folder's index (a :class:`Store` of the calling thread)
+and the logs; running games' figures come as a snapshot of the server's broadcasts
+(:func:`live_snapshot`, taken on the event loop). Nothing here writes.
+
+>>> import tempfile, pathlib
+>>> store = Store(pathlib.Path(tempfile.mkdtemp()))
+>>> game_id = store.start_game({"game": "mistake-bound", "class": "thresholds:n=7",
+...     "learner": "halving", "adversary": "shattered-tree", "horizon": 5}, log="x.lslog")
+>>> [(g["learner"], g["status"], g["round"]) for g in games(store, {game_id: (3, {"mistakes": 2})})]
+[('halving', 'running', 3)]
+>>> tree("thresholds:n=7")["ldim"]
+3
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
+from littlestone.games.errors import LittlestoneError
+from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_within_budget
+from littlestone.learners.base import LEARNERS
+from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.store import Store
+from littlestone.server.tournament.charts import heat_color
+from littlestone.server.tournament.ranking import rank
+from littlestone.server.tournament.report import curve_of, log_path
+
+__all__ = ["DRAW_DEPTH", "Live", "bound_of", "curve", "game", "games", "live_snapshot",
+           "records", "tournament", "tournaments", "tree"]
+
+#: A running game as the server's broadcast has it: rounds so far and running totals.
+Live = dict[str, tuple[int, dict[str, float]]]
+#: Deepest shattered tree the page draws (2^depth leaves).
+DRAW_DEPTH = 7
+#: Exact-Ldim instance checks the page may spend on a tree (about a second).
+TREE_WORK = 5_000_000
+#: Largest class whose version space the replay view follows.
+VERSION_SPACE_MAX = 1 << 22
+#: Most rounds one page of the replay holds.
+PAGE_MAX = 500
+
+
+#: The columns of a game's index row the page shows.
+SHOWN = ("game_id", "started", "finished", "source", "game", "class", "experts", "learner",
+         "adversary", "seed", "horizon", "rounds", "status", "mistakes", "expected_mistakes",
+         "regret", "expected_regret", "bound", "bound_name")
+
+
+def live_snapshot(running: dict[str, Any]) -> Live:
+    """The running games' rounds and totals (call it on the event loop)."""
+    return {game_id: (int(b.t), dict(b.totals)) for game_id, b in list(running.items())}
+
+
+def _row(row: dict[str, Any], live: Live, names: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A game's row for the page: live figures while it runs, and the names the
+    tournament gave its players (a submission's file, not ``remote:learner-<hash>``)."""
+    out = {k: row.get(k) for k in SHOWN}  # (not the log's path, nor its anchor)
+    out["round"] = row.get("rounds")
+    if row["game_id"] in live:
+        t, totals = live[row["game_id"]]
+        out["status"], out["round"] = "running", t
+        out["mistakes"] = totals.get("mistakes", totals.get("loss"))
+        out["expected_mistakes"] = totals.get("expected_mistakes", totals.get("expected_loss"))
+        out["regret"] = totals.get("regret")
+        out["expected_regret"] = totals.get("expected_regret")
+    entry = names.get(row["game_id"])
+    if entry is not None:
+        out["tournament"] = entry["tournament"]
+        out["learner_spec"], out["adversary_spec"] = row["learner"], row["adversary"]
+        out["learner"], out["adversary"] = entry["learner"], entry["adversary"]
+    return out
+
+
+def games(store: Store, live: Live, limit: int = 50, **filters: str | None
+          ) -> list[dict[str, Any]]:
+    """Running and recent games, newest first (filters as :meth:`Store.games`)."""
+    rows = store.games(limit=max(1, min(limit, 1000)), **filters)
+    names = store.tournament_rows([r["game_id"] for r in rows])
+    return [_row(r, live, names) for r in rows]
+
+
+@functools.lru_cache(maxsize=64)
+def _class(spec: str) -> HypothesisClass:
+    return make_class(spec)
+
+
+@functools.lru_cache(maxsize=256)
+def _bound(game_kind: str, spec: str | None, experts: int | None, horizon: int,
+           learner: str) -> tuple[float | None, str]:
+    try:
+        hclass = _class(spec) if spec else None
+        rules = GameSpec(game_kind, horizon, hclass, experts)
+    except (LittlestoneError, ValueError):
+        return None, ""
+    if not learner.startswith("remote:"):
+        try:
+            bound = LEARNERS.make(learner).bound(rules)
+        except Exception:  # an agent file or an unknown spec: no bound from it
+            bound = None
+        if bound is not None:
+            return float(bound.value), str(bound.name)
+    if game_kind != EXPERTS and isinstance(hclass, FiniteClass):
+        known = hclass.known_ldim()
+        if known is not None:
+            return float(known), "Ldim(H), the minimax value (UML Thm 21.7)"
+    if game_kind == EXPERTS and experts:
+        return math.sqrt(horizon * math.log(max(experts, 2)) / 2), \
+            "sqrt((T/2) ln d), the minimax regret (asymptotically)"
+    return None, ""
+
+
+def bound_of(row: dict[str, Any]) -> tuple[float | None, str]:
+    """The bound a game's curve is drawn against: the one its result recorded, else
+    its learner's own (a built-in), else the class's minimax value where it is known."""
+    if row.get("bound") is not None:
+        return float(row["bound"]), str(row.get("bound_name") or "")
+    return _bound(str(row["game"]), row.get("class"), row.get("experts"),
+                  int(row.get("horizon") or 0), str(row.get("learner_spec", row["learner"])))
+
+
+def game(store: Store, live: Live, game_id: str) -> dict[str, Any] | None:
+    """One game's row, its bound and whether the page can draw its shattered tree."""
+    row = store.game(game_id)
+    if row is None:
+        return None
+    out = _row(row, live, store.tournament_rows([game_id]))
+    out["bound"], out["bound_name"] = bound_of(out)
+    adversary = str(out.get("adversary_spec", out["adversary"]))
+    out["tree"] = bool(out["game"] != EXPERTS and adversary.startswith("shattered-tree")
+                       and "tree=" not in adversary and out.get("class"))
+    out["live"] = game_id in live
+    return out
+
+
+@functools.lru_cache(maxsize=4)  # (a log is read whole: a few at most in memory)
+def _read(path: str, size: int, mtime: int) -> GameLogData:
+    return read_log(path)
+
+
+def _log(store: Store, game_id: str) -> tuple[dict[str, Any], GameLogData] | None:
+    row = store.game(game_id)
+    if row is None:
+        return None
+    path = log_path(row.get("log"), store.data)
+    if path is None:
+        return None
+    stat = path.stat()
+    try:
+        return row, _read(str(path), stat.st_size, stat.st_mtime_ns)
+    except (LogError, OSError):
+        return None
+
+
+def curve(store: Store, game_id: str) -> dict[str, Any] | None:
+    """A game's cumulative curve so far (from its log) and its bound."""
+    row = store.game(game_id)
+    if row is None:
+        return None
+    found = _log(store, game_id)
+    out = (curve_of(found[1]) if found is not None else None) or {
+        "kind": "regret" if row["game"] == EXPERTS else "mistakes", "t": [], "value": [],
+        "expected": [], "rounds": 0, "status": row["status"]}
+    names = store.tournament_rows([game_id])
+    out["bound"], out["bound_name"] = bound_of(_row(row, {}, names))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def records(store: Store, game_id: str, start: int = 1, count: int = 20
+            ) -> dict[str, Any] | None:
+    """Rounds ``start`` .. ``start + count - 1`` of a logged game: the instance, the
+    prediction and the label, and the version space's size after the round (a finite
+    class) or the learner's weights (experts game)."""
+    found = _log(store, game_id)
+    if found is None:
+        return None
+    row, log = found
+    start, count = max(1, start), max(1, min(count, PAGE_MAX))
+    end = min(log.n_rounds, start + count - 1)
+    out: dict[str, Any] = {"game_id": game_id, "rounds": log.n_rounds, "start": start,
+                           "status": log.status, "records": []}
+    if log.expert_rounds:
+        for record in log.records():
+            if record.t > end:
+                break
+            if record.t >= start:
+                item = {k: _plain(v) for k, v in zip(record._fields, record, strict=True)
+                        if k not in ("costs", "advice")}
+                out["records"].append(_short(item))
+        return out
+    if not log.columns:
+        return out
+    x, p, y, drawn = (log.columns[k] for k in ("x", "p", "y", "prediction"))
+    # the running totals as the referee keeps them (left to right), vectorised
+    mistakes = np.cumsum(drawn != y)
+    loss = np.where(y == 1, 1.0 - p, p)
+    expected = np.cumsum(loss)
+    sizes = _version_space_sizes(row.get("class"), log)
+    for i in range(start - 1, end):
+        out["records"].append(_short({
+            "t": i + 1, "x": _plain(x[i]), "p": float(p[i]), "y": int(y[i]),
+            "prediction": int(drawn[i]), "mistake": bool(drawn[i] != y[i]),
+            "loss": float(loss[i]), "mistakes": int(mistakes[i]),
+            "expected_mistakes": float(expected[i]),
+            "version_space": sizes[i] if sizes is not None else None}))
+    return out
+
+
+def _short(item: dict[str, Any]) -> dict[str, Any]:
+    """A vector instance cut to its first 16 coordinates."""
+    if isinstance(item.get("x"), list) and len(item["x"]) > 16:
+        item["x"] = [*item["x"][:16], "..."]
+    return item
+
+
+def _version_space_sizes(spec: str | None, log: GameLogData) -> list[int] | None:
+    """|V| after each round (a finite class within bounds), once per log."""
+    path = Path(log.path)
+    return _sizes(spec, str(path), log.size, log.n_rounds) if spec else None
+
+
+@functools.lru_cache(maxsize=16)
+def _sizes(spec: str, path: str, size: int, n_rounds: int) -> list[int] | None:
+    try:
+        hclass = _class(spec)
+    except LittlestoneError:
+        return None
+    if not isinstance(hclass, FiniteClass) or hclass.size > VERSION_SPACE_MAX:
+        return None
+    stat = Path(path).stat()
+    log = _read(path, stat.st_size, stat.st_mtime_ns)
+    alive = np.arange(hclass.size)
+    sizes: list[int] = []
+    xs, ys = log.columns.get("x", []), log.columns.get("y", [])
+    for t in range(min(n_rounds, len(ys))):
+        if alive.size == 1:  # realizable: V never empties, so one stays one
+            sizes.extend([1] * (min(n_rounds, len(ys)) - t))
+            break
+        alive = alive[hclass.evaluate(int(xs[t]), alive) == bool(ys[t])]
+        sizes.append(int(alive.size))
+    return sizes
+
+
+def tournaments(store: Store) -> list[dict[str, Any]]:
+    return store.tournaments()
+
+
+def tournament(store: Store, name: str) -> dict[str, Any] | None:
+    """A tournament's leaderboards as they stand (filling in while it runs), its payoff
+    matrix with each cell's colour on the theoretical scale, and its failed games."""
+    if not any(t["name"] == name for t in store.tournaments()):
+        return None
+    rows = store.tournament_games(name)
+    for row in rows:
+        row.pop("log", None)
+    report = rank(name, rows, [])
+    board = report.leaderboard()
+    board["colors"] = {learner: {a: heat_color(v) for a, v in cells.items()}
+                       for learner, cells in report.payoff.items()}
+    board["games"] = len(rows)
+    return board
+
+
+@functools.lru_cache(maxsize=16)
+def tree(spec: str) -> dict[str, Any]:
+    """A shattered tree of depth Ldim(H) of a finite class (the one the shattered-tree
+    adversary walks down: it splits the version space as the tree does), laid out for
+    drawing: leaves left to right by their path, each parent above the middle of its
+    children. ``error`` says why there is none."""
+    try:
+        hclass = _class(spec)
+    except LittlestoneError as exc:
+        return {"error": str(exc)}
+    if not isinstance(hclass, FiniteClass):
+        return {"error": f"{spec} is not a finite class: no shattered tree"}
+    try:
+        solver, depth = solver_within_budget(hclass, TREE_WORK, "the page")
+    except LittlestoneError as exc:
+        return {"error": str(exc)}
+    if depth > min(DRAW_DEPTH, TREE_DEPTH_LIMIT):
+        return {"error": f"Ldim = {depth}: a tree of {2 ** depth} leaves is too large to "
+                f"draw (at most depth {DRAW_DEPTH})", "ldim": depth}
+    graph = shattered_tree(solver, hclass)
+    leaves = sorted(n for n in graph.nodes if graph.out_degree(n) == 0)  # left to right
+    x: dict[str, float] = {leaf: i for i, leaf in enumerate(leaves)}
+    for node in sorted(graph.nodes, key=len, reverse=True):
+        children = list(graph.successors(node))
+        if children:
+            x[node] = sum(x[c] for c in children) / len(children)
+    width = max(len(leaves) - 1, 1)
+    nodes = [{"id": n, "depth": len(n) - 1, "x": x[n] / width,
+              **{k: _plain(v) for k, v in data.items() if k in ("instance", "hypothesis",
+                                                                 "name")}}
+             for n, data in graph.nodes(data=True)]
+    edges = [{"source": a, "target": b, "label": int(d["label"])}
+             for a, b, d in graph.edges(data=True)]
+    return {"class": spec, "ldim": depth, "nodes": nodes, "edges": edges}

@@ -1,0 +1,92 @@
+"""HTTP responses of the web room, as websockets' Sans-I/O :class:`Response` objects:
+JSON, HTML, static files, redirects, errors; each with headers that keep the page to
+its own origin (no inline scripts, no framing, no sniffing).
+
+>>> response = json_response({"ok": True})
+>>> response.status_code, response.headers["Content-Type"], response.body
+(200, 'application/json', b'{"ok": true}')
+>>> split_target("/api/games?limit=5&learner=soa")
+('/api/games', {'limit': '5', 'learner': 'soa'})
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http
+import json
+from importlib import resources
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from websockets.datastructures import Headers
+from websockets.http11 import Response
+
+__all__ = ["error", "html_response", "json_response", "redirect", "respond", "split_target",
+           "static_file"]
+
+#: Only this origin's scripts, styles, images and WebSockets; inline styles (uPlot and
+#: the heatmap's cells set them) but no inline script.
+POLICY = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+          "img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; "
+          "base-uri 'none'; form-action 'self'")
+
+#: Static files by suffix: their content type.
+TYPES = {".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8",
+         ".png": "image/png", ".txt": "text/plain; charset=utf-8",
+         ".LICENSE": "text/plain; charset=utf-8"}
+
+
+def respond(status: int, body: bytes, content_type: str,
+            extra: list[tuple[str, str]] | None = None, cache: str = "no-store") -> Response:
+    """A complete response; the connection closes after it."""
+    headers = Headers([
+        ("Date", email.utils.formatdate(usegmt=True)), ("Connection", "close"),
+        ("Content-Length", str(len(body))), ("Content-Type", content_type),
+        ("Cache-Control", cache), ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"), ("Content-Security-Policy", POLICY),
+    ])
+    for name, value in extra or []:
+        headers[name] = value
+    return Response(status, http.HTTPStatus(status).phrase, headers, body)
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    return respond(status, json.dumps(data, default=str).encode(), "application/json")
+
+
+def html_response(text: str, status: int = 200,
+                  extra: list[tuple[str, str]] | None = None) -> Response:
+    return respond(status, text.encode(), "text/html; charset=utf-8", extra)
+
+
+def error(status: int, message: str, api: bool) -> Response:
+    """An error as JSON (``{"error": ...}``) for the API, as a short page otherwise."""
+    if api:
+        return json_response({"error": message}, status)
+    from html import escape
+
+    return html_response(f"<!doctype html><meta charset='utf-8'><title>{status}</title>"
+                         f"<p>{escape(message)}</p><p><a href='/'>littlestone</a></p>", status)
+
+
+def redirect(location: str, extra: list[tuple[str, str]] | None = None) -> Response:
+    return respond(303, b"", "text/plain", [("Location", location), *(extra or [])])
+
+
+def static_file(name: str) -> Response | None:
+    """A file shipped in the package's ``static/`` folder (None: no such file)."""
+    if "/" in name or name.startswith(".") or not name:
+        return None
+    suffix = "." + name.rsplit(".", 1)[-1] if "." in name else ""
+    if suffix not in TYPES:
+        return None
+    source = resources.files("littlestone.server.web") / "static" / name
+    if not source.is_file():
+        return None
+    return respond(200, source.read_bytes(), TYPES[suffix], cache="max-age=3600")
+
+
+def split_target(target: str) -> tuple[str, dict[str, str]]:
+    """A request target's path (percent-decoded) and its query (last value wins)."""
+    parts = urlsplit(target)
+    return unquote(parts.path), dict(parse_qsl(parts.query))
