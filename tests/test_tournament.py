@@ -213,7 +213,7 @@ def test_ray_local_gives_the_same_results_as_one_worker(tmp_path, capsys):
     assert len(results["one"]) == 12 and results["one"] == results["ray"]
 
 
-def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys):
+def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys, monkeypatch):
     data = tmp_path / "data"
     token = Store(data).add_token("alice")
     config = write_config(tmp_path, "remote", ["halving", "remote:alice"],
@@ -229,7 +229,8 @@ def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys):
             url = line.split("connect to ")[1].split()[0]
             break
     assert url is not None
-    assert main(["connect", url, f"--token={token}", "--learner", "halving", "--tournament",
+    monkeypatch.setenv("LITTLESTONE_TOKEN", token)
+    assert main(["connect", url, "--learner", "halving", "--tournament",
                  "remote", "--json"]) == 0
     played = json.loads(capsys.readouterr().out)
     assert len(played["games"]) == 4 and all(g["status"] == "complete" for g in played["games"])

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
 import secrets
 import signal
-import time
-from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -31,6 +28,7 @@ from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.protocol.session import ServerSession
+from littlestone.server.net.admission import Credentials, MessageRate, Tally
 from littlestone.server.net.driver import run_game
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
 from littlestone.server.net.policy import Opponents, Player, admit
@@ -88,45 +86,25 @@ class GameServer:
         self.running: dict[str, Broadcast] = {}
         self._server: Server | None = None
         self._stopping = asyncio.Event()
-        #: One-time credentials not yet used (sha256 -> account), and the accounts that
-        #: may only enter one tournament (account -> tournament).
-        self._grants: dict[str, str] = {}
-        self.restricted: dict[str, str] = {}
+        #: Tokens and a tournament's one-time credentials (PROTOCOL.md 3.1).
+        self.credentials = Credentials(self.store)
+        self.account, self.revoke = self.credentials.account, self.credentials.revoke
         #: The tournaments this server runs, whose entrants may ``enter`` (a tournament's
         #: arena adds its own; a plain ``serve`` runs none, and says so at once).
         self.tournaments: set[str] = set()
         #: Games being admitted (their class built in a worker thread): they hold a slot.
         self._admitting = 0
         #: Open sessions and games in play of each account (ConnectionLimits).
-        self._sessions_of: Counter[str] = Counter()
-        self._games_of: Counter[str] = Counter()
+        self._sessions_of, self._games_of = Tally(), Tally()
         #: Connections a server refers at most: the operator's cap, within the file
         #: descriptors the process may open (set by :meth:`start`).
         self.max_connections = settings.connections.max_connections
 
-    # tokens: stored hashed (sha256), looked up by the hash
-    def account(self, token: str) -> tuple[str, str] | None:
-        """The account and privilege of a token (PROTOCOL.md 3.1)."""
-        digest = hashlib.sha256(token.encode()).hexdigest()
-        granted = self._grants.pop(digest, None)  # a one-time credential: one connection
-        if granted is not None:
-            return granted, "player"
-        return self.store.token_account(digest)
-
     def grant(self, tournament: str, account: str) -> str:
-        """A one-time credential for ``account``, good for one connection that may only
-        ``enter`` ``tournament`` (a submission's, for its game); kept in memory only,
-        until :meth:`revoke`."""
-        token = "ls1_" + secrets.token_urlsafe(24)
-        self._grants[hashlib.sha256(token.encode()).hexdigest()] = account
-        self.restricted[account] = tournament
-        self.tournaments.add(tournament)  # (a credential for it: this server runs it)
-        return token
-
-    def revoke(self, account: str) -> None:
-        """The credential of ``account`` is void, used or not."""
-        self._grants = {k: v for k, v in self._grants.items() if v != account}
-        self.restricted.pop(account, None)
+        """A one-time credential (:meth:`.admission.Credentials.grant`): this server then
+        runs ``tournament``."""
+        self.tournaments.add(tournament)
+        return self.credentials.grant(tournament, account)
 
     # -- the web room's hook (littlestone.server.web): plain HTTP on the same port ------
     #: Answers plain HTTP requests and the web page's WebSockets (set before start()).
@@ -199,7 +177,6 @@ class GameServer:
         session = ServerSession(tokens=self.account, anonymous=self.settings.anonymous,
                                 limits=self.settings.limits)
         limits = self.settings.connections
-        counted: str | None = None
         try:
             assert self._server is not None
             if len(self._server.connections) > self.max_connections:
@@ -215,20 +192,14 @@ class GameServer:
             except TimeoutError:
                 raise ProtocolError(Code.TIMEOUT, "no hello within the handshake deadline",
                                     fatal=True) from None
-            if session.account is not None:
-                if self._sessions_of[session.account] >= limits.per_token:
-                    raise ProtocolError(Code.OVER_BUDGET, f"over budget: {limits.per_token} "
+            if session.account is not None and (
+                    self._sessions_of[session.account] >= limits.per_token):
+                raise ProtocolError(Code.OVER_BUDGET, f"over budget: {limits.per_token} "
                                         "connections of this token are open already",
                                         fatal=True)
-                counted = session.account
-                self._sessions_of[counted] += 1
-            await ws.send(encode(session.welcome(
-                f"littlestone {package_version()}",
-                {"max_frame": self.settings.limits.max_frame,
-                 "move_deadline_ms": int(self.settings.move_deadline * 1000),
-                 "time_bank_ms": int(self.settings.time_bank * 1000),
-                 "lobby_idle_ms": int(limits.lobby_idle_s * 1000)})))
-            await self._lobby(ws, session)
+            with self._sessions_of.hold(session.account):
+                await self._welcome(ws, session)
+                await self._lobby(ws, session)
         except ProtocolError as exc:
             with contextlib.suppress(ConnectionClosed):
                 await ws.send(encode(exc.to_message()))
@@ -244,11 +215,15 @@ class GameServer:
             with contextlib.suppress(Exception):
                 await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
                 await ws.close(1011, "internal")
-        finally:
-            if counted is not None:
-                self._sessions_of[counted] -= 1
-                if self._sessions_of[counted] <= 0:
-                    del self._sessions_of[counted]
+
+    async def _welcome(self, ws: Connection, session: ServerSession) -> None:
+        settings = self.settings
+        await ws.send(encode(session.welcome(
+            f"littlestone {package_version()}",
+            {"max_frame": settings.limits.max_frame,
+             "move_deadline_ms": int(settings.move_deadline * 1000),
+             "time_bank_ms": int(settings.time_bank * 1000),
+             "lobby_idle_ms": int(settings.connections.lobby_idle_s * 1000)})))
 
     async def _lobby(self, ws: Connection, session: ServerSession) -> None:
         """A session between games: its requests, each checked, until it closes, idles
@@ -256,9 +231,9 @@ class GameServer:
         limits = self.settings.connections
         # a one-time credential's session may only enter its tournament, once: the
         # restriction is the session's, whatever becomes of the credential later
-        only = self.restricted.get(session.account or "")
+        only = self.credentials.restricted.get(session.account or "")
         strikes = 0
-        allowance, checked = float(limits.message_burst), time.monotonic()
+        rate = MessageRate(limits.message_rate, limits.message_burst)
         while not self._stopping.is_set():
             try:
                 frame = await ws.recv(ws.loop.time() + limits.lobby_idle_s)
@@ -268,15 +243,10 @@ class GameServer:
             if len(frame) > LOBBY_MAX_FRAME:  # lobby messages are small: not decoded
                 raise ProtocolError(Code.BAD_MESSAGE, f"{len(frame)} bytes exceeds the "
                                     f"lobby's max_frame({LOBBY_MAX_FRAME})", fatal=True)
-            now = time.monotonic()
-            allowance = min(float(limits.message_burst),
-                            allowance + (now - checked) * limits.message_rate)
-            checked = now
             try:
-                if allowance < 1:
+                if not rate.take():
                     raise ProtocolError(Code.OVER_BUDGET, "over budget: more than "
                                         f"{limits.message_rate:g} messages a second")
-                allowance -= 1
                 message = session.receive(frame)
             except ProtocolError as exc:
                 strikes += 1
@@ -306,16 +276,13 @@ class GameServer:
                     Code.OVER_BUDGET, f"over budget: this token plays "
                     f"{self.settings.connections.games_per_token} games already").to_message()))
             else:
-                self._games_of[session.account or ""] += 1
-                try:
+                with self._games_of.hold(session.account):
                     if kind == "challenge":
                         await self._challenge(ws, session, message)
                     elif kind == "create":
                         await self._create(ws, session, message)
                     else:
                         await self._join(ws, session, message)
-                finally:
-                    self._games_of[session.account or ""] -= 1
 
     def _may_play(self, session: ServerSession) -> bool:
         """Whether the session's token may start one more game (anonymous sessions are
