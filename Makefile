@@ -24,6 +24,7 @@ sandbox:
 
 demo: $(VENV) sandbox
 	$(BIN)/littlestone ldim --class thresholds:n=1023
+	mkdir -p littlestone-data
 	$(BIN)/littlestone ldim --class monotone-disjunctions:n=6 --tree littlestone-data/tree.graphml
 	$(BIN)/littlestone play --learner halving --adversary random-target \
 		--class monotone-disjunctions:n=20 --rounds 2000 --seed 1

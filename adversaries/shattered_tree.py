@@ -77,7 +77,8 @@ class ShatteredTree(Adversary):
         self._hclass = game.hclass
         self._solver, self.ldim = solver_within_budget(game.hclass, self.budget,
                                                        "shattered-tree")
-        if self._fixed is not None and not _is_tree_for(self._fixed, game.hclass):
+        if self._fixed is not None and not _is_tree_for(self._fixed, game.hclass,
+                                                          self._solver):
             raise UnsupportedGame(f"shattered-tree: {self.tree} is not a shattered tree "
                                   f"of {game.hclass.spec}")
         self._v = self._solver.full
@@ -127,14 +128,28 @@ class ShatteredTree(Adversary):
         return tree
 
 
-def _is_tree_for(tree: nx.DiGraph, hclass: FiniteClass) -> bool:
-    """A tree file fits the class: instances in the domain, and shattered."""
+def _is_tree_for(tree: nx.DiGraph, hclass: FiniteClass, solver: Any = None) -> bool:
+    """A tree file fits the class: instances in the domain, and shattered: every
+    root-to-leaf path's labels are those of some hypothesis of the class (not
+    necessarily the one the leaf names: a tree of ``intervals:n=12`` is a shattered tree
+    of ``intervals:n=13``, whose hypotheses are numbered otherwise)."""
     try:
         for _, data in tree.nodes(data=True):
             if "instance" in data:
                 hclass.check_instance(int(data["instance"]))
-            if "hypothesis" in data and not 0 <= int(data["hypothesis"]) < hclass.size:
+        if "t" not in tree:
+            return False
+        if solver is None:
+            return verify_shattered(tree, hclass)
+        full = solver.full
+        for leaf in (n for n in tree.nodes if tree.out_degree(n) == 0):
+            v = full
+            for depth in range(len(leaf) - 1):
+                node, label = leaf[: depth + 1], leaf[depth + 1]
+                column = solver.columns[int(tree.nodes[node]["instance"])]
+                v &= column if label == "1" else full ^ column
+            if not v:
                 return False
-        return "t" in tree and verify_shattered(tree, hclass)
-    except (ValueError, KeyError, TypeError):
+        return True
+    except (ValueError, KeyError, TypeError, IndexError):
         return False

@@ -224,12 +224,19 @@ def load_agent_file(path: str, class_name: str, base: type[A], kind: str) -> typ
         module_spec.loader.exec_module(module)
     except Exception as exc:  # the file is the user's: any error becomes one line
         sys.modules.pop(module_name, None)
-        where = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) else ""
+        if isinstance(exc, SyntaxError):
+            where = f" (line {exc.lineno})"
+        else:
+            from littlestone.games.errors import where_raised
+
+            where = f" at {where_raised(exc)}"
         raise SpecError(f"agent file {path!r} failed to import{where}: "
                         f"{type(exc).__name__}: {exc}") from None
     cls = getattr(module, class_name, None)
     if cls is None:
         raise SpecError(f"agent file {path!r} has no class {class_name!r}")
     if not (isinstance(cls, type) and issubclass(cls, base)):
-        raise SpecError(f"{path}:{class_name} is not a {kind} (subclass {base.__name__})")
+        article = "an" if kind[:1] in "aeiou" else "a"
+        raise SpecError(f"{path}:{class_name} is not {article} {kind}: subclass "
+                        f"{base.__module__.rsplit('.', 1)[0]}.{base.__name__}")
     return cls

@@ -430,7 +430,7 @@ class MatrixClass(FiniteClass):
             if file.suffix.lower() == ".npy":
                 data = np.load(file, allow_pickle=False)
             elif file.suffix.lower() == ".csv":
-                data = np.loadtxt(file, delimiter=",", ndmin=2)
+                data = read_matrix_csv(file)
             else:
                 raise SpecError(f"matrix: {path!r} must end in .npy or .csv")
         except SpecError:
@@ -452,6 +452,58 @@ class MatrixClass(FiniteClass):
     @property
     def fingerprint(self) -> str:
         return self._fingerprint
+
+
+def read_matrix_csv(file: Path) -> NDArray[np.float64]:
+    r"""A 0/1 matrix from a CSV file: separated by commas, semicolons, tabs or spaces; a
+    header row (a row with a cell that is not a number) is skipped, and with it the index
+    column pandas writes (an empty first header cell). ValueError naming the problem.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "m.csv"
+    >>> _ = path.write_text(",a,b,c\n0,1,0,1\n1,0,1,1\n")  # pandas' to_csv()
+    >>> read_matrix_csv(path).tolist()
+    [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]
+    >>> _ = path.write_text("1;0\n0;1\n")
+    >>> read_matrix_csv(path).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    import csv
+
+    lines = [line for line in file.read_text().splitlines() if line.strip()]
+    if not lines:
+        raise ValueError("the file is empty: one row per hypothesis, one 0/1 column per "
+                         "instance")
+    separator = next((sep for sep in (",", ";", "\t") if sep in lines[0]), None)
+    if separator is None:
+        rows = [line.split() for line in lines]  # spaces, or one column
+    else:
+        rows = [[cell.strip() for cell in row]
+                for row in csv.reader(lines, delimiter=separator)]
+
+    def number(cell: str) -> bool:
+        try:
+            float(cell)
+        except ValueError:
+            return False
+        return True
+
+    index_column = False
+    if not all(number(cell) for cell in rows[0]):
+        index_column = rows[0][0] == ""
+        rows = rows[1:]
+    if index_column:
+        rows = [row[1:] for row in rows]
+    if not rows:
+        raise ValueError("no rows below the header")
+    width = len(rows[0])
+    for i, row in enumerate(rows, 1):
+        if len(row) != width:
+            raise ValueError(f"row {i} has {len(row)} cells, row 1 has {width}")
+        for j, cell in enumerate(row, 1):
+            if not number(cell):
+                raise ValueError(f"row {i}, column {j}: {cell!r} is not a number")
+    return np.array([[float(cell) for cell in row] for row in rows], dtype=np.float64)
 
 
 class HalfspaceClass(HypothesisClass):

@@ -27,6 +27,7 @@ __all__ = [
     "RuleViolation",
     "SpecError",
     "UnsupportedGame",
+    "where_raised",
 ]
 
 
@@ -79,3 +80,39 @@ class RuleViolation(MoveError):
     """A well-formed move that breaks a rule of the game."""
 
     kind = "rule_violation"
+
+
+def where_raised(exc: BaseException) -> str:
+    """Where ``exc`` was raised, as ``FILE:LINE in FUNCTION``: the innermost frame of its
+    traceback in neither littlestone's own rooms nor Python's libraries (an agent's own
+    file), else the innermost frame; ``""`` without a traceback.
+
+    >>> def student():
+    ...     return 1 / 0
+    >>> try:
+    ...     student()
+    ... except ZeroDivisionError as exc:
+    ...     where_raised(exc).endswith("in student")
+    True
+    """
+    import os
+    import sysconfig
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    ours = [os.path.join(root, room) + os.sep
+            for room in ("games", "learners", "adversaries", "protocol", "server")]
+    libraries = [os.path.realpath(p) + os.sep for key, p in sysconfig.get_paths().items()
+                 if key in ("stdlib", "platstdlib", "purelib", "platlib")]
+    chosen = frames[-1]
+    for frame in reversed(frames):
+        path = os.path.realpath(frame.filename)
+        if not path.startswith((*ours, *libraries)) and not frame.filename.startswith("<"):
+            chosen = frame
+            break
+    path = os.path.realpath(chosen.filename)
+    with_cwd = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+    return f"{with_cwd}:{chosen.lineno} in {chosen.name}"

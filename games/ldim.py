@@ -33,7 +33,8 @@ SOA and the shattered-tree adversary share one solver per class through
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import networkx as nx
 import numpy as np
@@ -45,6 +46,7 @@ from littlestone.games.errors import BudgetExceeded, UnsupportedGame
 __all__ = [
     "LDIM_BUDGET",
     "TREE_DEPTH_LIMIT",
+    "LdimProgress",
     "LdimSolver",
     "bitset",
     "bitset_indices",
@@ -55,6 +57,22 @@ __all__ = [
     "too_large",
     "verify_shattered",
 ]
+
+#: Instance checks between two calls of :attr:`LdimSolver.progress`.
+PROGRESS_EVERY = 1 << 15
+
+
+@dataclass(frozen=True)
+class LdimProgress:
+    """How far a long exact-Ldim computation has come: instance checks spent of the
+    budget, version spaces cached, and splits of the whole class begun of all."""
+
+    spent: int
+    budget: int
+    cached: int
+    root_done: int
+    root_total: int
+
 
 #: Deepest shattered tree that :func:`shattered_tree` will build (2^depth leaves).
 TREE_DEPTH_LIMIT = 16
@@ -116,6 +134,13 @@ class LdimSolver:
         self._roots = roots
         self._cache: dict[int, tuple[int, int]] = {}
         self._work_left = 0
+        self._budget = 0
+        #: Called now and then during a long :meth:`ldim` with what it has spent so far
+        #: (:class:`LdimProgress`); it may raise to stop the computation (the cache stays).
+        self.progress: Callable[[LdimProgress], None] | None = None
+        self._next_report = 0
+        #: Splits of the root version space settled so far, and in all (for progress).
+        self._root = [0, 0]
         #: Version-space look-ups answered by the cache, and all look-ups.
         self.hits = self.lookups = 0
 
@@ -127,8 +152,10 @@ class LdimSolver:
         the next call.
         """
         v = self.full if version_space is None else version_space
-        self._work_left = budget
-        return self._solve(v, self.n_hypotheses + 1, self._roots)
+        self._work_left = self._budget = budget
+        self._next_report = budget - PROGRESS_EVERY
+        self._root = [0, 0]
+        return self._solve(v, self.n_hypotheses + 1, self._roots, root=True)
 
     def split(self, version_space: int, x: int) -> tuple[int, int]:
         """(V_x^0, V_x^1): the hypotheses of V that label ``x`` with 0 and with 1."""
@@ -180,7 +207,13 @@ class LdimSolver:
                 out.append(column)
         return out
 
-    def _solve(self, v: int, cap: int, candidates: list[int]) -> int:
+    def _report(self) -> None:
+        self._next_report = self._work_left - PROGRESS_EVERY
+        if self.progress is not None:
+            self.progress(LdimProgress(self._budget - self._work_left, self._budget,
+                                       len(self._cache), *self._root))
+
+    def _solve(self, v: int, cap: int, candidates: list[int], root: bool = False) -> int:
         """min(Ldim(v), cap), filling the cache with what it learns."""
         bounds = self._cache.get(v)
         lo, hi = bounds if bounds is not None else (0, _ceiling(v))
@@ -197,6 +230,8 @@ class LdimSolver:
                 "exact Ldim needs more instance checks than the budget; "
                 f"{len(self._cache)} version spaces are cached so far"
             )
+        if self._work_left < self._next_report:
+            self._report()
         n = v.bit_count()
         splits = []
         seen: set[int] = set()
@@ -222,8 +257,12 @@ class LdimSolver:
         splits.sort(key=lambda s: s[0], reverse=True)
         target = min(cap, hi)
         best = max(lo, 1)
+        if root:
+            self._root[1] = len(splits)
         if best < target:
             for smaller, small, large in splits:
+                if root:
+                    self._root[0] += 1
                 if smaller.bit_length() <= best:
                     break  # 1 + floor(log2 min) <= best, here and for every later split
                 a = self._solve(small, target - 1, live)

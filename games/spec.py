@@ -95,6 +95,13 @@ class Params:
         self._used.add(key)
         return self.raw.get(key)
 
+    def _missing(self, key: str) -> SpecError:
+        """A required parameter is missing; the message names what was given instead
+        (``thresholds:m=3``: a misspelt ``n``)."""
+        given = ", ".join(f"{k}={v}" for k, v in self.raw.items() if k != key)
+        return SpecError(f"{self.owner}: missing parameter {key}"
+                         + (f" (given: {given})" if given else ""))
+
     def _fail(self, key: str, value: str, what: str) -> SpecError:
         return SpecError(f"{self.owner}: parameter {key}={value!r} {what}")
 
@@ -106,7 +113,7 @@ class Params:
         value = self._get(key)
         if value is None:
             if default is None:
-                raise SpecError(f"{self.owner}: missing parameter {key}")
+                raise self._missing(key)
             return default
         try:
             number = int(value)
@@ -126,7 +133,7 @@ class Params:
         value = self._get(key)
         if value is None:
             if default is None:
-                raise SpecError(f"{self.owner}: missing parameter {key}")
+                raise self._missing(key)
             return default
         try:
             number = float(value)
@@ -145,7 +152,7 @@ class Params:
         value = self._get(key)
         if value is None or value == "":
             if default is None:
-                raise SpecError(f"{self.owner}: missing parameter {key}")
+                raise self._missing(key)
             return default
         return value
 

@@ -36,9 +36,38 @@ from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.server.local import play
 
-__all__ = ["CHECK_GAMES", "Check", "yield_checks"]
+__all__ = ["CHECK_GAMES", "Check", "CheckSkipped", "in_tournament", "yield_checks"]
 
 Check = Callable[[], None]
+
+
+class CheckSkipped(Exception):
+    """A check that could not be made (the game it needs did not complete): its message
+    says why; another check has reported the cause."""
+
+
+#: What a failed check costs in a tournament, by check (a submission plays each game in
+#: a fresh sandboxed process, remotely: only what ends or spoils its games is scored).
+IN_TOURNAMENT = {
+    "check_docstring_example": "",
+    "check_spec_round_trip": "",
+    "check_plays_a_game": "a crash, an illegal move or a broken rule ends its game as its "
+                          "fault, scored as lost",
+    "check_seeding": "",
+    "check_inputs_not_mutated": "",
+    "check_restart_is_fresh": "",
+}
+
+
+def in_tournament(check: Check) -> str:
+    """What failing ``check`` costs an agent in a tournament (``""``: nothing; the check is
+    advice: the project's own agents must pass it, and replays depend on it).
+
+    >>> from littlestone.learners import LEARNERS
+    >>> [bool(in_tournament(c)) for c in yield_checks(LEARNERS.make("halving"))]
+    [False, False, True, False, False, False]
+    """
+    return IN_TOURNAMENT.get(check.__name__, "")
 
 #: The games the checks play, tried in order; an agent is checked on those it supports.
 CHECK_GAMES: list[tuple[str, str | None, int | None]] = [
@@ -99,14 +128,38 @@ def _play(agent: Agent, opponent: Agent, game: GameSpec, seed: int,
 
 
 def _trace(agent: Agent, opponent: Agent, game: GameSpec, seed: int) -> list[tuple[Any, ...]]:
+    """Every record of a game, then its status; CheckSkipped when the game did not
+    complete (a crash is check_plays_a_game's to report)."""
     rows: list[tuple[Any, ...]] = []
 
     def keep(record: Any) -> None:
         rows.append(tuple(_plain(v) for v in record))
 
     result = _play(agent, opponent, game, seed, keep)
+    if not result.complete:
+        raise CheckSkipped(f"not checked: its game ended {result.status} (see plays a game)")
     rows.append((result.status,))
     return rows
+
+
+def _named(game: GameSpec, opponent: Agent) -> str:
+    """A check game in words: ``mistake-bound on thresholds:n=32 against soa``."""
+    on = game.hclass.spec if game.hclass is not None else f"{game.n_experts} free experts"
+    return f"{game.game} on {on} against {opponent.spec}"
+
+
+def _first_difference(first: list[tuple[Any, ...]], second: list[tuple[Any, ...]],
+                      fields: tuple[str, ...]) -> str:
+    """Where two traces part: the first round and the fields that differ."""
+    for row, (a, b) in enumerate(zip(first, second, strict=False)):
+        if a != b:
+            if len(a) == 1 or len(b) == 1:
+                return f"one game ends after round {row}, the other does not"
+            names = [n for n, x, y in zip(fields, a, b, strict=False) if x != y]
+            shown = ", ".join(f"{n} {x!r} then {y!r}" for n, x, y in
+                              zip(fields, a, b, strict=False) if x != y)
+            return f"from round {a[0]}: {shown}" if names else f"from round {a[0]}"
+    return f"one game has {len(first) - 1} rounds, the other {len(second) - 1}"
 
 
 def _plain(value: Any) -> Any:
@@ -116,48 +169,64 @@ def _plain(value: Any) -> Any:
 def yield_checks(agent: Agent) -> Iterator[Check]:
     """The checks that apply to ``agent`` (a learner or an adversary)."""
     registry: Registry[Any] = LEARNERS if isinstance(agent, Learner) else ADVERSARIES
+    name = (agent.spec if type(agent).__name__ in agent.spec
+            else f"{type(agent).__name__} ({agent.spec})")
 
     def check_docstring_example() -> None:
         doc = inspect.getdoc(type(agent)) or ""
-        assert ">>>" in doc, f"{agent.spec}: the class docstring has no runnable example"
+        assert ">>>" in doc, (f"{name}: the class docstring has no runnable example (a "
+                              "'>>> ' line; the project's own agents need one)")
         module = sys.modules.get(type(agent).__module__)
         globs = dict(vars(module)) if module is not None else {}
         test = doctest.DocTestParser().get_doctest(doc, globs, type(agent).__name__, None, 0)
         output = io.StringIO()
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         failed, _ = runner.run(test, out=output.write)
-        assert not failed, (f"{agent.spec}: the docstring example fails:\n"
+        assert not failed, (f"{name}: the docstring example fails:\n"
                             f"{output.getvalue().strip()[-800:]}")
 
     def check_spec_round_trip() -> None:
         if agent.id in registry:
             rebuilt = registry.make(agent.spec)
             assert rebuilt.params() == agent.params(), (
-                f"{agent.spec}: rebuilding from its spec gives {rebuilt.params()}"
+                f"{name}: rebuilding from its spec gives {rebuilt.params()}"
             )
 
     yield check_docstring_example
     yield check_spec_round_trip
     pairs = _pairs(agent)
 
+    def fields(game: GameSpec) -> tuple[str, ...]:
+        from littlestone.games.game import ExpertsRecord, RoundRecord
+
+        return (ExpertsRecord if game.game == EXPERTS else RoundRecord)._fields
+
     def check_plays_a_game() -> None:
-        assert pairs, f"{agent.spec}: plays none of the check games ({sorted(agent.games)})"
+        assert pairs, f"{name}: plays none of the check games ({sorted(agent.games)})"
         for game, opponent in pairs:
             result = _play(agent.clone(), opponent.clone(), game, seed=1)
-            assert result.complete, f"{agent.spec} on {game.game}: {result.status} {result.message}"
+            assert result.complete, (f"{name}, {_named(game, opponent)}: {result.status}: "
+                                     f"{result.message}")
             assert result.rounds == game.rounds
 
     def check_seeding() -> None:
         for game, opponent in pairs:
             first = _trace(agent.clone(), opponent.clone(), game, seed=7)
             second = _trace(agent.clone(), opponent.clone(), game, seed=7)
-            assert first == second, f"{agent.spec}: two games with seed 7 differ"
+            assert first == second, (
+                f"{name}: two games with seed 7, {_named(game, opponent)}, differ "
+                f"{_first_difference(first, second, fields(game))}: draw randomness only "
+                "from the seed given to start (np.random.default_rng(seed))")
 
     def check_inputs_not_mutated() -> None:
         for game, opponent in pairs:
             guarded = _guard(agent.clone())
             result = _play(guarded, opponent.clone(), game, seed=3)
-            assert result.complete, f"{agent.spec}: {result.status} {result.message}"
+            if "mutated its argument" in result.message:
+                raise AssertionError(f"{name}, {_named(game, opponent)}: {result.message}")
+            if not result.complete:
+                raise CheckSkipped(f"not checked: its game ended {result.status} (see plays "
+                                   "a game)")
 
     def check_restart_is_fresh() -> None:
         for game, opponent in pairs:
@@ -165,7 +234,10 @@ def yield_checks(agent: Agent) -> Iterator[Check]:
             _play(used, opponent.clone(), game, seed=11)
             again = _trace(used, opponent.clone(), game, seed=12)
             fresh = _trace(agent.clone(), opponent.clone(), game, seed=12)
-            assert again == fresh, f"{agent.spec}: after one game it plays unlike a new agent"
+            assert again == fresh, (
+                f"{name}: after one game ({_named(game, opponent)}) it plays unlike a new "
+                f"agent {_first_difference(fresh, again, fields(game))}: reset every "
+                "attribute a game changes in start/reset")
 
     yield check_plays_a_game
     yield check_seeding

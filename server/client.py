@@ -36,10 +36,25 @@ from littlestone.protocol.messages import (
 )
 from littlestone.server.net.transport import Connection, connect
 
-__all__ = ["CLIENT_LIMITS", "ServerError", "play_remote", "watch_remote"]
+__all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerError", "play_remote", "watch_remote"]
 
 #: What the client accepts from a server (it trusts the server's sizes and nesting).
 CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
+
+
+class AgentCrashed(LittlestoneError):
+    """The local agent raised during a remote game (the connection is then closed, and
+    the server ends the game ``disconnected:ROLE``); ``status`` is what ``play`` would
+    record, ``crash:ROLE:Exception``."""
+
+    def __init__(self, role: str, error: BaseException) -> None:
+        from littlestone.games.errors import where_raised
+
+        where = where_raised(error)
+        self.status = f"crash:{role}:{type(error).__name__}"
+        super().__init__(f"{self.status}: {role} raised {type(error).__name__}: {error}"
+                         + (f" at {where}" if where else ""))
+        self.role, self.error = role, error
 
 
 class ServerError(LittlestoneError):
@@ -63,8 +78,17 @@ async def play_remote(
     to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4). ``tls``: the
     TLS context for a wss:// URL (default: the system's certificate authorities)."""
     role = "learner" if isinstance(agent, Learner) else "adversary"
+    faults: list[dict[str, Any]] = []  # the server's non-fatal errors: this side's faults
     async with connect(url, tls=tls) as ws:
-        receive = await _hello(ws, role, name, token)
+        receive_any = await _hello(ws, role, name, token)
+
+        async def receive() -> dict[str, Any]:
+            message = await receive_any()
+            if message["type"] == "error":
+                faults.append({"t": message.get("t"), "code": message.get("code"),
+                               "message": message.get("message"), "role": role})
+            return message
+
         if tournament is not None:
             return await _tournament_loop(ws, receive, agent, tournament)
         if join is not None:
@@ -87,12 +111,19 @@ async def play_remote(
         if start["type"] == "error":
             raise ServerError(start["code"], start["message"])
         game = rules_from_wire(start["rules"])
-        agent.start(game, int(start["seed"]))
         hclass = game.hclass
-        if isinstance(agent, Learner):
-            end = await _learner_loop(ws, receive, agent, game)
-        else:
-            end = await _adversary_loop(ws, receive, agent, game)
+        try:
+            agent.start(game, int(start["seed"]))
+            if isinstance(agent, Learner):
+                end = await _learner_loop(ws, receive, agent, game)
+            else:
+                end = await _adversary_loop(ws, receive, agent, game)
+        except (ServerError, ProtocolError, OSError, asyncio.CancelledError, TimeoutError):
+            raise
+        except Exception as exc:  # the agent's own code (or a closed connection: below)
+            if type(exc).__module__.startswith("websockets"):
+                raise
+            raise AgentCrashed(role, exc) from exc
     revealed = _revealed_key(start, end)
     result = dict(end["result"])
     result["status"] = end["status"]
@@ -106,7 +137,11 @@ async def play_remote(
         "class": hclass.spec if hclass is not None else None, "horizon": game.rounds,
         "seed": seed,
     }
+    if game.game == EXPERTS:
+        out["experts"] = game.n_experts
     out.update({k: v for k, v in result.items() if k != "game"})
+    if faults:  # as play's result lists them (the wire's result carries no lists)
+        out["faults"] = faults
     out["game_id"] = end.get("game_id")
     if revealed is not None:
         out["game_key"] = revealed.hex()

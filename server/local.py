@@ -23,11 +23,11 @@ import numpy as np
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import FiniteClass, HalfspaceClass
-from littlestone.games.errors import MoveError
+from littlestone.games.errors import IllegalMove, MoveError, where_raised
 from littlestone.games.experts import ExpertsReferee
 from littlestone.games.experts import Phase as ExpertsPhase
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
-from littlestone.games.mistake_bound import MistakeBoundReferee, Phase
+from littlestone.games.mistake_bound import MistakeBoundReferee, Phase, check_probability
 from littlestone.learners.base import Learner
 from littlestone.server.records.logs import LogWriter
 
@@ -95,7 +95,11 @@ class _LoggingSink:
 
 
 def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
-    return f"crash:{role}:{type(exc).__name__}", f"{role} raised {type(exc).__name__}: {exc}"
+    """A player's exception as a game's status and message: the exception, and where in
+    the player's own code it was raised (file and line)."""
+    where = where_raised(exc)
+    return (f"crash:{role}:{type(exc).__name__}",
+            f"{role} raised {type(exc).__name__}: {exc}" + (f" at {where}" if where else ""))
 
 
 def _play_mistake_bound(
@@ -105,6 +109,7 @@ def _play_mistake_bound(
     assert game.hclass is not None
     referee = MistakeBoundReferee(game.hclass, game.rounds, coin, history=history_for(game))
     role = ADVERSARY
+    ladder = _Ladder()
     try:
         digest = adversary.commitment()
         if digest is not None:
@@ -115,12 +120,15 @@ def _play_mistake_bound(
         if block is None:
             instance, prediction, label = referee.instance, referee.prediction, referee.label
             next_instance, answer = adversary.instance, adversary.label
-            for _ in range(left):
+            for t in range(1, left + 1):
                 role = ADVERSARY
                 x = instance(next_instance())
                 role = LEARNER
                 p = predict(x)
-                prediction(p)
+                if type(p) is float and 0.0 <= p <= 1.0:
+                    prediction(p)
+                else:  # another number type, or a fault (the ladder: PROTOCOL.md 6)
+                    p = ladder.predicted(referee, p, t)
                 role = ADVERSARY
                 record = label(answer(x, p))
                 if on_record is not None:
@@ -135,14 +143,18 @@ def _play_mistake_bound(
             if on_record is None or (isinstance(on_record, _LoggingSink)
                                      and on_record.sink is None):
                 try:
-                    _learn_block(referee, xs, ys, predict, update)
+                    _learn_block(referee, xs, ys, predict, update, ladder,
+                                 game.rounds - left + 1)
                 finally:
                     if log is not None and referee.last_block is not None:
                         log.rounds(*referee.last_block)
                         referee.last_block = None
             else:
-                for x, y in zip(xs, ys, strict=True):
-                    record = queued_round(predict(x))
+                for t, (x, y) in enumerate(zip(xs, ys, strict=True), game.rounds - left + 1):
+                    p = predict(x)
+                    if type(p) is not float or not 0.0 <= p <= 1.0:
+                        p = ladder.queued(p, y, t)
+                    record = queued_round(p)
                     on_record(record)
                     update(x, y)
             left -= len(ys)
@@ -159,17 +171,71 @@ def _play_mistake_bound(
                 referee.reveal(*revealed)
     except MoveError:
         pass  # the referee has recorded the status against the player
+    except _Forfeit as exc:
+        referee.abort(exc.status, str(exc))
     except Exception as exc:  # a player's bug ends its game, never the driver
         referee.abort(*_crash_status(role, exc))
     result = referee.result()
     result.revealed = referee.revealed
     _describe_class(game, result)
+    ladder.record(result)
     return result
+
+
+#: The fault that forfeits a game (PROTOCOL.md 6; the server's
+#: ``littlestone.server.net.settings.FAULTS_TO_FORFEIT``, which a test holds equal).
+FAULTS_TO_FORFEIT = 3
+
+
+class _Forfeit(Exception):
+    def __init__(self, code: str) -> None:
+        super().__init__(f"learner forfeits after {FAULTS_TO_FORFEIT} faults ({code})")
+        self.status = f"forfeit:learner:{code}"
+
+
+class _Ladder:
+    """The fault ladder of PROTOCOL.md 6 for an in-process learner, so that one rule book
+    holds for every driver: a prediction that is not a number in [0, 1] is a fault that
+    costs the learner the round (scored as a mistake, p = 1 - y; the adversary is shown
+    1/2), and the third forfeits the game (``forfeit:learner:illegal_move``)."""
+
+    def __init__(self) -> None:
+        self.faults: list[dict[str, Any]] = []
+
+    def fault(self, exc: IllegalMove, t: int) -> None:
+        self.faults.append({"t": t, "code": "illegal_move", "message": exc.message,
+                            "role": LEARNER})
+        if len(self.faults) >= FAULTS_TO_FORFEIT:
+            raise _Forfeit("illegal_move")
+
+    def predicted(self, referee: MistakeBoundReferee, p: Any, t: int) -> float:
+        """Round by round: hand p to the referee, or the fault; the p the adversary sees."""
+        try:
+            value = check_probability(p)
+        except IllegalMove as exc:
+            self.fault(exc, t)
+            referee.prediction_fault()
+            return 0.5
+        referee.prediction(value)
+        return value
+
+    def queued(self, p: Any, y: int, t: int) -> float:
+        """A queued round (its label known): p, or after a fault 1 - y (a mistake)."""
+        try:
+            return check_probability(p)
+        except IllegalMove as exc:
+            self.fault(exc, t)
+            return 1.0 - y
+
+    def record(self, result: GameResult) -> None:
+        if self.faults:
+            result.extra["faults"] = self.faults
 
 
 def _learn_block(
     referee: MistakeBoundReferee, xs: Any, ys: list[int],
     predict: Callable[[Any], float], update: Callable[[Any, int], None],
+    ladder: _Ladder, t0: int,
 ) -> None:
     """The learner plays a queued block: for each round, p_t = predict(x_t) is kept
     before update(x_t, y_t) tells it the label; the referee then scores the kept
@@ -179,9 +245,12 @@ def _learn_block(
     answer = predictions.append
     try:
         for x, y in zip(xs, ys, strict=True):
-            answer(predict(x))
+            p = predict(x)
+            if type(p) is not float or not 0.0 <= p <= 1.0:
+                p = ladder.queued(p, y, t0 + len(predictions))
+            answer(p)
             update(x, y)
-    except Exception:
+    except Exception:  # (a forfeit too)
         referee.score_queued(predictions, records=False)
         raise
     referee.score_queued(predictions, records=False)
@@ -248,18 +317,19 @@ def _play_experts(
     hclass = game.hclass if isinstance(game.hclass, FiniteClass) else None
     referee = ExpertsReferee(game.n_experts, game.rounds, coin, hclass=hclass)
     role = ADVERSARY
+    ladder = _Ladder()
     try:
         commitment = adversary.commitment()
         if commitment is not None:
             referee.commit(commitment)
-        for _ in range(game.rounds):
+        for t in range(1, game.rounds + 1):
             role = ADVERSARY
             record: ExpertsRecord
             if hclass is not None:
                 x = referee.instance(adversary.instance())
                 role = LEARNER
                 answer = learner.weights(referee.current_advice)
-                p = _answer(referee, answer)
+                p = _answer(referee, answer, ladder, t)
                 role = ADVERSARY
                 record = referee.label(adversary.label(x, p))
             else:
@@ -268,7 +338,7 @@ def _play_experts(
                     referee.advice(advice)
                 role = LEARNER
                 answer = learner.weights(referee.current_advice)
-                _answer(referee, answer)
+                _answer(referee, answer, ladder, t)
                 role = ADVERSARY
                 outcome = adversary.costs(answer)
                 if isinstance(outcome, int) and not isinstance(outcome, bool):
@@ -285,19 +355,30 @@ def _play_experts(
             referee.reveal(*(revealed if revealed is not None else (None, b"")))
     except MoveError:
         pass
+    except _Forfeit as exc:
+        referee.abort(exc.status, str(exc))
     except Exception as exc:  # a player's bug ends its game, never the driver
         referee.abort(*_crash_status(role, exc))
     result = referee.result()
     _describe_class(game, result)
+    ladder.record(result)
     return result
 
 
-def _answer(referee: ExpertsReferee, answer: Any) -> float:
+def _answer(referee: ExpertsReferee, answer: Any, ladder: _Ladder, t: int) -> float:
     """Hand the learner's answer (weights, or a prediction p) to the referee; return the
-    prediction the adversary sees: p, or <w, a> under advice (0.5 without advice)."""
-    if isinstance(answer, float | int) and not isinstance(answer, bool):
-        referee.prediction(answer)
-        return float(answer)
+    prediction the adversary sees: p, or <w, a> under advice (0.5 without advice, or
+    after a fault: a p outside [0, 1] climbs the fault ladder, as over the network)."""
+    if isinstance(answer, float | int | np.floating | np.integer) and not isinstance(
+            answer, bool):
+        try:
+            value = check_probability(answer)
+        except IllegalMove as exc:
+            ladder.fault(exc, t)
+            referee.answer_fault()
+            return 0.5
+        referee.prediction(value)
+        return value
     referee.weights(answer)
     return referee.induced_prediction
 

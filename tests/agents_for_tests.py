@@ -152,7 +152,8 @@ class CrashingLearner(Learner):
 
 
 class OutOfRangeLearner(CrashingLearner):
-    """Predicts 1, and answers p = 1.5 (outside [0, 1]) at round ``at``.
+    """Predicts 1, and answers p = 1.5 (outside [0, 1]) from round ``at`` on: faults
+    that cost it those rounds, the third forfeiting the game (PROTOCOL.md 6).
 
     >>> OutOfRangeLearner(at=1).at
     1
@@ -166,7 +167,7 @@ class OutOfRangeLearner(CrashingLearner):
 
     def predict(self, x: Any) -> float:
         self._t += 1
-        return 1.5 if self._t == self.at else 1.0
+        return 1.5 if self._t >= self.at else 1.0
 
 
 class OutsideAdversary(Adversary):

@@ -17,3 +17,20 @@ def random_matrix_class():
         return MatrixClass(rng.integers(0, 2, size=(rows, cols)))
 
     return make
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_user_data(tmp_path_factory):
+    """Nothing the suite plays goes into the user's ./littlestone-data: commands run
+    without --data (in process or as subprocesses) use a folder of the session's own."""
+    import os
+
+    from littlestone.server.records.store import DATA_VARIABLE
+
+    before = os.environ.get(DATA_VARIABLE)
+    os.environ[DATA_VARIABLE] = str(tmp_path_factory.mktemp("littlestone-data"))
+    yield
+    if before is None:
+        os.environ.pop(DATA_VARIABLE, None)
+    else:
+        os.environ[DATA_VARIABLE] = before

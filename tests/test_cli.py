@@ -38,7 +38,7 @@ def test_ldim_json(capsys):
 
 
 def test_ldim_table_and_tree(capsys, tmp_path):
-    path = tmp_path / "sub" / "tree.graphml"
+    path = tmp_path / "tree.graphml"
     code, out, _ = run(capsys, "ldim", "--class", "monotone-disjunctions:n=4", "--tree", str(path))
     assert code == 0
     assert "ldim" in out and " 4" in out

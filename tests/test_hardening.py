@@ -468,7 +468,8 @@ def test_play_killed_with_sigterm_records_the_game_aborted(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "littlestone", "play", "--learner",
                              "perceptron", "--adversary", "random-target", "--class",
                              "halfspaces:d=50,margin=0.1", "--rounds", "1000000", "--data",
-                             str(data)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             str(data), "--log", "full"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         wait_for_rounds(data, 1)

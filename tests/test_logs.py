@@ -63,8 +63,10 @@ def small_log(tmp_path: Path) -> Path:
     game = GameSpec(MISTAKE_BOUND, 12, make_class("thresholds:n=63"))
     saved, logs.ROUND_BATCH = logs.ROUND_BATCH, 1
     try:
-        return play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("shattered-tree"),
-                           0, tmp_path).log
+        log = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("shattered-tree"),
+                          0, tmp_path).log
+        assert log is not None
+        return log
     finally:
         logs.ROUND_BATCH = saved
 

@@ -220,7 +220,8 @@ def test_experts_scoring_of_faults():
 
 
 def test_faults_played_through_the_local_driver_rank_as_the_rules_say():
-    """Real statuses from the referee: a crash and p = 1.5 in round 1, an instance
+    """Real statuses from the referee: a crash in round 1 and p = 1.5 from round 1 (a
+    forfeit at the third fault, as over the network), an instance
     outside the domain in round 2."""
     rules = GameSpec(MISTAKE_BOUND, T, make_class(CLASS))
     learners = {"halving": lambda: LEARNERS.make("halving"),
@@ -238,7 +239,7 @@ def test_faults_played_through_the_local_driver_rank_as_the_rules_say():
                          **score(rules, outcome), "result": result})
     statuses = {(r["learner"], r["adversary"]): r["status"] for r in rows}
     assert statuses[("crashes", "shattered-tree")] == "crash:learner:ZeroDivisionError"
-    assert statuses[("p=1.5", "shattered-tree")] == "illegal_move:learner:p_range"
+    assert statuses[("p=1.5", "shattered-tree")] == "forfeit:learner:illegal_move"
     assert statuses[("halving", "outside")] == "rule_violation:adversary:instance_domain"
     board = rank("t", rows, [])
     assert [(e["learner"], e["rank"]) for e in board.learners] == [

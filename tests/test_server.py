@@ -457,8 +457,12 @@ async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
     learner = Fails()
     learner.rounds_seen = 0
     game = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=31"))
-    with pytest.raises(ZeroDivisionError, match="round 5"):
+    from littlestone.server.client import AgentCrashed
+
+    with pytest.raises(AgentCrashed, match="round 5") as info:  # as play says it
         await play_remote(server.url, learner, "random-target", game, 1, server.token)
+    assert isinstance(info.value.error, ZeroDivisionError)
+    assert info.value.status == "crash:learner:ZeroDivisionError"
     for _ in range(50):
         rows = Store(server.settings.data).games(limit=1)
         if rows and rows[0]["status"] != "running":

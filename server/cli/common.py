@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from pathlib import Path
 from typing import Any, NoReturn
 
 from littlestone.games.classes import FiniteClass
@@ -13,8 +14,8 @@ from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import class_ldim
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "Parser", "TerminalSafe", "UsageError", "cell",
-           "class_keys", "count_int", "emit", "port_int", "positive_float", "positive_int",
-           "seed_int", "table"]
+           "class_keys", "count_int", "emit", "game_output", "port_int", "positive_float",
+           "positive_int", "seed_int", "table", "writable"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -25,8 +26,12 @@ class UsageError(Exception):
 
 
 class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are :class:`UsageError` naming the sub-command
+    (``play: argument --rounds: ...``), printed once under ``littlestone: error:``."""
+
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("littlestone").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 def class_keys(hclass: Any) -> dict[str, Any]:
@@ -38,6 +43,37 @@ def class_keys(hclass: Any) -> dict[str, Any]:
     except BudgetExceeded:
         ldim = None
     return {"size": hclass.size, "ldim": ldim}
+
+
+#: The keys ``play`` and ``connect`` print last, in this order (``game_key``: connect's).
+_LAST_KEYS = ("game_id", "log", "game_key", "seconds")
+
+
+def game_output(out: dict[str, Any], hclass: Any, experts: int | None) -> dict[str, Any]:
+    """One output contract for every driver (``play``, ``connect``): the game and its
+    players, the result (no empty ``message``; a whole ``bound`` as an integer), ``size``
+    and ``ldim`` for a finite class, ``experts`` in the experts game, then ``game_id``,
+    ``log`` (None when the log is the server's), ``game_key`` (remote) and ``seconds``.
+
+    >>> game_output({"game": "experts", "seconds": 0.1, "bound": 4.0, "message": "",
+    ...              "game_id": "g"}, None, 3)
+    {'game': 'experts', 'bound': 4, 'experts': 3, 'game_id': 'g', 'log': None, 'seconds': 0.1}
+    """
+    body = {k: v for k, v in out.items() if k not in (*_LAST_KEYS, "size", "ldim", "experts")}
+    if not body.get("message", True):
+        body.pop("message")
+    bound = body.get("bound")
+    if isinstance(bound, float) and bound.is_integer():
+        body["bound"] = int(bound)
+    body.update(class_keys(hclass))
+    if out.get("game") == "experts":
+        body["experts"] = experts
+    body["game_id"], body["log"] = out.get("game_id"), out.get("log")
+    if out.get("game_key") is not None:
+        body["game_key"] = out["game_key"]
+    if "seconds" in out:
+        body["seconds"] = out["seconds"]
+    return body
 
 
 def emit(out: dict[str, Any], as_json: bool) -> None:
@@ -111,6 +147,14 @@ def port_int(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"{value} is not a port (0-65535)")
     return value
+
+
+def writable(path: str, option: str) -> None:
+    """A file an option will write: its folder must exist (nothing but the file itself is
+    created); UsageError otherwise, before any work is done."""
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise UsageError(f"{option} {path}: no such folder {str(folder)!r}")
 
 
 #: Control characters (C0 but tab and newline, DEL, C1): what a terminal would obey.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,16 @@ from littlestone import adversaries, learners
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from littlestone.games.ldim import class_ldim, shattered_tree, solver_for, too_large
+from littlestone.games.ldim import (
+    LdimProgress,
+    class_ldim,
+    shattered_tree,
+    solver_for,
+    too_large,
+)
 from littlestone.games.randomized import class_randomized_value
 from littlestone.games.vcdim import class_vcdim
-from littlestone.server.cli.common import UsageError, class_keys, emit
+from littlestone.server.cli.common import UsageError, emit, game_output, writable
 from littlestone.server.records.logged import play_logged
 
 __all__ = ["ldim", "list_agents", "play"]
@@ -33,8 +40,11 @@ def ldim(args: argparse.Namespace) -> int:
             "(the Perceptron bound caps it at floor(1/margin^2))"
         )
     assert isinstance(hclass, FiniteClass)
+    if args.tree:
+        writable(args.tree, "ldim: --tree")
     started = time.perf_counter()
-    value, method = class_ldim(hclass, budget=args.budget)
+    with _LdimProgressLine(hclass, started):
+        value, method = class_ldim(hclass, budget=args.budget)
     seconds = time.perf_counter() - started
     if args.tree:
         if method != "exact":
@@ -47,6 +57,50 @@ def ldim(args: argparse.Namespace) -> int:
         out["tree"] = args.tree
     emit(out, args.json)
     return 0
+
+
+class _LdimProgressLine:
+    """Progress of a long exact-Ldim computation on stderr: after
+    :data:`PROGRESS_AFTER_S`, the share of the budget spent and when, at this rate, it
+    runs out; a line rewritten in place on a terminal, a line every
+    :data:`PROGRESS_EVERY_S` otherwise (a log then gets a few lines, not hundreds)."""
+
+    def __init__(self, hclass: FiniteClass, started: float) -> None:
+        self.hclass, self.started, self.shown = hclass, started, 0.0
+        self.tty = sys.stderr.isatty()
+        self.solver: Any = None
+
+    def __enter__(self) -> _LdimProgressLine:
+        if too_large(self.hclass) is None:
+            self.solver = solver_for(self.hclass)
+            self.solver.progress = self
+        return self
+
+    def __call__(self, progress: LdimProgress) -> None:
+        now = time.perf_counter()
+        elapsed = now - self.started
+        if elapsed < PROGRESS_AFTER_S or (not self.tty and now - self.shown < PROGRESS_EVERY_S):
+            return
+        self.shown = now
+        share = progress.spent / max(progress.budget, 1)
+        left = elapsed * (1 - share) / max(share, 1e-9)
+        line = (f"ldim {self.hclass.spec}: {elapsed:.0f} s, {share:.1%} of the budget of "
+                f"{progress.budget} instance checks ({progress.cached} version spaces "
+                f"cached, split {progress.root_done} of {progress.root_total} at the root); "
+                f"the budget runs out in at most ~{left:.0f} s (--budget N: less)")
+        print(("\r\033[K" if self.tty else "") + line, end="" if self.tty else "\n",
+              file=sys.stderr, flush=True)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.solver is not None:
+            self.solver.progress = None
+        if self.tty and self.shown:
+            print(file=sys.stderr)
+
+
+#: Seconds of exact Ldim before its progress is shown, and between two lines off a
+#: terminal.
+PROGRESS_AFTER_S, PROGRESS_EVERY_S = 2.0, 10.0
 
 
 def _beside_ldim(hclass: FiniteClass) -> dict[str, Any]:
@@ -73,7 +127,6 @@ def _write_graph(graph: Any, path: str) -> None:
     import networkx as nx
 
     try:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
         nx.write_graphml(graph, path)
     except OSError as exc:
         raise UsageError(f"cannot write {path!r}: {exc.strerror}") from None
@@ -93,9 +146,12 @@ def play(args: argparse.Namespace) -> int:
     played_tree = getattr(adversary, "played_tree", None)
     if args.tree and played_tree is None:
         raise UsageError(f"play: --tree: adversary {adversary.spec} does not play a tree")
+    if args.tree:
+        writable(args.tree, "play: --tree")
     started = time.perf_counter()
     done = play_logged(game, learner, adversary, args.seed, Path(args.data),
-                       learner_spec=args.learner, adversary_spec=args.adversary)
+                       learner_spec=args.learner, adversary_spec=args.adversary,
+                       level=args.log)
     result = done.result
     seconds = time.perf_counter() - started
     if args.tree and played_tree is not None:
@@ -107,15 +163,11 @@ def play(args: argparse.Namespace) -> int:
     }
     scores = result.to_dict()
     scores.pop("game")
-    if not scores["message"]:
-        scores.pop("message")
     out.update(scores)
-    out.update(class_keys(hclass))
-    if args.game == EXPERTS:
-        out["experts"] = game.n_experts
-    out["game_id"], out["log"] = done.game_id, str(done.log)
+    out["game_id"], out["log"] = done.game_id, None if done.log is None else str(done.log)
     out["seconds"] = round(seconds, 6)
-    emit(out, args.json)
+    emit(game_output(out, hclass, game.n_experts if args.game == EXPERTS else None),
+         args.json)
     return 0
 
 

@@ -7,6 +7,7 @@ import asyncio
 import dataclasses
 import json
 import os
+import secrets
 import ssl
 import sys
 import time
@@ -16,10 +17,10 @@ from typing import Any, TypeVar
 
 from littlestone import adversaries, learners
 from littlestone.games.classes import make_class
-from littlestone.games.game import GameSpec
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.protocol.codec import Limits
-from littlestone.server.cli.common import UsageError, class_keys, emit, table
-from littlestone.server.client import ServerError, play_remote, watch_remote
+from littlestone.server.cli.common import UsageError, emit, game_output, table
+from littlestone.server.client import AgentCrashed, ServerError, play_remote, watch_remote
 from littlestone.server.net import ServerSettings, serve_forever
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.net.transport import client_tls, server_tls
@@ -53,7 +54,7 @@ def serve(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, data=Path(args.data), anonymous=args.anonymous,
         move_deadline=args.move_deadline, time_bank=args.time_bank,
         limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets,
-        connections=connections, agents=tuple(agents))
+        connections=connections, agents=tuple(agents), log_level=args.log)
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
@@ -114,25 +115,41 @@ def connect(args: argparse.Namespace) -> int:
         print(json.dumps(out) if args.json else
               f"tournament {args.tournament}: played {len(out['games'])} games")
         return 0
-    if args.rounds is None:
-        raise UsageError("connect: --rounds is required")
-    hclass = make_class(args.hclass) if args.hclass else None
-    game = GameSpec(args.game, args.rounds, hclass, args.experts)
-    reason = agent.unsupported(game)
-    if reason:
-        raise UsageError(f"connect: {agent.spec} cannot play this game: {reason}")
+    if args.join:
+        given = [flag for flag, value in (("--game", args.game), ("--class", args.hclass),
+                                          ("--experts", args.experts), ("--rounds", args.rounds),
+                                          ("--seed", args.seed)) if value is not None]
+        if given:
+            raise UsageError(f"connect: --join plays the rules and seed its creator chose: "
+                             f"drop {', '.join(given)}")
+        game = GameSpec(EXPERTS, 0, experts=1)  # (unused: the start message's rules hold)
+    else:
+        if args.rounds is None:
+            raise UsageError("connect: --rounds is required")
+        hclass = make_class(args.hclass) if args.hclass else None
+        game = GameSpec(args.game or MISTAKE_BOUND, args.rounds, hclass, args.experts)
+        reason = agent.unsupported(game)
+        if reason:
+            raise UsageError(f"connect: {agent.spec} cannot play this game: {reason}")
+        if args.seed is None:  # the server would choose one; chosen here, it is printed
+            args.seed = secrets.randbits(62)
     started = time.perf_counter()
 
     def created(game_id: str) -> None:
         print(f"littlestone: created game {game_id}; waiting for the other player",
               file=sys.stderr, flush=True)
 
-    out = _client("connect", args.url, play_remote(
-        args.url, agent, args.vs, game, args.seed, args.token, name=args.name, join=args.join,
-        on_created=created, tls=_client_tls(args)))
-    out.update(class_keys(hclass))
+    try:
+        out = _client("connect", args.url, play_remote(
+            args.url, agent, args.vs, game, args.seed, args.token, name=args.name,
+            join=args.join, on_created=created, tls=_client_tls(args)))
+    except AgentCrashed as exc:  # what play records; the server sees a disconnection
+        raise UsageError(f"connect: {exc} (the server records the game as "
+                         f"disconnected:{exc.role})") from None
+    out["log"] = None  # the log is the server's (replay GAME_ID --data on its side)
     out["seconds"] = round(time.perf_counter() - started, 6)
-    emit(out, args.json)
+    played = make_class(out["class"]) if out.get("class") else None
+    emit(game_output(out, played, out.get("experts")), args.json)
     return 0
 
 
@@ -151,10 +168,16 @@ def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
     connection become one line (exit status 2)."""
     try:
         return asyncio.run(run)
+    except AgentCrashed:
+        raise
     except ServerError as exc:
         raise UsageError(f"{command}: {exc}") from None
     except (OSError, TimeoutError) as exc:
-        raise UsageError(f"{command}: cannot reach {url}: {exc}") from None
+        reason = str(exc) or type(exc).__name__
+        if url.startswith("wss://") and isinstance(exc, ssl.SSLError | ConnectionError):
+            reason = (f"the TLS handshake failed ({reason}): is it a plain ws:// server, or "
+                      "one whose certificate needs --tls-ca?")
+        raise UsageError(f"{command}: cannot reach {url}: {reason}") from None
     except Exception as exc:  # websockets' handshake and URI errors, a closed connection
         raise UsageError(f"{command}: {type(exc).__name__}: {exc}") from None
 

@@ -19,7 +19,8 @@ from littlestone.server.cli.common import (
     seed_int,
 )
 from littlestone.server.net.settings import Budgets, ConnectionLimits
-from littlestone.server.records.store import DEFAULT_DATA, TOKEN_ROLES
+from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
+from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, TOKEN_ROLES, default_data
 
 #: The frames ``serve --max-frame`` may allow: room for a lobby message, at most 64 MiB.
 MIN_FRAME, MAX_FRAME = 4096, 64 << 20
@@ -48,8 +49,14 @@ def _frame(text: str) -> int:
 
 __all__ = ["build_parser"]
 
+LOG_HELP = ("how much the game's log keeps: full (every round), compact (the seeds and the "
+            "result; replay re-simulates the rounds), none (no log), auto (default: full "
+            f"unless the log would pass {AUTO_FULL_BYTES >> 20} MiB, then compact)")
+
 
 def build_parser() -> argparse.ArgumentParser:
+    data = default_data()
+    data_help = f"the data folder: logs and index (default ${DATA_VARIABLE}, else {DEFAULT_DATA})"
     parser = Parser(
         prog="littlestone",
         description="A referee for the games of online learning theory.",
@@ -104,15 +111,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="game seed (default 0)")
     play.add_argument("--tree", metavar="FILE.graphml",
                       help="write the tree the adversary played (shattered-tree) as GraphML")
-    play.add_argument("--data", default=DEFAULT_DATA, metavar="DIR",
-                      help=f"where the game's log and index go (default {DEFAULT_DATA})")
+    play.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    play.add_argument("--log", choices=LOG_LEVELS, default="auto", help=LOG_HELP)
     play.add_argument("--json", action="store_true", help="print one JSON object")
 
     games = sub.add_parser(
         "games", help="list logged games",
         description="List the most recent logged games with their results, newest first.",
     )
-    games.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    games.add_argument("--data", default=data, metavar="DIR", help=data_help)
     for column in ("learner", "adversary", "class", "status"):
         games.add_argument(f"--{column}", metavar="SPEC",
                            help=f"only games with this {column} (a trailing * matches a prefix)")
@@ -127,14 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
         "4 corrupted (the hash chain breaks), 5 incomplete (cut off; shown as far as it goes).",
     )
     replay.add_argument("log", metavar="LOG_OR_GAME_ID")
-    replay.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
-    replay.add_argument("--verify", action="store_true",
+    replay.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    action = replay.add_mutually_exclusive_group()  # one thing at a time
+    action.add_argument("--verify", action="store_true",
                         help="check the log's anchor in the index, re-simulate from the "
                         "seeds and compare every record")
-    replay.add_argument("--against", metavar="LEARNER_SPEC",
+    action.add_argument("--against", metavar="LEARNER_SPEC",
                         help="play the logged sequence against another learner")
-    replay.add_argument("--plot", metavar="FILE.png|svg", help="plot mistakes or regret")
-    replay.add_argument("--export", choices=("csv", "jsonl"),
+    action.add_argument("--plot", metavar="FILE.png|svg|pdf", help="plot mistakes or regret")
+    action.add_argument("--export", choices=("csv", "jsonl"),
                         help="print every round as CSV or JSON lines")
     replay.add_argument("--page", type=int, default=1, metavar="N",
                         help="which page of rounds to show (default 1)")
@@ -148,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=port_int, default=8765)
-    serve.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    serve.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    serve.add_argument("--log", choices=("full", "none"), default="full",
+                       help="full: every round (a remote player's moves cannot be "
+                       "re-simulated); none: the index row only (default full)")
     serve.add_argument("--anonymous", action="store_true",
                        help="accept agents without a token (local experiments)")
     serve.add_argument("--move-deadline", type=positive_float, default=10.0, metavar="SECONDS",
@@ -225,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     opponent.add_argument("--join", metavar="GAME_ID", help="join a game another agent opened")
     opponent.add_argument("--tournament", metavar="NAME",
                           help="enter a running tournament under the token's name")
-    connect_.add_argument("--game", choices=GAMES, default=MISTAKE_BOUND)
+    connect_.add_argument("--game", choices=GAMES, help=f"default {MISTAKE_BOUND}")
     connect_.add_argument("--class", dest="hclass", metavar="SPEC")
     connect_.add_argument("--experts", type=int, metavar="D")
     connect_.add_argument("--rounds", type=count_int, metavar="T")
@@ -266,15 +277,15 @@ def build_parser() -> argparse.ArgumentParser:
                      "admin: anything, revoking tokens over the network too (default player)")
     add.add_argument("--replace", action="store_true",
                      help="NAME has a token already: void it and make a new one")
-    add.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    add.add_argument("--data", default=data, metavar="DIR", help=data_help)
     listed = token_sub.add_parser("list", help="the tokens' names, roles and dates (never "
                                   "the tokens)")
-    listed.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    listed.add_argument("--data", default=data, metavar="DIR", help=data_help)
     listed.add_argument("--json", action="store_true", help="print one JSON object")
     revoke = token_sub.add_parser("revoke", help="void NAME's token (its open connections "
                                   "keep their games; new ones are refused)")
     revoke.add_argument("name", metavar="NAME")
-    revoke.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    revoke.add_argument("--data", default=data, metavar="DIR", help=data_help)
 
     tournament = sub.add_parser(
         "tournament", help="run a tournament from a TOML file",
@@ -282,7 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
         "rank them and write DIR/reports/NAME.html.",
     )
     tournament.add_argument("config", metavar="CONFIG.toml")
-    tournament.add_argument("--data", default=DEFAULT_DATA, metavar="DIR")
+    tournament.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    tournament.add_argument("--log", choices=LOG_LEVELS, default="auto",
+                            help=LOG_HELP + " (built-in pairs; games with a submission keep "
+                            "their moves: they cannot be re-simulated)")
     tournament.add_argument("--workers", type=int, default=os.cpu_count() or 1, metavar="N")
     tournament.add_argument("--ray", metavar="ADDRESS",
                             help="fan out over a Ray cluster at ADDRESS ('local' starts one "

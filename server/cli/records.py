@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from littlestone.server.cli.common import UsageError, cell
+from littlestone.server.cli.common import UsageError, cell, writable
 from littlestone.server.records import replay as replaying
 from littlestone.server.records.logs import ForeignLog, LogCorrupted, LogError, read_log
 from littlestone.server.records.store import Store
@@ -32,21 +32,47 @@ def games(args: argparse.Namespace) -> int:
         if row["game_id"] in names:
             row["learner"] = names[row["game_id"]]["learner"]
             row["adversary"] = names[row["game_id"]]["adversary"]
+    if not rows:
+        asked = " ".join(f"--{k} {v}" for k in ("learner", "adversary", "class", "status")
+                         if (v := getattr(args, k)))
+        present = sorted({str(g["status"]) for g in store.games(limit=1000)})
+        print(f"littlestone: no games in {args.data} match {asked or 'at all'}"
+              + (f" (statuses there: {', '.join(present)})" if present else ""),
+              file=sys.stderr)
     if args.json:
         print(json.dumps({"games": rows}))
         return 0
-    print(f"{'game_id':<30} {'learner':<22} {'adversary':<22} {'class':<28} {'rounds':>7} "
-          f"{'mistakes':>9} {'regret':>9}  status")
-    for row in rows:
-        def num(value: Any) -> str:
-            return "-" if value is None else f"{value:.6g}"
-        print(f"{row['game_id']:<30} {row['learner'][:22]:<22} {row['adversary'][:22]:<22} "
-              f"{(row['class'] or '-')[:28]:<28} {num(row['rounds']):>7} "
-              f"{num(row['mistakes']):>9} {num(row['regret']):>9}  {row['status']}")
+
+    def num(value: Any) -> str:
+        return "-" if value is None else f"{value:.6g}"
+
+    columns = [("game_id", "<"), ("learner", "<"), ("adversary", "<"), ("class", "<"),
+               ("rounds", ">"), ("mistakes", ">"), ("regret", ">")]
+    cells = [[row["game_id"], row["learner"], row["adversary"], row["class"] or "-",
+              num(row["rounds"]), num(row["mistakes"]), num(row["regret"])] for row in rows]
+    widths = [max([len(name), *(len(c[i]) for c in cells)]) for i, (name, _) in
+              enumerate(columns)]  # whole names: never cut
+    print(" ".join(f"{name:{align}{w}}" for (name, align), w in zip(columns, widths,
+                                                                    strict=True)) + "  status")
+    for row, line in zip(rows, cells, strict=True):
+        print(" ".join(f"{c:{align}{w}}" for c, (_, align), w in zip(line, columns, widths,
+                                                                     strict=True))
+              + f"  {row['status']}")
     return 0
 
 
+#: The formats ``replay --plot`` writes (by the file's suffix).
+PLOT_FORMATS = (".png", ".svg", ".pdf")
+
+
 def replay(args: argparse.Namespace) -> int:
+    if args.page < 1 or args.page_size < 1:
+        raise UsageError("replay: --page and --page-size must be >= 1")
+    if args.plot:
+        if Path(args.plot).suffix.lower() not in PLOT_FORMATS:
+            raise UsageError(f"replay: --plot {args.plot}: name a "
+                             f"{', '.join(s[1:] for s in PLOT_FORMATS)} file")
+        writable(args.plot, "replay: --plot")
     try:
         path, game_id = replaying.locate(args.log, args.data)
         log = read_log(path)
@@ -58,7 +84,7 @@ def replay(args: argparse.Namespace) -> int:
         return EXIT_VERIFY_FAILED if args.verify else EXIT_CORRUPTED
     except (LogError, OSError) as exc:
         raise UsageError(f"replay: {exc}") from None
-    if args.verify:
+    if args.verify:  # (a compact log: its result, re-simulated)
         report = replaying.verify(log, args.data, game_id)
         if args.json:
             print(json.dumps({"verified": report.ok, "message": report.message,
@@ -69,6 +95,10 @@ def replay(args: argparse.Namespace) -> int:
         else:  # (an unanchored log's message starts with "not anchored: ")
             print(("" if report.anchored is None else "differs: ") + report.message)
         return 0 if report.ok else EXIT_VERIFY_FAILED
+    try:
+        log = replaying.filled(log)  # a compact log's rounds, re-simulated
+    except LogError as exc:
+        raise UsageError(f"replay: {exc}") from None
     if args.against:
         original, other = replaying.against(log, args.against)
         left, right = original.to_dict(), other.to_dict()
@@ -83,7 +113,10 @@ def replay(args: argparse.Namespace) -> int:
             print(f"{key:<{width}}  {cell(left[key]):>24}  {cell(right[key]):>24}")
         return 0
     if args.plot:
-        replaying.plot(log, args.plot)
+        try:
+            replaying.plot(log, args.plot)
+        except OSError as exc:
+            raise UsageError(f"replay: cannot write {args.plot}: {exc.strerror}") from None
         print(f"wrote {args.plot}", file=sys.stderr)
     elif args.export:
         replaying.export(log, args.export, sys.stdout)
@@ -97,9 +130,11 @@ def replay(args: argparse.Namespace) -> int:
         out["status"] = log.status
         print(json.dumps(out))
     else:
+        pages = max(1, -(-log.n_rounds // args.page_size))
+        if args.page > pages:
+            raise UsageError(f"replay: --page {args.page}: the log has {log.n_rounds} rounds, "
+                             f"{pages} page(s) of {args.page_size}")
         print(replaying.summary_table(log), end="")
-        if args.page < 1 or args.page_size < 1:
-            raise UsageError("replay: --page and --page-size must be >= 1")
         first = (args.page - 1) * args.page_size
         shown = list(itertools.islice(replaying.rows(log), first, first + args.page_size))
         if shown:
@@ -108,7 +143,6 @@ def replay(args: argparse.Namespace) -> int:
             print("  ".join(f"{k:>10}" for k in keys))
             for row in shown:
                 print("  ".join(f"{cell(row[k]):>10}" for k in keys))
-            pages = max(1, -(-log.n_rounds // args.page_size))
             print(f"(rounds {first + 1}-{first + len(shown)} of {log.n_rounds}; "
                   f"page {args.page} of {pages}: --page N)")
     if log.footer is None:

@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from littlestone import adversaries, learners
-from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.server.checks import yield_checks
+from littlestone.server.checks import CheckSkipped, in_tournament, yield_checks
 from littlestone.server.cli.common import UsageError
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.ranking import TournamentReport
+from littlestone.server.tournament.run import check_ray_address
 from littlestone.server.tournament.sandbox import Sandbox
 
 __all__ = ["check", "leaderboard_lines", "probe", "tournament"]
@@ -32,6 +33,8 @@ EXIT_ENTRANTS_FAILED = 3
 def tournament(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise UsageError("tournament: --workers must be >= 1")
+    if args.ray is not None:
+        check_ray_address(args.ray)
     config = load_config(args.config)
     if args.serve is None:
         return _tournament(args, config)
@@ -60,7 +63,7 @@ def tournament(args: argparse.Namespace) -> int:
 def _tournament(args: argparse.Namespace, config: Any) -> int:
     report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
                             ray_address=args.ray, keep_going=args.keep_going,
-                            unsafe=args.unsafe_no_sandbox)
+                            unsafe=args.unsafe_no_sandbox, log_level=args.log)
     for failed in report.unloaded:
         print(f"littlestone: {failed['role']} {failed['entrant']} failed to load: "
               f"{failed['reason']}", file=sys.stderr)
@@ -114,15 +117,18 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
             out += f"  (tied with {', '.join(row['tied_with'])})"
         return out
 
-    lines = [f"{'rank':>4}  {'learner':<40} {'worst':>9} {'realised':>9} {'mean':>9} "
+    # names in full, never cut: the column is as wide as the longest
+    width = max([len("adversary"), *(len(r["learner"]) for r in report.learners),
+                 *(len(r["adversary"]) for r in report.adversaries)])
+    lines = [f"{'rank':>4}  {'learner':<{width}} {'worst':>9} {'realised':>9} {'mean':>9} "
              f"{'realised':>9}  failed"]
     for row in report.learners:
-        lines.append(f"{position(row):>4}  {row['learner'][:40]:<40} {num(row['worst']):>9} "
+        lines.append(f"{position(row):>4}  {row['learner']:<{width}} {num(row['worst']):>9} "
                      f"{num(row['worst_realised']):>9} {num(row['mean']):>9} "
                      f"{num(row['mean_realised']):>9}  {notes(row)}")
-    lines.append(f"{'rank':>4}  {'adversary':<40} {'forcing':>9} {'realised':>9}  failed")
+    lines.append(f"{'rank':>4}  {'adversary':<{width}} {'forcing':>9} {'realised':>9}  failed")
     for row in report.adversaries:
-        lines.append(f"{position(row):>4}  {row['adversary'][:40]:<40} "
+        lines.append(f"{position(row):>4}  {row['adversary']:<{width}} "
                      f"{num(row['forcing']):>9} {num(row['forcing_realised']):>9}  "
                      f"{notes(row)}")
     lines.append("scores: expected mistakes or regret over the coin (realised beside), "
@@ -142,30 +148,55 @@ def check(args: argparse.Namespace) -> int:
     except SpecError as exc:
         if "is not a learner" not in str(exc):
             raise
-        agent = adversaries.ADVERSARIES.make(args.agent)
+        try:
+            agent = adversaries.ADVERSARIES.make(args.agent)
+        except SpecError as again:
+            if "is not an adversary" not in str(again):
+                raise
+            raise UsageError(f"check: {args.agent} is neither a learner nor an adversary: "
+                             "subclass littlestone.learners.Learner or "
+                             "littlestone.adversaries.Adversary") from None
     kind = "learner" if isinstance(agent, learners.Learner) else "adversary"
-    rows = []
+    rows: list[dict[str, Any]] = []
     for check in yield_checks(agent):
         name = check.__name__.removeprefix("check_").replace("_", " ")
+        cost = in_tournament(check)
+        row: dict[str, Any] = {"check": name, "ok": True, "skipped": False, "message": "",
+               "in_tournament": cost}
         try:
             check()
-            rows.append({"check": name, "ok": True, "message": ""})
+        except CheckSkipped as exc:
+            row.update(skipped=True, message=str(exc))
         except AssertionError as exc:
-            rows.append({"check": name, "ok": False, "message": str(exc)})
-        except Exception as exc:  # the agent's own bug, shown in plain words
-            rows.append({"check": name, "ok": False,
-                         "message": f"{type(exc).__name__}: {exc}"})
+            row.update(ok=False, message=str(exc))
+        except Exception as exc:  # the agent's own bug, with its file and line
+            where = where_raised(exc)
+            row.update(ok=False, message=f"{type(exc).__name__}: {exc}"
+                       + (f" at {where}" if where else ""))
+        rows.append(row)
     sys.stdout.flush()
     passed = all(r["ok"] for r in rows)
+    costly = [r["check"] for r in rows if not r["ok"] and r["in_tournament"]]
     if args.json:
-        print(json.dumps({"agent": args.agent, "kind": kind, "passed": passed, "checks": rows}))
+        print(json.dumps({"agent": args.agent, "kind": kind, "passed": passed,
+                          "ready": not costly, "checks": rows}))
     else:
         print(f"{args.agent}: {'a learner' if kind == 'learner' else 'an adversary'}")
         for row in rows:
-            print(f"  {'ok  ' if row['ok'] else 'FAIL'}  {row['check']}"
-                  + (f": {row['message']}" if row["message"] else ""))
-        print("every check passed: ready for a tournament" if passed
-              else "some checks failed: the tournament would record these against it")
+            mark = "skip" if row["skipped"] else "ok  " if row["ok"] else "FAIL"
+            scored = "" if row["ok"] or row["skipped"] else (
+                f"  [tournament: {row['in_tournament']}]" if row["in_tournament"]
+                else "  [advice: a tournament does not score this]")
+            print(f"  {mark}  {row['check']}" + (f": {row['message']}" if row["message"]
+                                                  else "") + scored)
+        advice = [r["check"] for r in rows if not r["ok"] and not r["in_tournament"]]
+        if passed:
+            print("every check passed: ready for a tournament")
+        elif costly:
+            print(f"not ready: a tournament would score these against it: {', '.join(costly)}")
+        else:
+            print(f"ready for a tournament (what it scores passed); advice to fix: "
+                  f"{', '.join(advice)}")
     return 0 if passed else 1
 
 
@@ -183,7 +214,8 @@ def _check_in_sandbox(args: argparse.Namespace) -> int:
     run = sandbox.run(file, ["check", inside, "--in-sandbox", *(["--json"] if args.json
                                                               else [])],
                       timeout=CHECK_SECONDS)
-    sys.stdout.write(run.out.replace(inside, args.agent))
+    sys.stdout.write(run.out.replace(inside, args.agent).replace(sandbox.inside(file),
+                                                                 str(file)))
     if run.code is None:
         raise UsageError(f"check: {args.agent} did not finish its checks in {CHECK_SECONDS} s "
                          "(a hang?): a tournament would kill it")
@@ -192,7 +224,8 @@ def _check_in_sandbox(args: argparse.Namespace) -> int:
               "records that against it", file=sys.stderr)
     if run.code not in (0, 1):
         last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
-        raise UsageError(f"check: {last[0].removeprefix('littlestone: error: ')}"
+        said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
+        raise UsageError(f"check: {said}"
                          .replace(inside, args.agent).replace(sandbox.inside(file), str(file)))
     return run.code
 

@@ -88,8 +88,10 @@ class GameServer:
         self._stopping = asyncio.Event()
         #: Tokens and a tournament's one-time credentials (PROTOCOL.md 3.1).
         self.credentials = Credentials(self.store)
-        self.account, self.grant = self.credentials.account, self.credentials.grant
-        self.revoke = self.credentials.revoke
+        self.account, self.revoke = self.credentials.account, self.credentials.revoke
+        #: The tournaments this server runs, whose entrants may ``enter`` (a tournament's
+        #: arena adds its own; a plain ``serve`` runs none, and says so at once).
+        self.tournaments: set[str] = set()
         #: Games being admitted (their class built in a worker thread): they hold a slot.
         self._admitting = 0
         #: Open sessions and games in play of each account (ConnectionLimits).
@@ -97,6 +99,12 @@ class GameServer:
         #: Connections a server refers at most: the operator's cap, within the file
         #: descriptors the process may open (set by :meth:`start`).
         self.max_connections = settings.connections.max_connections
+
+    def grant(self, tournament: str, account: str) -> str:
+        """A one-time credential (:meth:`.admission.Credentials.grant`): this server then
+        runs ``tournament``."""
+        self.tournaments.add(tournament)
+        return self.credentials.grant(tournament, account)
 
     # -- the web room's hook (littlestone.server.web): plain HTTP on the same port ------
     #: Answers plain HTTP requests and the web page's WebSockets (set before start()).
@@ -351,6 +359,14 @@ class GameServer:
         if session.account is None:
             raise ProtocolError(Code.UNAUTHORIZED, "entering a tournament needs a token: the "
                                 "token's name is the entrant")
+        if message["tournament"] not in self.tournaments:
+            await ws.send(encode(ProtocolError(Code.NOT_FOUND, (
+                f"no tournament {message['tournament']!r} runs on this server"
+                + (f" (it runs {', '.join(sorted(self.tournaments))})" if self.tournaments
+                   else ": start one with littlestone tournament CONFIG.toml, which "
+                   "announces its own address")))
+                .to_message()))
+            return
         key = (message["tournament"], session.account)
         finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.entrants[key] = (ws, session, finished)
@@ -484,11 +500,12 @@ class GameServer:
         header = log_header(game_id, "server", game, seeds, identity(learner),
                             identity(adversary))
         path = self.settings.data / "games" / f"{game_id}.lslog"
+        level = "none" if self.settings.log_level == "none" else "full"  # (moves: kept)
         self.store.start_game({**game_info(game), "learner": header["learner"]["spec"],
                                "adversary": header["adversary"]["spec"], "seed": seed,
                                "horizon": game.rounds, "source": "server"},
-                              log=str(path), game_id=game_id)
-        writer = LogWriter(path, header, background=False)
+                              log=None if level == "none" else str(path), game_id=game_id)
+        writer = LogWriter(path, header, background=False, level=level)
         broadcast = writer.observer = Broadcast(game_id, rules_to_wire(game),
                                                 header["learner"]["spec"],
                                                 header["adversary"]["spec"])

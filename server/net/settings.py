@@ -121,3 +121,6 @@ class ServerSettings:
     agents: tuple[tuple[str, str], ...] = ()
     #: Listen on this Unix socket instead of host:port (a tournament's, for sandboxes).
     unix: Path | None = None
+    #: How much a game's log keeps: ``full``, or ``none`` (the index row only). A remote
+    #: player's moves cannot be re-simulated, so ``compact`` keeps them too (= ``full``).
+    log_level: str = "full"

@@ -33,7 +33,7 @@ from littlestone.games.game import GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import PROTOCOL_VERSION
 from littlestone.server.local import play
-from littlestone.server.records.logs import LogWriter
+from littlestone.server.records.logs import LogWriter, log_level
 from littlestone.server.records.store import Store, new_game_id, utc_now
 
 __all__ = ["LoggedGame", "agent_identity", "game_info", "log_footer", "log_header",
@@ -51,7 +51,8 @@ class LoggedGame:
 
     result: GameResult
     game_id: str
-    log: Path
+    #: None when the game was played with log level ``none``.
+    log: Path | None
 
 
 def agent_identity(agent: Agent) -> dict[str, Any]:
@@ -102,14 +103,17 @@ def log_footer(seeds: GameSeeds, result: GameResult | None, status: str = ""
 def play_logged(
     game: GameSpec, learner: Learner, adversary: Adversary, seed: int, data: Path,
     source: str = "play", learner_spec: str | None = None, adversary_spec: str | None = None,
-    key: bytes | None = None,
+    key: bytes | None = None, level: str = "auto",
 ) -> LoggedGame:
     """Play through the local driver, logging every round and indexing the game.
 
     ``learner_spec``/``adversary_spec`` are the specs as given (a file spec rebuilds a
     file agent on replay); by default the agents' own specs. ``key``: the game key
     (default: the public key of ``seed``, :func:`~littlestone.games.game.game_seeds`).
+    ``level``: how much the log keeps (:data:`~.logs.LOG_LEVELS`; ``auto``: in full unless
+    it would be large, then ``compact``: the seeds and the result, re-simulated on replay).
     """
+    level = log_level(level, game)
     data = Path(data)
     store = Store(data)
     game_id = new_game_id()
@@ -122,10 +126,10 @@ def play_logged(
             "adversary": adversary_info["spec"], "seed": seed, "horizon": game.rounds,
             "source": source}
     try:
-        store.start_game(info, log=str(path), game_id=game_id)
+        store.start_game(info, log=None if level == "none" else str(path), game_id=game_id)
         for agent in (learner_info, adversary_info):
             store.add_agent(agent["spec"], agent["sha256"])
-        writer = LogWriter(path, header)
+        writer = LogWriter(path, header, level=level)
         try:
             result = play(game, learner, adversary, seed, log=writer, key=seeds.key)
         except UnsupportedGame:
@@ -135,10 +139,12 @@ def play_logged(
             raise
         except BaseException:
             writer.abandon()
-            store.finish_game(game_id, {"status": "aborted"}, chain=writer.chain)
+            store.finish_game(game_id, {"status": "aborted"},
+                              chain=None if level == "none" else writer.chain)
             raise
         writer.close(log_footer(seeds, result))
-        store.finish_game(game_id, result.to_dict(), chain=writer.chain)  # the log's anchor
+        store.finish_game(game_id, result.to_dict(),  # the log's anchor
+                          chain=None if level == "none" else writer.chain)
     finally:
         store.close()
-    return LoggedGame(result, game_id, path)
+    return LoggedGame(result, game_id, None if level == "none" else path)

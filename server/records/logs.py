@@ -56,18 +56,22 @@ import msgpack
 import numpy as np
 
 from littlestone.games.errors import LittlestoneError
-from littlestone.games.game import ExpertsRecord, RoundRecord
+from littlestone.games.game import ExpertsRecord, GameSpec, RoundRecord
 from littlestone.server.records.store import is_index
 
 __all__ = [
+    "AUTO_FULL_BYTES",
     "FORMAT_VERSION",
     "FULL_ARRAYS_MAX",
+    "LOG_LEVELS",
     "MAGIC",
     "ForeignLog",
     "GameLogData",
     "LogCorrupted",
     "LogError",
     "LogWriter",
+    "estimated_bytes",
+    "log_level",
     "read_log",
 ]
 
@@ -115,20 +119,70 @@ def _instances(xs: Any) -> tuple[str, Any]:
                    for v in values]
 
 
+#: How much of a game its log keeps: ``full`` every round; ``compact`` the header and the
+#: footer only (the seeds, the revealed key, the agents and the result: a game whose
+#: agents all ran in process is re-simulated to show its rounds, ``replay``); ``none``
+#: no log at all (the index row alone). ``auto`` (the default of ``play`` and
+#: tournaments) is ``full`` up to :data:`AUTO_FULL_BYTES` of estimated log, else ``compact``.
+LOG_LEVELS = ("auto", "full", "compact", "none")
+#: The largest estimated log ``auto`` keeps in full.
+AUTO_FULL_BYTES = 64 << 20
+
+
+def estimated_bytes(game: GameSpec) -> int:
+    """About how many bytes a full log of ``game`` takes (per round: p, y and the
+    prediction, the instance, and in the experts game the advice, weights and costs).
+
+    >>> from littlestone.games.classes import make_class
+    >>> estimated_bytes(GameSpec("mistake-bound", 200_000, make_class("halfspaces:d=100")))
+    162000000
+    """
+    d = getattr(game.hclass, "n_features", 1) if game.game == "mistake-bound" else 1
+    if game.game == "mistake-bound":
+        return game.rounds * (10 + 8 * max(d, 1))
+    arrays = 3 * 8 * game.n_experts if game.n_experts <= FULL_ARRAYS_MAX else 3 * 90
+    return game.rounds * (160 + arrays)
+
+
+def log_level(level: str, game: GameSpec) -> str:
+    """``level`` with ``auto`` resolved for ``game``.
+
+    >>> from littlestone.games.classes import make_class
+    >>> log_level("auto", GameSpec("mistake-bound", 1000, make_class("thresholds:n=7")))
+    'full'
+    >>> log_level("auto", GameSpec("experts", 100_000, experts=1000))
+    'compact'
+    """
+    if level not in LOG_LEVELS:
+        raise LogError(f"log level {level!r}: one of {', '.join(LOG_LEVELS)}")
+    if level != "auto":
+        return level
+    return "full" if estimated_bytes(game) <= AUTO_FULL_BYTES else "compact"
+
+
 class LogWriter:
     """Writes one game's log; frames are hashed and written by a background thread, or
     in the caller's thread with ``background=False`` (the server: its event loop then
     starts and joins no thread a game, and writes a frame in one go per block of rounds).
+    ``level`` (:data:`LOG_LEVELS`, resolved): ``compact`` writes the header and the
+    footer only, ``none`` no file; the :attr:`observer` sees every frame all the same.
     """
 
-    def __init__(self, path: Path, header: dict[str, Any], background: bool = True) -> None:
+    def __init__(self, path: Path, header: dict[str, Any], background: bool = True,
+                 level: str = "full") -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._file: BinaryIO = open(self.path, "xb")  # noqa: SIM115 - closed by close()
-        self._file.write(MAGIC)
+        self.level = level
+        self._keep_rounds = level == "full"
         self._chain = hashlib.sha256(MAGIC).digest()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
+        self._file: BinaryIO | None = None
+        if level == "none":
+            background = False
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.path, "xb")  # noqa: SIM115 - closed by close()
+            self._file.write(MAGIC)
         if background:
             self._queue: queue.Queue[tuple[dict[str, Any], list[Any]] | None] = queue.Queue(
                 QUEUE_FRAMES)
@@ -143,7 +197,8 @@ class LogWriter:
         #: Called with each frame after the header, (head, buffers), before it is
         #: written (the server's spectators: littlestone.server.net.spectators).
         self.observer: Callable[[dict[str, Any], list[Any]], None] | None = None
-        self._put({"kind": "header", "format": FORMAT_VERSION, **header}, [])
+        self._put({"kind": "header", "format": FORMAT_VERSION, **header,
+                   "log_level": level}, [], keep=True)
 
     # -- what the drivers call -------------------------------------------------------
 
@@ -219,7 +274,7 @@ class LogWriter:
         power cut may lose the last frames, and the log then reads as incomplete)."""
         try:
             self._flush_pending()
-            self._put({"kind": "footer", **footer}, [])
+            self._put({"kind": "footer", **footer}, [], keep=True)
         finally:
             self._stop()
         if self._error is not None:
@@ -233,18 +288,21 @@ class LogWriter:
 
     def _stop(self) -> None:
         if self._thread is None:
-            self._file.close()
+            if self._file is not None:
+                self._file.close()
         else:
             self._queue.put(None)
             self._thread.join()
 
     # -- the writer thread -------------------------------------------------------------
 
-    def _put(self, head: dict[str, Any], buffers: list[Any]) -> None:
+    def _put(self, head: dict[str, Any], buffers: list[Any], keep: bool = False) -> None:
         if self._error is not None:
             raise LogError(f"cannot write {self.path}: {self._error}")
         if self.observer is not None:
             self.observer(head, buffers)
+        if self._file is None or not (keep or self._keep_rounds):
+            return  # (compact: a round; none: anything)
         if self._thread is not None:
             self._queue.put((head, buffers))
             return
@@ -258,13 +316,15 @@ class LogWriter:
         try:
             while (item := self._queue.get()) is not None:
                 self._write(*item)
-            self._file.flush()
+            if self._file is not None:
+                self._file.flush()
         except BaseException as exc:  # reported by close(); the game is not disturbed
             self._error = exc
             while self._queue.get() is not None:  # drain, so that producers never block
                 pass
         finally:
-            self._file.close()
+            if self._file is not None:
+                self._file.close()
 
     def _write(self, head: dict[str, Any], buffers: list[Any]) -> None:
         """One frame: u32 length, msgpack header, raw buffers, then the chained SHA-256."""
@@ -276,6 +336,7 @@ class LogWriter:
         for piece in pieces:
             chain.update(piece)
         self._chain = chain.digest()
+        assert self._file is not None
         for piece in pieces:
             self._file.write(piece)
         self._file.write(self._chain)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import atexit
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -56,8 +57,8 @@ from littlestone.server.records.logged import agent_identity, package_version
 from littlestone.server.records.logs import ForeignLog, GameLogData, LogError, read_log
 from littlestone.server.records.store import DEFAULT_DATA, INDEX_NAME, Store, is_index
 
-__all__ = ["Replay", "VerifyReport", "against", "export", "game_spec", "locate", "plot",
-           "resolve", "verify"]
+__all__ = ["Replay", "VerifyReport", "against", "export", "filled", "game_spec", "is_compact",
+           "locate", "plot", "resolve", "verify"]
 
 
 def locate(log_or_id: str, data: str | Path = DEFAULT_DATA) -> tuple[Path, str | None]:
@@ -82,6 +83,9 @@ def locate(log_or_id: str, data: str | Path = DEFAULT_DATA) -> tuple[Path, str |
                                  "not a game log")
             if logged is not None and logged.is_file():
                 return logged, log_or_id
+            if logged is None:
+                raise LogError(f"game {log_or_id} was played with log level none: it has no "
+                               "log (littlestone games --json shows its index row)")
             raise LogError(f"game {log_or_id}: its log {row.get('log')!r} is missing")
     raise LogError(f"no log file or game id {log_or_id!r} (data folder {data})")
 
@@ -194,15 +198,12 @@ def _records(log: GameLogData) -> VerifyReport:
                             f"{' and '.join(remote)} played remotely, so the game cannot be "
                             "re-simulated" + ("" if log.footer else " (and the log is "
                                               "incomplete)"), log.n_rounds)
-    agents = []
-    for role, registry in (("learner", LEARNERS), ("adversary", ADVERSARIES)):
-        info = log.header[role]
-        agent = registry.make(info["spec"])
-        now = agent_identity(agent)["sha256"]
-        if info.get("file") and now != info.get("sha256"):
-            return VerifyReport(False, f"the {role} file {info['file']} changed since the game "
-                                f"(sha256 {info.get('sha256')} then, {now} now)", 0)
-        agents.append(agent)
+    try:
+        learner, adversary = _agents(log)
+    except LogError as exc:
+        return VerifyReport(False, str(exc), 0)
+    if is_compact(log):
+        return _compact_records(log, spec, learner, adversary)
     logged = log.records()
     checked = 0
 
@@ -223,8 +224,6 @@ def _records(log: GameLogData) -> VerifyReport:
                     raise _Differs(record.t, f"{name} differs")
         checked += 1
 
-    learner, adversary = agents
-    assert isinstance(learner, Learner) and isinstance(adversary, Adversary)
     try:
         key_of_game = game_key(log)
     except LogError as exc:
@@ -252,9 +251,82 @@ def _records(log: GameLogData) -> VerifyReport:
     return VerifyReport(True, f"all {checked} rounds and the result match", checked)
 
 
+def _agents(log: GameLogData) -> tuple[Learner, Adversary]:
+    """The logged game's agents, made again from their specs; LogError when a file agent
+    changed since the game (its re-simulation would be another game)."""
+    agents = []
+    for role, registry in (("learner", LEARNERS), ("adversary", ADVERSARIES)):
+        info = log.header[role]
+        agent = registry.make(info["spec"])
+        now = agent_identity(agent)["sha256"]
+        if info.get("file") and now != info.get("sha256"):
+            raise LogError(f"the {role} file {info['file']} changed since the game "
+                           f"(sha256 {info.get('sha256')} then, {now} now)")
+        agents.append(agent)
+    learner, adversary = agents
+    assert isinstance(learner, Learner) and isinstance(adversary, Adversary)
+    return learner, adversary
+
+
+def is_compact(log: GameLogData) -> bool:
+    """Whether the log keeps no rounds (log level ``compact``): :func:`filled` re-derives
+    them."""
+    return log.header.get("log_level") == "compact"
+
+
+def _resimulated(log: GameLogData, spec: GameSpec, learner: Learner, adversary: Adversary
+                 ) -> tuple[GameResult, list[Any]]:
+    kept: list[Any] = []
+    result = play(spec, learner, adversary, int(log.header["seed"]), on_record=kept.append,
+                  key=game_key(log))
+    return result, kept
+
+
+def filled(log: GameLogData) -> GameLogData:
+    """The log with its rounds: a compact log's re-derived by re-simulating the game from
+    its seeds and revealed key with the same agents (LogError when that cannot be done:
+    a remote player, a changed agent file); any other log as it is."""
+    if not is_compact(log) or log.n_rounds:
+        return log
+    if any(str(log.header[r]["spec"]).startswith("remote:") for r in ("learner", "adversary")):
+        raise LogError("a compact log of a game with a remote player keeps no moves to show")
+    learner, adversary = _agents(log)
+    _, kept = _resimulated(log, game_spec(log), learner, adversary)
+    logged_rounds = ((log.footer or {}).get("result") or {}).get("rounds", len(kept))
+    if logged_rounds != len(kept):
+        raise LogError(f"re-simulating the compact log gives {len(kept)} rounds, its footer "
+                       f"{logged_rounds}")
+    if log.header["rules"]["game"] == EXPERTS:
+        rounds = [{k: v for k, v in r._asdict().items() if v is not None} for r in kept]
+        return dataclasses.replace(log, expert_rounds=rounds)
+    columns = {"x": [r.x for r in kept], "p": np.array([r.p for r in kept], dtype=np.float64),
+               "y": np.array([r.y for r in kept], dtype=np.int8),
+               "prediction": np.array([r.prediction for r in kept], dtype=np.int8)}
+    return dataclasses.replace(log, columns=columns)
+
+
+def _compact_records(log: GameLogData, spec: GameSpec, learner: Learner, adversary: Adversary
+                     ) -> VerifyReport:
+    """A compact log holds no rounds: its re-simulation's result against its footer."""
+    try:
+        result, kept = _resimulated(log, spec, learner, adversary)
+    except LogError as exc:
+        return VerifyReport(False, str(exc), 0)
+    if log.footer is None:
+        return VerifyReport(False, "the compact log is incomplete (no footer)", 0)
+    logged_result = log.footer.get("result", {})
+    for key, value in result.to_dict().items():
+        if key in logged_result and not _same(logged_result[key], value):
+            return VerifyReport(False, f"the result's {key} is {logged_result[key]!r} in the "
+                                f"compact log, {value!r} when re-simulated", 0)
+    return VerifyReport(True, f"compact log: the game re-simulated from its seeds ({len(kept)} "
+                        "rounds) gives the result its footer holds", len(kept))
+
+
 def against(log: GameLogData, learner_spec: str) -> tuple[GameResult, GameResult]:
     """The logged game's result, and another learner's on the same logged sequence."""
     spec = game_spec(log)
+    log = filled(log)
     if log.footer is None:
         raise LogError("the log is incomplete: nothing to compare with")
     original = GameResult(**{k: v for k, v in log.footer["result"].items()
@@ -330,7 +402,6 @@ def plot(log: GameLogData, path: str) -> None:
     ax.set_title(f"{title}\n{log.header['rules'].get('class') or ''}", fontsize=9)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
@@ -365,7 +436,7 @@ class Replay(Adversary):
         if not log:
             raise ValueError("name the game to replay: replay:log=FILE_OR_GAME_ID")
         try:
-            self._data = read_log(resolve(log, data))
+            self._data = filled(read_log(resolve(log, data)))
         except (LogError, OSError) as exc:
             raise SpecError(f"replay: {exc}") from None
         self._load()
@@ -489,6 +560,7 @@ def summary_table(log: GameLogData) -> str:
         "class": head["rules"].get("class"), "learner": head["learner"]["spec"],
         "adversary": head["adversary"]["spec"], "seed": head.get("seed"),
         "horizon": head["rules"]["rounds"], "rounds logged": log.n_rounds,
+        "log level": head.get("log_level", "full"),
         "status": log.status, "log": str(log.path), "bytes": log.size,
     }
     lines.update((log.footer or {}).get("result", {}))

@@ -28,6 +28,7 @@ them; :func:`~littlestone.server.records.logs.read_log` refuses them.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import hmac
 import json
@@ -42,12 +43,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_DATA", "INDEX_NAME", "INTERRUPTED", "RESULT_COLUMNS", "TOKEN_ROLES", "Store",
-           "TokenError", "anchor_hmac", "is_index", "new_game_id", "process_owner",
-           "utc_now"]
+from littlestone.games.errors import LittlestoneError
 
-#: Where games are kept unless ``--data`` says otherwise.
+__all__ = ["DATA_VARIABLE", "DEFAULT_DATA", "INDEX_NAME", "INTERRUPTED", "RESULT_COLUMNS",
+           "TOKEN_ROLES", "Store", "StoreError", "TokenError", "anchor_hmac", "default_data",
+           "is_index", "new_game_id", "process_owner", "utc_now"]
+
+#: Where games are kept unless ``--data`` (or :data:`DATA_VARIABLE`) says otherwise.
 DEFAULT_DATA = "littlestone-data"
+#: The environment variable that, when set, is the default data folder instead.
+DATA_VARIABLE = "LITTLESTONE_DATA"
+
+
+def default_data() -> str:
+    """The data folder a command uses without ``--data``: ``$LITTLESTONE_DATA``, else
+    ``./littlestone-data``."""
+    return os.environ.get(DATA_VARIABLE) or DEFAULT_DATA
 #: The index's file in a data folder; SQLite keeps ``-wal`` and ``-shm`` files beside it.
 INDEX_NAME = "littlestone.db"
 INDEX_FILES = (INDEX_NAME, f"{INDEX_NAME}-wal", f"{INDEX_NAME}-shm", f"{INDEX_NAME}-journal")
@@ -119,7 +130,22 @@ CREATE TABLE IF NOT EXISTS secrets (
     value BLOB NOT NULL,
     created TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS migrations (
+    name TEXT PRIMARY KEY,
+    applied TEXT NOT NULL
+);
 """
+
+#: The data migrations (rewrites of existing rows, not columns), each applied once to an
+#: index, in one write transaction, and recorded in ``migrations``: name -> SQL.
+_DATA_MIGRATIONS = {
+    # logs were indexed by the path given at play time (relative to that working
+    # directory, or absolute); a log always lies at DIR/games/GAME_ID.lslog, so its path
+    # relative to the data folder is known: a data folder is then movable and copyable.
+    "relative-log-paths": "UPDATE games SET log = 'games/' || game_id || '.lslog' "
+                          "WHERE log != 'games/' || game_id || '.lslog' "
+                          "AND log LIKE '%/games/' || game_id || '.lslog'",
+}
 
 #: The columns each schema version added to tables an older version made (``ALTER TABLE``
 #: on open, for an index written by an older littlestone).
@@ -235,13 +261,32 @@ def _retry_locked(action: Callable[[], Any]) -> Any:
             time.sleep(random.uniform(0.005, 0.05))
 
 
+class StoreError(LittlestoneError):
+    """A data folder that cannot be used: not a folder, not writable, or an index that is
+    not a littlestone index (the command line prints one line, exit status 2)."""
+
+
 class Store:
     """The index of one data folder."""
 
     def __init__(self, data: Path) -> None:
         self.data = Path(data)
-        self.data.mkdir(parents=True, exist_ok=True)
-        self.path = self.data / "littlestone.db"
+        self.path = self.data / INDEX_NAME
+        try:
+            self.data.mkdir(parents=True, exist_ok=True)
+            if not self.data.is_dir():
+                raise NotADirectoryError(20, "not a folder")
+        except OSError as exc:
+            why = "not a folder" if isinstance(exc, FileExistsError) else exc.strerror
+            raise StoreError(f"cannot use {str(self.data)!r} as a data folder: {why}") from None
+        try:
+            self._open()
+        except sqlite3.DatabaseError as exc:  # (OperationalError too: unwritable, locked)
+            raise StoreError(f"{self.path} is not a usable littlestone index: {exc}") from None
+        _OPENED.add(self.path.absolute())
+        self._secret: bytes | None = None
+
+    def _open(self) -> None:
         # callers that share a Store across threads serialise their calls (tournaments do)
         self._db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                                    check_same_thread=False)
@@ -253,8 +298,8 @@ class Store:
         self._db.execute("PRAGMA synchronous = NORMAL")
         _retry_locked(lambda: self._db.executescript(_SCHEMA))  # idempotent: IF NOT EXISTS
         _retry_locked(self._migrate)
-        _OPENED.add(self.path.absolute())
-        self._secret: bytes | None = None
+        for name, sql in _DATA_MIGRATIONS.items():
+            _retry_locked(functools.partial(self._migrate_data, name, sql))
 
     def _migrate(self) -> None:
         """Bring an index written by an older littlestone to :data:`SCHEMA_VERSION` (its
@@ -278,6 +323,21 @@ class Store:
             self._db.execute("ROLLBACK")
             raise
 
+    def _migrate_data(self, name: str, sql: str) -> None:
+        """Apply a data migration once (two processes at once: the second sees it done)."""
+        done = "SELECT 1 FROM migrations WHERE name = ?"
+        if self._db.execute(done, (name,)).fetchone():
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if not self._db.execute(done, (name,)).fetchone():
+                self._db.execute(sql)
+                self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, utc_now()))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
     def _version(self) -> int:
         return int(self._db.execute("PRAGMA user_version").fetchone()[0])
 
@@ -289,9 +349,44 @@ class Store:
     def close(self) -> None:
         self._db.close()
 
-    def start_game(self, info: dict[str, Any], log: str, game_id: str | None = None) -> str:
-        """Index a game as it starts (status ``running``); returns its id."""
+    def relative_log(self, log: str | Path) -> str:
+        """How the index keeps a log's path: relative to the data folder when the log lies
+        in it (so that the folder can be moved or copied), else absolute.
+
+        >>> import tempfile
+        >>> store = Store(Path(tempfile.mkdtemp()))
+        >>> store.relative_log(store.data / "games" / "g.lslog")
+        'games/g.lslog'
+        >>> store.relative_log("/elsewhere/g.lslog")
+        '/elsewhere/g.lslog'
+        """
+        path = Path(log)
+        pairs = ((path, self.data), (Path(os.path.abspath(path)), Path(os.path.abspath(self.data))),
+                 (path.resolve(), self.data.resolve()))
+        for full, base in pairs:
+            with contextlib.suppress(ValueError):
+                return full.relative_to(base).as_posix()
+        return str(Path(os.path.abspath(path)))
+
+    def log_path(self, stored: str | None) -> str | None:
+        """A log's path as the index keeps it, made usable from here: a relative one is
+        taken relative to the data folder."""
+        if stored is None or Path(stored).is_absolute():
+            return stored
+        return str(self.data / stored)
+
+    def _row(self, row: sqlite3.Row) -> dict[str, Any]:
+        out = dict(row)
+        if "log" in out:
+            out["log"] = self.log_path(out["log"])
+        return out
+
+    def start_game(self, info: dict[str, Any], log: str | None, game_id: str | None = None
+                   ) -> str:
+        """Index a game as it starts (status ``running``); returns its id. ``log`` is kept
+        relative to the data folder (:meth:`relative_log`)."""
         game_id = game_id or new_game_id()
+        log = None if log is None else self.relative_log(log)
         self._run(
             "INSERT INTO games (game_id, started, source, game, class, experts, learner, "
             "adversary, seed, horizon, status, log, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
@@ -358,7 +453,7 @@ class Store:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY game_id DESC LIMIT ?"
-        return [dict(row) for row in self._run(sql, (*args, limit))]
+        return [self._row(row) for row in self._run(sql, (*args, limit))]
 
     def add_token(self, name: str, role: str = "player", replace: bool = False) -> str:
         """A new token for ``name`` with ``role``: returned once, stored as its SHA-256
@@ -454,14 +549,15 @@ class Store:
             "ON g.game_id = t.game_id WHERE t.tournament = ? ORDER BY t.key", (name,)
         ):
             row = json.loads(r["row"])
-            row["log"] = r["log"]
+            row["log"] = self.log_path(r["log"])
             out.append(row)
         return out
 
     def game(self, game_id: str) -> dict[str, Any] | None:
         """One game's row."""
         rows = self._run("SELECT * FROM games WHERE game_id = ?", (game_id,))
-        return dict(rows[0]) if rows else None
+        return self._row(rows[0]) if rows else None
+
 
     # -- for the web page (littlestone.server.web) ------------------------------------
 

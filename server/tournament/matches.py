@@ -54,12 +54,13 @@ def _outcome(row: dict[str, Any], message: str) -> dict[str, Any]:
             "result": {k: row[k] for k in RESULT_COLUMNS}}
 
 
-def play_builtin(args: tuple[TournamentConfig, Pairing, str]) -> dict[str, Any]:
-    """In a worker process: a built-in pair through the local driver, logged."""
-    config, pairing, data = args
+def play_builtin(args: tuple[TournamentConfig, Pairing, str, str]) -> dict[str, Any]:
+    """In a worker process: a built-in pair through the local driver, logged (at the log
+    level of the fourth item, :data:`~littlestone.server.records.logs.LOG_LEVELS`)."""
+    config, pairing, data, level = args
     done = play_logged(rules(config, pairing), LEARNERS.make(pairing.learner),
                        ADVERSARIES.make(pairing.adversary), pairing.seed, Path(data),
-                       source=f"tournament:{config.name}")
+                       source=f"tournament:{config.name}", level=level)
     return {"game_id": done.game_id, "status": done.result.status,
             "message": done.result.message, "result": done.result.to_dict()}
 
@@ -89,11 +90,13 @@ class Arena:
             if self.want_unix:
                 self.socket = Path(self.folder.name) / "littlestone.sock"
                 self.unix = GameServer(ServerSettings(unix=self.socket, **common))  # type: ignore[arg-type]
+                self.unix.tournaments.add(self.config.name)
                 await self.unix.start()
                 self.socket.chmod(0o666)  # a sandbox's uid connects; the folder is private
             if self.want_tcp:
                 host, _, port = self.config.listen.rpartition(":")
                 self.tcp = GameServer(ServerSettings(host=host, port=int(port), **common))  # type: ignore[arg-type]
+                self.tcp.tournaments.add(self.config.name)
                 await self.tcp.start()
 
         def run() -> None:  # the servers and their SQLite connections live in this thread

@@ -34,7 +34,8 @@ class SandboxMissing(LittlestoneError):
 
 def run_tournament(config: TournamentConfig, data: Path, workers: int,
                    progress: bool = True, ray_address: str | None = None,
-                   keep_going: bool = False, unsafe: bool = False) -> TournamentReport:
+                   keep_going: bool = False, unsafe: bool = False,
+                   log_level: str = "auto") -> TournamentReport:
     """Load every entrant, play every pairing not yet played, then rank and report.
 
     Built-in pairs fan out over ``workers`` local processes, or over a Ray cluster when
@@ -103,14 +104,14 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         record(pairing, {"game_id": None, "status": status, "message": reason,
                          "result": {"status": status}})
     if builtin and ray_address is not None:
-        _run_on_ray(config, builtin, str(data), workers, ray_address, record)
+        _run_on_ray(config, builtin, str(data), workers, ray_address, record, log_level)
     elif builtin:
         if workers <= 1:
             for pairing in builtin:
-                record(pairing, play_builtin((config, pairing, str(data))))
+                record(pairing, play_builtin((config, pairing, str(data), log_level)))
         else:
             with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(play_builtin, (config, p, str(data))): p
+                futures = {pool.submit(play_builtin, (config, p, str(data), log_level)): p
                            for p in builtin}
                 for future in concurrent.futures.as_completed(futures):
                     record(futures[future], future.result())
@@ -139,9 +140,9 @@ def _play_in_arena(config: TournamentConfig, data: Path, workers: int, files: li
         accounts = sorted({a for p in remote for a in (remote_account(p.learner),
                                                         remote_account(p.adversary)) if a})
         if accounts:
-            print(f"littlestone: tournament {config.name}: remote agents "
-                  f"({', '.join(accounts)}) connect to {arena.url} with --tournament "
-                  f"{config.name}", file=sys.stderr, flush=True)
+            _say(f"littlestone: tournament {config.name}: remote agents "
+                 f"({', '.join(accounts)}) connect to {arena.url} with --tournament "
+                 f"{config.name}")
         remotes = [threads.submit(play_remote_agent, config, account,
                                   [p for p in remote if account in (
                                       remote_account(p.learner), remote_account(p.adversary))],
@@ -152,8 +153,37 @@ def _play_in_arena(config: TournamentConfig, data: Path, workers: int, files: li
             done.result()
 
 
+#: Seconds ``--ray ADDRESS`` is given to answer a TCP connection before Ray is started.
+RAY_REACH_SECONDS = 5.0
+
+
+def check_ray_address(address: str) -> None:
+    """Refuse at once (SpecError) a Ray address nothing listens on: ``ray.init`` would
+    wait for it without end. ``local`` and ``auto`` are Ray's to resolve.
+
+    >>> check_ray_address("local")
+    >>> check_ray_address("nowhere")
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.SpecError: --ray nowhere: give HOST:PORT (or local)
+    """
+    import socket
+
+    if address in ("local", "auto"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise SpecError(f"--ray {address}: give HOST:PORT (or local)")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), RAY_REACH_SECONDS).close()
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise SpecError(f"--ray {address}: no Ray cluster answers there ({why})") from None
+
+
 def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, workers: int,
-                address: str, record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+                address: str, record: Callable[[Pairing, dict[str, Any]], None],
+                log_level: str = "auto") -> None:
     try:
         import ray
     except ImportError:
@@ -167,7 +197,7 @@ def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, worke
             ray.init(address=address, log_to_driver=False, configure_logging=False)
     try:
         play = ray.remote(play_builtin)
-        refs = {play.remote((config, p, data)): p for p in pairs}
+        refs = {play.remote((config, p, data, log_level)): p for p in pairs}
         waiting = list(refs)
         while waiting:
             done, waiting = ray.wait(waiting, num_returns=1)
@@ -178,13 +208,24 @@ def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, worke
             ray.shutdown()
 
 
+def _say(line: str) -> None:
+    """A line on stderr, on its own even while a progress bar is drawn there."""
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        print(line, file=sys.stderr, flush=True)
+    else:
+        tqdm.write(line, file=sys.stderr)
+        sys.stderr.flush()
+
+
 class _progress:
     """A tqdm bar of games done and failed (no bar when not wanted or not installed)."""
 
     def __init__(self, total: int, done: int, wanted: bool) -> None:
         self.failed = 0
         self.bar: Any = None
-        if wanted:
+        if wanted and sys.stderr.isatty():  # off a terminal (a log): no \r redraws
             try:
                 from tqdm import tqdm
 
