@@ -508,11 +508,8 @@ class Store:
             return None
         from littlestone.server.records.logs import read_log  # logs imports this module
 
-        path = Path(log)
-        if not path.is_absolute() and not path.exists():
-            path = self.data / path
         try:
-            data = read_log(path)
+            data = read_log(self.log_path(log) or log)
         except Exception:  # a missing or damaged log: the row says interrupted all the same
             return None
         return int(data.n_rounds)
