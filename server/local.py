@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import FiniteClass, HalfspaceClass
@@ -70,7 +71,10 @@ def play(
     if log is not None:
         on_record = _LoggingSink(on_record, log)
     if game.game == EXPERTS:
-        result = _play_experts(game, learner, adversary, seeds.referee, on_record)
+        # BLAS on one thread: the referee's products over d experts are too short to gain
+        # from a second thread, and the pool's waiting threads take the core it runs on
+        with threadpool_limits(1, user_api="blas"):
+            result = _play_experts(game, learner, adversary, seeds.referee, on_record)
     else:
         result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks,
                                      log)
