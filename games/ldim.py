@@ -67,8 +67,9 @@ __all__ = [
 #: Deepest shattered tree that :func:`shattered_tree` will build (2^depth leaves).
 TREE_DEPTH_LIMIT = 16
 #: Default budget of one exact Ldim computation, in instance checks (one check asks
-#: whether one instance splits one version space: about 0.1-0.2 microseconds here, so
-#: the default stops a computation after some seconds rather than let it run for hours).
+#: whether one instance splits one version space, or, on a large version space, 512 of
+#: its hypotheses: about 0.1-2 microseconds here, so the default stops a computation
+#: after a minute or two rather than let it run for hours).
 LDIM_BUDGET = 50_000_000
 
 
@@ -169,17 +170,23 @@ def _product(t: NDArray[np.bool_], ones: NDArray[np.int64]
     return left[:, np.sort(hyps_left)], right[:, np.sort(hyps_right)]
 
 
-_WEIGHTS = np.random.default_rng(0).integers(1, 1 << 40, size=1 << 16)
+_WEIGHTS = np.random.default_rng(0).integers(1, 1 << 63, size=1 << 13).astype(np.uint64) | 1
+_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
 def _distinct(packed: NDArray[np.uint8]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """The index of the first of each distinct row of ``packed`` (in order), and which
-    distinct row each row is. Rows are grouped by a hash (a dot product with fixed
-    weights) and the grouping is checked byte for byte; on a collision, an exact sort of
-    the rows decides."""
+    distinct row each row is. Rows are grouped by a hash (their 64-bit words mixed and
+    summed with fixed odd weights) and the grouping is checked byte for byte; on a
+    collision, an exact sort of the rows decides."""
     width = packed.shape[1]
-    weights = _WEIGHTS[:width] if width <= len(_WEIGHTS) else np.resize(_WEIGHTS, width)
-    _, first, inverse = np.unique(packed @ weights, return_index=True, return_inverse=True)
+    words = -(-width // 8)
+    padded = np.pad(packed, ((0, 0), (0, words * 8 - width))) if words * 8 != width else packed
+    weights = _WEIGHTS[:words] if words <= len(_WEIGHTS) else np.resize(_WEIGHTS, words)
+    mixed = np.ascontiguousarray(padded).view(np.uint64) * weights
+    mixed ^= mixed >> np.uint64(29)  # high bits down: a sum of products alone loses them
+    mixed *= _MIX
+    _, first, inverse = np.unique(mixed.sum(axis=1), return_index=True, return_inverse=True)
     if not (packed == packed[first[inverse]]).all():  # pragma: no cover - a collision
         _, first, inverse = np.unique(packed.view(np.dtype((np.void, width))).ravel(),
                                       return_index=True, return_inverse=True)
@@ -346,7 +353,7 @@ class LdimSolver:
             return lo
         self._expansions += 1
         t, ones = form.matrix(), form.ones
-        self._spend(len(ones))
+        self._spend(len(ones) * (1 + r // 512))
         parts = _product(t, ones)
         if parts is not None:  # Ldim(A x B) = Ldim(A) + Ldim(B)
             a = self._child(parts[0], cap)
