@@ -4,7 +4,8 @@
 with the per-move deadline, the time bank and the fault ladder (PROTOCOL.md 6), so that
 the driver (:mod:`.driver`) treats them like local agents. Against an oblivious
 built-in adversary a remote learner's rounds are answered from the connection's
-callback (:class:`_FastRounds`); anything unusual goes the round-by-round way.
+callback (:class:`_FastRounds`; :class:`_FastExperts` in the experts game with
+class-derived experts); anything unusual goes the round-by-round way.
 
 Imports the protocol, the referees' checks and the transport; nothing of the server.
 """
