@@ -119,7 +119,7 @@ class _Form:
     the reduced matrix itself is built only when the form is expanded.
     """
 
-    __slots__ = ("_flips", "_kept", "_t", "key", "ones", "r")
+    __slots__ = ("_flips", "_kept", "_t", "key", "ones", "packed", "r")
 
     def __init__(self, t: NDArray[np.bool_]) -> None:
         self._t = t
@@ -135,6 +135,10 @@ class _Form:
             if len(first) < len(kept):
                 kept, flips, packed, ones = kept[first], flips[first], packed[first], ones[first]
         self._kept, self._flips, self.ones = kept, flips, ones
+        if r % 8:  # the padding bits of the last byte (flipped rows have them set)
+            packed[:, -1] &= np.uint8((0xFF << (8 - r % 8)) & 0xFF)
+        #: The kept rows packed as bits (big-endian within a byte, padding cleared).
+        self.packed = packed
         self.key = (r.to_bytes(4, "little") + len(kept).to_bytes(4, "little")
                     + packed.tobytes())
 
@@ -143,11 +147,11 @@ class _Form:
         return self._t[self._kept] ^ self._flips[:, None]  # type: ignore[no-any-return]
 
 
-def _product(t: NDArray[np.bool_], ones: NDArray[np.int64]
+def _product(t: NDArray[np.bool_], ones: NDArray[np.int64], packed: NDArray[np.uint8]
              ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]] | None:
     """(A, B) when the version space ``t`` (instances by distinct hypotheses) is the
     product A x B of the distinct hypotheses of two groups of its instances, else
-    ``None``.
+    ``None`` (``packed``: the rows of ``t`` packed as bits, padding clear).
 
     The group of the first instance is the instances that are not independent of it
     (over the hypotheses); the rest is the other group. V lies within A x B, so it is
@@ -158,7 +162,7 @@ def _product(t: NDArray[np.bool_], ones: NDArray[np.int64]
     k, r = t.shape
     if k < 2:
         return None
-    both = np.count_nonzero(t[:, t[0]], axis=1).astype(np.int64)
+    both = np.bitwise_count(packed & packed[0]).sum(axis=1, dtype=np.int64)
     dependent = both * r != ones[0] * ones
     if dependent.all():
         return None
@@ -354,7 +358,7 @@ class LdimSolver:
         self._expansions += 1
         t, ones = form.matrix(), form.ones
         self._spend(len(ones) * (1 + r // 512))
-        parts = _product(t, ones)
+        parts = _product(t, ones, form.packed)
         if parts is not None:  # Ldim(A x B) = Ldim(A) + Ldim(B)
             a = self._child(parts[0], cap)
             b = self._child(parts[1], cap - a) if a < cap else 0
