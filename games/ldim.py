@@ -185,7 +185,10 @@ def _distinct(packed: NDArray[np.uint8]) -> tuple[NDArray[np.intp], NDArray[np.i
     collision, an exact sort of the rows decides."""
     width = packed.shape[1]
     words = -(-width // 8)
-    padded = np.pad(packed, ((0, 0), (0, words * 8 - width))) if words * 8 != width else packed
+    padded = packed
+    if words * 8 != width:
+        padded = np.zeros((len(packed), words * 8), dtype=np.uint8)
+        padded[:, :width] = packed
     weights = _WEIGHTS[:words] if words <= len(_WEIGHTS) else np.resize(_WEIGHTS, words)
     mixed = np.ascontiguousarray(padded).view(np.uint64) * weights
     mixed ^= mixed >> np.uint64(29)  # high bits down: a sum of products alone loses them
