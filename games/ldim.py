@@ -144,6 +144,8 @@ class _Form:
 
     def matrix(self) -> NDArray[np.bool_]:
         """The reduced matrix: kept instances by hypotheses, flipped."""
+        if len(self._kept) == len(self._t) and not self._flips.any():
+            return self._t  # read only: splits index it into new arrays
         return self._t[self._kept] ^ self._flips[:, None]  # type: ignore[no-any-return]
 
 
@@ -258,7 +260,9 @@ class LdimSolver:
             return known
         self._work_left = budget
         expansions = self._expansions
-        value = self._child(self._matrix_t[:, self._rows(v)], self.n_hypotheses + 1)
+        rows = self._rows(v)
+        t = self._matrix_t if len(rows) == self.n_hypotheses else self._matrix_t[:, rows]
+        value = self._child(t, self.n_hypotheses + 1)
         self.hits += expansions == self._expansions
         self._exact[v] = value
         return value
