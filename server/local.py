@@ -15,6 +15,7 @@ directly, so built-in agents play each other at numpy speed (docs/design.md sect
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable
 from typing import Any
@@ -37,6 +38,8 @@ __all__ = ["RecordSink", "play"]
 RecordSink = Callable[[Any], None]
 #: Rounds an oblivious adversary hands over at a time.
 BLOCK = 2048
+#: Experts from which an experts game is played with BLAS on one thread.
+BLAS_POOL_FROM = 4096
 LEARNER, ADVERSARY = "learner", "adversary"
 
 
@@ -73,7 +76,9 @@ def play(
     if game.game == EXPERTS:
         # BLAS on one thread: the referee's products over d experts are too short to gain
         # from a second thread, and the pool's waiting threads take the core it runs on
-        with threadpool_limits(1, user_api="blas"):
+        # (from BLAS_POOL_FROM experts: entering the limit costs about a millisecond)
+        with (threadpool_limits(1, user_api="blas") if game.n_experts >= BLAS_POOL_FROM
+              else contextlib.nullcontext()):
             result = _play_experts(game, learner, adversary, seeds.referee, on_record)
     else:
         result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks,
