@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
@@ -72,6 +73,92 @@ def plain_memoised_ldim(matrix: np.ndarray) -> int:
         return solve((1 << matrix.shape[0]) - 1)
     finally:
         sys.setrecursionlimit(limit)
+
+
+def previous_ldim(matrix: np.ndarray) -> int:
+    """The baseline of the frontier rows: games.ldim.LdimSolver as it was before
+    canonical forms and products (its own recursion, kept here verbatim in substance):
+    Python-int bitsets over all of H, memoised on the bitset, balanced splits first,
+    capped solves, equivalent splits collapsed."""
+    packed = np.packbits(matrix, axis=0, bitorder="little")
+    columns = [int.from_bytes(packed[:, x].tobytes(), "little") for x in range(matrix.shape[1])]
+    cache: dict[int, tuple[int, int]] = {}
+
+    def solve(v: int, cap: int, candidates: list[int]) -> int:
+        bounds = cache.get(v)
+        lo, hi = bounds if bounds is not None else (0, v.bit_count().bit_length() - 1)
+        if lo >= cap:
+            return cap
+        if lo == hi:
+            return lo
+        n = v.bit_count()
+        splits, seen, live = [], set(), []
+        for column in candidates:
+            one = v & column
+            if one == 0 or one == v:
+                continue
+            zero = v ^ one
+            key = one if one < zero else zero
+            if key in seen:
+                continue
+            seen.add(key)
+            live.append(column)
+            n1 = one.bit_count()
+            splits.append((n1, one, zero) if n1 <= n - n1 else (n - n1, zero, one))
+        if not splits:
+            cache[v] = (0, 0)
+            return 0
+        splits.sort(key=lambda s: s[0], reverse=True)
+        target = min(cap, hi)
+        best = max(lo, 1)
+        if best < target:
+            for smaller, small, large in splits:
+                if smaller.bit_length() <= best:
+                    break
+                a = solve(small, target - 1, live)
+                if a + 1 <= best:
+                    continue
+                value = 1 + min(a, solve(large, a, live))
+                if value > best:
+                    best = value
+                    if best >= target:
+                        break
+        if best >= target:
+            cache[v] = (best, best) if target == hi else (best, hi)
+            return min(best, cap)
+        cache[v] = (best, best)
+        return best
+
+    return solve((1 << matrix.shape[0]) - 1, matrix.shape[0] + 1, columns)
+
+
+def _matrix(spec: str) -> np.ndarray:
+    hclass = make_class(spec)
+    assert isinstance(hclass, FiniteClass)
+    return hclass.matrix()
+
+
+def bench_ldim_frontier(quick: bool) -> list[tuple[str, float, float, str]]:
+    """Exact Ldim at the frontier (issue 18): intervals and a random 65536 x 24 matrix,
+    next to the previous solver where it finishes (n = 300: it gave up at its budget).
+    One run each: the solver's cache is fresh every time."""
+    rows = []
+    cases: list[tuple[str, np.ndarray, bool]] = [
+        ("random 65536x24 (seed 0)",
+         np.random.default_rng(0).integers(0, 2, size=(65536, 24)).astype(bool), True),
+        ("intervals:n=128", _matrix("intervals:n=128"), True),
+        ("intervals:n=200", _matrix("intervals:n=200"), not quick),
+        ("intervals:n=300", _matrix("intervals:n=300"), False),
+    ]
+    for name, matrix, with_baseline in cases:
+        ours, value = best_of(1, functools.partial(_solver_ldim, matrix))
+        base = float("nan")
+        if with_baseline:
+            base, expected = best_of(1, functools.partial(previous_ldim, matrix))
+            assert value == expected, (name, value, expected)
+        rows.append((f"exact Ldim, {name} (Ldim {value})\n    vs the previous solver",
+                     ours, base, "s"))
+    return rows
 
 
 def _solver_ldim(matrix: np.ndarray) -> int:
@@ -210,14 +297,17 @@ def bench_hedge(rounds: int, repeat: int) -> list[tuple[str, float, float, str]]
             hedge.update_costs(costs[t % 64], None)
 
     def bare_hedge() -> None:
-        """The baseline: exp-weights, normalise, expected loss, update; no referee."""
+        """The baseline: exp-weights, normalise, expected loss, update; no referee.
+        BLAS on one thread, as the local driver plays an experts game (OpenBLAS's pool
+        costs a 10^5-long product more than it saves on this machine)."""
         eta = np.sqrt(2 * np.log(d) / rounds)
         scores = np.zeros(d)
-        for t in range(rounds):
-            w = np.exp(scores - scores.max())
-            w /= w.sum()
-            float(w @ costs[t % 64])
-            scores -= eta * costs[t % 64]
+        with threadpool_limits(1, user_api="blas"):
+            for t in range(rounds):
+                w = np.exp(scores - scores.max())
+                w /= w.sum()
+                float(w @ costs[t % 64])
+                scores -= eta * costs[t % 64]
 
     def local_game() -> None:
         play(GameSpec(EXPERTS, rounds, experts=d), LEARNERS.make("hedge"), RandomCostsAdversary(),
@@ -421,6 +511,55 @@ def bench_remote(rounds: int, clients: int, lengths: tuple[int, ...], repeat: in
     return rows
 
 
+def bench_remote_experts(rounds: int, clients: int, length: int, repeat: int
+                         ) -> list[tuple[str, float, float, str]]:
+    """A remote Hedge learner (d = 100: the hypotheses of thresholds:n=99 as experts)
+    against random-target on the server, next to the raw ping-pong with 800-byte
+    frames; then ``clients`` such games at once next to as many ping-pong clients."""
+    import asyncio
+
+    from littlestone.server.client import play_remote
+
+    game = GameSpec(EXPERTS, rounds, make_class("thresholds:n=99"))
+    payload = bytes(800)
+    rows = []
+    with tempfile.TemporaryDirectory() as data:
+        server, port = _spawn([sys.executable, "-m", "littlestone", "serve", "--anonymous",
+                               "--port", "0", "--data", data])
+        echo, echo_port = _spawn([sys.executable, "-c", PING_PONG_SERVER])
+        try:
+            url, echo_url = f"ws://127.0.0.1:{port}", f"ws://127.0.0.1:{echo_port}"
+
+            async def games(n: int, length: int) -> None:
+                spec = GameSpec(EXPERTS, length, game.hclass)
+                outs = await asyncio.gather(*[play_remote(url, LEARNERS.make("hedge"),
+                                                          "random-target", spec, s)
+                                              for s in range(n)])
+                assert all(out["status"] == "complete" for out in outs), outs[0]
+
+            async def ping_pongs(n: int, length: int) -> None:
+                await asyncio.gather(*[_ping_pong(echo_url, length, payload)
+                                       for _ in range(n)])
+
+            ours, base = _alternating(repeat, lambda: asyncio.run(games(1, rounds)),
+                                      lambda: asyncio.run(ping_pongs(1, rounds)))
+            rows.append((f"remote experts game, hedge (client, d = 100) vs random-target "
+                         f"(server), thresholds:n=99, {rounds} rounds\n    vs a raw websockets"
+                         " + msgpack ping-pong, 800-byte frames", rounds / ours, rounds / base,
+                         "rounds/s"))
+            ours, base = _alternating(repeat, lambda: asyncio.run(games(clients, length)),
+                                      lambda: asyncio.run(ping_pongs(clients, length)))
+            total = clients * length
+            rows.append((f"{clients} concurrent remote experts games of {length} rounds: "
+                         f"aggregate\n    vs {clients} concurrent raw ping-pong clients of "
+                         f"{length} rounds", total / ours, total / base, "rounds/s"))
+        finally:
+            for proc in (server, echo):
+                proc.terminate()
+                proc.wait(timeout=20)
+    return rows
+
+
 TOURNAMENT = """
 learners = ["halving", "soa", "perceptron", "hedge", "follow-the-leader"]
 adversaries = ["random-target", "shattered-tree"]
@@ -559,6 +698,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else 3
     rows = bench_ldim(repeat)
+    rows += bench_ldim_frontier(args.quick)
     rows += bench_perceptron(20_000 if args.quick else 200_000, repeat)
     rows += bench_halving(200 if args.quick else 2000, repeat)
     rows += bench_hedge(200 if args.quick else 2000, repeat)
@@ -567,6 +707,8 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_log_memory()
     rows += bench_remote(2000 if args.quick else 20_000, 100,
                          (50,) if args.quick else (2000, 200), repeat)
+    rows += bench_remote_experts(2000 if args.quick else 20_000, 100,
+                                 50 if args.quick else 2000, repeat)
     rows += bench_tournament()
     rows += bench_sandbox(5 if args.quick else 20)
     rows += bench_coin(repeat)

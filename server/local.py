@@ -15,11 +15,13 @@ directly, so built-in agents play each other at numpy speed (docs/design.md sect
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import FiniteClass, HalfspaceClass
@@ -36,6 +38,8 @@ __all__ = ["RecordSink", "play"]
 RecordSink = Callable[[Any], None]
 #: Rounds an oblivious adversary hands over at a time.
 BLOCK = 2048
+#: Experts from which an experts game is played with BLAS on one thread.
+BLAS_POOL_FROM = 4096
 LEARNER, ADVERSARY = "learner", "adversary"
 
 
@@ -70,7 +74,12 @@ def play(
     if log is not None:
         on_record = _LoggingSink(on_record, log)
     if game.game == EXPERTS:
-        result = _play_experts(game, learner, adversary, seeds.referee, on_record)
+        # BLAS on one thread: the referee's products over d experts are too short to gain
+        # from a second thread, and the pool's waiting threads take the core it runs on
+        # (from BLAS_POOL_FROM experts: entering the limit costs about a millisecond)
+        with (threadpool_limits(1, user_api="blas") if game.n_experts >= BLAS_POOL_FROM
+              else contextlib.nullcontext()):
+            result = _play_experts(game, learner, adversary, seeds.referee, on_record)
     else:
         result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks,
                                      log)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 from littlestone.games.classes import FiniteClass, MatrixClass, make_class
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import (
+    SMALL,
     LdimSolver,
     bitset,
     bitset_indices,
@@ -63,7 +65,11 @@ def vc_dimension(matrix: np.ndarray) -> int:
 )
 def test_agrees_with_brute_force(table):
     matrix = np.array(table, dtype=bool)
-    solver = LdimSolver(matrix)
+    for small in (SMALL, 1):  # Python-int bitsets, and numpy matrices all the way down
+        _agrees_with_brute_force(table, matrix, LdimSolver(matrix, small=small))
+
+
+def _agrees_with_brute_force(table, matrix, solver):
     frozen = tuple(tuple(row) for row in table)
     everyone = frozenset(range(len(table)))
     expected = brute_ldim(frozen, everyone)
@@ -181,3 +187,72 @@ def test_duplicate_rows_do_not_change_ldim(random_matrix_class):
     base = random_matrix_class(10, 6, seed=3)
     doubled = MatrixClass(np.vstack([base.matrix(), base.matrix()]))
     assert LdimSolver(base.matrix()).ldim() == LdimSolver(doubled.matrix()).ldim()
+
+
+def memoised_ldim(matrix: np.ndarray) -> int:
+    """The definition memoised on the set of rows: no pruning, no canonical forms."""
+    rows = [tuple(r) for r in matrix.astype(bool)]
+
+    @functools.cache
+    def solve(v: frozenset[int]) -> int:
+        best = 0
+        for x in range(matrix.shape[1]):
+            ones = frozenset(h for h in v if rows[h][x])
+            if ones and ones != v:
+                best = max(best, 1 + min(solve(ones), solve(v - ones)))
+        return best
+
+    return solve(frozenset(range(len(rows))))
+
+
+tables = st.integers(1, 5).flatmap(
+    lambda rows: st.integers(1, 3).flatmap(
+        lambda cols: st.lists(st.lists(st.booleans(), min_size=cols, max_size=cols),
+                              min_size=rows, max_size=rows)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(tables, tables)
+def test_products_add_their_ldims(left, right):
+    """V = A x B over disjoint instances: the solver finds the product (Ldim(A) + Ldim(B)),
+    and the value equals the definition's."""
+    a, b = np.array(left, dtype=bool), np.array(right, dtype=bool)
+    product = np.array([np.concatenate([x, y]) for x in a for y in b])
+    expected = memoised_ldim(product)
+    assert expected == memoised_ldim(a) + memoised_ldim(np.unique(b, axis=0))
+    for small in (SMALL, 1):
+        assert LdimSolver(product, small=small).ldim() == expected
+
+
+@pytest.mark.parametrize("spec", ["intervals:n=7", "intervals:n=10", "thresholds:n=20",
+                                  "monotone-disjunctions:n=4"])
+def test_structured_classes_agree_with_the_definition(spec):
+    """Classes whose version spaces repeat up to translation and split into products:
+    the canonical forms and the product rule give the definition's values."""
+    hclass = make_class(spec)
+    assert isinstance(hclass, FiniteClass)
+    matrix = hclass.matrix()
+    expected = memoised_ldim(matrix)
+    for small in (SMALL, 1, 8):
+        solver = LdimSolver(matrix, small=small)
+        assert solver.ldim() == expected
+        # every version space one label away, from the same (warm) cache
+        for x in range(matrix.shape[1]):
+            for v in solver.split(solver.full, x):
+                if v:
+                    rows = matrix[bitset_indices(v)]
+                    assert solver.ldim(v) == memoised_ldim(rows)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numpy_path_agrees_on_random_matrices(seed):
+    rng = np.random.default_rng(seed)
+    matrix = rng.integers(0, 2, size=(int(rng.integers(20, 60)), 6)).astype(bool)
+    expected = memoised_ldim(matrix)
+    assert {LdimSolver(matrix, small=s).ldim() for s in (SMALL, 1, 8)} == {expected}
+
+
+def test_intervals_exact_values():
+    """Ldim of intervals on n points, computed exactly (docs/theory.md)."""
+    values = {n: class_ldim(make_class(f"intervals:n={n}"))[0] for n in (1, 2, 3, 4, 8, 16, 64)}
+    assert values == {1: 1, 2: 2, 3: 2, 4: 3, 8: 4, 16: 6, 64: 10}

@@ -86,8 +86,7 @@ class _LdimProgressLine:
         left = elapsed * (1 - share) / max(share, 1e-9)
         line = (f"ldim {self.hclass.spec}: {elapsed:.0f} s, {share:.1%} of the budget of "
                 f"{progress.budget} instance checks ({progress.cached} version spaces "
-                f"cached, split {progress.root_done} of {progress.root_total} at the root); "
-                f"the budget runs out in at most ~{left:.0f} s (--budget N: less)")
+                f"cached); the budget runs out in at most ~{left:.0f} s (--budget N: less)")
         print(("\r\033[K" if self.tty else "") + line, end="" if self.tty else "\n",
               file=sys.stderr, flush=True)
 

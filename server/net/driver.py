@@ -199,10 +199,37 @@ async def _queued_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: 
     return played
 
 
+async def _queued_experts_rounds(game: GameSpec, referee: ExpertsReferee,
+                                 learner: RemoteLearner, adversary: Adversary,
+                                 writer: LogWriter | None) -> int:
+    """A remote learner against an oblivious built-in adversary of class-derived
+    experts: the adversary's instances and labels come in blocks and each round is
+    answered from the connection's callback (the same records as round by round; an
+    oblivious adversary's label does not depend on the learner's answer). Returns the
+    rounds played (0: the adversary is not oblivious)."""
+    assert referee.hclass is not None
+    played = 0
+    while played < game.rounds:
+        block = await _local(adversary, adversary.moves, min(game.rounds - played, REMOTE_BLOCK))
+        if block is None:
+            if played:
+                raise RuntimeError("an oblivious adversary stopped offering moves")
+            return 0
+        xs, ys = block
+        await learner.play_queued_experts(referee, xs, instances_to_wire(referee.hclass, xs),
+                                          ys, writer)
+        played += len(ys)
+    return played
+
+
 async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
                           adversary: Any, writer: LogWriter | None) -> None:
     class_derived = referee.hclass is not None
-    for t in range(1, game.rounds + 1):
+    first = 1
+    if (class_derived and isinstance(learner, RemoteLearner)
+            and isinstance(adversary, Adversary) and adversary.oblivious):
+        first += await _queued_experts_rounds(game, referee, learner, adversary, writer)
+    for t in range(first, game.rounds + 1):
         x = None
         if isinstance(adversary, Adversary):
             if class_derived:

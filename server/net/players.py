@@ -4,7 +4,8 @@
 with the per-move deadline, the time bank and the fault ladder (PROTOCOL.md 6), so that
 the driver (:mod:`.driver`) treats them like local agents. Against an oblivious
 built-in adversary a remote learner's rounds are answered from the connection's
-callback (:class:`_FastRounds`); anything unusual goes the round-by-round way.
+callback (:class:`_FastRounds`; :class:`_FastExperts` in the experts game with
+class-derived experts); anything unusual goes the round-by-round way.
 
 Imports the protocol, the referees' checks and the transport; nothing of the server.
 """
@@ -19,8 +20,8 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.commitment import MIN_SALT_BYTES
-from littlestone.games.errors import IllegalMove
-from littlestone.games.experts import check_vector, check_weights
+from littlestone.games.errors import IllegalMove, MoveError
+from littlestone.games.experts import ExpertsReferee, check_vector, check_weights
 from littlestone.games.mistake_bound import check_label, check_probability
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
@@ -34,6 +35,7 @@ from littlestone.protocol.session import ServerSession
 from littlestone.server.net.deadline import Deadline
 from littlestone.server.net.settings import FAULTS_TO_FORFEIT, ServerSettings
 from littlestone.server.net.transport import Connection
+from littlestone.server.records.logs import LogWriter
 
 __all__ = ["FAULT", "Disconnected", "Forfeit", "RemoteAdversary", "RemoteLearner", "RemotePlayer"]
 
@@ -237,6 +239,62 @@ class RemoteLearner(RemotePlayer):
     async def update_costs(self, t: int, costs: Any, y: int | None) -> None:
         self.pending = {"t": t, "costs": vector_to_wire(costs), "y": y}
 
+    async def play_queued_experts(self, referee: ExpertsReferee, xs: list[Any],
+                                  wires: list[Any], ys: list[int],
+                                  writer: LogWriter | None) -> None:
+        """Play queued rounds of the experts game with class-derived experts: for each,
+        the referee takes the instance, the learner gets it (``wires``: as on the wire)
+        with the outcome before it, and its weights (or p) are scored against the label
+        ``ys[i]``. The same messages, checks, records and fault ladder as
+        :meth:`weights` round by round; rounds that go as expected are answered from the
+        connection's callback (:class:`_FastExperts`), anything else takes the way of
+        :meth:`receive`. A move the referee rejects ends the game (MoveError), as round
+        by round."""
+        n, i, fresh = len(ys), 0, True
+        while i < n:
+            if fresh:  # else the referee has round i's instance: only its frame is due
+                referee.instance(xs[i])
+            await self.send(self._advice(referee.t + 1, wires[i]))
+            fast = _FastExperts(self, referee, xs, wires, ys, writer, i,
+                                self.ws.loop.time())
+            i, started, sent = await fast.run()
+            fresh = sent
+            if i < n and sent:  # round i's advice is out: its move comes the slow way
+                answer = await self.receive("predict", "weights", t=referee.t + 1,
+                                            accept=_experts_answer, started=started)
+                self.scored(referee, answer, ys[i], writer)
+                i += 1
+
+    def _advice(self, t: int, wire: Any) -> dict[str, Any]:
+        """Round t's instance of class-derived experts, with the outcome before it."""
+        message: dict[str, Any] = {"type": "advice", "t": t, "advice": None, "x": wire}
+        if self.pending is not None:
+            message["outcome"] = self.pending
+        return message
+
+    def scored(self, referee: ExpertsReferee, answer: Any, y: int,
+               writer: LogWriter | None) -> None:
+        """The learner's answer (weights, p, or FAULT: charged the maximal loss) and the
+        label y to the referee; the outcome then rides with the next advice."""
+        if answer is FAULT:
+            referee.answer_fault()
+        elif isinstance(answer, float):
+            referee.prediction(answer)
+        else:
+            referee.weights(answer)
+        record = referee.label(y)
+        if writer is not None:
+            writer.expert(record)
+        self.pending = {"t": record.t, "costs": vector_to_wire(record.costs), "y": record.y}
+
+
+def _experts_answer(m: dict[str, Any]) -> Any:
+    """A learner's move in the experts game: p (checked) or its weights (decoded; the
+    referee checks them)."""
+    if m["type"] == "predict":
+        return _probability(m)
+    return vector_from_wire(m["w"])
+
 
 class _FastRounds:
     """Queued rounds answered from the connection's callback: a good ``predict`` for
@@ -281,6 +339,66 @@ class _FastRounds:
         elif ws.send_nowait(encode(learner._instance(t0 + i, self.wires[i]))):
             self.started = now
             learner.session.expect("predict", t=t0 + i)
+            self.deadline.set(learner.deadline(now))
+        else:
+            self.sent = False
+            ws.stop_answering()
+        return True
+
+
+class _FastExperts:
+    """Queued experts rounds answered from the connection's callback, as
+    :class:`_FastRounds` does for the mistake-bound game: a good ``weights`` (or
+    ``predict``) for the round awaited is charged against the clock, scored, and the
+    next round's advice goes out in the same callback. A frame it cannot read as that
+    move, a deadline, a peer that does not read or a closed connection stops it; a move
+    the referee rejects stops it too, and :meth:`run` raises that error."""
+
+    def __init__(self, learner: RemoteLearner, referee: ExpertsReferee, xs: list[Any],
+                 wires: list[Any], ys: list[int], writer: LogWriter | None, i: int,
+                 started: float) -> None:
+        self.learner, self.referee, self.xs, self.wires = learner, referee, xs, wires
+        self.ys, self.writer, self.i, self.started, self.sent = ys, writer, i, started, True
+        self.error: MoveError | None = None
+        ws = learner.ws
+        self.deadline = Deadline(ws.loop, ws.stop_answering)
+
+    async def run(self) -> tuple[int, float, bool]:
+        learner = self.learner
+        learner.session.expect("predict", "weights", t=self.referee.t + 1)
+        self.deadline.set(learner.deadline(self.started))
+        try:
+            await learner.ws.answer(self)
+        finally:
+            self.deadline.cancel()
+        if self.error is not None:
+            raise self.error
+        return self.i, self.started, self.sent
+
+    def __call__(self, frame: bytes | str) -> bool:
+        learner, referee = self.learner, self.referee
+        try:
+            answer = _experts_answer(learner.session.receive(frame))
+        except (ProtocolError, IllegalMove):
+            return False  # declined: the slow way receives the frame again
+        ws = learner.ws
+        now = ws.loop.time()
+        learner._charge(self.started, now)
+        i = self.i
+        try:
+            learner.scored(referee, answer, self.ys[i], self.writer)
+            i = self.i = i + 1
+            if i < len(self.ys):
+                referee.instance(self.xs[i])
+        except MoveError as exc:
+            self.error = exc
+            ws.stop_answering()
+            return True
+        if i == len(self.ys):
+            ws.stop_answering()
+        elif ws.send_nowait(encode(learner._advice(referee.t + 1, self.wires[i]))):
+            self.started = now
+            learner.session.expect("predict", "weights", t=referee.t + 1)
             self.deadline.set(learner.deadline(now))
         else:
             self.sent = False
