@@ -4,7 +4,8 @@ The games of issue 15, shortened (bytes per round do not depend on the length be
 the header and footer): a Perceptron on ``halfspaces:d=100``, Hedge on 1000 free experts,
 Hedge on 256 experts from ``thresholds:n=255``; and what ``auto`` chooses for the full
 length. Also the time of ``replay --export`` of the compact log (a re-simulation) against
-the full one (a read).
+the full one (a read), and the rounds a second of play at each level next to the same
+game unlogged (the local driver with no log and no index row), in the same run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
+from littlestone.server.local import play
 from littlestone.server.records import replay
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import estimated_bytes, log_level, read_log
@@ -40,15 +42,22 @@ def main() -> None:
     print("| game | rounds | full: bytes/round | compact: bytes (whole log) | auto at the "
           "issue's length | export: compact (re-simulated) vs full (read) |")
     print("|---|---|---|---|---|---|")
+    speeds: list[str] = []
     for label, game, learner, adversary, length in GAMES:
         if quick:
             game = GameSpec(game.game, game.rounds // 10, game.hclass, game.experts)
         sizes, export = {}, {}
-        for level in ("full", "compact"):
+        started = time.perf_counter()
+        play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), 1)
+        speed = {"unlogged": game.rounds / (time.perf_counter() - started)}
+        for level in ("none", "compact", "full"):
             data = Path(tempfile.mkdtemp())
+            started = time.perf_counter()
             done = play_logged(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), 1,
                                data, level=level)
-            assert done.log is not None
+            speed[level] = game.rounds / (time.perf_counter() - started)
+            if done.log is None:
+                continue
             sizes[level] = done.log.stat().st_size
             started = time.perf_counter()
             replay.export(replay.filled(read_log(done.log)), "csv", io.StringIO())
@@ -58,6 +67,13 @@ def main() -> None:
               f"{sizes['compact']:,} | {log_level('auto', full_game)} (estimated "
               f"{estimated_bytes(full_game) / 2**20:,.0f} MiB full) | "
               f"{export['compact']:.2f} s vs {export['full']:.2f} s |")
+        base = speed["unlogged"]
+        speeds.append(f"| {label} | {base:,.0f} | " + " | ".join(
+            f"{speed[k]:,.0f} ({speed[k] / base:.2f}x)" for k in ("none", "compact", "full"))
+            + " |")
+    print("\n| game: rounds/s | unlogged (baseline) | none | compact | full |")
+    print("|---|---|---|---|---|")
+    print("\n".join(speeds))
 
 
 if __name__ == "__main__":
