@@ -87,9 +87,9 @@ UNIFORM = np.full(4, 0.25).astype("<f8").tobytes()
 
 
 async def test_faults_in_queued_experts_rounds_hand_over_and_back(tmp_path, monkeypatch):
-    """A bad move, a late one for the round it faulted, a silent round: each faulted round is charged the maximal
-    loss (p = 1 - y), the good ones keep their weights, and the callback takes the rounds
-    up again after each."""
+    """A bad move, a late one for the round it faulted, a silent round: each faulted round
+    is charged the maximal loss (p = 1 - y), the good ones keep their weights, and the
+    callback takes the rounds up again after each."""
     taken = counting_callbacks(monkeypatch)
     async with running_server(tmp_path, move_deadline=1.0, time_bank=0.0) as server:
         ws, game_id = await raw_experts_game(server, 10)
