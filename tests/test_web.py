@@ -499,3 +499,17 @@ async def test_a_players_token_follows_only_its_own_running_games(tmp_path):
         code, _, _ = await get(f"{base}/api/games/{game_id}",
                                headers={"Authorization": f"Bearer {carol}"})
         assert code == 200
+
+
+async def test_a_name_a_peer_chose_is_escaped_on_every_page(tmp_path):
+    """A peer names its agent ``<script>…``: the page shows the text, never runs it."""
+    async with running_server(tmp_path) as server:
+        evil = "<script>alert(1)</script>'\"><img src=x onerror=alert(2)>"
+        out = await play_one(server, name=evil[:60])
+        base = f"http://127.0.0.1:{server.port}"
+        headers = {"Authorization": f"Bearer {server.token}"}
+        for path in ("/", f"/games/{out['game_id']}", "/?part=games"):
+            status, _, body = await get(base + path, headers=headers)
+            text = body.decode()
+            assert status == 200 and "<script>alert" not in text and "<img src=x" not in text
+            assert "&lt;script&gt;alert(1)" in text
