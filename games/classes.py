@@ -12,6 +12,10 @@ spec                                  hypotheses                             ins
                                       always-false conjunction
 ``halfspaces:d=D,margin=G``           [<w, x> > 0], w a unit vector, with    unit vectors
                                       |<w, x>| >= G on every instance played in R^D
+``halfspaces:d=D,margin=G,            the same, labels unconstrained: the    unit vectors
+agnostic=true``                       revealed w is the comparator, and the  in R^D
+                                      referee measures its hinge deficiency
+                                      TD_G (the non-separable game)
 ``matrix:path=FILE``                  rows of a 0/1 matrix (.npy or .csv)    its columns
 ``quadratic:n=N``                     sign(q(z)) for quadratics q, on N      0..N-1
                                       points z of [-1, 1] (games.polynomial)
@@ -513,6 +517,12 @@ class HalfspaceClass(HypothesisClass):
     unit target w before round 1 and reveals it at the end; the referee then checks that
     every label is h_w(x_t) and every |<w, x_t>| >= margin (docs/design.md 1.1).
 
+    With ``agnostic`` (``agnostic=true``, margin > 0) the labels are free: the revealed w
+    is the comparator the learner is measured against, and the referee reports its total
+    hinge deficiency TD_G(w) = sum_t max(0, G - y_t <w, x_t>), y_t in {-1, +1}, and its
+    mistakes, instead of checking labels and margins (the Perceptron's non-separable
+    bound is 1/G^2 + (2/G) TD_G).
+
     >>> H = make_class("halfspaces:d=2,margin=0.5")
     >>> H.check_instance([0.6, 0.8]).tolist()
     [0.6, 0.8]
@@ -524,10 +534,16 @@ class HalfspaceClass(HypothesisClass):
     size = None
     domain_size = None
 
-    def __init__(self, d: int, margin: float) -> None:
+    def __init__(self, d: int, margin: float, agnostic: bool = False) -> None:
         self.d = self.n_features = d
         self.margin = margin
-        self.spec = format_spec(self.name, {"d": d, "margin": margin})
+        #: Labels need not agree with the revealed target (games.mistake_bound measures
+        #: its total hinge deficiency TD_margin instead of refusing the labels).
+        self.agnostic = agnostic
+        params: dict[str, object] = {"d": d, "margin": margin}
+        if agnostic:
+            params["agnostic"] = True
+        self.spec = format_spec(self.name, params)
 
     def check_instance(self, x: object) -> FloatArray:
         if type(x) is np.ndarray and x.dtype == np.float64 and x.shape == (self.d,):
@@ -747,8 +763,12 @@ def _conjunctions(p: Params, budget: ClassBudget) -> FiniteClass:
 def _halfspaces(p: Params, budget: ClassBudget) -> HypothesisClass:
     d = p.int("d", minimum=1, maximum=1 << 20)
     margin = p.float("margin", 0.1, minimum=0.0, maximum=1.0)
+    agnostic = p.bool("agnostic")
+    if agnostic and margin == 0.0:
+        raise SpecError("halfspaces: agnostic=true measures the hinge deficiency at the "
+                        "margin, which must then be > 0")
     budget.dimension(p, d)
-    return HalfspaceClass(d, margin)
+    return HalfspaceClass(d, margin, agnostic)
 
 
 def _matrix(p: Params, budget: ClassBudget) -> HypothesisClass:

@@ -13,6 +13,9 @@ round T it then :meth:`~MistakeBoundReferee.reveal`\\ s it and the referee check
 label against it. On an infinite class (halfspaces), whose version space the referee
 cannot hold, the adversary always reveals a target after round T: the committed one, or
 (an adaptive adversary) a witness; the referee checks every label and margin against it.
+On ``halfspaces:...,agnostic=true`` the labels are free and the revealed target is only
+measured: its total hinge deficiency and mistakes go into the result (the non-separable
+game of the Perceptron notes).
 
 A move that breaks the rules raises a :class:`~littlestone.games.errors.MoveError` and ends the
 game with that status, recorded against the player who made it.
@@ -128,6 +131,10 @@ class MistakeBoundReferee:
         self.last_block: tuple[int, Any, Any, Any, Any] | None = None
         #: The target revealed after the last round (checked), if one was.
         self.revealed: Any = None
+        #: On an agnostic class, the revealed target's total hinge deficiency TD_margin
+        #: and its number of mistakes, measured at the reveal.
+        self.hinge_deficiency: float | None = None
+        self.target_mistakes = 0
         self._queued_y: list[int] = []
         self._queue_next = 0
         self._committed: bytes | None = None
@@ -427,9 +434,12 @@ class MistakeBoundReferee:
         return None if self.version_space is None else self.version_space.size
 
     def result(self) -> GameResult:
-        """The scores so far; ``status`` is ``incomplete`` while the game is not over."""
+        """The scores so far; ``status`` is ``incomplete`` while the game is not over.
+
+        After the reveal of an agnostic game, ``extra`` holds the revealed target's
+        ``hinge_deficiency`` and ``target_mistakes``, and the regret is against it."""
         status = self.status if self.over else "incomplete"
-        return GameResult(
+        result = GameResult(
             game=MISTAKE_BOUND,
             status=status,
             rounds=self.t,
@@ -439,6 +449,12 @@ class MistakeBoundReferee:
             expected_regret=self.expected_mistakes,
             message=self.message,
         )
+        if self.hinge_deficiency is not None:  # regret against the revealed comparator
+            result.regret -= self.target_mistakes
+            result.expected_regret -= self.target_mistakes
+            result.extra.update(hinge_deficiency=self.hinge_deficiency,
+                                target_mistakes=self.target_mistakes)
+        return result
 
     # -- rules -------------------------------------------------------------------------
 
@@ -462,7 +478,9 @@ class MistakeBoundReferee:
         return int(target)
 
     def _check_labels(self, target: Any) -> None:
-        if isinstance(self.hclass, HalfspaceClass):
+        if isinstance(self.hclass, HalfspaceClass) and self.hclass.agnostic:
+            self._measure_target(target)
+        elif isinstance(self.hclass, HalfspaceClass):
             assert self._history_x is not None and self._history_y is not None
             for start in range(0, self.t, CHECK_CHUNK):  # in chunks: the history may be a file
                 stop = min(start + CHECK_CHUNK, self.t)
@@ -483,6 +501,22 @@ class MistakeBoundReferee:
         elif self.version_space is not None and target not in self.version_space:
             self._fail(RuleViolation(ADVERSARY, "target_label", f"revealed hypothesis {target} "
                                      "disagrees with a label given"))
+
+    def _measure_target(self, target: NDArray[np.float64]) -> None:
+        """The non-separable game: labels are free, and the revealed unit w is measured:
+        TD_G(w) = sum_t max(0, G - y_t <w, x_t>) (y_t in {-1, +1}, G the margin) and its
+        mistakes, the rounds where [<w, x_t> > 0] is not the label."""
+        assert isinstance(self.hclass, HalfspaceClass)
+        assert self._history_x is not None and self._history_y is not None
+        deficiency, mistakes = 0.0, 0
+        for start in range(0, self.t, CHECK_CHUNK):  # in chunks: the history may be a file
+            stop = min(start + CHECK_CHUNK, self.t)
+            scores = self._history_x[start:stop] @ target
+            labels = self._history_y[start:stop] == 1
+            margins = np.where(labels, scores, -scores)
+            deficiency += float(np.maximum(0.0, self.hclass.margin - margins).sum())
+            mistakes += int(np.count_nonzero((scores > 0) != labels))
+        self.hinge_deficiency, self.target_mistakes = deficiency, mistakes
 
     def _out_of_turn(self, role: str, move: str) -> None:
         expected = self.phase.value

@@ -147,6 +147,16 @@ class Params:
             raise self._fail(key, value, f"must be at most {maximum}")
         return number
 
+    def bool(self, key: str, default: builtins.bool = False) -> builtins.bool:
+        """A boolean parameter (:func:`parse_bool`'s spellings)."""
+        value = self._get(key)
+        if value is None:
+            return default
+        try:
+            return parse_bool(value)
+        except ValueError:
+            raise self._fail(key, value, "is not true or false") from None
+
     def str(self, key: str, default: str | None = None) -> str:
         """A string parameter; required when no default."""
         value = self._get(key)

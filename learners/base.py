@@ -20,6 +20,7 @@ started afresh (``start`` resets it) for each game.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,12 @@ class Learner(Agent):
         Asked after the game, so that a bound may use what the learner saw (the best
         expert's mistakes for Weighted-Majority)."""
         return None
+
+    def final_bound(self, game: GameSpec, measured: Mapping[str, Any]) -> Bound | None:
+        """The bound printed once the game is over: :meth:`bound`, unless it depends on
+        what the referee measured (``measured``: the result's scores, such as the revealed
+        target's ``hinge_deficiency`` on an agnostic class)."""
+        return self.bound(game)
 
     def report(self) -> dict[str, Any]:
         """What the learner measured during the game (added to the game's result)."""

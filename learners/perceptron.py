@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,9 @@ class Perceptron(Learner):
     """Predict [<w, x> > 0]; on a mistake w += (2y - 1) x: at most (R/gamma)^2 mistakes.
 
     The bound holds when the data are separable by a unit w* with margin gamma and
-    ||x|| <= R; on ``halfspaces:d=D,margin=G`` instances are unit vectors (R = 1).
+    ||x|| <= R; on ``halfspaces:d=D,margin=G`` instances are unit vectors (R = 1). On
+    ``halfspaces:d=D,margin=G,agnostic=true`` the labels are free, and it prints
+    1/gamma^2 + (2/gamma) TD_gamma(u) for the target u the adversary revealed.
     ``normalize=true`` divides each instance by its norm first. It reports the radius R
     it saw (the largest norm of an instance it updated on) and its number of updates,
     so that (R/gamma)^2 can be checked on any separable stream.
@@ -94,8 +97,23 @@ class Perceptron(Learner):
 
     def bound(self, game: GameSpec) -> Bound | None:
         hclass = game.hclass
-        if isinstance(hclass, HalfspaceClass) and hclass.margin > 0:
+        if isinstance(hclass, HalfspaceClass) and hclass.margin > 0 and not hclass.agnostic:
             radius = 1.0
             return Bound(math.floor((radius / hclass.margin) ** 2 + 1e-9),
                          "(R/gamma)^2 with R = 1, gamma = margin (Perceptron convergence)")
         return None
+
+    def final_bound(self, game: GameSpec, measured: Mapping[str, Any]) -> Bound | None:
+        """On ``halfspaces:...,agnostic=true``: 1/gamma^2 + (2/gamma) TD_gamma(u) for the
+        revealed u, TD_gamma as the referee measured it (``hinge_deficiency``; the
+        Perceptron notes: M <= 1/gamma^2 + (2/gamma) TD_gamma for every unit u)."""
+        hclass = game.hclass
+        deficiency = measured.get("hinge_deficiency")
+        if not (isinstance(hclass, HalfspaceClass) and hclass.agnostic):
+            return self.bound(game)
+        if not isinstance(deficiency, int | float):  # no target revealed: no comparator
+            return None
+        gamma = hclass.margin
+        return Bound(1 / gamma**2 + 2 * deficiency / gamma,
+                     f"1/gamma^2 + (2/gamma) TD_gamma(u), u the revealed target, gamma = "
+                     f"{gamma:g}, TD_gamma = {deficiency:.4g} (non-separable Perceptron)")

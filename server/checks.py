@@ -75,6 +75,7 @@ CHECK_GAMES: list[tuple[str, str | None, int | None]] = [
     (MISTAKE_BOUND, "monotone-disjunctions:n=5", None),
     (MISTAKE_BOUND, "halfspaces:d=5,margin=0.2", None),
     (MISTAKE_BOUND, "halfspaces:d=6,margin=0.5", None),
+    (MISTAKE_BOUND, "halfspaces:d=6,margin=0.5,agnostic=true", None),
     (MISTAKE_BOUND, "matrix:shape=random-12x10", None),
     (EXPERTS, "singletons:n=8", None),
     (EXPERTS, None, 4),

@@ -127,7 +127,7 @@ async def play_remote(
     revealed = _revealed_key(start, end)
     result = dict(end["result"])
     result["status"] = end["status"]
-    bound = agent.bound(game) if isinstance(agent, Learner) else None
+    bound = agent.final_bound(game, result) if isinstance(agent, Learner) else None
     if bound is not None:
         result["bound"], result["bound_name"] = bound.value, bound.name
     out: dict[str, Any] = {

@@ -83,7 +83,7 @@ def play(
     else:
         result = _play_mistake_bound(game, learner, adversary, seeds.referee, on_record, blocks,
                                      log)
-    result.bound = learner.bound(game)
+    result.bound = learner.final_bound(game, result.to_dict())
     result.extra.update(learner.report())
     return result
 

@@ -94,7 +94,7 @@ async def run_game(
     result.revealed = getattr(referee, "revealed", None)
     if isinstance(learner, Learner):
         with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
-            result.bound = learner.bound(game)
+            result.bound = learner.final_bound(game, result.to_dict())
             result.extra.update(learner.report())
     if isinstance(game.hclass, FiniteClass):
         result.extra["size"] = game.hclass.size
