@@ -16,7 +16,8 @@ from littlestone.learners.base import Learner, register
 
 @register
 class Perceptron(Learner):
-    """Predict [<w, x> > 0]; on a mistake w += (2y - 1) x: at most (R/gamma)^2 mistakes.
+    """Predict [<w, x> > 0]; on a mistake w += (2y - 1) x: at most (R/gamma)^2 mistakes on
+    data separable with margin gamma, 1/gamma^2 + (2/gamma) TD_gamma(u) on any data.
 
     The bound holds when the data are separable by a unit w* with margin gamma and
     ||x|| <= R; on ``halfspaces:d=D,margin=G`` instances are unit vectors (R = 1). On

@@ -395,7 +395,8 @@ MOVE_VALUES = st.one_of(
     st.sampled_from([np.array([0.6, 0.8]), np.array([1.0, 0.0]), np.array([1 / 3] * 3),
                      np.array([0.0, 1.0, 0.5]), np.int64(2), np.float64(0.5)]),
 )
-MB_CLASSES = ["thresholds:n=4", "singletons:n=3", "halfspaces:d=2,margin=0.1"]
+MB_CLASSES = ["thresholds:n=4", "singletons:n=3", "halfspaces:d=2,margin=0.1",
+              "halfspaces:d=2,margin=0.1,agnostic=true"]
 MB_MOVES = ["instance", "prediction", "prediction_fault", "label", "commit", "reveal",
             "queue", "queued_round", "score_queued", "abort"]
 EXPERTS_MOVES = ["advice", "instance", "weights", "prediction", "answer_fault", "label",

@@ -214,6 +214,7 @@ PAIRS = [
     (MISTAKE_BOUND, "thresholds:n=40", None),
     (MISTAKE_BOUND, "k-disjunctions:n=10,k=2", None),
     (MISTAKE_BOUND, "halfspaces:d=9,margin=0.34", None),
+    (MISTAKE_BOUND, "halfspaces:d=12,margin=0.3,agnostic=true", None),
     (EXPERTS, "singletons:n=6", None),
     (EXPERTS, None, 3),
 ]
