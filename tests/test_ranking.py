@@ -130,13 +130,14 @@ def test_the_adversary_is_credited_with_the_rounds_a_learner_did_not_play():
     assert forcing == {"tree": str(Fraction(1 + T - 1, 4)), "target": "0"}
 
 
-def test_exact_ties_share_a_rank_the_demo_case():
-    """The shipped demo: Halving's and SOA's means are both 241/360; summed as floats in
-    their own orders they differ, and SOA used to print third."""
+def test_exact_ties_share_a_rank():
+    """Two learners whose median pair scores 13/60 exactly: summed as floats in their own
+    orders the pair's four games give 0.21666666666666667 and 0.21666666666666665 (the
+    shipped demo once printed SOA third for such a difference)."""
     ldim = {"thresholds:n=63": 6, "monotone-disjunctions:n=5": 5}
-    mistakes = {  # (class, seed) -> mistakes, per learner and adversary, from the demo
-        ("halving", "contrarian"): [3, 2, 4, 2], ("halving", "random-target"): [2, 4, 3, 2],
-        ("soa", "contrarian"): [3, 2, 5, 2], ("soa", "random-target"): [2, 4, 3, 1],
+    mistakes = {  # (class, seed) -> mistakes, per learner and adversary
+        ("halving", "contrarian"): [0, 1, 1, 3], ("soa", "contrarian"): [0, 1, 3, 1],
+        ("halving", "random-target"): [0, 0, 0, 0], ("soa", "random-target"): [0, 0, 0, 0],
         ("halving", "shattered-tree"): [5, 5, 6, 6], ("soa", "shattered-tree"): [5, 5, 6, 6],
     }
     games = [("monotone-disjunctions:n=5", 0), ("monotone-disjunctions:n=5", 1),
@@ -144,17 +145,51 @@ def test_exact_ties_share_a_rank_the_demo_case():
     rows = [row(learner, adversary, mistakes=m, hclass=c, seed=s)
             for (learner, adversary), ms in mistakes.items()
             for (c, s), m in zip(games, ms, strict=True)]
-    old_means = {}  # the former float arithmetic, to show this case is the one that failed
-    for learner in ("halving", "soa"):
-        cells = [sum(m / ldim[c] for (c, _), m in zip(games, mistakes[(learner, a)],
-                                                       strict=True)) / 4
-                 for a in ("contrarian", "random-target", "shattered-tree")]
-        old_means[learner] = sum(cells) / len(cells)
-    assert old_means["halving"] != old_means["soa"]
+    floats = {learner: sum(m / ldim[c] for (c, _), m in zip(games, mistakes[(learner,
+                                                                              "contrarian")],
+                                                            strict=True)) / 4
+              for learner in ("halving", "soa")}
+    assert floats["halving"] != floats["soa"]  # the float arithmetic would split them
     board = rank("demo", rows, [])
-    assert [(e["learner"], e["rank"], e["mean_exact"], e["tied_with"])
-            for e in board.learners] == [("halving", 1, "241/360", ["soa"]),
-                                         ("soa", 1, "241/360", ["halving"])]
+    assert [(e["learner"], e["rank"], e["median_exact"], e["tied_with"])
+            for e in board.learners] == [("halving", 1, "13/60", ["soa"]),
+                                         ("soa", 1, "13/60", ["halving"])]
+
+
+def test_a_learner_throwing_its_games_to_a_friend_does_not_rank_the_friend_first():
+    """A classmate's learner errs every round against its friend's adversary (it knows it
+    by a signal in the instances): the friend's forcing, a median over learners, does not
+    move, and the thrower ranks itself last."""
+    learners = ["a", "b", "c", "d", "e"]
+    honest = {"strong": 4, "friend": 2}  # mistakes each adversary forces on everyone
+    rows = [row(lrn, adv, mistakes=m) for lrn in learners for adv, m in honest.items()]
+    before = by_name(rank("t", rows, []).adversaries, "adversary")
+    thrown = [r for r in rows if (r["learner"], r["adversary"]) != ("e", "friend")]
+    thrown.append(row("e", "friend", mistakes=T))
+    board = rank("t", thrown, [])
+    after = by_name(board.adversaries, "adversary")
+    assert after["friend"]["forcing_exact"] == before["friend"]["forcing_exact"] == "1/2"
+    assert [e["adversary"] for e in board.adversaries] == ["strong", "friend"]
+    assert board.learners[-1]["learner"] == "e"
+    # the mean over learners it replaced would have ranked the friend first
+    mean_forcing = sum(board.payoff[lrn]["friend"] for lrn in learners) / len(learners)
+    assert mean_forcing > after["strong"]["forcing"]
+
+
+def test_an_adversary_going_easy_on_a_friend_does_not_lift_the_friend():
+    """A classmate's adversary lets its friend's learner make no mistake: the friend's
+    worst is still its strongest adversary's, and its median is not moved below the
+    others' by one friendly pair."""
+    adversaries = {"strong": 4, "mid": 3, "weak": 2}
+    rows = [row(lrn, adv, mistakes=m) for lrn in ("friend", "other")
+            for adv, m in adversaries.items()]
+    rows = [r for r in rows if (r["learner"], r["adversary"]) != ("friend", "weak")]
+    rows.append(row("friend", "weak", mistakes=0))  # the gift
+    board = rank("t", rows, [])
+    learners = by_name(board.learners, "learner")
+    assert learners["friend"]["worst_exact"] == learners["other"]["worst_exact"] == "1"
+    assert learners["friend"]["median_exact"] == learners["other"]["median_exact"] == "3/4"
+    assert learners["friend"]["rank"] == learners["other"]["rank"] == 1
 
 
 def test_competition_ranking_and_ties_listed_by_name():
@@ -165,7 +200,7 @@ def test_competition_ranking_and_ties_listed_by_name():
         ("a", 1, []), ("b", 2, ["c"]), ("c", 2, ["b"]), ("d", 4, [])]
 
 
-def test_the_mean_breaks_a_tie_on_the_worst():
+def test_the_median_breaks_a_tie_on_the_worst():
     rows = [row("steady", "tree", mistakes=4), row("steady", "target", mistakes=4),
             row("quick", "tree", mistakes=4), row("quick", "target", mistakes=1)]
     board = rank("t", rows, [])
@@ -264,7 +299,7 @@ def test_a_small_tournament_shows_exact_ties_as_ties(tmp_path: Path, capsys):
     learners = {e["learner"]: e for e in board["learners"]}
     assert learners["halving"]["rank"] == learners["soa"]["rank"] == 1
     assert learners["halving"]["tied_with"] == ["soa"]
-    assert learners["halving"]["mean_exact"] == learners["soa"]["mean_exact"]
+    assert learners["halving"]["median_exact"] == learners["soa"]["median_exact"]
     assert learners["halving"]["worst_exact"] == learners["soa"]["worst_exact"] == "1"
     assert learners["follow-the-leader"]["rank"] == 3
     # the terminal and the report say so too (a second run plays nothing, ranks again)
@@ -272,4 +307,4 @@ def test_a_small_tournament_shows_exact_ties_as_ties(tmp_path: Path, capsys):
     out = capsys.readouterr().out
     assert "1=  halving" in out and "(tied with soa)" in out and "1=  soa" in out
     page = (data / "reports" / "ties.html").read_text()
-    assert "tied with soa (exactly equal: worst 1, mean " in page
+    assert "tied with soa (exactly equal: worst 1, median " in page

@@ -97,7 +97,7 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
     ...                        "expected_mistakes": expected}}
     >>> lines = leaderboard_lines(rank("t", [game("soa", 4, 4), game("coin", 5, 4)], []))
     >>> print("\\n".join(lines[:4]))
-    rank  learner  worst  realised  mean  realised  failed
+    rank  learner  worst  realised  median  realised  failed
       1=  coin         1      1.25     1      1.25  0  (tied with soa)
       1=  soa          1         1     1         1  0  (tied with coin)
     rank  adversary  forcing  realised  failed
@@ -120,12 +120,12 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
     # names in full, never cut: the column is as wide as the longest
     width = max([len("adversary"), *(len(r["learner"]) for r in report.learners),
                  *(len(r["adversary"]) for r in report.adversaries)])
-    lines = [f"{'rank':>4}  {'learner':<{width}} {'worst':>9} {'realised':>9} {'mean':>9} "
+    lines = [f"{'rank':>4}  {'learner':<{width}} {'worst':>9} {'realised':>9} {'median':>9} "
              f"{'realised':>9}  failed"]
     for row in report.learners:
         lines.append(f"{position(row):>4}  {row['learner']:<{width}} {num(row['worst']):>9} "
-                     f"{num(row['worst_realised']):>9} {num(row['mean']):>9} "
-                     f"{num(row['mean_realised']):>9}  {notes(row)}")
+                     f"{num(row['worst_realised']):>9} {num(row['median']):>9} "
+                     f"{num(row['median_realised']):>9}  {notes(row)}")
     lines.append(f"{'rank':>4}  {'adversary':<{width}} {'forcing':>9} {'realised':>9}  failed")
     for row in report.adversaries:
         lines.append(f"{position(row):>4}  {row['adversary']:<{width}} "

@@ -68,9 +68,11 @@ SCORING: dict[str, tuple[str, str]] = {
 #: (the terminal, in short).
 RULES = (
     "Scores: mistakes / Ldim(H) (mistake-bound) or regret / sqrt(T ln d) (experts), in "
-    "expectation over the referee's coin (realised figures shown beside); learners are "
-    "ranked by their worst adversary's mean score, then by their mean over adversaries "
-    "(lower is better), adversaries by the mean score they force (higher is better). A "
+    "expectation over the referee's coin (realised figures shown beside), a pair's score "
+    "the mean over its games; learners are ranked by their worst adversary's score, then "
+    "by their median over adversaries (lower is better), adversaries by the median score "
+    "they force over learners (higher is better): one friend who throws its games moves "
+    "no median. A "
     "player that ends a game by its own fault (crash, illegal move, forfeit, timeout, "
     "disconnection, memory, absence, declining the game, failing to load) loses every "
     "round it did not play: a learner scores "
@@ -147,6 +149,21 @@ class Figures:
         n = len(values)
         return Figures(sum((v.expected for v in values), Fraction(0)) / n,
                        sum((v.realised for v in values), Fraction(0)) / n)
+
+    @staticmethod
+    def median(values: list[Figures]) -> Figures:
+        """The medians of non-empty ``values``' expected and realised figures, exact (the
+        mean of the middle two of an even count).
+
+        >>> m = Figures.median([Figures(Fraction(v), Fraction(v)) for v in (0, 1, 9, 100)])
+        >>> m.expected, m.realised
+        (Fraction(5, 1), Fraction(5, 1))
+        """
+        def middle(numbers: list[Fraction]) -> Fraction:
+            ordered, half = sorted(numbers), len(numbers) // 2
+            return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
+
+        return Figures(middle([v.expected for v in values]), middle([v.realised for v in values]))
 
 
 def judge(game: str, status: str, result: Mapping[str, Any], horizon: int
@@ -276,10 +293,14 @@ class TournamentReport:
 
 def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
          ) -> TournamentReport:
-    """Learners by their worst adversary's mean score, then by their mean over
-    adversaries (lower is better); adversaries by the mean score they force over
-    learners (higher is better); and the payoff matrix. Scores are the expected figures of
-    :func:`figures`, averaged exactly over each pair's classes and seeds; equal scores
+    """Learners by their worst adversary's score, then by their median over adversaries
+    (lower is better); adversaries by the median score they force over learners (higher
+    is better); and the payoff matrix. A pair's score is the mean of the expected figures
+    of :func:`figures` over its classes and seeds, exact. Medians, not means: an entrant
+    that throws its games to a friend (a learner erring on purpose, an adversary labelling
+    as its friend predicts) changes one pair, which moves no median while fewer than half
+    the field collude (the worst, a maximum, moves only if the friend was that learner's
+    strongest adversary: SECURITY.md). Equal scores
     share a rank (competition ranking: 1, 2, 2, 4) and are listed by name; entrants with
     no scored game follow every scored one, by name, with rank ``None``.
 
@@ -319,12 +340,12 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
         entry = _entry(LEARNER, learner, judged)
         if values:
             worst = max(c.expected for c in values)
-            mean = Figures.mean(values)
+            median = Figures.median(values)
             entry |= _shown("worst", worst, max(c.realised for c in values))
-            entry |= _shown("mean", mean.expected, mean.realised)
-            keys[learner] = (worst, mean.expected)
+            entry |= _shown("median", median.expected, median.realised)
+            keys[learner] = (worst, median.expected)
         else:
-            entry |= _shown("worst", None, None) | _shown("mean", None, None)
+            entry |= _shown("worst", None, None) | _shown("median", None, None)
             keys[learner] = None
         report.learners.append(entry)
     report.learners = _standings(report.learners, LEARNER, keys)
@@ -334,7 +355,7 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
                   if (c := cells.get((lrn, adversary), (None, None))[1]) is not None]
         entry = _entry(ADVERSARY, adversary, judged)
         if values:
-            forcing = Figures.mean(values)
+            forcing = Figures.median(values)
             entry |= _shown("forcing", forcing.expected, forcing.realised)
             keys[adversary] = (-forcing.expected,)
         else:

@@ -111,7 +111,7 @@ def _publish_log(source: Path, folder: Path) -> Path:
 
 
 #: The scores each leaderboard ranks on, in order.
-_KEYS = {"learner": ("worst", "mean"), "adversary": ("forcing",)}
+_KEYS = {"learner": ("worst", "median"), "adversary": ("forcing",)}
 
 
 def _fault_note(row: dict[str, Any]) -> str:
@@ -191,12 +191,12 @@ def write_report(report: TournamentReport, data: Path) -> Path:
              f"<h2>Learners</h2><p>{esc(RULES)}</p><p>Scores are expected figures; the "
              "realised ones (the coin as it fell) are in brackets where they differ. "
              "<em>failed</em>: games the entrant ended by its own fault.</p>"
-             "<table><tr><th>rank</th><th>learner</th><th>worst</th><th>mean</th>"
+             "<table><tr><th>rank</th><th>learner</th><th>worst</th><th>median</th>"
              "<th>games</th><th>failed</th></tr>"]
     for row in report.learners:
         parts.append(f"<tr><td>{position(row)}</td><td>{notes(row, 'learner')}</td>"
                      f"<td>{fmt2(row['worst'], row['worst_realised'])}</td>"
-                     f"<td>{fmt2(row['mean'], row['mean_realised'])}</td>"
+                     f"<td>{fmt2(row['median'], row['median_realised'])}</td>"
                      f"<td>{row['games']}</td><td>{failures(row)}</td></tr>")
     parts.append("</table><h2>Adversaries</h2><table><tr><th>rank</th><th>adversary</th>"
                  "<th>forcing power</th><th>games</th><th>failed</th></tr>")

@@ -163,11 +163,11 @@ def leaderboard(board: dict[str, Any]) -> str:
 
     out = [f"<p class='note'>{board['games']} games recorded.</p>",
            "<h2>Learners</h2><table class='leaderboard' id='learners'><thead><tr><th>rank"
-           "</th><th>learner</th><th>worst</th><th>mean</th><th>games</th><th>failed</th>"
+           "</th><th>learner</th><th>worst</th><th>median</th><th>games</th><th>failed</th>"
            "</tr></thead><tbody>"]
     for row in board["learners"]:
         out.append(f"<tr><td>{position(row)}</td><td class='name'>{escape(row['learner'])}</td>"
-                   f"<td>{_num(row['worst'])}</td><td>{_num(row['mean'])}</td>"
+                   f"<td>{_num(row['worst'])}</td><td>{_num(row['median'])}</td>"
                    f"<td>{row['games']}</td><td>{failures(row)}</td></tr>")
     out.append("</tbody></table><h2>Adversaries</h2><table class='leaderboard' "
                "id='adversaries'><thead><tr><th>rank</th><th>adversary</th><th>forcing</th>"
