@@ -19,6 +19,7 @@ littlestone.protocol.errors.ProtocolError: a learner does not send label
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Callable
 from typing import Any
@@ -71,6 +72,9 @@ class ServerSession:
         self.role: str | None = None
         self.agent = ""
         self.account: str | None = None
+        #: SHA-256 (hex) of the token that said hello, when it named an account: the
+        #: server looks it up again before each lobby request (a revoked token stops).
+        self.token_digest: str | None = None
         #: What the token lets this session do: one of :data:`PRIVILEGES`.
         self.privilege = "player"
         self._expected: frozenset[str] = frozenset()
@@ -144,6 +148,7 @@ class ServerSession:
                 raise ProtocolError(Code.UNAUTHORIZED, "unknown token")
             if found is not None:
                 self.account, self.privilege = found
+                self.token_digest = hashlib.sha256(token.encode()).hexdigest()
         if self.privilege == "spectator" and message["role"] != "spectator":
             raise ProtocolError(Code.UNAUTHORIZED, "this token only watches: connect with "
                                 "role spectator")

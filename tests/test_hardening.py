@@ -491,3 +491,24 @@ async def test_a_negative_exact_ldim_budget_is_refused_not_an_internal_error(tmp
                               GAME, seed=1, token=server.token)
         assert Store(tmp_path).games(status="aborted:internal") == []
         await honest_game(server, server.token)
+
+
+async def test_a_revoked_token_is_refused_at_its_next_request_on_an_open_connection(tmp_path):
+    """Revoking a token (over the wire or with ``token revoke``: the same row) stops the
+    connections it already has: the next lobby request is ``unauthorized``, and closed.
+    A game it is playing goes on to its end; other tokens play on."""
+    async with running_server(tmp_path) as server:
+        other = server.store.add_token("carol")
+        ws, welcome = await session(server, server.token)
+        assert welcome["type"] == "welcome"
+        bob, _ = await hand_played(server, server.token)
+        assert server.store.revoke_token("bob")
+        await ws.send(msgpack.packb(CHALLENGE))
+        await closed_after(ws, "unauthorized", 1008)
+        assert (await finish(bob))["status"] == "complete"  # its running game ends well
+        await honest_game(server, other)
+        # a name given a new token: the old token's connections stop too
+        ws, _ = await session(server, other)
+        server.store.add_token("carol", replace=True)
+        await ws.send(msgpack.packb(CHALLENGE))
+        await closed_after(ws, "unauthorized", 1008)

@@ -513,3 +513,43 @@ async def test_a_name_a_peer_chose_is_escaped_on_every_page(tmp_path):
             text = body.decode()
             assert status == 200 and "<script>alert" not in text and "<img src=x" not in text
             assert "&lt;script&gt;alert(1)" in text
+
+
+async def test_a_live_feed_closes_when_its_token_is_revoked(tmp_path, monkeypatch):
+    """A spectator's token revoked while it watches: its feed closes (1008) within a
+    check interval, and the game goes on; a fresh request with it is refused at once."""
+    from websockets.asyncio.client import connect as ws_connect
+    from websockets.exceptions import ConnectionClosed
+
+    from littlestone.server.web import app
+
+    monkeypatch.setattr(app, "REVOKE_CHECK_S", 0.05)
+    async with running_server(tmp_path) as server:
+        viewer = server.store.add_token("viewer", "spectator")
+        slow = LEARNERS.make("halving")
+        predict = slow.predict
+        started = asyncio.Event()
+
+        def slow_predict(x: Any) -> float:
+            started.set()
+            return predict(x)
+
+        slow.predict = slow_predict
+        game = asyncio.create_task(play_remote(
+            server.url, slow, "shattered-tree",
+            GameSpec("mistake-bound", 20000, make_class("thresholds:n=15")), seed=1,
+            token=server.token))
+        await started.wait()
+        (game_id,) = list(server.running)
+        headers = {"Authorization": f"Bearer {viewer}"}
+        async with ws_connect(f"ws://127.0.0.1:{server.port}/live/{game_id}",
+                              additional_headers=headers, proxy=None) as live:
+            assert json.loads(await live.recv())["type"] == "watching"
+            assert server.store.revoke_token("viewer")
+            with pytest.raises(ConnectionClosed) as info:
+                while True:
+                    await asyncio.wait_for(live.recv(), 10)
+            assert info.value.rcvd is not None and info.value.rcvd.code == 1008
+        code, _, _ = await get(f"http://127.0.0.1:{server.port}/api/games", headers=headers)
+        assert code == 401
+        assert (await game)["status"] == "complete"

@@ -256,6 +256,9 @@ class GameServer:
                 await ws.send(encode(exc.to_message()))
                 continue
             kind = message["type"]
+            if (only is None and session.token_digest is not None
+                    and self.store.token_account(session.token_digest) is None):
+                raise ProtocolError(Code.UNAUTHORIZED, "this token was revoked", fatal=True)
             if only is not None and (kind != "enter" or message["tournament"] != only):
                 raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
                                     f"tournament {only}", fatal=True)

@@ -60,6 +60,8 @@ log = logging.getLogger("littlestone.server")
 
 #: Worker threads for the page's database and log work.
 WORKERS = 2
+#: Seconds between a live feed's checks that its token was not revoked.
+REVOKE_CHECK_S = 5.0
 
 
 class _JsonSpectator:
@@ -234,9 +236,9 @@ class WebApp:
         origin = request.headers.get("Origin")
         if origin is not None and urlsplit(origin).netloc != request.headers.get("Host"):
             return error(403, "another site's page may not watch here", True)
-        return Upgrade(self._watch(game_id))
+        return Upgrade(self._watch(game_id, token_of(request)))
 
-    def _watch(self, game_id: str) -> Handler:
+    def _watch(self, game_id: str, token: str | None) -> Handler:
         async def watch(connection: Connection) -> None:
             broadcast = self.server.running.get(game_id) if self.server is not None else None
             if broadcast is None:
@@ -249,8 +251,12 @@ class WebApp:
             try:
                 end = asyncio.ensure_future(broadcast.over.wait())
                 try:
-                    await asyncio.wait((end, connection.closed),
-                                       return_when=asyncio.FIRST_COMPLETED)
+                    while not (end.done() or connection.closed.done()):
+                        await asyncio.wait((end, connection.closed), timeout=REVOKE_CHECK_S,
+                                           return_when=asyncio.FIRST_COMPLETED)
+                        if token is not None and self.access.tokens(token) is None:
+                            await connection.close(1008, "token revoked")
+                            return
                 finally:
                     end.cancel()
             finally:
