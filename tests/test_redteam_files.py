@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import os
+import resource
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -214,6 +215,27 @@ def test_a_msgpack_bomb_is_one_line(genuine, tmp_path):
     huge = tmp_path / "huge.lslog"
     huge.write_bytes(MAGIC + b"\xff\xff\xff\xff" + b"\x00" * 64)
     one_line(cli("replay", huge), 4)
+
+
+def test_frames_full_of_nothing_do_not_pile_up_in_memory(genuine, tmp_path):
+    """msgpack grows a list of nils about tenfold in memory (8 bytes a pointer): 12 experts
+    rounds, each carrying 4 MiB of nils under a key of its own, were all kept (400 MB for
+    a 48 MB file); a frame's extra fields are kept only when scalar. The reader runs under
+    a 400 MiB address-space limit."""
+    header = copy.deepcopy(frames(genuine)[0])
+    header[0]["rules"] = {"game": "experts", "class": None, "rounds": 12, "experts": 2,
+                          "horizon_known": True}
+    junk = [None] * (4 << 20)
+    rounds = [[{"kind": "expert", "t": t, "p": 0.5, "y": 1, "drawn": 0, "loss": 0.0,
+                "expected_loss": 0.5, "regret": 0.0, "expected_regret": 0.5, "junk": junk,
+                "buffers": []}, []] for t in range(1, 13)]
+    log = forge(tmp_path / "nothing.lslog", [header, *rounds])
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (400 << 20, 400 << 20))
+    run = subprocess.run([sys.executable, "-m", "littlestone", "replay", str(log), "--page", "1"],
+                         capture_output=True, timeout=60, preexec_fn=limited)
+    assert "is incomplete" in one_line(run, 5)  # (no footer), read whole
 
 
 def test_a_buffer_claiming_terabytes_is_not_allocated(genuine, tmp_path):

@@ -87,8 +87,10 @@ QUEUE_FRAMES = 8
 ROUND_BATCH = 256
 #: ... or as soon as the oldest waiting round is this old (seconds).
 BATCH_SECONDS = 0.25
-#: Largest frame header the reader accepts (a guard against garbage lengths).
-MAX_HEADER = 64 << 20
+#: Largest frame header the reader accepts (a guard against garbage lengths, and against
+#: msgpack's ~10x growth in memory: the largest written is a footer revealing a halfspace
+#: target of 2^20 coordinates, about 9.5 MB).
+MAX_HEADER = 16 << 20
 
 
 class LogError(LittlestoneError):
@@ -403,6 +405,11 @@ def _is_int(value: Any, low: int = -(1 << 63), high: int = 1 << 63) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value < high
 
 
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, int | float) or (
+        isinstance(value, str) and len(value) <= 256)
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -556,7 +563,8 @@ def read_log(path: str | Path) -> GameLogData:
                 else:
                     xs.extend(raw["x"].tolist())
             elif kind == "expert":
-                row = {k: v for k, v in head.items() if k not in ("kind", "buffers")}
+                row = {k: v for k, v in head.items()  # (scalars: nothing piles up)
+                       if k not in ("kind", "buffers") and _is_scalar(v)}
                 row.update(raw)
                 expert_rounds.append(row)
             elif kind == "footer":
