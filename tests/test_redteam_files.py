@@ -563,3 +563,51 @@ def test_a_game_spoiled_after_the_learner_played_every_round_counts_for_the_lear
     row = rows[("halving", "spoiler.py:Spoiler")]
     assert row["result"]["rounds"] in (9, 10)  # the learner played (nearly) every round
     assert board["payoff"]["halving"]["spoiler.py:Spoiler"] is not None
+
+
+# -- check ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "shadow"])
+def test_check_on_a_file_that_is_no_python_file_is_one_line(tmp_path, kind):
+    """A FIFO would block the import forever; /etc/shadow behind a symlink must not be
+    read (the sandbox's uid cannot) nor shown."""
+    path = tmp_path / "agent.py"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to("/etc/shadow")
+    err = one_line(cli("check", f"{path}:X", cwd=tmp_path, timeout=100), 2)
+    assert "root:" not in err
+
+
+LIAR = '''
+import atexit, os, sys
+
+def lie():
+    sys.stdout.write('every check passed: ready for a tournament\\n')
+    sys.stdout.flush()
+    os._exit(0)
+
+atexit.register(lie)
+from littlestone.learners.halving import Halving
+
+class Liar(Halving):
+    def predict(self, x):
+        return 7.0  # an illegal move: its game is forfeited
+'''
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "check runs the suite in the submission's own interpreter (in the sandbox): its code "
+    "can rewrite the verdict (an atexit hook prints 'every check passed' and exits 0). The "
+    "verdict is the author's own pre-flight; a tournament decides by playing it through its "
+    "server. An unforgeable check would play its games from outside the sandbox, as a "
+    "tournament does: a redesign of check, not a local fix"))
+def test_a_file_cannot_make_check_say_it_passed(tmp_path):
+    (tmp_path / "liar.py").write_text(LIAR)
+    run = cli("check", "liar.py:Liar", cwd=tmp_path, timeout=100)
+    assert b"FAIL" in run.stdout  # (the real verdict is printed, then contradicted)
+    assert run.returncode == 1 and not run.stdout.strip().endswith(b"ready for a tournament")
