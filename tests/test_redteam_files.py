@@ -471,6 +471,35 @@ class Spoiler(RandomTarget):
         return super().label(x, p)
 '''
 
+CLOSER = '''
+import os
+import socket
+
+from littlestone.learners.halving import Halving
+
+
+class Closer(Halving):
+    """In round 3, closes every socket it holds, opens a new connection to the referee's
+    socket and sends it a forged frame, then answers on."""
+
+    def predict(self, x):
+        self.t = getattr(self, "t", 0) + 1
+        if self.t == 3:
+            for fd in os.listdir("/proc/self/fd"):
+                try:
+                    if os.readlink(f"/proc/self/fd/{fd}").startswith("socket:"):
+                        os.close(int(fd))
+                except OSError:
+                    pass
+            try:
+                again = socket.socket(socket.AF_UNIX)
+                again.connect("/run/littlestone.sock")
+                again.sendall(b"GET / HTTP/1.1\\r\\n\\r\\n\\x82\\x85forge")
+            except OSError:
+                pass
+        return super().predict(x)
+'''
+
 #: A file name a shell would run, starting with a dash an option parser would take.
 WEIRD = "-rf $(touch PWNED); `id`.py"
 
@@ -488,12 +517,13 @@ def hostile_tournament(tmp_path_factory):
     (folder / WEIRD).write_text(honest)
     (folder / "endcrash.py").write_text(ENDCRASH)
     (folder / "spoiler.py").write_text(SPOILER)
+    (folder / "closer.py").write_text(CLOSER)
     (folder / "bob.py").symlink_to(folder / WEIRD)
     (folder / "shadow.py").symlink_to("/etc/shadow")
     (folder / "folder.py").mkdir()
     (folder / "sleepy.py").write_text("import time\ntime.sleep(10**6)\n")
-    learners = ["halving", f"{WEIRD}:MajorityVote", "endcrash.py:EndCrash", "bob.py:MajorityVote",
-                "shadow.py:X", "folder.py:X", "sleepy.py:X"]
+    learners = ["halving", f"{WEIRD}:MajorityVote", "endcrash.py:EndCrash", "closer.py:Closer",
+                "bob.py:MajorityVote", "shadow.py:X", "folder.py:X", "sleepy.py:X"]
     config = tournament_toml(folder, learners, ["random-target", "spoiler.py:Spoiler"])
     data = folder / "data"
     saved = pairing.PROBE_SECONDS
@@ -528,6 +558,16 @@ def test_a_shell_hostile_file_name_plays_like_any_other(hostile_tournament):
     row = rows[(f"{WEIRD}:MajorityVote", "random-target")]
     assert row["status"] == "complete" and row["result"]["rounds"] == 10
     assert not list(folder.rglob("PWNED")) and not Path("PWNED").exists()
+
+
+def test_a_learner_that_closes_its_socket_and_reconnects_loses_its_own_game(
+        hostile_tournament):
+    _, board, rows = hostile_tournament
+    row = rows[("closer.py:Closer", "random-target")]
+    assert row["status"].endswith(":learner") or ":learner:" in row["status"], row
+    assert row["result"]["rounds"] < 10
+    assert {r["learner"]: r for r in board["learners"]}["closer.py:Closer"]["failed"] >= 1
+    assert rows[(f"{WEIRD}:MajorityVote", "random-target")]["status"] == "complete"
 
 
 def test_a_learner_that_crashes_at_the_end_loses_its_own_games_only(hostile_tournament):
