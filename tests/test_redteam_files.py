@@ -651,3 +651,29 @@ def test_a_file_cannot_make_check_say_it_passed(tmp_path):
     run = cli("check", "liar.py:Liar", cwd=tmp_path, timeout=100)
     assert b"FAIL" in run.stdout  # (the real verdict is printed, then contradicted)
     assert run.returncode == 1 and not run.stdout.strip().endswith(b"ready for a tournament")
+
+
+def test_an_index_row_whose_log_is_a_fifo_never_blocks_the_web_page(tmp_path):
+    """The web page reads a game's log where its index row says: a FIFO there used to
+    block the page's worker thread forever (a device would never end)."""
+    import threading
+
+    from littlestone.server.web import data as web_data
+
+    folder = tmp_path / "data"
+    (folder / "games").mkdir(parents=True)
+    fifo = folder / "games" / "g.lslog"
+    os.mkfifo(fifo)
+    store = Store(folder)
+    game_id = store.start_game({"game": "mistake-bound", "class": "thresholds:n=7",
+                                "learner": "halving", "adversary": "random-target"}, str(fifo))
+    answer: dict[str, Any] = {}
+    reader = threading.Thread(target=lambda: answer.update(curve=web_data.curve(store, game_id)),
+                              daemon=True)
+    reader.start()
+    reader.join(20)
+    if reader.is_alive():  # unblock it before failing
+        with open(fifo, "wb"):
+            pass
+    store.close()
+    assert not reader.is_alive() and answer["curve"]["rounds"] == 0

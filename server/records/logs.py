@@ -46,6 +46,7 @@ import contextlib
 import hashlib
 import math
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -492,7 +493,10 @@ def read_log(path: str | Path) -> GameLogData:
     path = Path(path)
     if is_index(path):
         raise ForeignLog(f"{path} is the SQLite index, not a game log")
-    size = path.stat().st_size
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader, a device never end
+        raise ForeignLog(f"{path} is not a regular file, so not a game log")
+    size = info.st_size
     xs: list[Any] = []
     cols: dict[str, list[Any]] = {"p": [], "y": [], "prediction": []}
     expert_rounds: list[dict[str, Any]] = []
