@@ -192,6 +192,8 @@ MALFORMED = {
     "an experts round in a mistake-bound log": lambda fr: fr.insert(
         2, [{"kind": "expert", "t": 1, "buffers": []}, []]),
     "footer result a list": _set("result", [1, 2], 2),
+    "footer bound a string": lambda fr: fr[2][0]["result"].__setitem__("bound", "abc"),
+    "footer mistakes a string": lambda fr: fr[2][0]["result"].__setitem__("mistakes", "x"),
     "two footers": lambda fr: fr.append(copy.deepcopy(fr[2])),
 }
 
@@ -201,10 +203,23 @@ def test_a_malformed_frame_with_a_valid_chain_is_one_line(genuine, tmp_path, nam
     """Each used to end in ``internal error: KeyError`` (or TypeError, ValueError), exit 1."""
     log = edited(genuine, tmp_path, name.replace(" ", "-"), MALFORMED[name])
     one_line(cli("replay", log, "--verify"), 1, 3, 4)
-    for args in ([log], [log, "--export", "jsonl"]):  # (the same reader, in process)
+    for args in ([log], [log, "--export", "jsonl"], [log, "--against", "soa"],
+                 [log, "--plot", str(tmp_path / "p.png")]):  # (the same reader, in process)
         assert main(["replay", *map(str, args)]) in (3, 4)
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "internal" not in err, err
+
+
+def test_csv_export_is_csv_for_pandas(genuine):
+    """Found on the way: stdout escapes control codes, and the csv module ends its lines
+    with \\r\\n, so every exported line ended with a literal '\\x0d' (the last column read
+    as text)."""
+    import csv
+
+    run = cli("replay", genuine, "--export", "csv")
+    assert run.returncode == 0 and b"\\x0d" not in run.stdout
+    rows = list(csv.DictReader(io.StringIO(run.stdout.decode())))
+    assert len(rows) == 50 and float(rows[-1]["expected_mistakes"]) >= 0
 
 
 def test_a_msgpack_bomb_is_one_line(genuine, tmp_path):

@@ -471,11 +471,22 @@ def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
         if not (head.get("x") is None or _is_int(head.get("x"))) or not (
                 head.get("y") is None or _is_number(head.get("y"))):
             return "an experts round whose instance or label is not a number"
-    elif kind == "footer" and not (isinstance(head.get("status"), str | None)
-                                   and isinstance(head.get("result", {}), dict)
-                                   and isinstance(head.get("key"), str | None)):
-        return "a footer whose status, result or key is malformed"
+    elif kind == "footer":
+        result = head.get("result", {})
+        if not (isinstance(head.get("status"), str | None) and isinstance(result, dict)
+                and isinstance(head.get("key"), str | None)):
+            return "a footer whose status, result or key is malformed"
+        for key, value in result.items():  # (other keys, lists of faults among them, as is)
+            if (key in _RESULT_NUMBERS and not (_is_number(value) or value is None)) or (
+                    key in _RESULT_TEXT and not isinstance(value, str)):
+                return f"a footer whose result's {str(key)[:40]!r} is not what it should be"
     return None
+
+
+#: The result's figures (numbers, or None) and texts, as the readers use them.
+_RESULT_NUMBERS = ("rounds", "mistakes", "expected_mistakes", "regret", "expected_regret",
+                   "learner_loss", "expected_learner_loss", "best_expert_loss", "bound")
+_RESULT_TEXT = ("game", "status", "message", "bound_name")
 
 
 def _read_exact(f: BinaryIO, n: int) -> bytes | None:

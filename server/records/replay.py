@@ -380,7 +380,7 @@ def export(log: GameLogData, fmt: str, out: TextIO) -> int:
         else:
             flat = {k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()}
             if writer is None:
-                writer = csv.DictWriter(out, fieldnames=list(flat))
+                writer = csv.DictWriter(out, fieldnames=list(flat), lineterminator="\n")
                 writer.writeheader()
             writer.writerow(flat)
         count += 1
