@@ -394,6 +394,8 @@ def test_control_codes_inside_a_log_are_shown_escaped(genuine, tmp_path):
 
 # -- tournament configs ---------------------------------------------------------------------
 
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
 
 def tournament_toml(folder: Path, learners: list[str], adversaries: list[str],
                     rounds: int | str = 10, seeds: str = "1",
@@ -438,11 +440,11 @@ def test_an_entrant_name_that_looks_like_another_is_refused(tmp_path):
         (tmp_path / fake.partition(":")[0]).write_text("")
         config = tournament_toml(tmp_path, ["alice.py:MajorityVote", fake], ["random-target"])
         assert "U+" in one_line(cli("tournament", config, "--data", tmp_path / "data"), 2)
+    config = tournament_toml(tmp_path, ["halving", "halving "], ["random-target"])
+    assert "space" in one_line(cli("tournament", config, "--data", tmp_path / "data"), 2)
 
 
 # -- tournament submissions -----------------------------------------------------------------
-
-EXAMPLES = Path(__file__).parent.parent / "examples"
 
 ENDCRASH = '''
 from littlestone.learners.halving import Halving

@@ -185,6 +185,9 @@ def load_config(path: str | Path) -> TournamentConfig:
             raise fail(key, "a non-empty list of agent specs")
         for spec in value:  # names a ranking shows: no two may look alike
             odd = next((c for c in spec if not (c.isascii() and c.isprintable())), None)
+            if spec != spec.strip():
+                raise fail(key, f"{spec!r} starts or ends with a space (it would rank as a "
+                           "second entrant named like the first)")
             if odd is not None:
                 raise fail(key, f"{spec!r} holds U+{ord(odd):04X} {unicodedata.name(odd, '')}"
                            ": entrant names are printable ASCII, so that none can pass for "
