@@ -356,6 +356,20 @@ def test_a_footer_that_hides_the_result_does_not_verify(genuine, tmp_path, lie):
     assert lie in report["message"]
 
 
+def test_bytes_appended_after_the_footer_do_not_verify(tmp_path):
+    """A cut-off frame's worth of bytes after the footer used to be dropped as a torn
+    write: the log read as whole and verified, anchored, with bytes nobody wrote."""
+    data = tmp_path / "data"
+    game = GameSpec("mistake-bound", 20, make_class("thresholds:n=15"))
+    done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 2,
+                       data)
+    assert done.log is not None
+    assert cli("replay", done.game_id, "--data", data, "--verify").returncode == 0
+    with open(done.log, "ab") as log:
+        log.write(b"\x40\x00\x00\x00" + b"anything the sender likes")
+    assert "corrupted" in one_line(cli("replay", done.game_id, "--data", data, "--verify"), 1)
+
+
 def test_a_forged_game_key_does_not_verify(genuine, tmp_path):
     """The footer reveals a key the header did not commit to."""
     log = edited(genuine, tmp_path, "key", _set("key", "00" * 32, 2))

@@ -520,6 +520,8 @@ def read_log(path: str | Path) -> GameLogData:
         offset, frame_no = len(MAGIC), 0
         while True:
             start = offset
+            if footer is not None and offset < size:  # the footer is the last frame
+                raise LogCorrupted(offset, size, frame_no)
             length_bytes = _read_exact(f, 4)
             if length_bytes is None:
                 break
@@ -583,8 +585,6 @@ def read_log(path: str | Path) -> GameLogData:
                 row.update(raw)
                 expert_rounds.append(row)
             elif kind == "footer":
-                if footer is not None:
-                    raise ForeignLog(f"{path}: frame {frame_no} is a second footer")
                 footer = head
             frame_no += 1
     if header is None:
