@@ -468,6 +468,16 @@ def test_an_entrant_name_that_looks_like_another_is_refused(tmp_path):
     assert "space" in one_line(cli("tournament", config, "--data", tmp_path / "data"), 2)
 
 
+def test_an_entrant_named_twice_plays_and_ranks_once(tmp_path, capsys):
+    config = tournament_toml(tmp_path, ["halving", "halving", "soa"], ["random-target"],
+                             seeds="[3, 3]")
+    assert main(["tournament", str(config), "--data", str(tmp_path / "data"), "--workers", "1",
+                 "--json"]) == 0
+    board = json.loads(capsys.readouterr().out.splitlines()[-1])
+    assert sorted(r["learner"] for r in board["learners"]) == ["halving", "soa"]
+    assert board["games"] == 2 and all(r["games"] == 1 for r in board["learners"])
+
+
 # -- tournament submissions -----------------------------------------------------------------
 
 ENDCRASH = '''
