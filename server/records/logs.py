@@ -105,8 +105,9 @@ class ForeignLog(LogError):
 class LogCorrupted(LogError):
     """The hash chain breaks: the bytes ``start..end`` were changed."""
 
-    def __init__(self, start: int, end: int, frame: int) -> None:
-        super().__init__(f"corrupted log: bytes {start}-{end} (frame {frame}) fail the hash chain")
+    def __init__(self, start: int, end: int, frame: int, why: str = "fail the hash chain"
+                 ) -> None:
+        super().__init__(f"corrupted log: bytes {start}-{end} (frame {frame}) {why}")
         self.start, self.end, self.frame = start, end, frame
 
 
@@ -521,7 +522,7 @@ def read_log(path: str | Path) -> GameLogData:
         while True:
             start = offset
             if footer is not None and offset < size:  # the footer is the last frame
-                raise LogCorrupted(offset, size, frame_no)
+                raise LogCorrupted(offset, size, frame_no, "follow the footer")
             length_bytes = _read_exact(f, 4)
             if length_bytes is None:
                 break
@@ -538,7 +539,8 @@ def read_log(path: str | Path) -> GameLogData:
                 if any(d.kind not in "biuf" or min(sh, default=0) < 0 for _, d, sh in shapes):
                     raise ValueError("a buffer that is not numbers")
             except Exception:
-                raise LogCorrupted(start, start + 4 + length, frame_no) from None
+                raise LogCorrupted(start, start + 4 + length, frame_no,
+                                   "are not a frame header that can be read") from None
             raw: dict[str, np.ndarray] = {}
             pieces = [length_bytes, packed]
             cut = False
