@@ -53,10 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except UsageError as exc:
-        print(f"littlestone: error: {exc}", file=sys.stderr)
+        print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except (LittlestoneError, RecursionError) as exc:
-        print(f"littlestone: error: {exc}", file=sys.stderr)
+        print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except Terminated:
         print("littlestone: terminated", file=sys.stderr)
@@ -71,7 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if os.environ.get("LITTLESTONE_DEBUG"):
             raise
-        print(f"littlestone: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"littlestone: internal error: {type(exc).__name__}: "
+              f"{TerminalSafe.escape(str(exc))}", file=sys.stderr)
         return EXIT_INTERNAL
     finally:
         sys.stdout = stdout

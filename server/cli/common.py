@@ -178,8 +178,14 @@ class TerminalSafe:
         self.stream = stream
 
     def write(self, text: str) -> int:
-        self.stream.write(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text))
+        self.stream.write(self.escape(text))
         return len(text)
+
+    @staticmethod
+    def escape(text: str) -> str:
+        r"""``text`` with its control characters as escapes (error messages on stderr,
+        which naming a file or a log may fill: ``escape("a\x1b[2J")`` is ``'a\\x1b[2J'``)."""
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from littlestone.server.cli.common import UsageError, cell, writable
+from littlestone.server.cli.common import TerminalSafe, UsageError, cell, writable
 from littlestone.server.records import replay as replaying
-from littlestone.server.records.logs import ForeignLog, LogCorrupted, LogError, read_log
+from littlestone.server.records.logs import ForeignLog, LogCorrupted, LogError, checked, read_log
 from littlestone.server.records.store import Store
 
 __all__ = ["games", "replay"]
@@ -75,12 +75,12 @@ def replay(args: argparse.Namespace) -> int:
         writable(args.plot, "replay: --plot")
     try:
         path, game_id = replaying.locate(args.log, args.data)
-        log = read_log(path)
+        log = checked(read_log(path))
     except ForeignLog as exc:
-        print(f"littlestone: error: {exc}", file=sys.stderr)
+        print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
         return EXIT_FOREIGN
     except LogCorrupted as exc:
-        print(f"littlestone: error: {path}: {exc}", file=sys.stderr)
+        print("littlestone: error: " + TerminalSafe.escape(f"{path}: {exc}"), file=sys.stderr)
         return EXIT_VERIFY_FAILED if args.verify else EXIT_CORRUPTED
     except (LogError, OSError) as exc:
         raise UsageError(f"replay: {exc}") from None
@@ -96,11 +96,11 @@ def replay(args: argparse.Namespace) -> int:
             print(("" if report.anchored is None else "differs: ") + report.message)
         return 0 if report.ok else EXIT_VERIFY_FAILED
     try:
-        log = replaying.filled(log)  # a compact log's rounds, re-simulated
+        log = replaying.filled(log, args.data, game_id)  # a compact log's, re-simulated
     except LogError as exc:
         raise UsageError(f"replay: {exc}") from None
     if args.against:
-        original, other = replaying.against(log, args.against)
+        original, other = replaying.against(log, args.against, args.data, game_id)
         left, right = original.to_dict(), other.to_dict()
         if args.json:
             print(json.dumps({"original": {"learner": log.header["learner"]["spec"], **left},
@@ -146,7 +146,8 @@ def replay(args: argparse.Namespace) -> int:
             print(f"(rounds {first + 1}-{first + len(shown)} of {log.n_rounds}; "
                   f"page {args.page} of {pages}: --page N)")
     if log.footer is None:
-        print(f"littlestone: warning: {path} is incomplete: {log.n_rounds} whole rounds, no "
-              f"footer ({log.trailing} bytes cut off)", file=sys.stderr)
+        print(f"littlestone: warning: {TerminalSafe.escape(str(path))} is incomplete: "
+              f"{log.n_rounds} whole rounds, no footer ({log.trailing} bytes cut off)",
+              file=sys.stderr)
         return EXIT_INCOMPLETE
     return 0

@@ -44,7 +44,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import queue
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -56,7 +58,7 @@ import msgpack
 import numpy as np
 
 from littlestone.games.errors import LittlestoneError
-from littlestone.games.game import ExpertsRecord, GameSpec, RoundRecord
+from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, GameSpec, RoundRecord
 from littlestone.server.records.store import is_index
 
 __all__ = [
@@ -70,6 +72,7 @@ __all__ = [
     "LogCorrupted",
     "LogError",
     "LogWriter",
+    "checked",
     "estimated_bytes",
     "log_level",
     "read_log",
@@ -85,8 +88,10 @@ QUEUE_FRAMES = 8
 ROUND_BATCH = 256
 #: ... or as soon as the oldest waiting round is this old (seconds).
 BATCH_SECONDS = 0.25
-#: Largest frame header the reader accepts (a guard against garbage lengths).
-MAX_HEADER = 64 << 20
+#: Largest frame header the reader accepts (a guard against garbage lengths, and against
+#: msgpack's ~10x growth in memory: the largest written is a footer revealing a halfspace
+#: target of 2^20 coordinates, about 9.5 MB).
+MAX_HEADER = 16 << 20
 
 
 class LogError(LittlestoneError):
@@ -100,8 +105,9 @@ class ForeignLog(LogError):
 class LogCorrupted(LogError):
     """The hash chain breaks: the bytes ``start..end`` were changed."""
 
-    def __init__(self, start: int, end: int, frame: int) -> None:
-        super().__init__(f"corrupted log: bytes {start}-{end} (frame {frame}) fail the hash chain")
+    def __init__(self, start: int, end: int, frame: int, why: str = "fail the hash chain"
+                 ) -> None:
+        super().__init__(f"corrupted log: bytes {start}-{end} (frame {frame}) {why}")
         self.start, self.end, self.frame = start, end, frame
 
 
@@ -397,6 +403,93 @@ class GameLogData:
                               int(pred[t]), mistake, loss, mistakes, expected)
 
 
+def _is_int(value: Any, low: int = -(1 << 63), high: int = 1 << 63) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value < high
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, int | float) or (
+        isinstance(value, str) and len(value) <= 256)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def checked(log: GameLogData) -> GameLogData:
+    """``log``, if its header holds what replaying and verifying use (a log anybody wrote,
+    chain and all, is data: a missing or mistyped field is one message, never a crash);
+    ForeignLog otherwise. (:func:`read_log` checks the frames after the header.)"""
+    problem = _malformed_header(log.header)
+    if problem is not None:
+        raise ForeignLog(f"{log.path}: its header is not a littlestone game's: {problem}")
+    return log
+
+
+def _malformed_header(head: dict[str, Any]) -> str | None:
+    rules = head.get("rules")
+    if not isinstance(rules, dict) or rules.get("game") not in GAMES:
+        return "its rules name no game"
+    if not _is_int(rules.get("rounds"), 0):
+        return "its rules' rounds are not a count"
+    if not isinstance(rules.get("class"), str | None) or not (
+            rules.get("experts") is None or _is_int(rules.get("experts"), 1)):
+        return "its rules' class or experts are malformed"
+    for role in ("learner", "adversary"):
+        if not isinstance(head.get(role), dict) or not isinstance(head[role].get("spec"), str):
+            return f"it names no {role} spec"
+    if not _is_int(head.get("seed")):
+        return "its seed is not a 64-bit integer"
+    if not all(isinstance(head.get(k), str | None) for k in ("game_id", "key_sha256")):
+        return "its game id or key commitment is not a string"
+    return None
+
+
+#: What the readers take from an experts round's frame (numbers; p and drawn may be None).
+_EXPERT_NUMBERS = ("t", "loss", "expected_loss", "regret", "expected_regret")
+
+
+def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
+               header: dict[str, Any] | None) -> str | None:
+    """What a frame after the header lacks of what the readers use, or None."""
+    rules = (header or {}).get("rules")
+    kind, game = head.get("kind"), rules.get("game") if isinstance(rules, dict) else None
+    if kind == "rounds":
+        n = head.get("n")
+        if game == EXPERTS or not _is_int(n, 0) or head.get("x_kind") not in ("i8", "f8", "big"):
+            return "rounds that are not mistake-bound rounds"
+        x = head.get("x") if head["x_kind"] == "big" else raw.get("x")
+        if any(raw.get(k) is None or raw[k].ndim != 1 or len(raw[k]) != n
+               for k in ("p", "y", "prediction")) or x is None or len(x) != n:
+            return "rounds whose columns are not n long"
+        if head["x_kind"] == "big" and not all(isinstance(b, bytes) for b in x):
+            return "instances that are not integers"
+    elif kind == "expert":
+        if game not in (None, EXPERTS) or not all(
+                _is_number(head.get(k)) for k in _EXPERT_NUMBERS) or not all(
+                k in head and (head[k] is None or _is_number(head[k])) for k in ("p", "drawn")):
+            return "an experts round without its numbers"
+        if not (head.get("x") is None or _is_int(head.get("x"))) or not (
+                head.get("y") is None or _is_number(head.get("y"))):
+            return "an experts round whose instance or label is not a number"
+    elif kind == "footer":
+        result = head.get("result", {})
+        if not (isinstance(head.get("status"), str | None) and isinstance(result, dict)
+                and isinstance(head.get("key"), str | None)):
+            return "a footer whose status, result or key is malformed"
+        for key, value in result.items():  # (other keys, lists of faults among them, as is)
+            if (key in _RESULT_NUMBERS and not (_is_number(value) or value is None)) or (
+                    key in _RESULT_TEXT and not isinstance(value, str)):
+                return f"a footer whose result's {str(key)[:40]!r} is not what it should be"
+    return None
+
+
+#: The result's figures (numbers, or None) and texts, as the readers use them.
+_RESULT_NUMBERS = ("rounds", "mistakes", "expected_mistakes", "regret", "expected_regret",
+                   "learner_loss", "expected_learner_loss", "best_expert_loss", "bound")
+_RESULT_TEXT = ("game", "status", "message", "bound_name")
+
+
 def _read_exact(f: BinaryIO, n: int) -> bytes | None:
     data = f.read(n)
     return data if len(data) == n else None
@@ -412,7 +505,10 @@ def read_log(path: str | Path) -> GameLogData:
     path = Path(path)
     if is_index(path):
         raise ForeignLog(f"{path} is the SQLite index, not a game log")
-    size = path.stat().st_size
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):  # a FIFO would block the reader, a device never end
+        raise ForeignLog(f"{path} is not a regular file, so not a game log")
+    size = info.st_size
     xs: list[Any] = []
     cols: dict[str, list[Any]] = {"p": [], "y": [], "prediction": []}
     expert_rounds: list[dict[str, Any]] = []
@@ -425,6 +521,8 @@ def read_log(path: str | Path) -> GameLogData:
         offset, frame_no = len(MAGIC), 0
         while True:
             start = offset
+            if footer is not None and offset < size:  # the footer is the last frame
+                raise LogCorrupted(offset, size, frame_no, "follow the footer")
             length_bytes = _read_exact(f, 4)
             if length_bytes is None:
                 break
@@ -438,14 +536,17 @@ def read_log(path: str | Path) -> GameLogData:
                 head = msgpack.unpackb(packed, raw=False, strict_map_key=True)
                 specs = head["buffers"]
                 shapes = [(str(n), np.dtype(d), tuple(int(s) for s in sh)) for n, d, sh in specs]
+                if any(d.kind not in "biuf" or min(sh, default=0) < 0 for _, d, sh in shapes):
+                    raise ValueError("a buffer that is not numbers")
             except Exception:
-                raise LogCorrupted(start, start + 4 + length, frame_no) from None
+                raise LogCorrupted(start, start + 4 + length, frame_no,
+                                   "are not a frame header that can be read") from None
             raw: dict[str, np.ndarray] = {}
             pieces = [length_bytes, packed]
             cut = False
             for name, dtype, shape in shapes:
-                nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-                data = _read_exact(f, nbytes)
+                nbytes = math.prod(shape) * dtype.itemsize
+                data = _read_exact(f, nbytes) if nbytes <= size - f.tell() else None
                 if data is None:
                     cut = True
                     break
@@ -466,7 +567,11 @@ def read_log(path: str | Path) -> GameLogData:
                 if kind != "header" or head.get("format") != FORMAT_VERSION:
                     raise ForeignLog(f"{path}: unsupported log format {head.get('format')!r}")
                 header = head
-            elif kind == "rounds":
+            problem = _malformed(head, raw, header) if frame_no else None
+            if problem is not None:  # hashed right, but not what a littlestone writes
+                raise ForeignLog(f"{path}: frame {frame_no} ({str(kind)[:20]!r}) is not a "
+                                 f"littlestone frame: {problem}")
+            if kind == "rounds":
                 cols["p"].append(raw["p"])
                 cols["y"].append(raw["y"])
                 cols["prediction"].append(raw["prediction"])
@@ -477,7 +582,8 @@ def read_log(path: str | Path) -> GameLogData:
                 else:
                     xs.extend(raw["x"].tolist())
             elif kind == "expert":
-                row = {k: v for k, v in head.items() if k not in ("kind", "buffers")}
+                row = {k: v for k, v in head.items()  # (scalars: nothing piles up)
+                       if k not in ("kind", "buffers") and _is_scalar(v)}
                 row.update(raw)
                 expert_rounds.append(row)
             elif kind == "footer":

@@ -53,9 +53,10 @@ from littlestone.games.game import (
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.server.local import play
 from littlestone.server.records.anchors import anchoring
-from littlestone.server.records.logged import agent_identity, package_version
-from littlestone.server.records.logs import ForeignLog, GameLogData, LogError, read_log
+from littlestone.server.records.logged import package_version
+from littlestone.server.records.logs import ForeignLog, GameLogData, LogError, checked, read_log
 from littlestone.server.records.store import DEFAULT_DATA, INDEX_NAME, Store, is_index
+from littlestone.server.records.strangers import agent_spec, rules_of
 
 __all__ = ["Replay", "VerifyReport", "against", "export", "filled", "game_spec", "is_compact",
            "locate", "plot", "resolve", "verify"]
@@ -96,12 +97,14 @@ def resolve(log_or_id: str, data: str | Path = DEFAULT_DATA) -> Path:
     return locate(log_or_id, data)[0]
 
 
-def game_spec(log: GameLogData) -> GameSpec:
-    """The rules of a logged game."""
-    rules = log.header["rules"]
-    hclass = make_class(rules["class"]) if rules.get("class") else None
-    return GameSpec(rules["game"], int(rules["rounds"]), hclass, rules.get("experts"),
-                    bool(rules.get("horizon_known", True)))
+def game_spec(log: GameLogData, anchored: bool = True) -> GameSpec:
+    """The rules of a logged game (``anchored`` False: within the budgets of a log nothing
+    anchors, :mod:`.strangers`)."""
+    return rules_of(log.header, anchored)
+
+
+def _anchored(log: GameLogData, data: str | Path | None, game_id: str | None) -> bool:
+    return anchoring(log, data, game_id).anchored is True
 
 
 @dataclass
@@ -176,8 +179,8 @@ def verify(log: GameLogData, data: str | Path | None = None, game_id: str | None
     re-simulation of the game from its seeds with the same agents, record by record (not
     for a game with a remote player, whose moves came over the wire). Not ok unless all
     hold: a log nothing anchors is not verified, however well it re-simulates."""
-    anchor = anchoring(log, data, game_id)
-    records = _records(log)
+    anchor = anchoring(checked(log), data, game_id)
+    records = _records(log, anchor.anchored is True)
     parts = [records.message]
     if anchor.anchored is True and records.ok:
         parts.append(anchor.message)
@@ -187,9 +190,8 @@ def verify(log: GameLogData, data: str | Path | None = None, game_id: str | None
                         records.rounds_checked, anchor.anchored, records.ok)
 
 
-def _records(log: GameLogData) -> VerifyReport:
+def _records(log: GameLogData, anchored: bool) -> VerifyReport:
     """The records alone: re-simulated and compared (or, remote, whole)."""
-    spec = game_spec(log)
     remote = [r for r in ("learner", "adversary")
               if str(log.header[r]["spec"]).startswith("remote:")]
     if remote:  # its moves came over the wire: only the hash chain can vouch for them
@@ -199,7 +201,8 @@ def _records(log: GameLogData) -> VerifyReport:
                             "re-simulated" + ("" if log.footer else " (and the log is "
                                               "incomplete)"), log.n_rounds)
     try:
-        learner, adversary = _agents(log)
+        spec = game_spec(log, anchored)
+        learner, adversary = _agents(log, anchored)
     except LogError as exc:
         return VerifyReport(False, str(exc), 0)
     if is_compact(log):
@@ -243,26 +246,39 @@ def _records(log: GameLogData) -> VerifyReport:
     if checked != log.n_rounds:
         return VerifyReport(False, f"the log holds {log.n_rounds} rounds, the replay "
                             f"{checked}", checked)
-    logged_result = log.footer.get("result", {})
-    for key, value in result.to_dict().items():
-        if key in logged_result and not _same(logged_result[key], value):
-            return VerifyReport(False, f"the result's {key} is {logged_result[key]!r} in the "
-                                f"log, {value!r} when replayed", checked)
+    differs = _result_differs(log.footer, result, "log", "replayed")
+    if differs is not None:
+        return VerifyReport(False, differs, checked)
     return VerifyReport(True, f"all {checked} rounds and the result match", checked)
 
 
-def _agents(log: GameLogData) -> tuple[Learner, Adversary]:
+#: What every footer's result holds (a footer without one of them hides it: no match).
+_REQUIRED = ("status", "rounds", "mistakes", "expected_mistakes", "regret", "expected_regret")
+
+
+def _result_differs(footer: dict[str, Any], result: GameResult, where: str, how: str
+                    ) -> str | None:
+    """The first way the footer says otherwise than the re-simulated result, or None."""
+    logged = footer.get("result") or {}
+    for key, value in result.to_dict().items():
+        if key not in logged and key in _REQUIRED:
+            return f"the result's {key} is missing from the {where}, {value!r} when {how}"
+        if key in logged and not _same(logged[key], value):
+            return f"the result's {key} is {logged[key]!r} in the {where}, {value!r} when {how}"
+    status = footer.get("status")
+    if status != result.status:
+        return f"the status is {status!r} in the {where}, {result.status!r} when {how}"
+    return None
+
+
+def _agents(log: GameLogData, anchored: bool) -> tuple[Learner, Adversary]:
     """The logged game's agents, made again from their specs; LogError when a file agent
-    changed since the game (its re-simulation would be another game)."""
+    changed since the game (its re-simulation would be another game; checked before the
+    file is imported) or the log may not have them built (:func:`.strangers.agent_spec`)."""
     agents = []
     for role, registry in (("learner", LEARNERS), ("adversary", ADVERSARIES)):
         info = log.header[role]
-        agent = registry.make(info["spec"])
-        now = agent_identity(agent)["sha256"]
-        if info.get("file") and now != info.get("sha256"):
-            raise LogError(f"the {role} file {info['file']} changed since the game "
-                           f"(sha256 {info.get('sha256')} then, {now} now)")
-        agents.append(agent)
+        agents.append(registry.make(agent_spec(log.header, role, info, anchored)))
     learner, adversary = agents
     assert isinstance(learner, Learner) and isinstance(adversary, Adversary)
     return learner, adversary
@@ -282,16 +298,20 @@ def _resimulated(log: GameLogData, spec: GameSpec, learner: Learner, adversary: 
     return result, kept
 
 
-def filled(log: GameLogData) -> GameLogData:
+def filled(log: GameLogData, data: str | Path | None = None, game_id: str | None = None
+           ) -> GameLogData:
     """The log with its rounds: a compact log's re-derived by re-simulating the game from
     its seeds and revealed key with the same agents (LogError when that cannot be done:
-    a remote player, a changed agent file); any other log as it is."""
+    a remote player, a changed agent file, a log nothing anchors asking beyond a peer's
+    budgets; ``data`` and ``game_id`` as :func:`verify`'s); any other log as it is."""
     if not is_compact(log) or log.n_rounds:
         return log
     if any(str(log.header[r]["spec"]).startswith("remote:") for r in ("learner", "adversary")):
         raise LogError("a compact log of a game with a remote player keeps no moves to show")
-    learner, adversary = _agents(log)
-    _, kept = _resimulated(log, game_spec(log), learner, adversary)
+    anchored = _anchored(log, data, game_id)
+    spec = game_spec(log, anchored)
+    learner, adversary = _agents(log, anchored)
+    _, kept = _resimulated(log, spec, learner, adversary)
     logged_rounds = ((log.footer or {}).get("result") or {}).get("rounds", len(kept))
     if logged_rounds != len(kept):
         raise LogError(f"re-simulating the compact log gives {len(kept)} rounds, its footer "
@@ -314,19 +334,18 @@ def _compact_records(log: GameLogData, spec: GameSpec, learner: Learner, adversa
         return VerifyReport(False, str(exc), 0)
     if log.footer is None:
         return VerifyReport(False, "the compact log is incomplete (no footer)", 0)
-    logged_result = log.footer.get("result", {})
-    for key, value in result.to_dict().items():
-        if key in logged_result and not _same(logged_result[key], value):
-            return VerifyReport(False, f"the result's {key} is {logged_result[key]!r} in the "
-                                f"compact log, {value!r} when re-simulated", 0)
+    differs = _result_differs(log.footer, result, "compact log", "re-simulated")
+    if differs is not None:
+        return VerifyReport(False, differs, 0)
     return VerifyReport(True, f"compact log: the game re-simulated from its seeds ({len(kept)} "
                         "rounds) gives the result its footer holds", len(kept))
 
 
-def against(log: GameLogData, learner_spec: str) -> tuple[GameResult, GameResult]:
+def against(log: GameLogData, learner_spec: str, data: str | Path | None = None,
+            game_id: str | None = None) -> tuple[GameResult, GameResult]:
     """The logged game's result, and another learner's on the same logged sequence."""
-    spec = game_spec(log)
-    log = filled(log)
+    spec = game_spec(log, _anchored(log, data, game_id))
+    log = filled(log, data, game_id)
     if log.footer is None:
         raise LogError("the log is incomplete: nothing to compare with")
     original = GameResult(**{k: v for k, v in log.footer["result"].items()
@@ -361,7 +380,7 @@ def export(log: GameLogData, fmt: str, out: TextIO) -> int:
         else:
             flat = {k: json.dumps(v) if isinstance(v, list) else v for k, v in row.items()}
             if writer is None:
-                writer = csv.DictWriter(out, fieldnames=list(flat))
+                writer = csv.DictWriter(out, fieldnames=list(flat), lineterminator="\n")
                 writer.writeheader()
             writer.writerow(flat)
         count += 1
@@ -436,7 +455,8 @@ class Replay(Adversary):
         if not log:
             raise ValueError("name the game to replay: replay:log=FILE_OR_GAME_ID")
         try:
-            self._data = filled(read_log(resolve(log, data)))
+            path, game_id = locate(log, data)
+            self._data = filled(checked(read_log(path)), data, game_id)
         except (LogError, OSError) as exc:
             raise SpecError(f"replay: {exc}") from None
         self._load()

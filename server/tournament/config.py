@@ -6,7 +6,9 @@ Imports the games only (to check class specs).
 from __future__ import annotations
 
 import hashlib
+import math
 import tomllib
+import unicodedata
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -143,23 +145,24 @@ def load_config(path: str | Path) -> TournamentConfig:
     if not isinstance(name, str) or not name or not all(c.isalnum() or c in "-_." for c in name):
         raise fail("tournament.name", "a name of letters, digits, - _ . is required")
     rounds = head.get("rounds")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise fail("tournament.rounds", "an integer >= 1 is required")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or not 1 <= rounds < 1 << 63:
+        raise fail("tournament.rounds", "an integer >= 1 (and below 2^63) is required")
     seeds_raw = head.get("seeds", 1)
     if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool) and seeds_raw >= 1:
         seeds = tuple(range(seeds_raw))
     elif isinstance(seeds_raw, list) and seeds_raw and all(
-        isinstance(s, int) and not isinstance(s, bool) for s in seeds_raw
+        isinstance(s, int) and not isinstance(s, bool) and -(1 << 63) <= s < 1 << 63
+        for s in seeds_raw
     ):
         seeds = tuple(seeds_raw)
     else:
-        raise fail("tournament.seeds", "a count >= 1 or a list of integers")
+        raise fail("tournament.seeds", "a count >= 1 or a list of signed 64-bit integers")
     games = head.get("games", [MISTAKE_BOUND])
     if not isinstance(games, list) or not games or any(g not in GAMES for g in games):
         raise fail("tournament.games", f"a list of {', '.join(GAMES)}")
     experts = head.get("experts")
     if experts is not None and (isinstance(experts, bool) or not isinstance(experts, int)
-                                or experts < 1):
+                                or not 1 <= experts < 1 << 63):
         raise fail("tournament.experts", "an integer >= 1")
     classes_raw = data.get("classes", [])
     if not isinstance(classes_raw, list):
@@ -180,6 +183,15 @@ def load_config(path: str | Path) -> TournamentConfig:
         value = data.get(key)
         if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
             raise fail(key, "a non-empty list of agent specs")
+        for spec in value:  # names a ranking shows: no two may look alike
+            odd = next((c for c in spec if not (c.isascii() and c.isprintable())), None)
+            if spec != spec.strip():
+                raise fail(key, f"{spec!r} starts or ends with a space (it would rank as a "
+                           "second entrant named like the first)")
+            if odd is not None:
+                raise fail(key, f"{spec!r} holds U+{ord(odd):04X} {unicodedata.name(odd, '')}"
+                           ": entrant names are printable ASCII, so that none can pass for "
+                           "another in the ranking")
         agents[key] = tuple(value)
     limits_raw = data.get("limits", {})
     try:
@@ -187,8 +199,11 @@ def load_config(path: str | Path) -> TournamentConfig:
     except TypeError as exc:
         raise fail("limits", str(exc)) from None
     for key, value in vars(limits).items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise fail(f"limits.{key}", "a positive number")
+        whole = isinstance(getattr(Limits, key), int)  # (a count, or MiB, KiB: shifted)
+        if isinstance(value, bool) or not isinstance(value, int if whole else int | float) or (
+                not 0 < value < (1 << 31 if whole else math.inf)):
+            raise fail(f"limits.{key}", "a whole number from 1 to 2^31 - 1" if whole
+                       else "a positive finite number")
     listen = head.get("listen", "127.0.0.1:0")
     host, _, port = str(listen).rpartition(":")
     if not host or not port.isdigit():

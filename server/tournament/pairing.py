@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from littlestone.adversaries import ADVERSARIES
@@ -90,6 +91,10 @@ def rules(config: TournamentConfig, pairing: Pairing | tuple[str, str | None]) -
 def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox) -> Entrant:
     """Load a submitted file in its sandbox and ask which games it can play."""
     file, rest = file_of(spec, config.base)
+    given = Path(spec.partition(".py:")[0] + ".py")
+    if (given if given.is_absolute() else config.base / given).is_symlink():
+        return Entrant(spec, role, failed=f"it is a symbolic link (to {str(file)!r}): a "
+                       "submission is its own file, not another's")
     if not file.is_file():
         return Entrant(spec, role, failed=f"no such file {str(file)!r} (paths are relative "
                        "to the tournament file's folder)")
