@@ -122,7 +122,8 @@ class Opponents:
             elif not (asked.isascii() and asked.isdigit()):
                 raise _over(f"{name}: {LDIM_PARAM}={asked} is not a whole number of "
                             f"instance checks up to {budgets.ldim_work}")
-            elif int(asked) > budgets.ldim_work:
+            elif (len(asked.lstrip("0")) > len(str(budgets.ldim_work))  # (int() of a
+                  or int(asked.lstrip("0") or "0") > budgets.ldim_work):  # long one raises)
                 raise _over(f"{name}: {LDIM_PARAM}={asked} is over the budget of "
                             f"{budgets.ldim_work} instance checks")
         params: dict[str, object] = dict(raw)
