@@ -1,0 +1,243 @@
+"""A hostile peer with a player token, on real loopback sockets: attacks on the wire
+protocol and on the referee's fair play (PROTOCOL.md 1.1, 1.2, 3.1, 6, 7; docs/design.md
+1.4). Each test tries one attack and asserts that it fails with its typed code (never
+``internal``, never a budget bypass), and that an honest game on the same server still
+completes."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import struct
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import numpy as np
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from littlestone.games.classes import make_class
+from littlestone.games.commitment import SequenceHash, digest, target_bytes
+from littlestone.games.errors import MoveError, OutOfTurn, RuleViolation
+from littlestone.games.experts import ExpertsReferee
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.games.mistake_bound import MistakeBoundReferee
+from littlestone.learners import LEARNERS
+from littlestone.server.client import play_remote
+from littlestone.server.net import GameServer
+from littlestone.server.records.logs import read_log
+from littlestone.server.records.store import Store
+from tests.servers import running_server
+
+MB = {"game": "mistake-bound", "class": "thresholds:n=8", "rounds": 4}
+SALT = bytes(range(16))
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> AsyncIterator[GameServer]:
+    async with running_server(tmp_path, move_deadline=3.0, time_bank=0.0) as game_server:
+        yield game_server
+
+
+async def open_peer(server: GameServer, role: str = "learner", token: Any = "server"
+                    ) -> ClientConnection:
+    ws = await connect(server.url, compression=None, proxy=None, max_size=None)
+    await send(ws, {"type": "hello", "version": 1, "role": role, "agent": "mallory",
+                    "token": server.token if token == "server" else token,  # type: ignore[attr-defined]
+                    "capabilities": []})
+    assert (await receive(ws))["type"] == "welcome"
+    return ws
+
+
+@contextlib.asynccontextmanager
+async def peer(server: GameServer, role: str = "learner", token: Any = "server"
+               ) -> AsyncIterator[ClientConnection]:
+    ws = await open_peer(server, role, token)
+    try:
+        yield ws
+    finally:
+        await ws.close()
+
+
+async def send(ws: ClientConnection, message: dict[str, Any] | bytes) -> None:
+    await ws.send(message if isinstance(message, bytes)
+                  else msgpack.packb(message, use_bin_type=True))
+
+
+async def receive(ws: ClientConnection) -> dict[str, Any]:
+    return dict(msgpack.unpackb(await asyncio.wait_for(ws.recv(), 10)))
+
+
+async def honest_game(server: GameServer) -> None:
+    """The server and its other games go on: a whole game on it completes."""
+    game = GameSpec(MISTAKE_BOUND, 20, make_class("thresholds:n=15"))
+    out = await play_remote(server.url, LEARNERS.make("halving"), "random-target", game, 1,
+                            server.token)  # type: ignore[attr-defined]
+    assert out["status"] == "complete"
+
+
+def row(server: GameServer, game_id: str) -> Any:
+    found = Store(server.settings.data).game(game_id)
+    assert found is not None
+    return found
+
+
+def log_of(server: GameServer, game_id: str) -> Any:
+    return read_log(Path(row(server, game_id)["log"]))
+
+
+def challenge(rules: dict[str, Any] | None = None, opponent: str = "random-target",
+              **changes: Any) -> dict[str, Any]:
+    return {"type": "challenge", "rules": {**MB, **(rules or {}), **changes},
+            "opponent": opponent, "seed": 1}
+
+
+async def pair(server: GameServer, rules: dict[str, Any] = MB, seed: int = 5
+               ) -> tuple[ClientConnection, ClientConnection, str]:
+    """A created game between two raw peers of the same account: (adversary, learner,
+    game id), both past ``start``."""
+    adversary = await open_peer(server, "adversary")
+    learner = await open_peer(server, "learner")
+    await send(adversary, {"type": "create", "rules": rules, "seed": seed})
+    created = await receive(adversary)
+    assert created["type"] == "created", created
+    await send(learner, {"type": "join", "game_id": created["game_id"]})
+    assert (await receive(learner))["type"] == "start"
+    assert (await receive(adversary))["type"] == "start"
+    return adversary, learner, created["game_id"]
+
+
+# -- spec strings on create and challenge: typed errors, never internal, never a bypass ------
+
+SPECS = [
+    # (what is asked, the answer's type or error code)
+    (challenge(**{"class": "thresholds:n=1e308"}), "unsupported_game"),
+    (challenge(**{"class": "thresholds:n=nan"}), "unsupported_game"),
+    (challenge(**{"class": "thresholds:n=inf"}), "unsupported_game"),
+    (challenge(**{"class": "thresholds:n=-0"}), "unsupported_game"),
+    (challenge(**{"class": "thresholds:n=" + "9" * 5000}), "unsupported_game"),
+    (challenge(**{"class": "thresholds:n=" + "9" * 60000}), "unsupported_game"),
+    (challenge(**{"class": "thresholds:n=1_000_000_000"}), "unsupported_game"),
+    (challenge(**{"class": "halfspaces:d=١٠٠٠٠٠٠"}), "over_budget"),  # Arabic-Indic digits
+    (challenge(**{"class": "halfspaces:d=1_000_000"}), "over_budget"),
+    (challenge(**{"class": "halfspaces:d=3,margin=nan"}), "unsupported_game"),
+    (challenge(**{"class": "halfspaces:d=3,margin=inf"}), "unsupported_game"),
+    (challenge(**{"class": "halfspaces:d=3,margin=-1e-300"}), "unsupported_game"),
+    (challenge(**{"class": "thresholds:n=4,n=5"}), "unsupported_game"),  # a key twice
+    (challenge(**{"class": "thresholds:n=8\x00"}), "unsupported_game"),
+    (challenge(**{"class": "\u202ethresholds:n=8"}), "unsupported_game"),
+    (challenge(**{"class": "k-disjunctions:n=65536,k=65536"}), "unsupported_game"),
+    (challenge(**{"class": "x" * 65000}), "unsupported_game"),
+    (challenge(**{"class": ["thresholds:n=8"]}), "bad_message"),  # nesting
+    (challenge(**{"class": {"thresholds": {"n": 8}}}), "bad_message"),
+    (challenge(**{"class": b"thresholds:n=8"}), "bad_message"),  # bin for str
+    (challenge(rounds=10**18), "over_budget"),
+    (challenge(rounds=1e308), "bad_message"),
+    (challenge(rounds=math.nan), "bad_message"),
+    (challenge(rounds=-0.0), "bad_message"),
+    (challenge(rounds="1_000"), "bad_message"),
+    (challenge(horizon=math.inf), "bad_message"),
+    (challenge(game="experts", experts=10**18, **{"class": None}), "over_budget"),
+    (challenge(game="experts ", experts=3, **{"class": None}), "bad_message"),
+    (challenge(opponent="random-target:target=1e308"), "unsupported_game"),
+    (challenge(opponent="random-target:target=99999999999999999999999"), "unsupported_game"),
+    (challenge(opponent="random-target:target=nan"), "unsupported_game"),
+    (challenge(opponent="random-target:" + ",".join(f"k{i}=1" for i in range(5000))),
+     "unsupported_game"),
+    (challenge(opponent="noisy-tree:depth=" + "9" * 5000, game="experts",
+               **{"class": "thresholds:n=8"}), "unsupported_game"),
+    (challenge(opponent="y" * 60000), "unsupported_game"),
+    ({"type": "create", "rules": {**MB, "rounds": 10**18}, "seed": None}, "over_budget"),
+    ({"type": "create", "rules": {**MB, "class": "halfspaces:d=4097"}, "seed": None},
+     "over_budget"),
+    ({"type": "create", "rules": {**MB, "class": "thresholds:n=" + "9" * 60000},
+      "seed": None}, "unsupported_game"),
+    ({"type": "create", "rules": {**MB, "class": "conjunctions:n=1e3"}, "seed": None},
+     "unsupported_game"),
+    ({"type": "create", "rules": {**MB, "rounds": 4.0}, "seed": None}, "bad_message"),
+    ({"type": "create", "rules": {**MB, "seed": math.nan}, "seed": math.nan}, "bad_message"),
+]
+
+#: Exact-Ldim budgets of a server-side learner, as an adversary asks for them.
+LDIM_SPECS = [
+    ("soa:budget=1e308", "over_budget"),
+    ("soa:budget=١٢", "over_budget"),
+    ("soa:budget=1_000", "over_budget"),
+    ("soa:budget=-0", "over_budget"),
+    ("soa:budget=+5", "over_budget"),
+    ("soa:budget=" + "9" * 60000, "over_budget"),
+    # int() of a string of over 4300 digits raises: this one was an internal error
+    ("soa:budget=" + "0" * 60000 + "5", "unsupported_game"),
+    ("randomized-soa:budget=99999999999999", "over_budget"),
+    ("kernel-perceptron:degree=" + "9" * 5000, "unsupported_game"),
+    ("kernel-perceptron:scale=nan", "unsupported_game"),
+    ("winnow:alpha=nan", "unsupported_game"),
+    ("hedge:eta=nan", "unsupported_game"),
+    ("hedge:eta=-0", "unsupported_game"),
+]
+
+
+async def test_spec_strings_are_typed_errors_never_internal_never_a_bypass(server):
+    for first in range(0, len(SPECS), 10):  # (within the lobby's rate and fault limits)
+        async with peer(server) as ws:
+            for message, code in SPECS[first : first + 10]:
+                await send(ws, message)
+                answer = await receive(ws)
+                assert (answer["type"], answer.get("code")) == ("error", code), (message,
+                                                                                 answer)
+                assert answer["fatal"] is False
+    async with peer(server, role="adversary") as ws:
+        for opponent, code in LDIM_SPECS:
+            rules = MB if "hedge" not in opponent else {"game": "experts", "class": None,
+                                                        "experts": 3, "rounds": 4}
+            await send(ws, challenge(rules, opponent=opponent))
+            answer = await receive(ws)
+            assert (answer["type"], answer.get("code")) == ("error", code), (opponent, answer)
+    await honest_game(server)
+
+
+async def test_odd_digits_and_blanks_name_the_canonical_class(server):
+    """Unicode digits, underscores and blanks parse as Python's int() does, but the game
+    is played, logged and committed under the canonical spec: two spellings of one class
+    are one class."""
+    async with peer(server) as ws:
+        for spelling in ("thresholds:n=١٢", "thresholds:n=1_2", " thresholds:n= 12 "):
+            await send(ws, challenge(**{"class": spelling}))
+            start = await receive(ws)
+            assert start["type"] == "start" and start["rules"]["class"] == "thresholds:n=12"
+            while (message := await receive(ws))["type"] != "end":
+                await send(ws, {"type": "predict", "t": message["t"], "p": 0.5})
+            assert message["status"] == "complete"
+            assert log_of(server, start["game_id"]).header["rules"]["class"] == "thresholds:n=12"
+    await honest_game(server)
+
+
+async def test_a_kernel_perceptrons_quadratic_memory_is_budgeted(server):
+    """The kernel Perceptron keeps every instance and its final bound builds kernel
+    matrices of rounds x mistakes entries, and an adversary may make every round a
+    mistake (it loses the reveal, after the bound is built). 50,000 rounds of
+    ``halfspaces:d=1`` were admitted (about 1 MiB by the old estimate) and asked the
+    server for tens of GiB; the estimate now counts them: over_budget. A short game is
+    still served."""
+    async with peer(server, role="adversary") as ws:
+        await send(ws, challenge(opponent="kernel-perceptron", rounds=50_000,
+                                 **{"class": "halfspaces:d=1,margin=0"}))
+        answer = await receive(ws)
+        assert (answer["type"], answer["code"]) == ("error", "over_budget"), answer
+        await send(ws, challenge(opponent="kernel-perceptron", rounds=4,
+                                 **{"class": "halfspaces:d=1,margin=0"}))
+        assert (await receive(ws))["type"] == "start"
+        for t in range(1, 5):  # labels against every prediction: a mistake a round
+            await send(ws, {"type": "instance", "t": t, "x": struct.pack("<d", 1.0)})
+            p = (await receive(ws))["p"]
+            await send(ws, {"type": "label", "t": t, "y": int(p < 0.5)})
+        assert (await receive(ws))["type"] == "reveal?"
+        await send(ws, {"type": "reveal", "target": struct.pack("<d", 1.0), "salt": b""})
+        end = await receive(ws)
+        assert end["status"] == "rule_violation:adversary:target_label"
+        assert end["result"]["mistakes"] == 4
+    await honest_game(server)
