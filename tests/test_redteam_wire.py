@@ -241,3 +241,226 @@ async def test_a_kernel_perceptrons_quadratic_memory_is_budgeted(server):
         assert end["status"] == "rule_violation:adversary:target_label"
         assert end["result"]["mistakes"] == 4
     await honest_game(server)
+
+
+# -- cheating the commitment, as an adversary ------------------------------------------------
+
+H8 = make_class("thresholds:n=8")
+#: Instances on which thresholds 3 and 4 agree: a reveal of 4 passes the label check,
+#: so only the commitment can catch it.
+AGREED = (0, 1, 6, 7)
+
+
+async def committed_game(ws: ClientConnection, commitment: bytes, rounds: int = 4) -> str:
+    """Challenge halving, commit, play ``AGREED`` labelled by threshold 3; returns the
+    game id, with ``reveal?`` received."""
+    await send(ws, challenge(opponent="halving", rounds=rounds))
+    game_id = (await receive(ws))["game_id"]
+    await send(ws, {"type": "commit", "digest": commitment})
+    for t in range(1, rounds + 1):
+        x = AGREED[(t - 1) % len(AGREED)]
+        await send(ws, {"type": "instance", "t": t, "x": x})
+        assert (await receive(ws))["type"] == "prediction"
+        await send(ws, {"type": "label", "t": t, "y": int(x < 3)})
+    assert (await receive(ws))["type"] == "reveal?"
+    return game_id
+
+
+def faults(server: GameServer, game_id: str) -> list[str]:
+    footer = log_of(server, game_id).footer
+    assert footer is not None
+    return [f["code"] for f in footer["result"].get("faults", [])]
+
+
+#: (target, salt) revealed after committing to (3, SALT), and the game's end.
+BAD_REVEALS = [
+    (4, SALT, "rule_violation:adversary:commitment"),          # another consistent target
+    (3, SALT + b"\x00", "rule_violation:adversary:commitment"),  # another salt
+    (3, SALT[:15] + b"\x01", "rule_violation:adversary:commitment"),
+    (3 + (1 << 63), SALT, "rule_violation:adversary:reveal"),  # 3 modulo 2**63
+    ((1 << 64) - 1, SALT, "rule_violation:adversary:reveal"),   # -1 as 8 unsigned bytes
+    (-(1 << 63), SALT, "rule_violation:adversary:reveal"),
+    (9, SALT, "rule_violation:adversary:reveal"),               # outside the class
+    (-1, SALT, "rule_violation:adversary:reveal"),
+    ([3.0], SALT, "rule_violation:adversary:reveal"),           # a vector on a finite class
+    (target_bytes(H8, 3), SALT, "rule_violation:adversary:reveal"),  # its bytes, as bin
+    (None, SALT, "rule_violation:adversary:reveal"),
+]
+
+
+@pytest.mark.parametrize(("target", "salt", "status"), BAD_REVEALS)
+async def test_a_reveal_that_is_not_the_commitment_loses_the_game(server, target, salt, status):
+    async with peer(server, role="adversary") as ws:
+        game_id = await committed_game(ws, digest(H8, 3, SALT))
+        await send(ws, {"type": "reveal", "target": target, "salt": salt})
+        end = await receive(ws)
+        assert (end["type"], end["status"]) == ("end", status), end
+    assert row(server, game_id)["status"] == status
+    await honest_game(server)
+
+
+def test_the_digest_binds_class_salt_and_target_whatever_their_lengths():
+    """Hash-length tricks: moving bytes between the salt and the target, or between the
+    class spec and the salt, changes the digest (each part is length-prefixed or fixed
+    length), so no second opening exists short of a SHA-256 collision."""
+    h9 = make_class("thresholds:n=9")
+    committed = digest(H8, 3, SALT)
+    tail = target_bytes(H8, 3)
+    openings = [(H8, int.from_bytes(SALT[8:], "little", signed=True), SALT[:8] + tail),
+                (H8, 3, SALT + tail[:0]), (h9, 3, SALT), (H8, 3, SALT[1:] + SALT[:1]),
+                (H8, 3, b"\x00" + SALT), (H8, 3 - (1 << 64) + (1 << 64), SALT[:-1])]
+    others = [digest(h, t, s) for h, t, s in openings if (t, s) != (3, SALT) or h is h9]
+    assert committed not in others and len(others) == 5
+    with pytest.raises(ValueError):
+        target_bytes(H8, True)  # a bool is no hypothesis index
+    with pytest.raises(ValueError):
+        target_bytes(H8, 3.0)
+
+
+#: A salt or target of a type the schema refuses: bad_message, a fault, asked again.
+ODD_REVEALS = [
+    {"target": 3, "salt": SALT.decode("latin-1")},  # str for bin
+    {"target": 3, "salt": list(SALT)},
+    {"target": 3, "salt": None},
+    {"target": 3, "salt": 7},
+    {"target": 3},                                   # no salt
+    {"target": True, "salt": SALT},                  # bool for int
+    {"target": 3.0, "salt": SALT},                   # float for int
+    {"target": "3", "salt": SALT},
+    {"target": 3, "salt": SALT[:15]},                # short: illegal_move
+]
+
+
+@pytest.mark.parametrize("fields", ODD_REVEALS)
+async def test_a_salt_or_target_of_an_odd_type_is_a_fault_and_asked_again(server, fields):
+    async with peer(server, role="adversary") as ws:
+        game_id = await committed_game(ws, digest(H8, 3, SALT))
+        await send(ws, {"type": "reveal", **fields})
+        error = await receive(ws)
+        code = "illegal_move" if fields.get("salt") == SALT[:15] else "bad_message"
+        assert (error["type"], error["code"], error["fatal"]) == ("error", code, False), error
+        await send(ws, {"type": "reveal", "target": 3, "salt": SALT})
+        end = await receive(ws)
+        assert end["status"] == "complete", end
+    assert faults(server, game_id) == [code]
+    await honest_game(server)
+
+
+async def test_a_reveal_before_the_end_or_without_a_commitment_is_out_of_turn(server):
+    async with peer(server, role="adversary") as ws:
+        # committed: a reveal in round 1 (to end the game early) is a fault, not an end
+        await send(ws, challenge(opponent="halving", rounds=2))
+        game_id = (await receive(ws))["game_id"]
+        await send(ws, {"type": "commit", "digest": digest(H8, 3, SALT)})
+        await send(ws, {"type": "reveal", "target": 3, "salt": SALT})
+        error = await receive(ws)
+        assert (error["code"], error["fatal"]) == ("out_of_turn", False)
+        for t, x in ((1, 0), (2, 7)):
+            await send(ws, {"type": "instance", "t": t, "x": x})
+            assert (await receive(ws))["type"] == "prediction"
+            if t == 1:  # and between the prediction and the label
+                await send(ws, {"type": "reveal", "target": 3, "salt": SALT})
+                assert (await receive(ws))["code"] == "out_of_turn"
+            await send(ws, {"type": "label", "t": t, "y": int(x < 3)})
+        assert (await receive(ws))["type"] == "reveal?"
+        await send(ws, {"type": "reveal", "target": 3, "salt": SALT})
+        assert (await receive(ws))["status"] == "complete"
+        assert faults(server, game_id) == ["out_of_turn", "out_of_turn"]
+        # not committed: no reveal is due, one sent mid-game is a fault
+        await send(ws, challenge(opponent="halving", rounds=1))
+        game_id = (await receive(ws))["game_id"]
+        await send(ws, {"type": "reveal", "target": 3, "salt": SALT})
+        assert (await receive(ws))["code"] == "out_of_turn"
+        await send(ws, {"type": "instance", "t": 1, "x": 0})
+        assert (await receive(ws))["type"] == "prediction"
+        await send(ws, {"type": "label", "t": 1, "y": 1})
+        end = await receive(ws)
+        assert (end["type"], end["status"]) == ("end", "complete")
+        # after the end, a reveal in the lobby changes nothing
+        await send(ws, {"type": "reveal", "target": 3, "salt": SALT})
+        error = await receive(ws)
+        assert error["type"] == "error" and error["code"] in ("out_of_turn", "bad_message")
+        assert error["fatal"] is False
+    assert row(server, game_id)["status"] == "complete"
+    await honest_game(server)
+
+
+async def test_a_commit_twice_or_after_round_1_cannot_swap_the_target(server):
+    """A second commitment (to another target) before round 1 or after it is a fault
+    and is not taken: only the first binds."""
+    async with peer(server, role="adversary") as ws:
+        await send(ws, challenge(opponent="halving", rounds=2))
+        game_id = (await receive(ws))["game_id"]
+        await send(ws, {"type": "commit", "digest": digest(H8, 3, SALT)})
+        await send(ws, {"type": "commit", "digest": digest(H8, 4, SALT)})
+        assert (await receive(ws))["code"] == "out_of_turn"
+        await send(ws, {"type": "instance", "t": 1, "x": 0})
+        assert (await receive(ws))["type"] == "prediction"
+        await send(ws, {"type": "commit", "digest": digest(H8, 4, SALT)})
+        assert (await receive(ws))["code"] == "out_of_turn"
+        await send(ws, {"type": "label", "t": 1, "y": 1})
+        await send(ws, {"type": "instance", "t": 2, "x": 7})
+        assert (await receive(ws))["type"] == "prediction"
+        await send(ws, {"type": "label", "t": 2, "y": 0})
+        assert (await receive(ws))["type"] == "reveal?"
+        await send(ws, {"type": "reveal", "target": 4, "salt": SALT})
+        end = await receive(ws)
+        assert end["status"] == "rule_violation:adversary:commitment", end
+    assert faults(server, game_id) == ["out_of_turn", "out_of_turn"]
+    await honest_game(server)
+
+
+EXPERTS3 = {"game": "experts", "class": None, "experts": 3, "rounds": 3}
+COSTS = ([0.0, 1.0, 0.5], [1.0, 0.0, 0.5], [0.5, 0.5, 0.0])
+
+
+@pytest.mark.parametrize(("target", "salt", "status"), [
+    (1, SALT, "rule_violation:adversary:reveal"),         # no class: no target to reveal
+    (None, SALT[::-1], "rule_violation:adversary:commitment"),
+    ([0.0, 1.0, 0.5], SALT, "rule_violation:adversary:reveal"),
+    (None, SALT, "complete"),
+])
+async def test_an_experts_reveal_binds_the_whole_sequence(server, target, salt, status):
+    """In the experts game the commitment is to the whole sequence of moves: a target
+    index (there is no class) or another salt does not open it."""
+    sequence = SequenceHash("experts:d=3")
+    for costs in COSTS:
+        sequence.add(np.array(costs))
+    async with peer(server, role="adversary") as ws:
+        await send(ws, challenge(EXPERTS3, opponent="hedge"))
+        game_id = (await receive(ws))["game_id"]
+        await send(ws, {"type": "commit", "digest": sequence.digest(SALT)})
+        for t, costs in enumerate(COSTS, 1):
+            await send(ws, {"type": "advice", "t": t, "advice": None})
+            assert (await receive(ws))["type"] == "answer"
+            await send(ws, {"type": "costs", "t": t, "v": costs})
+        assert (await receive(ws))["type"] == "reveal?"
+        await send(ws, {"type": "reveal", "target": target, "salt": salt})
+        end = await receive(ws)
+        assert end["status"] == status, end
+    assert row(server, game_id)["status"] == status
+    await honest_game(server)
+
+
+def test_the_sans_io_referees_refuse_a_reveal_out_of_turn_and_a_second_commit():
+    """The same rules one level down, where the tournament's in-process games and the
+    local driver meet them."""
+    ref = MistakeBoundReferee(H8, rounds=1, seed=0)
+    ref.commit(digest(H8, 3, SALT))
+    with pytest.raises(OutOfTurn):
+        ref.reveal(3, SALT)
+    ref2 = MistakeBoundReferee(H8, rounds=1, seed=0)
+    ref2.commit(digest(H8, 3, SALT))
+    with pytest.raises(OutOfTurn):
+        ref2.commit(digest(H8, 4, SALT))
+    experts = ExpertsReferee(3, 1, 0)
+    with pytest.raises(MoveError):
+        experts.reveal(None, SALT)  # nothing committed, not over
+    ref3 = MistakeBoundReferee(H8, rounds=1, seed=0)
+    ref3.commit(digest(H8, 3, SALT))
+    ref3.instance(0)
+    ref3.prediction(0.5)
+    ref3.label(1)
+    with pytest.raises(RuleViolation):
+        ref3.reveal(4, SALT)
+    assert ref3.result().status == "rule_violation:adversary:commitment"
