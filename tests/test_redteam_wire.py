@@ -464,3 +464,62 @@ def test_the_sans_io_referees_refuse_a_reveal_out_of_turn_and_a_second_commit():
     with pytest.raises(RuleViolation):
         ref3.reveal(4, SALT)
     assert ref3.result().status == "rule_violation:adversary:commitment"
+
+
+# -- the coin and the labels: nothing the opponent sees depends on what it must not know ----
+
+ROUNDS = 64
+FAIR = {"game": "mistake-bound", "class": "thresholds:n=64", "rounds": ROUNDS}
+
+
+async def scripted_game(server: GameServer) -> tuple[list[bytes], list[bytes], list[int], str]:
+    """A created game between two scripted raw peers (the learner always answers 1/2,
+    the adversary plays x_t = t - 1 labelled by threshold 32): the frames each received
+    (``start`` and ``end`` left out: they carry the game's id, seeds and key), the draws
+    the referee made, and the game id. A spectator of the adversary's own account
+    checks at round 3 that it has been shown no round not yet labelled."""
+    adversary, learner, game_id = await pair(server, FAIR)
+    seen_a: list[bytes] = []
+    seen_l: list[bytes] = []
+    try:
+        for t in range(1, ROUNDS + 1):
+            await send(adversary, {"type": "instance", "t": t, "x": t - 1})
+            frame = await asyncio.wait_for(learner.recv(), 10)
+            assert isinstance(frame, bytes)
+            seen_l.append(frame)
+            shown = msgpack.unpackb(frame)
+            # the learner sees round t's instance and round t-1's label, nothing later
+            assert shown.get("t") == t, shown
+            assert "label" not in shown or shown["label"]["t"] == t - 1
+            await send(learner, {"type": "predict", "t": t, "p": 0.5})
+            frame = await asyncio.wait_for(adversary.recv(), 10)
+            assert isinstance(frame, bytes)
+            seen_a.append(frame)
+            assert msgpack.unpackb(frame) == {"type": "prediction", "t": t, "p": 0.5}
+            if t == 3:  # the adversary's own account watches: no draw of round 3 yet
+                async with peer(server, role="spectator") as spy:
+                    await send(spy, {"type": "watch", "game_id": game_id})
+                    watching = await receive(spy)
+                    assert watching["type"] == "watching" and watching["t"] < 3, watching
+            await send(adversary, {"type": "label", "t": t, "y": int(t - 1 < 32)})
+        end_l, end_a = await receive(learner), await receive(adversary)
+        assert end_l["status"] == end_a["status"] == "complete"
+    finally:
+        await adversary.close()
+        await learner.close()
+    draws = [int(r.prediction) for r in log_of(server, game_id).records()]
+    return seen_a, seen_l, draws, game_id
+
+
+async def test_no_message_to_either_player_depends_on_the_coin(tmp_path):
+    """The same scripted game twice (same seed, same moves): the referee's draws differ
+    (a fresh secret key each game), yet every frame each player receives between
+    ``start`` and ``end`` is the same byte for byte: its size, order and the p shown do
+    not depend on the coin, and no label reaches the learner before it predicts."""
+    async with running_server(tmp_path, move_deadline=3.0, time_bank=0.0) as server:
+        first = await scripted_game(server)
+        second = await scripted_game(server)
+        assert first[0] == second[0] and first[1] == second[1]
+        assert first[2] != second[2]  # 64 fair draws: equal with probability 2**-64
+        assert first[3] != second[3]
+        await honest_game(server)
