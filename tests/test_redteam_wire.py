@@ -31,6 +31,7 @@ from littlestone.server.client import play_remote
 from littlestone.server.net import GameServer
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
+from littlestone.server.tournament.ranking import fault
 from tests.servers import running_server
 
 MB = {"game": "mistake-bound", "class": "thresholds:n=8", "rounds": 4}
@@ -523,3 +524,188 @@ async def test_no_message_to_either_player_depends_on_the_coin(tmp_path):
         assert first[2] != second[2]  # 64 fair draws: equal with probability 2**-64
         assert first[3] != second[3]
         await honest_game(server)
+
+
+# -- ending a game at a chosen moment -------------------------------------------------------
+
+async def finished(server: GameServer, game_id: str) -> Any:
+    """The game's index row once the game is over (the server writes it as it ends)."""
+    for _ in range(500):
+        found = row(server, game_id)
+        if found["status"] != "running":
+            return found
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"game {game_id} still running")
+
+
+async def test_leaving_before_a_losing_round_is_the_leavers_fault(server):
+    """A learner that sees the last instance and leaves instead of predicting (to dodge
+    a mistake) ends the game ``disconnected:learner``: a tournament scores that as its
+    own fault (every round left a mistake). Reconnecting with the same token finds the
+    game neither to join nor to watch."""
+    adversary, learner, game_id = await pair(server)
+    for t in range(1, 5):
+        await send(adversary, {"type": "instance", "t": t, "x": t})
+        assert (await receive(learner))["t"] == t
+        if t == 4:
+            await learner.close()
+            break
+        await send(learner, {"type": "predict", "t": t, "p": 1.0})
+        assert (await receive(adversary))["type"] == "prediction"
+        await send(adversary, {"type": "label", "t": t, "y": int(t < 3)})
+    end = await receive(adversary)
+    assert (end["type"], end["status"]) == ("end", "disconnected:learner")
+    assert end["result"]["rounds"] == 3
+    assert fault(end["status"]) == "learner"
+    async with peer(server) as again:
+        await send(again, {"type": "join", "game_id": game_id})
+        assert (await receive(again))["code"] == "not_found"
+    async with peer(server, role="spectator") as again:
+        await send(again, {"type": "watch", "game_id": game_id})
+        assert (await receive(again))["code"] == "not_found"
+    await adversary.close()
+    assert (await finished(server, game_id))["status"] == "disconnected:learner"
+    await honest_game(server)
+
+
+async def test_leaving_during_the_reveal_is_the_adversarys_fault(server):
+    """An adversary whose committed target would not match leaves when asked to reveal:
+    the game ends ``disconnected:adversary``, its fault, never complete."""
+    adversary, learner, game_id = await pair(server)
+    await send(adversary, {"type": "commit", "digest": digest(H8, 3, SALT)})
+    for t in range(1, 5):
+        await send(adversary, {"type": "instance", "t": t, "x": t})
+        assert (await receive(learner))["t"] == t
+        await send(learner, {"type": "predict", "t": t, "p": 1.0})
+        assert (await receive(adversary))["type"] == "prediction"
+        await send(adversary, {"type": "label", "t": t, "y": int(t < 4)})  # threshold 4
+    assert (await receive(adversary))["type"] == "reveal?"
+    await adversary.close()
+    end = await receive(learner)
+    assert (end["status"], fault(end["status"])) == ("disconnected:adversary", "adversary")
+    await learner.close()
+    assert (await finished(server, game_id))["status"] == "disconnected:adversary"
+    await honest_game(server)
+
+
+async def test_leaving_right_after_the_last_move_cannot_unmake_the_game(server):
+    """Each player sends its last move and closes at once, before ``end`` can reach it:
+    the moves are taken and the game is complete, not ``disconnected``."""
+    adversary, learner, game_id = await pair(server)
+    for t in range(1, 5):
+        await send(adversary, {"type": "instance", "t": t, "x": t})
+        assert (await receive(learner))["t"] == t
+        await send(learner, {"type": "predict", "t": t, "p": 0.0})
+        if t == 4:
+            await learner.close()
+        assert (await receive(adversary))["type"] == "prediction"
+        await send(adversary, {"type": "label", "t": t, "y": 1})
+    await adversary.close()
+    done = await finished(server, game_id)
+    assert (done["status"], done["rounds"], done["mistakes"]) == ("complete", 4, 4)
+    await honest_game(server)
+
+
+async def test_a_fault_in_the_last_round_still_costs_the_round(server):
+    """A learner that faults in the last round (a NaN, then a late good answer) is
+    charged the round as a mistake, p = 1 - y; the late answer is not taken."""
+    adversary, learner, game_id = await pair(server)
+    try:
+        for t in range(1, 5):
+            y = int(t < 3)
+            await send(adversary, {"type": "instance", "t": t, "x": t})
+            assert (await receive(learner))["t"] == t
+            await send(learner, {"type": "predict", "t": t, "p": math.nan if t == 4 else y})
+            if t == 4:
+                assert (await receive(learner))["code"] == "illegal_move"
+                await send(learner, {"type": "predict", "t": t, "p": float(y)})  # late
+            shown = await receive(adversary)
+            assert shown["p"] == (0.5 if t == 4 else y)  # the fault shows 1/2
+            await send(adversary, {"type": "label", "t": t, "y": y})
+        end = await receive(learner)
+        assert end["status"] == "complete"
+        assert (end["result"]["mistakes"], end["result"]["expected_mistakes"]) == (1, 1.0)
+    finally:
+        await adversary.close()
+        await learner.close()
+    assert faults(server, game_id) == ["illegal_move"]
+    await honest_game(server)
+
+
+# -- making the opponent look at fault; joining twice; self-play ----------------------------
+
+async def test_an_adversarys_flood_is_charged_to_the_adversary_not_the_learner(server):
+    """While the learner thinks, the adversary floods its own connection (learner moves,
+    labels for later rounds, a frame near the limit, garbage): each is a fault of the
+    adversary's, read when its own move is due; the learner's moves are on time and it
+    is never charged; the adversary forfeits."""
+    adversary, learner, game_id = await pair(server)
+    try:
+        await send(adversary, {"type": "instance", "t": 1, "x": 1})
+        assert (await receive(learner))["t"] == 1
+        junk: list[dict[str, Any] | bytes] = [
+            {"type": "predict", "t": 1, "p": 0.0}, {"type": "label", "t": 2, "y": 0},
+            b"\xc1", {"type": "instance", "t": 1, "x": b"\x00" * 900_000}]
+        for frame in junk * 5:
+            await send(adversary, frame)
+        await send(learner, {"type": "predict", "t": 1, "p": 1.0})
+        error = await receive(learner)  # the learner is told the game ended, nothing else
+        assert error["type"] == "end", error
+        assert error["status"].startswith("forfeit:adversary:"), error
+        assert error["result"]["rounds"] == 0
+    finally:
+        await adversary.close()
+        await learner.close()
+    assert [f["role"] for f in log_of(server, game_id).footer["result"]["faults"]] == [
+        "adversary"] * 3
+    await honest_game(server)
+
+
+async def test_joining_twice_or_ones_own_role_is_refused(server):
+    """A created game is joined once, by the other role: the same role is
+    ``unsupported_game``, a second joiner and a join of a game already played
+    ``not_found``; a made-up id too."""
+    async with peer(server, role="adversary") as creator, \
+            peer(server, role="adversary") as same_role, \
+            peer(server) as first, peer(server) as second:
+        await send(creator, {"type": "create", "rules": {**MB, "rounds": 1}, "seed": 1})
+        game_id = (await receive(creator))["game_id"]
+        await send(same_role, {"type": "join", "game_id": game_id})
+        assert (await receive(same_role))["code"] == "unsupported_game"
+        await send(first, {"type": "join", "game_id": game_id})
+        assert (await receive(first))["type"] == "start"
+        await send(second, {"type": "join", "game_id": game_id})
+        assert (await receive(second))["code"] == "not_found"
+        await send(second, {"type": "join", "game_id": game_id + "\x00"})
+        assert (await receive(second))["code"] == "not_found"
+        assert (await receive(creator))["type"] == "start"
+        await send(creator, {"type": "instance", "t": 1, "x": 0})
+        await receive(first)
+        await send(first, {"type": "predict", "t": 1, "p": 1.0})
+        await receive(creator)
+        await send(creator, {"type": "label", "t": 1, "y": 1})
+        assert (await receive(first))["status"] == "complete"
+        await send(second, {"type": "join", "game_id": game_id})  # played: gone
+        assert (await receive(second))["code"] == "not_found"
+    await honest_game(server)
+
+
+async def test_self_play_is_recorded_as_such_and_ranks_nothing(server):
+    """One token may create a game and join it from a second connection (a student
+    testing its learner against its own adversary): allowed, and the records name the
+    same account on both sides. It farms nothing: free games are never ranked (only a
+    tournament's games are, and the tournament picks every pairing)."""
+    adversary, learner, game_id = await pair(server, {**MB, "rounds": 1})
+    try:
+        await send(adversary, {"type": "instance", "t": 1, "x": 0})
+        await receive(learner)
+        await send(learner, {"type": "predict", "t": 1, "p": 1.0})
+        await receive(adversary)
+        await send(adversary, {"type": "label", "t": 1, "y": 1})
+        assert (await receive(learner))["status"] == "complete"
+    finally:
+        await adversary.close()
+        await learner.close()
+    header = log_of(server, game_id).header
+    assert header["learner"]["account"] == header["adversary"]["account"] == "bob"
+    await honest_game(server)
