@@ -97,6 +97,11 @@ def challenge(rules: dict[str, Any] | None = None, opponent: str = "random-targe
             "opponent": opponent, "seed": 1}
 
 
+def with_class(spec: Any, opponent: str = "random-target", **changes: Any) -> dict[str, Any]:
+    """A challenge of class ``spec`` (any value: the attack may be its type)."""
+    return challenge({"class": spec, **changes}, opponent)
+
+
 async def pair(server: GameServer, rules: dict[str, Any] = MB, seed: int = 5
                ) -> tuple[ClientConnection, ClientConnection, str]:
     """A created game between two raw peers of the same account: (adversary, learner,
@@ -116,41 +121,41 @@ async def pair(server: GameServer, rules: dict[str, Any] = MB, seed: int = 5
 
 SPECS = [
     # (what is asked, the answer's type or error code)
-    (challenge(**{"class": "thresholds:n=1e308"}), "unsupported_game"),
-    (challenge(**{"class": "thresholds:n=nan"}), "unsupported_game"),
-    (challenge(**{"class": "thresholds:n=inf"}), "unsupported_game"),
-    (challenge(**{"class": "thresholds:n=-0"}), "unsupported_game"),
-    (challenge(**{"class": "thresholds:n=" + "9" * 5000}), "unsupported_game"),
-    (challenge(**{"class": "thresholds:n=" + "9" * 60000}), "unsupported_game"),
-    (challenge(**{"class": "thresholds:n=1_000_000_000"}), "unsupported_game"),
-    (challenge(**{"class": "halfspaces:d=١٠٠٠٠٠٠"}), "over_budget"),  # Arabic-Indic digits
-    (challenge(**{"class": "halfspaces:d=1_000_000"}), "over_budget"),
-    (challenge(**{"class": "halfspaces:d=3,margin=nan"}), "unsupported_game"),
-    (challenge(**{"class": "halfspaces:d=3,margin=inf"}), "unsupported_game"),
-    (challenge(**{"class": "halfspaces:d=3,margin=-1e-300"}), "unsupported_game"),
-    (challenge(**{"class": "thresholds:n=4,n=5"}), "unsupported_game"),  # a key twice
-    (challenge(**{"class": "thresholds:n=8\x00"}), "unsupported_game"),
-    (challenge(**{"class": "\u202ethresholds:n=8"}), "unsupported_game"),
-    (challenge(**{"class": "k-disjunctions:n=65536,k=65536"}), "unsupported_game"),
-    (challenge(**{"class": "x" * 65000}), "unsupported_game"),
-    (challenge(**{"class": ["thresholds:n=8"]}), "bad_message"),  # nesting
-    (challenge(**{"class": {"thresholds": {"n": 8}}}), "bad_message"),
-    (challenge(**{"class": b"thresholds:n=8"}), "bad_message"),  # bin for str
+    (with_class("thresholds:n=1e308"), "unsupported_game"),
+    (with_class("thresholds:n=nan"), "unsupported_game"),
+    (with_class("thresholds:n=inf"), "unsupported_game"),
+    (with_class("thresholds:n=-0"), "unsupported_game"),
+    (with_class("thresholds:n=" + "9" * 5000), "unsupported_game"),
+    (with_class("thresholds:n=" + "9" * 60000), "unsupported_game"),
+    (with_class("thresholds:n=1_000_000_000"), "unsupported_game"),
+    (with_class("halfspaces:d=١٠٠٠٠٠٠"), "over_budget"),  # Arabic-Indic digits
+    (with_class("halfspaces:d=1_000_000"), "over_budget"),
+    (with_class("halfspaces:d=3,margin=nan"), "unsupported_game"),
+    (with_class("halfspaces:d=3,margin=inf"), "unsupported_game"),
+    (with_class("halfspaces:d=3,margin=-1e-300"), "unsupported_game"),
+    (with_class("thresholds:n=4,n=5"), "unsupported_game"),  # a key twice
+    (with_class("thresholds:n=8\x00"), "unsupported_game"),
+    (with_class("\u202ethresholds:n=8"), "unsupported_game"),
+    (with_class("k-disjunctions:n=65536,k=65536"), "unsupported_game"),
+    (with_class("x" * 65000), "unsupported_game"),
+    (with_class(["thresholds:n=8"]), "bad_message"),  # nesting
+    (with_class({"thresholds": {"n": 8}}), "bad_message"),
+    (with_class(b"thresholds:n=8"), "bad_message"),  # bin for str
     (challenge(rounds=10**18), "over_budget"),
     (challenge(rounds=1e308), "bad_message"),
     (challenge(rounds=math.nan), "bad_message"),
     (challenge(rounds=-0.0), "bad_message"),
     (challenge(rounds="1_000"), "bad_message"),
     (challenge(horizon=math.inf), "bad_message"),
-    (challenge(game="experts", experts=10**18, **{"class": None}), "over_budget"),
-    (challenge(game="experts ", experts=3, **{"class": None}), "bad_message"),
+    (with_class(None, game="experts", experts=10**18), "over_budget"),
+    (with_class(None, game="experts ", experts=3), "bad_message"),
     (challenge(opponent="random-target:target=1e308"), "unsupported_game"),
     (challenge(opponent="random-target:target=99999999999999999999999"), "unsupported_game"),
     (challenge(opponent="random-target:target=nan"), "unsupported_game"),
     (challenge(opponent="random-target:" + ",".join(f"k{i}=1" for i in range(5000))),
      "unsupported_game"),
-    (challenge(opponent="noisy-tree:depth=" + "9" * 5000, game="experts",
-               **{"class": "thresholds:n=8"}), "unsupported_game"),
+    (with_class("thresholds:n=8", "noisy-tree:depth=" + "9" * 5000, game="experts"),
+     "unsupported_game"),
     (challenge(opponent="y" * 60000), "unsupported_game"),
     ({"type": "create", "rules": {**MB, "rounds": 10**18}, "seed": None}, "over_budget"),
     ({"type": "create", "rules": {**MB, "class": "halfspaces:d=4097"}, "seed": None},
@@ -207,7 +212,7 @@ async def test_odd_digits_and_blanks_name_the_canonical_class(server):
     are one class."""
     async with peer(server) as ws:
         for spelling in ("thresholds:n=١٢", "thresholds:n=1_2", " thresholds:n= 12 "):
-            await send(ws, challenge(**{"class": spelling}))
+            await send(ws, with_class(spelling))
             start = await receive(ws)
             assert start["type"] == "start" and start["rules"]["class"] == "thresholds:n=12"
             while (message := await receive(ws))["type"] != "end":
@@ -225,12 +230,12 @@ async def test_a_kernel_perceptrons_quadratic_memory_is_budgeted(server):
     server for tens of GiB; the estimate now counts them: over_budget. A short game is
     still served."""
     async with peer(server, role="adversary") as ws:
-        await send(ws, challenge(opponent="kernel-perceptron", rounds=50_000,
-                                 **{"class": "halfspaces:d=1,margin=0"}))
+        await send(ws, with_class("halfspaces:d=1,margin=0", "kernel-perceptron",
+                                  rounds=50_000))
         answer = await receive(ws)
         assert (answer["type"], answer["code"]) == ("error", "over_budget"), answer
-        await send(ws, challenge(opponent="kernel-perceptron", rounds=4,
-                                 **{"class": "halfspaces:d=1,margin=0"}))
+        await send(ws, with_class("halfspaces:d=1,margin=0", "kernel-perceptron",
+                                  rounds=4))
         assert (await receive(ws))["type"] == "start"
         for t in range(1, 5):  # labels against every prediction: a mistake a round
             await send(ws, {"type": "instance", "t": t, "x": struct.pack("<d", 1.0)})
@@ -708,4 +713,115 @@ async def test_self_play_is_recorded_as_such_and_ranks_nothing(server):
         await learner.close()
     header = log_of(server, game_id).header
     assert header["learner"]["account"] == header["adversary"]["account"] == "bob"
+    await honest_game(server)
+
+
+# -- msgpack tricks: each a typed error (a fault in a game), never internal -----------------
+
+def P(value: Any) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)
+
+
+def mapraw(pairs: list[tuple[bytes, bytes]]) -> bytes:
+    """A msgpack map of these (key, value) encodings, duplicates allowed."""
+    n = len(pairs)
+    head = bytes([0x80 | n]) if n < 16 else b"\xde" + n.to_bytes(2, "big")
+    return head + b"".join(k + v for k, v in pairs)
+
+PREDICT = P("type") + P("predict")
+FRAMES = {
+    "ext": P({"type": "predict", "t": 1, "p": msgpack.ExtType(5, b"\x00" * 8)}),
+    "timestamp": P({"type": "predict", "t": 1, "p": msgpack.Timestamp(0, 0)}),
+    "timestamp_type": P({"type": msgpack.Timestamp(1, 0)}),
+    "int_keys": P({1: "predict"}),
+    "bin_type": P({"type": b"predict", "t": 1, "p": 0.5}),
+    "dup_keys": mapraw([(P("type"), P("predict")), (P("t"), P(1)), (P("p"), P(0.5)),
+                        (P("p"), P(7.0))]),
+    "dup_type": mapraw([(P("type"), P("predict")), (P("type"), P("hello")), (P("t"), P(1)),
+                        (P("p"), P(0.5))]),
+    "float32_p": mapraw([(P("type"), P("predict")), (P("t"), P(1)),
+                         (P("p"), b"\xca" + struct.pack(">f", 0.5))]),
+    "t_uint64": mapraw([(P("type"), P("predict")), (P("t"), b"\xcf" + b"\xff" * 8),
+                        (P("p"), P(0.5))]),
+    "deep": P({"type": "predict", "t": 1, "p": 0.5, "x": [[[[[[[[[[1]]]]]]]]]]}),
+    "huge_map": P({"type": "predict", "t": 1, "p": 0.5, "x": {str(i): i for i in range(70000)}}),
+    "huge_array_header": b"\x83" + PREDICT + P("t") + P(1) + P("p") + b"\xdd\xff\xff\xff\xff",
+    "map32_lie": b"\xdf\xff\xff\xff\xff" + PREDICT,
+    "str32_lie": b"\x81" + P("type") + b"\xdb\xff\xff\xff\xff",
+    "bad_utf8": b"\x81" + P("type") + b"\xa2\xff\xfe",
+    "nil_key": b"\x81\xc0" + P("predict"),
+    "not_a_map": P(["predict", 1, 0.5]),
+    "trailing": P({"type": "predict", "t": 1, "p": 0.5}) + b"\x00",
+    "empty": b"",
+    "reserved_c1": b"\xc1",
+}
+
+#: What each frame gets in round 1 (anything but bad_message is named).
+ANSWERS = {"dup_keys": "illegal_move", "float32_p": "instance"}
+
+
+@pytest.mark.parametrize("name", sorted(FRAMES))
+async def test_msgpack_tricks_are_typed_faults_and_the_game_goes_on(server, name):
+    """Ext types (a timestamp among them), keys that are not strings, bin for str,
+    duplicate keys (the last wins: a move of 7.0), uint64 and float32 encodings, deep
+    nesting, maps and arrays over the limits or lying about their length, bad UTF-8,
+    trailing bytes: in round 1 of a game each is a typed fault (a float32 p is a p),
+    and the game goes on to its end."""
+    async with peer(server) as ws:
+        await send(ws, challenge())
+        game_id = (await receive(ws))["game_id"]
+        assert (await receive(ws))["t"] == 1
+        await send(ws, FRAMES[name])
+        answer = await receive(ws)
+        expected = ANSWERS.get(name, "bad_message")
+        if expected != "instance":
+            assert (answer["type"], answer["code"], answer["fatal"]) == ("error", expected,
+                                                                         False), answer
+            answer = await receive(ws)  # the round is charged, the game goes on
+        assert (answer["type"], answer["t"]) == ("instance", 2)
+        while answer["type"] != "end":
+            await send(ws, {"type": "predict", "t": answer["t"], "p": 0.5})
+            answer = await receive(ws)
+        assert answer["status"] == "complete"
+    assert faults(server, game_id) == ([] if expected == "instance" else [expected])
+    await honest_game(server)
+
+
+async def test_msgpack_tricks_in_the_lobby_are_bad_messages(server):
+    async with peer(server) as ws:
+        for name in sorted(set(FRAMES) - {"huge_map"})[:12]:  # (under 16 lobby faults)
+            await send(ws, FRAMES[name])
+            answer = await receive(ws)
+            assert (answer["type"], answer["fatal"]) == ("error", False), (name, answer)
+            assert answer["code"] in ("bad_message", "out_of_turn"), (name, answer)
+        await send(ws, challenge())
+        assert (await receive(ws))["type"] == "start"
+    await honest_game(server)
+
+
+HELLOS = [
+    ({"token": b"bob"}, "bad_message"),
+    ({"token": 7}, "bad_message"),
+    ({"agent": "a" * 65}, "bad_message"),
+    ({"agent": "a\x1b[2J"}, "bad_message"),
+    ({"role": "admin"}, "bad_message"),
+    ({"version": (1 << 64) - 1}, "unsupported_version"),
+    ({"version": 1.0}, "bad_message"),
+    ({"capabilities": "all"}, "bad_message"),
+]
+
+
+@pytest.mark.parametrize(("change", "code"), HELLOS)
+async def test_odd_hellos_are_refused_and_closed(server, change, code):
+    ws = await connect(server.url, compression=None, proxy=None)
+    try:
+        hello = {"type": "hello", "version": 1, "role": "learner", "agent": "mallory",
+                 "token": server.token, "capabilities": []}
+        await send(ws, {**hello, **change})
+        answer = await receive(ws)
+        assert (answer["type"], answer["code"], answer["fatal"]) == ("error", code, True)
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(ws.recv(), 10)
+    finally:
+        await ws.close()
     await honest_game(server)
