@@ -825,3 +825,34 @@ async def test_odd_hellos_are_refused_and_closed(server, change, code):
     finally:
         await ws.close()
     await honest_game(server)
+
+
+def unit_bytes(*values: float) -> bytes:
+    return np.array(values, dtype="<f8").tobytes()
+
+
+@pytest.mark.parametrize("cls", ["halfspaces:d=2,margin=0.5",
+                                 "halfspaces:d=2,margin=0.5,agnostic=true"])
+@pytest.mark.parametrize("target", [
+    unit_bytes(math.nan, 0.0), unit_bytes(math.inf, 0.0), unit_bytes(0.0, 0.0),
+    unit_bytes(2.0, 0.0), unit_bytes(1.0, 0.0, 0.0), unit_bytes(1e308, 1e308),
+    unit_bytes(5e-324, 0.0), 5, None, [1e308, -1e308]])
+async def test_a_halfspace_witness_that_is_no_unit_vector_loses_the_game(server, cls, target):
+    """An adaptive adversary of a halfspace game reveals its witness after the last
+    round (on an agnostic class, the comparator its regret is measured against): NaN,
+    infinite, zero, long, short or non-unit vectors and non-vectors end the game
+    against it (no NaN reaches the result, the index or the ranking)."""
+    async with peer(server, role="adversary") as ws:
+        await send(ws, with_class(cls, "perceptron", rounds=2))
+        game_id = (await receive(ws))["game_id"]
+        for t in (1, 2):
+            await send(ws, {"type": "instance", "t": t, "x": unit_bytes(0.0, 1.0)})
+            assert (await receive(ws))["type"] == "prediction"
+            await send(ws, {"type": "label", "t": t, "y": 1})
+        assert (await receive(ws))["type"] == "reveal?"
+        await send(ws, {"type": "reveal", "target": target, "salt": b""})
+        end = await receive(ws)
+        assert end["status"] == "rule_violation:adversary:reveal", end
+        assert "hinge_deficiency" not in end["result"]
+    assert row(server, game_id)["status"] == "rule_violation:adversary:reveal"
+    await honest_game(server)
