@@ -856,3 +856,29 @@ async def test_a_halfspace_witness_that_is_no_unit_vector_loses_the_game(server,
         assert "hinge_deficiency" not in end["result"]
     assert row(server, game_id)["status"] == "rule_violation:adversary:reveal"
     await honest_game(server)
+
+
+# -- a peer that writes and is not read ------------------------------------------------------
+
+async def test_frames_queued_while_nobody_reads_are_capped_in_bytes(server):
+    """A creator waiting for its joiner is not read: its frames queue on the server.
+    The queue was capped at 16 messages of up to 1 MiB each (16 MiB a connection, 1 GiB
+    from the 64 sockets one address may open); it is capped in bytes too: reading
+    pauses once about 1 MiB waits, and the flood stays in the peer's own socket."""
+    ws = await open_peer(server, role="adversary")
+    try:
+        await send(ws, {"type": "create", "rules": MB, "seed": 1})
+        assert (await receive(ws))["type"] == "created"
+        frame = P({"type": "instance", "t": 1, "x": b"\x00" * 900_000})
+        with contextlib.suppress(TimeoutError):  # the server stops reading: sends block
+            for _ in range(24):
+                await asyncio.wait_for(ws.send(frame), 0.5)
+        connections = server._server.connections
+        most = 0
+        for _ in range(25):  # whatever the server took in by now, and a little later
+            most = max(most, *(sum(map(len, c.messages)) for c in connections))
+            await asyncio.sleep(0.02)
+    finally:
+        ws.transport.abort()  # (a close frame would wait behind the flood)
+    assert most <= 2 * 1024 * 1024 + 1_000_000, most
+    await honest_game(server)
