@@ -882,3 +882,40 @@ async def test_frames_queued_while_nobody_reads_are_capped_in_bytes(server):
         ws.transport.abort()  # (a close frame would wait behind the flood)
     assert most <= 2 * 1024 * 1024 + 1_000_000, most
     await honest_game(server)
+
+
+# -- a sequence commitment opens to one play only ----------------------------------------------
+
+Round = tuple[list[float] | None, list[float]]
+
+
+def experts_play(rounds: list[Round], commitment: bytes) -> ExpertsReferee:
+    """An experts game of d = 2 where each round is (advice or None, costs), committed."""
+    ref = ExpertsReferee(2, len(rounds), seed=0)
+    ref.commit(commitment)
+    for advice, costs in rounds:
+        if advice is not None:
+            ref.advice(advice)
+        ref.weights([0.5, 0.5])
+        ref.costs(costs)
+    return ref
+
+
+def test_a_sequence_commitment_opens_to_one_play_only():
+    """An adversary commits to its whole sequence of moves. Advice and costs were
+    hashed alike (a tagged vector each), so (no advice, costs a), (advice b, costs c)
+    and (advice a, costs b), (no advice, costs c) hashed to the same bytes: committed to
+    one, the adversary could choose at round 1 or 2, after seeing the learner's moves,
+    to play either, and open the commitment all the same (it was not bound to one
+    sequence: no oblivious adversary). Advice is now hashed with its own tag."""
+    a, b, c = [0.0, 1.0], [1.0, 0.0], [0.25, 0.75]
+    committed: list[Round] = [(None, a), (b, c)]
+    played: list[Round] = [(a, b), (None, c)]
+    probe = experts_play(committed, bytes(32))
+    assert probe._sequence is not None
+    commitment = probe._sequence.digest(SALT)
+    experts_play(committed, commitment).reveal(None, SALT)  # the committed play opens it
+    other = experts_play(played, commitment)
+    with pytest.raises(RuleViolation):
+        other.reveal(None, SALT)
+    assert other.result().status == "rule_violation:adversary:commitment"
