@@ -919,3 +919,29 @@ def test_a_sequence_commitment_opens_to_one_play_only():
     with pytest.raises(RuleViolation):
         other.reveal(None, SALT)
     assert other.result().status == "rule_violation:adversary:commitment"
+
+
+@pytest.mark.parametrize(("target", "status"), [
+    (4, "rule_violation:adversary:commitment"), (9, "rule_violation:adversary:reveal"),
+    (-1, "rule_violation:adversary:reveal"), ((1 << 64) - 1, "rule_violation:adversary:reveal"),
+    (None, "rule_violation:adversary:commitment"), (3, "complete")])
+async def test_a_class_experts_reveal_opens_the_committed_hypothesis_only(server, target,
+                                                                         status):
+    """Experts derived from a class: the adversary commits to a hypothesis; another one
+    that agrees with every label given, one outside the class, or a sequence opening
+    does not open it."""
+    rules = {"game": "experts", "class": "thresholds:n=8", "experts": None, "rounds": 2}
+    async with peer(server, role="adversary") as ws:
+        await send(ws, challenge(rules, opponent="hedge"))
+        game_id = (await receive(ws))["game_id"]
+        await send(ws, {"type": "commit", "digest": digest(H8, 3, SALT)})
+        for t, x in ((1, 0), (2, 7)):
+            await send(ws, {"type": "instance", "t": t, "x": x})
+            assert (await receive(ws))["type"] == "answer"
+            await send(ws, {"type": "label", "t": t, "y": int(x < 3)})
+        assert (await receive(ws))["type"] == "reveal?"
+        await send(ws, {"type": "reveal", "target": target, "salt": SALT})
+        end = await receive(ws)
+        assert end["status"] == status, end
+    assert row(server, game_id)["status"] == status
+    await honest_game(server)
