@@ -55,15 +55,17 @@ def new_salt() -> bytes:
     return secrets.token_bytes(MIN_SALT_BYTES)
 
 
-def move_bytes(move: object) -> bytes:
+def move_bytes(move: object, tag: bytes = b"f") -> bytes:
     """Canonical bytes of one move: an int (instance or label), length-prefixed little-endian;
-    a vector (advice, costs, a halfspace instance), its float64 little-endian coordinates."""
+    a vector (costs, a halfspace instance; advice with ``tag`` ``a``), its float64
+    little-endian coordinates. Advice has a tag of its own: a round is (advice, costs) or
+    costs alone, so with one tag for both the same bytes would read as two plays."""
     if isinstance(move, int | np.integer) and not isinstance(move, bool):
         value = int(move)
         raw = value.to_bytes(max(1, (value.bit_length() + 8) // 8), "little", signed=True)
         return b"i" + len(raw).to_bytes(4, "little") + raw
     raw = np.ascontiguousarray(move, dtype="<f8").tobytes()
-    return b"f" + len(raw).to_bytes(4, "little") + raw
+    return tag + len(raw).to_bytes(4, "little") + raw
 
 
 class SequenceHash:
@@ -85,8 +87,12 @@ class SequenceHash:
         self._hash = hashlib.sha256(_SEQUENCE + spec.encode() + b"\x00")
 
     def add(self, move: object) -> None:
-        """One move of the adversary (an instance, advice, a label or costs), in order."""
+        """One move of the adversary (an instance, a label or costs), in order."""
         self._hash.update(move_bytes(move))
+
+    def add_advice(self, advice: object) -> None:
+        """The experts' advice of a round (a vector, tagged apart from costs)."""
+        self._hash.update(move_bytes(advice, b"a"))
 
     def digest(self, salt: bytes) -> bytes:
         """The commitment to the moves so far, with ``salt``."""

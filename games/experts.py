@@ -234,7 +234,7 @@ class ExpertsReferee:
         except MoveError as exc:
             self._fail(exc)
         if self._sequence is not None:
-            self._sequence.add(self._advice)
+            self._sequence.add_advice(self._advice)
         self.phase = Phase.ANSWER
 
     def weights(self, weights: object) -> None:

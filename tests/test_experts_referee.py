@@ -155,7 +155,7 @@ def test_sequence_commitment():
     moves = [([0.0, 1.0], 1), ([1.0, 1.0], 0)]
     committed = SequenceHash("experts:d=2")
     for advice, y in moves:
-        committed.add(np.array(advice))
+        committed.add_advice(np.array(advice))
         committed.add(y)
 
     def play_moves(moves, salt=salt):

@@ -94,7 +94,9 @@ async def run_game(
     result.revealed = getattr(referee, "revealed", None)
     if isinstance(learner, Learner):
         with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
-            result.bound = learner.final_bound(game, result.to_dict())
+            # (off the event loop: a bound may take a while, e.g. a kernel Perceptron's)
+            result.bound = await asyncio.to_thread(learner.final_bound, game,
+                                                   result.to_dict())
             result.extra.update(learner.report())
     if isinstance(game.hclass, FiniteClass):
         result.extra["size"] = game.hclass.size

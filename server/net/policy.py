@@ -25,6 +25,7 @@ from littlestone.games.errors import BudgetExceeded, LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS, Learner
+from littlestone.learners.kernel import KernelPerceptron
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.server.local import HISTORY_IN_MEMORY
@@ -122,7 +123,8 @@ class Opponents:
             elif not (asked.isascii() and asked.isdigit()):
                 raise _over(f"{name}: {LDIM_PARAM}={asked} is not a whole number of "
                             f"instance checks up to {budgets.ldim_work}")
-            elif int(asked) > budgets.ldim_work:
+            elif (len(asked.lstrip("0")) > len(str(budgets.ldim_work))  # (int() of a
+                  or int(asked.lstrip("0") or "0") > budgets.ldim_work):  # long one raises)
                 raise _over(f"{name}: {LDIM_PARAM}={asked} is over the budget of "
                             f"{budgets.ldim_work} instance checks")
         params: dict[str, object] = dict(raw)
@@ -140,7 +142,8 @@ def _build(registry: Registry[Any], spec: str) -> Player:
 def game_memory(game: GameSpec, opponent: Player | None) -> int:
     """An estimate, in bytes, of what one game holds on the server: the class's
     evaluation arrays and version space, an exact-Ldim opponent's truth table, the
-    blocks of halfspace instances in flight and their history, the experts' vectors."""
+    blocks of halfspace instances in flight and their history, the experts' vectors, a
+    kernel Perceptron's instances and kernel matrices (quadratic in the rounds)."""
     hclass = game.hclass
     total = 1 << 20
     if isinstance(hclass, FiniteClass):
@@ -152,6 +155,11 @@ def game_memory(game: GameSpec, opponent: Player | None) -> int:
                                                        HISTORY_IN_MEMORY)
     if game.game == EXPERTS:
         total += 16 * 8 * game.n_experts
+    if isinstance(opponent, KernelPerceptron) and hclass is not None:
+        # it keeps every instance's features, and its final bound builds kernel matrices
+        # of rounds x mistakes entries (and a temporary as large): an adversary may make
+        # every round a mistake (realizability is only checked at the reveal)
+        total += 2 * 8 * game.rounds * hclass.n_features + 3 * 8 * game.rounds ** 2
     return total
 
 

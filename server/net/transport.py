@@ -66,6 +66,9 @@ SHUTDOWN_GRACE_S = 3.0
 #: Reading also pauses while the peer does not read what is sent to it (the answers to its
 #: pings among them): a peer can grow neither buffer.
 QUEUE_HIGH, QUEUE_LOW = 16, 4
+#: The same in bytes: frames of up to max_frame each would otherwise let 16 of them hold
+#: 16 MiB a connection.
+QUEUE_BYTES_HIGH, QUEUE_BYTES_LOW = 1 << 20, 1 << 18
 
 Handler = Callable[["Connection"], Awaitable[None]]
 
@@ -107,6 +110,7 @@ class Connection(asyncio.Protocol):
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
         self.messages: collections.deque[bytes | str] = collections.deque()
+        self._queued = 0  # the length of the messages queued, in bytes (or characters)
         self.opened: asyncio.Future[None] = self.loop.create_future()
         self.closed: asyncio.Future[None] = self.loop.create_future()
         self._waiter: asyncio.Future[None] | None = None
@@ -195,8 +199,10 @@ class Connection(asyncio.Protocol):
     def _reading(self) -> None:
         """Read from the socket only while the queue has room and the peer reads what it
         is sent (a peer that pings and never reads the pongs is no longer read)."""
-        pause = self._writing_paused or len(self.messages) >= (
-            QUEUE_LOW if self._reading_paused else QUEUE_HIGH)
+        paused = self._reading_paused
+        pause = (self._writing_paused
+                 or len(self.messages) >= (QUEUE_LOW if paused else QUEUE_HIGH)
+                 or self._queued >= (QUEUE_BYTES_LOW if paused else QUEUE_BYTES_HIGH))
         if pause != self._reading_paused and self.transport is not None:
             self._reading_paused = pause
             if pause:
@@ -222,6 +228,7 @@ class Connection(asyncio.Protocol):
                 self._waiter = None
                 self._deadline.set(None)
         message = messages.popleft()
+        self._queued -= len(message)
         if self._reading_paused:
             self._reading()
         return message
@@ -370,7 +377,9 @@ class Connection(asyncio.Protocol):
                 return
             self.stop_answering()
         self.messages.append(message)
-        if len(self.messages) >= QUEUE_HIGH and not self._reading_paused:
+        self._queued += len(message)
+        if not self._reading_paused and (len(self.messages) >= QUEUE_HIGH
+                                         or self._queued >= QUEUE_BYTES_HIGH):
             self._reading()
         self._wake()
 

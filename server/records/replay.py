@@ -528,7 +528,7 @@ class Replay(Adversary):
                 if game.hclass is not None:
                     sequence.add(int(row["x"]))
                 elif "advice" in row:
-                    sequence.add(np.asarray(row["advice"]))
+                    sequence.add_advice(np.asarray(row["advice"]))
                 sequence.add(row["y"] if row.get("y") is not None else np.asarray(row["costs"]))
             self._digest = sequence.digest(self._salt)
 
