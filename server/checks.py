@@ -36,7 +36,8 @@ from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.server.local import play
 
-__all__ = ["CHECK_GAMES", "Check", "CheckSkipped", "in_tournament", "yield_checks"]
+__all__ = ["CHECK_EXPERTS", "CHECK_GAMES", "CHECK_ROUNDS", "Check", "CheckSkipped", "in_tournament",
+           "opponent", "refereed_games", "yield_checks"]
 
 Check = Callable[[], None]
 
@@ -81,6 +82,8 @@ CHECK_GAMES: list[tuple[str, str | None, int | None]] = [
     (EXPERTS, None, 4),
 ]
 CHECK_ROUNDS = 60
+#: The experts of the free-experts check game.
+CHECK_EXPERTS = 4
 
 
 def _games() -> list[GameSpec]:
@@ -100,12 +103,43 @@ def _games() -> list[GameSpec]:
 
 def _opponents(agent: Agent, game: GameSpec) -> Agent | None:
     """A built-in opponent that can play ``game`` against ``agent``."""
-    registry: Registry[Any] = ADVERSARIES if isinstance(agent, Learner) else LEARNERS
+    return opponent("learner" if isinstance(agent, Learner) else "adversary", game)
+
+
+def opponent(role: str, game: GameSpec) -> Agent | None:
+    """The built-in opponent of a ``role`` (learner or adversary) in ``game``: the first
+    registered agent of the other side that can play it.
+
+    >>> opponent("adversary", GameSpec(EXPERTS, 10, None, 4)).spec
+    'follow-the-leader'
+    """
+    registry: Registry[Any] = ADVERSARIES if role == "learner" else LEARNERS
     for agent_id in registry.ids():
         candidate = registry.make(agent_id)
         if candidate.unsupported(game) is None:
             return candidate  # type: ignore[no-any-return]  # the registry's type is Any here
     return None
+
+
+def refereed_games(role: str) -> list[tuple[str, str | None, str]]:
+    """The check games a server can referee for a submission of ``role`` (those of a
+    class named by its spec, and free experts: not the random matrix, built here), each
+    with its built-in opponent: (game, class spec or None, opponent spec). ``check``
+    plays these outside the submission's process (server/tournament/preflight.py), with
+    :data:`CHECK_ROUNDS` rounds and :data:`CHECK_EXPERTS` free experts.
+
+    >>> [g for g in refereed_games("learner") if g[1] == "thresholds:n=32"]
+    [('mistake-bound', 'thresholds:n=32', 'iid:dist=uniform,q=0.5,s=1.5')]
+    """
+    out = []
+    for game in _games():
+        spec = game.hclass.spec if game.hclass is not None else None
+        if spec is not None and spec.startswith("matrix:"):
+            continue
+        against = opponent(role, game)
+        if against is not None:
+            out.append((game.game, spec, against.spec))
+    return out
 
 
 def _pairs(agent: Agent) -> list[tuple[GameSpec, Agent]]:

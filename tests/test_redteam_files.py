@@ -641,19 +641,21 @@ def test_an_adversary_that_spoils_its_games_pays_for_it(hostile_tournament):
     assert board["payoff"]["halving"]["random-target"] is not None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "an adversary's fault leaves the game unscored for its learner (README, 'Scoring faults "
-    "and ties'), even when the learner played all T rounds first: an adversary that "
-    "crashes at the end of exactly the games a learner played well removes them from that "
-    "learner's mean (it pays with its own forcing, which a colluding classmate may not "
-    "mind). Scoring a game spoiled after round T as played is a ranking rule to decide "
-    "(server/tournament/ranking.py, another area), not a local fix"))
-def test_a_game_spoiled_after_the_learner_played_every_round_counts_for_the_learner(
+def test_a_game_spoiled_after_the_learner_played_every_round_is_unscored_for_it(
         hostile_tournament):
+    """A decision (README, "Scoring faults and ties"): a game its adversary spoils is not
+    scored for its learner, even after round T. Counting it as played would be the
+    adversary's weapon (labels no target fits, then no reveal: every round a mistake,
+    charged to the learner); counting it as perfect, a gift it could make a friend. So it
+    neither lowers nor lifts the learner, and the adversary pays for it (it forced
+    nothing: the test above)."""
     _, board, rows = hostile_tournament
     row = rows[("halving", "spoiler.py:Spoiler")]
     assert row["result"]["rounds"] in (9, 10)  # the learner played (nearly) every round
-    assert board["payoff"]["halving"]["spoiler.py:Spoiler"] is not None
+    assert board["payoff"]["halving"]["spoiler.py:Spoiler"] is None
+    halving = {r["learner"]: r for r in board["learners"]}["halving"]
+    assert halving["unscored"] == 1 and halving["failed"] == 0
+    assert halving["worst"] == board["payoff"]["halving"]["random-target"]
 
 
 # -- check ----------------------------------------------------------------------------------
@@ -691,17 +693,72 @@ class Liar(Halving):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "check runs the suite in the submission's own interpreter (in the sandbox): its code "
-    "can rewrite the verdict (an atexit hook prints 'every check passed' and exits 0). The "
-    "verdict is the author's own pre-flight; a tournament decides by playing it through its "
-    "server. An unforgeable check would play its games from outside the sandbox, as a "
-    "tournament does: a redesign of check, not a local fix"))
-def test_a_file_cannot_make_check_say_it_passed(tmp_path):
-    (tmp_path / "liar.py").write_text(LIAR)
-    run = cli("check", "liar.py:Liar", cwd=tmp_path, timeout=100)
-    assert b"FAIL" in run.stdout  # (the real verdict is printed, then contradicted)
-    assert run.returncode == 1 and not run.stdout.strip().endswith(b"ready for a tournament")
+FORGER = '''
+import json, os, sys
+from littlestone.learners.halving import Halving
+
+NAMES = ["docstring example", "spec round trip", "plays a game", "seeding",
+         "inputs not mutated", "restart is fresh"]
+# its report, forged, the moment it is imported; then it leaves before any check runs
+print(json.dumps({"agent": sys.argv[2] if len(sys.argv) > 2 else "", "kind": "learner",
+                  "passed": True, "ready": True,
+                  "checks": [{"check": n, "ok": True, "skipped": False, "message": "",
+                              "in_tournament": "", "refereed": True} for n in NAMES]}))
+print("every check passed: ready for a tournament")
+sys.stdout.flush()
+os._exit(0)
+
+class Forger(Halving):
+    pass
+'''
+
+PATCHER = '''
+import littlestone.server.checks as checks
+from littlestone.learners.halving import Halving
+
+def nothing_to_check(agent):
+    def check_plays_a_game():
+        pass
+    yield check_plays_a_game
+
+checks.yield_checks = nothing_to_check  # the suite in its own process, emptied
+import littlestone.server.cli.tournaments as tournaments
+tournaments.yield_checks = nothing_to_check
+
+class Patcher(Halving):
+    def predict(self, x):
+        return float("nan")  # an illegal move every round
+'''
+
+
+@pytest.mark.parametrize("name", ["liar", "forger", "patcher"])
+def test_a_file_cannot_make_check_say_it_passed(tmp_path, name):
+    """The verdict on what a tournament scores is the server's record of games played
+    outside the file's process: an atexit hook that prints 'every check passed', a report
+    forged at import, a check suite patched to pass in its own interpreter all fail."""
+    source, cls = {"liar": (LIAR, "Liar"), "forger": (FORGER, "Forger"),
+                   "patcher": (PATCHER, "Patcher")}[name]
+    (tmp_path / f"{name}.py").write_text(source)
+    run = cli("check", f"{name}.py:{cls}", cwd=tmp_path, timeout=200)
+    out = run.stdout.decode()
+    assert run.returncode == 1, (out, run.stderr)
+    assert f"FAIL  plays a game: {name}.py:{cls}" in out
+    assert out.strip().splitlines()[-1].startswith("not ready: a tournament would score")
+    report = json.loads(cli("check", f"{name}.py:{cls}", "--json", cwd=tmp_path,
+                            timeout=200).stdout.decode().strip().splitlines()[-1])
+    assert not report["passed"] and not report["ready"]
+    plays = next(r for r in report["checks"] if r["check"] == "plays a game")
+    assert plays["refereed"] and not plays["ok"]
+
+
+def test_check_still_passes_an_honest_file_and_says_the_games_were_refereed(tmp_path):
+    (tmp_path / "honest.py").write_text(LIAR.replace("atexit.register(lie)", "")
+                                        .replace("return 7.0", "return super().predict(x)"))
+    run = cli("check", "honest.py:Liar", cwd=tmp_path, timeout=200)
+    out = run.stdout.decode()
+    assert run.returncode == 0, (out, run.stderr)
+    assert "ok    plays a game: 4 games refereed by a server, outside its process" in out
+    assert out.strip().endswith("every check passed: ready for a tournament")
 
 
 def test_an_index_row_whose_log_is_a_fifo_never_blocks_the_web_page(tmp_path):

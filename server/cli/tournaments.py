@@ -12,10 +12,19 @@ from typing import Any
 from littlestone import adversaries, learners
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.server.checks import CheckSkipped, in_tournament, yield_checks
+from littlestone.server.checks import (
+    CHECK_EXPERTS,
+    CHECK_ROUNDS,
+    IN_TOURNAMENT,
+    CheckSkipped,
+    in_tournament,
+    refereed_games,
+    yield_checks,
+)
 from littlestone.server.cli.common import UsageError
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
+from littlestone.server.tournament.preflight import Refereed, play_check_games
 from littlestone.server.tournament.ranking import TournamentReport
 from littlestone.server.tournament.run import check_ray_address
 from littlestone.server.tournament.sandbox import Sandbox
@@ -160,9 +169,8 @@ def check(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for check in yield_checks(agent):
         name = check.__name__.removeprefix("check_").replace("_", " ")
-        cost = in_tournament(check)
         row: dict[str, Any] = {"check": name, "ok": True, "skipped": False, "message": "",
-               "in_tournament": cost}
+                               "in_tournament": in_tournament(check), "refereed": False}
         try:
             check()
         except CheckSkipped as exc:
@@ -175,6 +183,105 @@ def check(args: argparse.Namespace) -> int:
                        + (f" at {where}" if where else ""))
         rows.append(row)
     sys.stdout.flush()
+    print(json.dumps({"agent": args.agent, "kind": kind, "checks": rows}))
+    return 0
+
+
+def _check_in_sandbox(args: argparse.Namespace) -> int:
+    """The checks run where a tournament would run the submission: in its sandbox. What
+    that process reports is the submission's own word (its code runs there and can
+    rewrite it); *plays a game*, the one check a tournament scores, is then played here,
+    by a server refereeing the sandboxed submission (server/tournament/preflight.py)."""
+    file, rest = file_of(args.agent, Path.cwd())
+    if not file.is_file():
+        raise UsageError(f"check: no such file {str(file)!r}")
+    problem = Sandbox.unavailable()
+    if problem is not None and not args.unsafe_no_sandbox:
+        raise UsageError(f"check: submissions run only in a sandbox, and {problem} "
+                         "(--unsafe-no-sandbox runs the checks without one)")
+    sandbox = Sandbox(Limits(), unsafe=args.unsafe_no_sandbox)
+    inside = f"{sandbox.inside(file)}:{rest}"
+
+    def ours(text: str) -> str:
+        return text.replace(inside, args.agent).replace(sandbox.inside(file), str(file))
+
+    run = sandbox.run(file, ["check", inside, "--in-sandbox"], timeout=CHECK_SECONDS)
+    if run.code is None:
+        raise UsageError(f"check: {args.agent} did not finish its checks in {CHECK_SECONDS} s "
+                         "(a hang?): a tournament would kill it")
+    if run.forked:
+        print(f"littlestone: warning: {args.agent} started other processes: a tournament "
+              "records that against it", file=sys.stderr)
+    if run.code not in (0, 1):
+        last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
+        said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
+        raise UsageError(ours(f"check: {said}"))
+    own = _own_report(run.out)
+    rows = [dict(row, message=ours(str(row.get("message", "")))) for row in (
+        own["checks"] if own is not None else [])]
+    kinds = [own["kind"]] if own is not None and own.get("kind") in ROLES else list(ROLES)
+    for kind in kinds:  # (without its report: as what it loads as)
+        played = play_check_games(args.agent, kind, refereed_games(kind), CHECK_ROUNDS,
+                                  CHECK_EXPERTS, sandbox, Path.cwd())
+        if not (played[:1] and played[0].status.startswith("load_failed")
+                and f"is not a{'n' if kind == 'adversary' else ''} {kind}"
+                in played[0].message):
+            break
+    said_row = next((r for r in rows if r["check"] == PLAYS), None)
+    refereed = _refereed_row(args.agent, played, said_row)
+    rows = [refereed if r["check"] == PLAYS else r for r in rows] if said_row else [
+        refereed, {"check": "own checks", "ok": False, "skipped": False, "in_tournament": "",
+                   "refereed": False, "message": "its process printed no report of its "
+                   "own checks (did it exit early, or print over it?)"}]
+    return _verdict(args, kind, rows)
+
+
+#: The check a tournament scores, which ``check`` referees from outside the submission.
+PLAYS = "plays a game"
+ROLES = ("learner", "adversary")
+
+
+def _own_report(out: str) -> dict[str, Any] | None:
+    """The report the sandboxed run printed: its last line that reads as one (the
+    submission may print around it)."""
+    for line in reversed(out.strip().splitlines()):
+        try:
+            report = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(report, dict) and isinstance(report.get("checks"), list) and all(
+                isinstance(r, dict) and isinstance(r.get("check"), str)
+                and isinstance(r.get("ok"), bool) for r in report["checks"]):
+            return report
+    return None
+
+
+def _refereed_row(agent: str, played: list[Refereed], said: dict[str, Any] | None
+                  ) -> dict[str, Any]:
+    """*plays a game* as the server recorded the games; where one failed, what the
+    submission's own run said of it follows (a crash's file and line)."""
+    games = [g for g in played if g.status != "declined"]
+    failed = next((g for g in games if g.status != "complete"), None)
+    ok, message = True, f"{len(games)} games refereed by a server, outside its process"
+    if failed is not None and failed.status.startswith("load_failed"):
+        ok, message = False, f"{agent}: not loaded: {failed.message}"
+    elif failed is not None:
+        ok, message = False, (f"{agent}, {failed.where}: {failed.status} after "
+                              f"{failed.rounds} rounds" + (f": {failed.message}"
+                                                           if failed.message else ""))
+    elif not games:
+        ok, message = False, f"{agent}: plays none of the check games"
+    elif short := next((g for g in games if g.rounds != CHECK_ROUNDS), None):
+        ok, message = False, f"{agent}, {short.where}: ended after {short.rounds} rounds"
+    if not ok and failed is not None and said is not None and not said["ok"]:
+        own = str(said.get("message", ""))
+        message += f" (its own run: {own.partition(failed.where + ': ')[2] or own})"
+    return {"check": PLAYS, "ok": ok, "skipped": False, "message": message,
+            "in_tournament": IN_TOURNAMENT["check_plays_a_game"], "refereed": True}
+
+
+def _verdict(args: argparse.Namespace, kind: str, rows: list[dict[str, Any]]) -> int:
+    """Print the rows and the verdict (written here, outside the submission's process)."""
     passed = all(r["ok"] for r in rows)
     costly = [r["check"] for r in rows if not r["ok"] and r["in_tournament"]]
     if args.json:
@@ -198,36 +305,6 @@ def check(args: argparse.Namespace) -> int:
             print(f"ready for a tournament (what it scores passed); advice to fix: "
                   f"{', '.join(advice)}")
     return 0 if passed else 1
-
-
-def _check_in_sandbox(args: argparse.Namespace) -> int:
-    """The checks run where a tournament would run the submission: in its sandbox."""
-    file, rest = file_of(args.agent, Path.cwd())
-    if not file.is_file():
-        raise UsageError(f"check: no such file {str(file)!r}")
-    problem = Sandbox.unavailable()
-    if problem is not None and not args.unsafe_no_sandbox:
-        raise UsageError(f"check: submissions run only in a sandbox, and {problem} "
-                         "(--unsafe-no-sandbox runs the checks without one)")
-    sandbox = Sandbox(Limits(), unsafe=args.unsafe_no_sandbox)
-    inside = f"{sandbox.inside(file)}:{rest}"
-    run = sandbox.run(file, ["check", inside, "--in-sandbox", *(["--json"] if args.json
-                                                              else [])],
-                      timeout=CHECK_SECONDS)
-    sys.stdout.write(run.out.replace(inside, args.agent).replace(sandbox.inside(file),
-                                                                 str(file)))
-    if run.code is None:
-        raise UsageError(f"check: {args.agent} did not finish its checks in {CHECK_SECONDS} s "
-                         "(a hang?): a tournament would kill it")
-    if run.forked:
-        print(f"littlestone: warning: {args.agent} started other processes: a tournament "
-              "records that against it", file=sys.stderr)
-    if run.code not in (0, 1):
-        last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
-        said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
-        raise UsageError(f"check: {said}"
-                         .replace(inside, args.agent).replace(sandbox.inside(file), str(file)))
-    return run.code
 
 
 def probe(args: argparse.Namespace) -> int:

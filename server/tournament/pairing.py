@@ -88,8 +88,10 @@ def rules(config: TournamentConfig, pairing: Pairing | tuple[str, str | None]) -
     return GameSpec(game, config.rounds, hclass, None if hclass else config.experts)
 
 
-def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox) -> Entrant:
-    """Load a submitted file in its sandbox and ask which games it can play."""
+def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox,
+          asked: list[tuple[str, str | None]] | None = None) -> Entrant:
+    """Load a submitted file in its sandbox and ask which games it can play: the
+    tournament's game spaces, or those ``asked`` (``Entrant.unsupported`` in their order)."""
     file, rest = file_of(spec, config.base)
     given = Path(spec.partition(".py:")[0] + ".py")
     if (given if given.is_absolute() else config.base / given).is_symlink():
@@ -98,7 +100,8 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox) -> E
     if not file.is_file():
         return Entrant(spec, role, failed=f"no such file {str(file)!r} (paths are relative "
                        "to the tournament file's folder)")
-    games = [rules_to_wire(rules(config, space)) for space in spaces(config)]
+    games = [rules_to_wire(rules(config, space)) for space in (
+        spaces(config) if asked is None else asked)]
     request = json.dumps({"role": role, "spec": f"{sandbox.inside(file)}:{rest}",
                           "games": games}).encode()
     run = sandbox.run(file, ["probe"], timeout=PROBE_SECONDS, stdin=request)
@@ -114,7 +117,7 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox) -> E
                _last_line(run.err) or "it printed no answer")
         return Entrant(spec, role, failed=why)
     if not answer.get("ok"):
-        reason = str(answer.get("reason", "it cannot be loaded"))
+        reason = str(answer.get("reason", "it printed something else than its answer"))
         return Entrant(spec, role, failed=reason.replace(sandbox.inside(file),
                                                          spec.partition(".py:")[0] + ".py"))
     reasons = answer.get("unsupported", [])
