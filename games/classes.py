@@ -562,8 +562,10 @@ class HalfspaceClass(HypothesisClass):
         return v
 
     def check_target(self, w: object) -> FloatArray:
-        """A revealed target: a unit vector of R^d."""
-        return self.check_instance(w)
+        """A revealed target: a unit vector of R^d (once a game: a hostile one's huge
+        coordinates are refused without numpy's overflow warning)."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self.check_instance(w)
 
     def encode(self, x: Instance) -> FloatArray:
         return np.asarray(x, dtype=np.float64)
