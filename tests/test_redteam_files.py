@@ -731,6 +731,28 @@ class Patcher(Halving):
 '''
 
 
+@pytest.mark.parametrize("report", [
+    '{"checks": [{"check": "plays a game", "ok": true}, {"check": "plays a game", "ok": true}]}',
+    '{"kind": "adversary", "checks": [{"check": "x\\u001b[2J", "ok": true, "skipped": 7, '
+    '"message": {"a": 1}, "in_tournament": [], "refereed": true}]}',
+    '{"kind": 3, "checks": []}',
+])
+def test_a_forged_report_of_any_shape_is_one_verdict(tmp_path, report):
+    """A report the file prints for itself, in odd shapes: rows with only a name and an
+    outcome, twice the refereed check, odd types, a control code, a wrong kind. The
+    verdict is still the refereed one, once, with no traceback."""
+    (tmp_path / "odd.py").write_text(
+        "import os, sys\nfrom littlestone.learners.halving import Halving\n"
+        f"print({report!r})\nsys.stdout.flush()\nos._exit(0)\nclass Odd(Halving):\n    pass\n")
+    run = cli("check", "odd.py:Odd", cwd=tmp_path, timeout=200)
+    out = run.stdout.decode()
+    assert run.returncode == 1 and "Traceback" not in run.stderr.decode(), (out, run.stderr)
+    assert sum("  plays a game:" in line for line in out.splitlines()) == 1
+    assert "FAIL  plays a game: odd.py:Odd" in out
+    assert b"\x1b" not in run.stdout
+    assert out.strip().splitlines()[-1].startswith("not ready: a tournament would score")
+
+
 @pytest.mark.parametrize("name", ["liar", "forger", "patcher"])
 def test_a_file_cannot_make_check_say_it_passed(tmp_path, name):
     """The verdict on what a tournament scores is the server's record of games played

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -217,8 +218,7 @@ def _check_in_sandbox(args: argparse.Namespace) -> int:
         said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
         raise UsageError(ours(f"check: {said}"))
     own = _own_report(run.out)
-    rows = [dict(row, message=ours(str(row.get("message", "")))) for row in (
-        own["checks"] if own is not None else [])]
+    rows = [_own_row(row, ours) for row in (own["checks"] if own is not None else [])]
     kinds = [own["kind"]] if own is not None and own.get("kind") in ROLES else list(ROLES)
     for kind in kinds:  # (without its report: as what it loads as)
         played = play_check_games(args.agent, kind, refereed_games(kind), CHECK_ROUNDS,
@@ -229,11 +229,23 @@ def _check_in_sandbox(args: argparse.Namespace) -> int:
             break
     said_row = next((r for r in rows if r["check"] == PLAYS), None)
     refereed = _refereed_row(args.agent, played, said_row)
-    rows = [refereed if r["check"] == PLAYS else r for r in rows] if said_row else [
-        refereed, {"check": "own checks", "ok": False, "skipped": False, "in_tournament": "",
-                   "refereed": False, "message": "its process printed no report of its "
-                   "own checks (did it exit early, or print over it?)"}]
+    at = rows.index(said_row) if said_row is not None else 0  # (in its place, once)
+    rows = [r for r in rows if r["check"] != PLAYS]
+    rows.insert(at, refereed)
+    if own is None:
+        rows.append(_own_row({"check": "own checks", "ok": False, "message": "its process "
+                              "printed no report of its own checks (did it exit early?)"}, ours))
     return _verdict(args, kind, rows)
+
+
+def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> dict[str, Any]:
+    """A row of the submission's own report, as an advice row: only its name, outcome
+    and message are taken from it (what a failure costs in a tournament is ours)."""
+    name = str(row["check"])[:100]
+    return {"check": name, "ok": row["ok"], "skipped": row.get("skipped") is True,
+            "message": ours(str(row.get("message", "")))[:2000],
+            "in_tournament": IN_TOURNAMENT.get("check_" + name.replace(" ", "_"), ""),
+            "refereed": False}
 
 
 #: The check a tournament scores, which ``check`` referees from outside the submission.
