@@ -553,3 +553,28 @@ async def test_a_live_feed_closes_when_its_token_is_revoked(tmp_path, monkeypatc
         code, _, _ = await get(f"http://127.0.0.1:{server.port}/api/games", headers=headers)
         assert code == 401
         assert (await game)["status"] == "complete"
+
+
+async def _raw(port: int, request: bytes) -> bytes:
+    """Everything the server sends back to ``request`` on a raw socket, up to its EOF."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), 20)
+    writer.close()
+    return answer
+
+
+@pytest.mark.parametrize("target", ["/static/littlestone.js", "/api/games", "/", "/nowhere"])
+async def test_a_head_request_gets_the_gets_headers_and_no_body(tmp_path, target):
+    async with running_server(tmp_path) as server:
+        auth = f"Authorization: Bearer {server.token}\r\n".encode()
+        asked = f"{{}} {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n".encode() + auth + b"\r\n"
+        got = await _raw(server.port, asked.replace(b"{}", b"GET", 1))
+        head = await _raw(server.port, asked.replace(b"{}", b"HEAD", 1))
+        got_headers, _, got_body = got.partition(b"\r\n\r\n")
+        head_headers, _, head_body = head.partition(b"\r\n\r\n")
+        assert got_body and head_body == b""
+        assert head_headers.split(b"\r\n")[0] == got_headers.split(b"\r\n")[0]  # status
+        length = f"Content-Length: {len(got_body)}".encode()
+        assert length in got_headers and length in head_headers

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import json
 import logging
 import threading
@@ -101,7 +102,20 @@ class WebApp:
 
     def route(self, request: Request) -> Response | Awaitable[Response] | Upgrade | None:
         """A request's answer (the transport's ``http`` hook); ``None`` for an agent's
-        WebSocket handshake."""
+        WebSocket handshake. A ``HEAD`` is answered as its ``GET`` without the body
+        (RFC 9110 9.3.2: the same headers, Content-Length included)."""
+        answer = self._route(request)
+        if request.method != "HEAD" or answer is None or isinstance(answer, Upgrade):
+            return answer
+        if isinstance(answer, Response):
+            return dataclasses.replace(answer, body=b"")
+
+        async def headless(answer: Awaitable[Response]) -> Response:
+            return dataclasses.replace(await answer, body=b"")
+
+        return headless(answer)
+
+    def _route(self, request: Request) -> Response | Awaitable[Response] | Upgrade | None:
         path, query = split_target(request.path)
         if request.headers.get("Upgrade", "").lower() == "websocket":
             if not path.startswith("/live/"):
