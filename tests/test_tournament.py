@@ -63,11 +63,35 @@ def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
         assert hungry["status"] == "disconnected:learner"
         assert "MemoryError" in hungry["message"]
         assert by[(hostile["seven"], adversary)]["status"] == "forfeit:learner:illegal_move"
-        forks = by[(hostile["forks"], adversary)]
+        forks = by[(hostile["forks"], adversary)]  # one process: a second is its fault
+        assert forks["status"] in ("forked:learner", "disconnected:learner"), forks
         assert "started other processes" in forks["message"]
     failed = {row["learner"] for row in board["failed"]}
-    assert {hostile["raises"], hostile["sleeps"], hostile["hungry"], hostile["seven"]} <= failed
+    assert {hostile["raises"], hostile["sleeps"], hostile["hungry"], hostile["seven"],
+            hostile["forks"]} <= failed
     assert board["report"].endswith("hostile.html") and Path(board["report"]).is_file()
+
+
+def test_an_adversary_that_starts_processes_to_starve_its_learner_loses_at_once(
+        tmp_path, capsys):
+    """A submission is one process: processes of its own (in sessions of their own, out
+    of reach of the kernel's per-session fairness) would take the CPU from a submitted
+    learner whose moves the referee times on the wall clock. The sandbox kills it the
+    moment it has a second process: its game ends there, as its fault."""
+    learner = f"{EXAMPLES}/minimal_learner.py:MajorityVote"
+    config = write_config(tmp_path, "hog", [learner], [f"{HOSTILE}/hog.py:Hog"],
+                          rounds=2000, seeds=1, extra="")
+    data = tmp_path / "data"
+    assert main(["tournament", str(config), "--data", str(data), "--workers", "1",
+                 "--json"]) == 0
+    (row,) = Store(data).tournament_games("hog")
+    assert row["status"] == "disconnected:adversary", row
+    assert "the adversary started other processes (killed)" in row["message"]
+    assert "exited with status" not in row["message"], row  # killed, not crashed
+    assert row["result"]["rounds"] < 200  # killed within its first few moves (0.05 s each)
+    board = json.loads(capsys.readouterr().out)
+    hog = {r["adversary"]: r for r in board["adversaries"]}[f"{HOSTILE}/hog.py:Hog"]
+    assert hog["failed"] == 1
 
 
 def test_examples_and_built_ins_and_the_report_matches_the_database(tmp_path, capsys):

@@ -34,7 +34,8 @@ class Limits:
     cpu_seconds: int = 120
     #: How long the tournament waits for a remote agent to enter.
     remote_wait: float = 120.0
-    #: Processes (and threads) a submission may run at once (RLIMIT_NPROC); its memory
+    #: Threads a submission may run at once (RLIMIT_NPROC, which counts processes and
+    #: threads; in a game, a second process ends it as the submission's fault); its memory
     #: (memory_mb) is watched over all of them together.
     processes: int = 16
     #: Files it may hold open (RLIMIT_NOFILE).
@@ -104,7 +105,7 @@ def load_config(path: str | Path) -> TournamentConfig:
         memory_mb = 1024             # RLIMIT_AS
         cpu_seconds = 120            # RLIMIT_CPU
         remote_wait = 120            # seconds to wait for a remote agent to enter
-        processes = 16               # RLIMIT_NPROC (processes and threads)
+        processes = 16               # RLIMIT_NPROC (threads; one process in a game)
         open_files = 64              # RLIMIT_NOFILE
         file_mb = 64                 # RLIMIT_FSIZE and the size of its /tmp
         output_kb = 64               # output kept from each of stdout and stderr

@@ -170,7 +170,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                     "--token-file", "-", "--name", accounts[role]]
             runs[role] = pool.submit(sandbox.run, file, args, timeout,
                                      (token + "\n").encode(), arena.socket, over.is_set,
-                                     functools.partial(counts.__setitem__, role))
+                                     functools.partial(counts.__setitem__, role), True)
         entered = _await_entrants(arena, server, config.name, accounts, runs)
         game_id = None
         if len(entered) == len(roles):
@@ -181,6 +181,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
             arena.call(_release(server, config.name, account))
         over.set()
         outcomes = {role: future.result() for role, future in runs.items()}
+    forked |= {role for role, run in outcomes.items() if run.forked}
     for role in forked:
         outcomes[role].forked = True
     notes = _notes(outcomes)
@@ -193,7 +194,11 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
         return {"game_id": None, "status": status, "result": {"status": status},
                 "message": "; ".join(notes) or f"the {' and the '.join(absent)} never "
                 "started its game"}
-    return _outcome(row, "; ".join(notes))
+    outcome = _outcome(row, "; ".join(notes))
+    if forked and outcome["status"] == "complete":  # played to its end, but not alone
+        status = f"forked:{next(iter(forked)) if len(forked) == 1 else 'both'}"
+        outcome["status"] = outcome["result"]["status"] = status
+    return outcome
 
 
 async def _grant(server: GameServer, tournament: str, account: str) -> str:
@@ -245,7 +250,8 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
             notes.append(f"the {role} held more memory than its limit over all its "
                          "processes (killed)")
         if run.code is None:
-            notes.append(f"the {role} overran its time and was killed")
+            if not (run.forked or run.over_memory):  # (else killed for that, said above)
+                notes.append(f"the {role} overran its time and was killed")
         elif run.code != 0:
             last = [line for line in run.err.strip().splitlines() if line][-1:] or [
                 "no message"]

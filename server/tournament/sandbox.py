@@ -142,13 +142,17 @@ class Sandbox:
 
     def run(self, submission: Path, args: list[str], timeout: float, stdin: bytes = b"",
             socket: Path | None = None, game_over: Callable[[], bool] | None = None,
-            census: Callable[[Callable[[], bool]], None] | None = None) -> Run:
+            census: Callable[[Callable[[], bool]], None] | None = None,
+            alone: bool = False) -> Run:
         """Run ``python -m littlestone *args`` with ``submission`` (and the referee's
         ``socket``) inside; kill it after ``timeout`` seconds, or :data:`GRACE_SECONDS`
         after ``game_over()`` first says its game has ended. ``census`` is handed, once
         the run has started, a function that says whether the run has started other
         processes (a tournament asks at the end of the game, while the agent still waits
-        for ``done``: its children are alive then)."""
+        for ``done``: its children are alive then). With ``alone`` (a game), the run is
+        killed the moment it has started another process: more processes would take the
+        CPU from the opponent, whose moves the referee times on the wall clock; its game
+        then ends as its fault."""
         uid = _free_uid()
         with tempfile.TemporaryDirectory(prefix="littlestone-agent-") as workdir:
             if self.unsafe:
@@ -177,7 +181,7 @@ class Sandbox:
             with contextlib.suppress(OSError):
                 proc.stdin.write(stdin)
                 proc.stdin.close()
-            code, forked, over_memory = self._wait(proc, uid, timeout, game_over)
+            code, forked, over_memory = self._wait(proc, uid, timeout, game_over, alone)
             out.join()
             err.join()
         return Run(code, out.text(), err.text(), forked, out.truncated or err.truncated,
@@ -232,10 +236,12 @@ class Sandbox:
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
     def _wait(self, proc: subprocess.Popen[bytes], uid: int, timeout: float,
-              game_over: Callable[[], bool] | None) -> tuple[int | None, bool, bool]:
+              game_over: Callable[[], bool] | None, alone: bool = False
+              ) -> tuple[int | None, bool, bool]:
         """Wait for the agent, watching the memory of all its processes together
-        (RLIMIT_AS bounds each one only); kill the sandbox and everything in it at the
-        end. Returns (exit status, forked, killed for memory)."""
+        (RLIMIT_AS bounds each one only) and, ``alone``, that it has one; kill the
+        sandbox and everything in it at the end. Returns (exit status, forked, killed
+        for memory)."""
         code: int | None = None
         forked = over_memory = False
         started, over_at = time.monotonic(), None
@@ -246,6 +252,8 @@ class Sandbox:
                 break
             pids = self._pids(proc, uid)
             forked = forked or len(pids) > 1
+            if forked and alone:
+                break
             if sum(_memory_of(pid) for pid in pids) > memory:
                 over_memory = True
                 break
