@@ -66,6 +66,7 @@ __all__ = [
     "CLASSES",
     "HYPOTHESIS_LIMIT",
     "MATRIX_BUDGET",
+    "PEER_BUDGET",
     "UNIT_TOLERANCE",
     "UNLIMITED",
     "ClassBudget",
@@ -710,6 +711,11 @@ class ClassBudget:
 
 #: No budget beyond the absolute limits of each class.
 UNLIMITED = ClassBudget()
+#: What a class named by the other end of a connection may ask for: a server's default
+#: budgets for a peer (PROTOCOL.md 1.2), and never a file. A log nothing anchors is
+#: re-simulated within it; a client parses the rules a server starts within
+#: ``ClassBudget(files=False)``.
+PEER_BUDGET = ClassBudget(max_hypotheses=1 << 22, max_dimension=4096, files=False)
 
 
 def _thresholds(p: Params, budget: ClassBudget) -> FiniteClass:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from littlestone.adversaries.base import Adversary
-from littlestone.games.classes import FiniteClass
+from littlestone.games.classes import ClassBudget, FiniteClass
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.learners.base import Learner
@@ -40,6 +40,18 @@ __all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerError", "play_remote", "watch
 
 #: What the client accepts from a server (it trusts the server's sizes and nesting).
 CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
+#: The classes a server may start a game of: any size a class may have, but never one
+#: that names a file (the client would open it, on its own machine, for the server).
+SERVERS_CLASSES = ClassBudget(files=False)
+
+
+def _differ(game: GameSpec, asked: GameSpec) -> bool:
+    """Whether the rules a server started are not the ones the client asked for (the
+    class compared by its canonical spec)."""
+    spec = game.hclass.spec if game.hclass is not None else None
+    return (game.game, game.rounds, spec, game.experts) != (
+        asked.game, asked.rounds, asked.hclass.spec if asked.hclass is not None else None,
+        asked.experts)
 
 
 class AgentCrashed(LittlestoneError):
@@ -110,7 +122,11 @@ async def play_remote(
         start = await receive()
         if start["type"] == "error":
             raise ServerError(start["code"], start["message"])
-        game = rules_from_wire(start["rules"])
+        asked = game
+        game = rules_from_wire(start["rules"], SERVERS_CLASSES)
+        if join is None and _differ(game, asked):
+            raise ServerError("bad_message", f"the server started other rules than asked: "
+                              f"{rules_to_wire(game)} for {rules_to_wire(asked)}")
         hclass = game.hclass
         try:
             agent.start(game, int(start["seed"]))
@@ -213,7 +229,7 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, An
             return {"tournament": tournament, "games": games}
         if message["type"] != "start":
             continue
-        game = rules_from_wire(message["rules"])
+        game = rules_from_wire(message["rules"], SERVERS_CLASSES)
         agent.start(game, int(message["seed"]))
         if isinstance(agent, Learner):
             end = await _learner_loop(ws, receive, agent, game)

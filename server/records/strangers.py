@@ -33,7 +33,7 @@ from typing import Any
 
 from littlestone.adversaries.base import ADVERSARIES
 from littlestone.games.agents import Registry
-from littlestone.games.classes import UNLIMITED, ClassBudget, make_class
+from littlestone.games.classes import PEER_BUDGET, UNLIMITED, make_class
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import GameSpec
 from littlestone.games.spec import format_spec, parse_spec
@@ -46,7 +46,7 @@ __all__ = ["CLASS_BUDGET", "EXPERTS", "LDIM_WORK", "ROUNDS", "agent_spec", "rule
 #: server's defaults for a peer's game (``littlestone.server.net.settings.Budgets``).
 ROUNDS = 1_000_000
 EXPERTS = 100_000
-CLASS_BUDGET = ClassBudget(max_hypotheses=1 << 22, max_dimension=4096, files=False)
+CLASS_BUDGET = PEER_BUDGET
 LDIM_WORK = 5_000_000
 #: The parameter that caps an agent's exact-Ldim work (as the server's policy).
 _LDIM_PARAM = "budget"
