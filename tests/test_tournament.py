@@ -72,6 +72,27 @@ def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
     assert board["report"].endswith("hostile.html") and Path(board["report"]).is_file()
 
 
+def test_a_tournament_does_not_resume_with_a_submission_replaced(tmp_path, capsys):
+    """A second run plays only what is missing, so a file replaced between the runs
+    would rank an entrant on the games of two programs: the data folder refuses it (one
+    line), and takes the run again once the file is back as it was."""
+    source = (EXAMPLES / "minimal_learner.py").read_text()
+    (tmp_path / "alice.py").write_text(source)
+    config = write_config(tmp_path, "resume", ["alice.py:MajorityVote", "halving"],
+                          ["random-target"], rounds=5, seeds=1)
+    data = tmp_path / "data"
+    args = ["tournament", str(config), "--data", str(data), "--workers", "1", "--json"]
+    assert main(args) == 0
+    capsys.readouterr()
+    (tmp_path / "alice.py").write_text(source + "\n# a better version, after the deadline\n")
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "other submitted files" in err, err
+    (tmp_path / "alice.py").write_text(source)
+    assert main(args) == 0
+    assert len(Store(data).tournament_games("resume")) == 2
+
+
 def test_an_adversary_that_starts_processes_to_starve_its_learner_loses_at_once(
         tmp_path, capsys):
     """A submission is one process: processes of its own (in sessions of their own, out

@@ -515,7 +515,8 @@ class Store:
         return int(data.n_rounds)
 
     def start_tournament(self, name: str, config_sha256: str) -> None:
-        """Record a tournament (once; a changed config under the same name is refused)."""
+        """Record a tournament (once; a changed config, or changed submitted files, under
+        the same name is refused: ``config_sha256`` is the config's identity)."""
         rows = self._run("SELECT config_sha256 FROM tournaments WHERE name = ?", (name,))
         if not rows:
             self._run("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
@@ -524,7 +525,8 @@ class Store:
             from littlestone.games.errors import SpecError
 
             raise SpecError(f"tournament {name!r} already ran with another configuration "
-                            "in this data folder: give it another name")
+                            "or other submitted files in this data folder: give it another "
+                            "name, or put the files back as they were")
 
     def tournament_keys(self, name: str) -> set[str]:
         """The pairings of a tournament already played."""

@@ -5,6 +5,7 @@ Imports the games only (to check class specs).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import tomllib
@@ -66,6 +67,23 @@ class TournamentConfig:
     @property
     def sha256(self) -> str:
         return hashlib.sha256(self.source.encode()).hexdigest()
+
+    def identity(self) -> str:
+        """What the tournament's games are played under: its file's text and, when it
+        names submitted files, their bytes. A data folder refuses to resume a
+        tournament under another identity: its games would mix two versions of an
+        entrant (a file replaced between two runs)."""
+        files = sorted({s for s in (*self.learners, *self.adversaries) if is_file_agent(s)})
+        if not files:
+            return self.sha256
+        digest = hashlib.sha256(self.source.encode())
+        for spec in files:
+            file, _ = file_of(spec, self.base)
+            digest.update(b"\0" + spec.encode() + b"\0")
+            if file.is_file():  # (one that is missing or no file fails to load anyway)
+                with contextlib.suppress(OSError), open(file, "rb") as f:
+                    digest.update(hashlib.file_digest(f, "sha256").digest())
+        return digest.hexdigest()
 
 
 _KNOWN = {

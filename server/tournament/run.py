@@ -63,7 +63,7 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         report = rank(config.name, [], skipped)
         report.unloaded, report.stopped = unloaded, True
         return report
-    store.start_tournament(config.name, config.sha256)
+    store.start_tournament(config.name, config.identity())
     done_keys = store.tournament_keys(config.name)
     pending = [p for p in todo if p.key not in done_keys]
     failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
