@@ -322,3 +322,38 @@ def test_the_suite_plays_in_a_folder_of_its_own():
     assert Path(default_data()).is_absolute() and Path(default_data()).name != DEFAULT_DATA
     assert main([*PLAY, "--json"]) == 0
     assert any((Path(default_data()) / "games").iterdir())
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge", "binary", "directory"])
+def test_a_token_file_or_a_tournament_file_that_is_no_such_file_is_one_line(tmp_path, kind):
+    """A careless path: a FIFO would block the read forever, /dev/zero never end (the
+    process grew until it was killed), a huge or binary file is no token."""
+    for name in ("token", "week.toml"):
+        path = tmp_path / name
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "zero":
+            path.symlink_to("/dev/zero")
+        elif kind == "huge":
+            path.write_bytes(b"ls_" + b"a" * (2 << 20))
+        elif kind == "binary":
+            path.write_bytes(b"\xff\xfe\x00token\n")
+        else:
+            path.mkdir()
+    run = command(["connect", "ws://127.0.0.1:9", "--learner", "halving", "--class",
+                   "thresholds:n=7", "--vs", "random-target", "--token-file", "token"],
+                  tmp_path, timeout=30)
+    assert_usage_error(run, "--token-file token")
+    run = command(["tournament", "week.toml"], tmp_path, timeout=30)
+    assert run.returncode == 2 and len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert "week.toml" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_token_on_standard_input_that_never_ends_is_one_line(tmp_path):
+    with open("/dev/zero", "rb") as zero:
+        run = subprocess.run([sys.executable, "-m", "littlestone", "connect",
+                              "ws://127.0.0.1:9", "--learner", "halving", "--class",
+                              "thresholds:n=7", "--vs", "random-target", "--token-file", "-"],
+                             cwd=tmp_path, stdin=zero, capture_output=True, text=True,
+                             timeout=30, check=False)
+    assert_usage_error(run, "more than 4096 bytes")

@@ -84,17 +84,33 @@ def serve(args: argparse.Namespace) -> int:
 TOKEN_VARIABLE = "LITTLESTONE_TOKEN"
 
 
+#: A token file's most bytes (a token is about 36 characters).
+TOKEN_FILE_MAX = 4096
+
+
 def _token_of(args: argparse.Namespace) -> str | None:
     """The client's token: --token-file (``-``: standard input), else $LITTLESTONE_TOKEN
     (never a command-line argument: other local users see those)."""
     if getattr(args, "token_file", None):
+        where = f"{args.command}: --token-file {args.token_file}"
+        path = Path(args.token_file)
+        if args.token_file != "-" and path.exists() and not path.is_file():
+            raise UsageError(f"{where} is not a regular file")  # a FIFO, /dev/zero ...
         try:
-            text = (sys.stdin.readline() if args.token_file == "-"
-                    else Path(args.token_file).read_text())
+            if args.token_file == "-":
+                raw = sys.stdin.buffer.readline(TOKEN_FILE_MAX + 1)
+            else:
+                with open(path, "rb") as f:
+                    raw = f.read(TOKEN_FILE_MAX + 1)
         except OSError as exc:
             raise UsageError(f"{args.command}: cannot read --token-file {args.token_file}: "
                              f"{exc.strerror}") from None
-        token = text.strip()
+        if len(raw) > TOKEN_FILE_MAX:
+            raise UsageError(f"{where} holds more than {TOKEN_FILE_MAX} bytes: not a token")
+        try:
+            token = raw.decode("ascii").strip()
+        except UnicodeDecodeError:
+            raise UsageError(f"{where} is not a token (not ASCII text)") from None
         if not token:
             raise UsageError(f"{args.command}: --token-file {args.token_file} is empty")
         return token

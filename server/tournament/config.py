@@ -86,6 +86,9 @@ class TournamentConfig:
         return digest.hexdigest()
 
 
+#: A tournament file's most bytes.
+CONFIG_MAX = 1 << 20
+
 _KNOWN = {
     "tournament": {"name", "rounds", "seeds", "games", "experts", "listen"},
     "limits": {f.name for f in fields(Limits)},
@@ -138,8 +141,14 @@ def load_config(path: str | Path) -> TournamentConfig:
     table.) Unknown keys and bad values raise ConfigError naming file, line and key.
     """
     path = Path(path)
+    if path.exists() and not path.is_file():  # a FIFO would block, /dev/zero never end
+        raise ConfigError(f"{path}: not a regular file")
     try:
-        text = path.read_text()
+        with open(path, "rb") as f:
+            raw = f.read(CONFIG_MAX + 1)
+        if len(raw) > CONFIG_MAX:
+            raise ConfigError(f"{path}: over {CONFIG_MAX >> 20} MiB: not a tournament file")
+        text = raw.decode()
         data = tomllib.loads(text)
     except FileNotFoundError:
         raise ConfigError(f"{path}: no such file") from None
