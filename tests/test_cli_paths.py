@@ -357,3 +357,15 @@ def test_a_token_on_standard_input_that_never_ends_is_one_line(tmp_path):
                              cwd=tmp_path, stdin=zero, capture_output=True, text=True,
                              timeout=30, check=False)
     assert_usage_error(run, "more than 4096 bytes")
+
+
+@pytest.mark.parametrize("argv", [
+    ["connect", "wss://127.0.0.1:9", "--learner", "halving", "--class", "thresholds:n=7",
+     "--vs", "random-target", "--rounds", "5", "--tls-ca", "fifo"],
+    ["serve", "--port", "0", "--data", "data", "--tls-cert", "fifo"],
+    ["serve", "--port", "0", "--data", "data", "--tls-cert", "cert.pem", "--tls-key", "fifo"],
+])
+def test_a_tls_file_that_is_a_fifo_is_one_line(tmp_path, argv):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "cert.pem").write_text("not a certificate\n")
+    assert_usage_error(command(argv, tmp_path, timeout=30), "fifo is not a regular file")

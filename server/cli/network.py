@@ -36,6 +36,8 @@ def serve(args: argparse.Namespace) -> int:
         raise UsageError("serve: --tls-key needs --tls-cert")
     tls = None
     if args.tls_cert:
+        for option, path in (("--tls-cert", args.tls_cert), ("--tls-key", args.tls_key)):
+            _regular_file(f"serve: {option}", path)
         try:
             tls = server_tls(args.tls_cert, args.tls_key)
         except (OSError, ssl.SSLError) as exc:  # a missing file, not PEM, a key that differs
@@ -84,6 +86,13 @@ def serve(args: argparse.Namespace) -> int:
 TOKEN_VARIABLE = "LITTLESTONE_TOKEN"
 
 
+def _regular_file(where: str, path: str | None) -> None:
+    """Refuse a path that names something other than a file (a FIFO would block the
+    read forever, a device never end); a missing one is the reader's to report."""
+    if path and Path(path).exists() and not Path(path).is_file():
+        raise UsageError(f"{where} {path} is not a regular file")
+
+
 #: A token file's most bytes (a token is about 36 characters).
 TOKEN_FILE_MAX = 4096
 
@@ -94,8 +103,8 @@ def _token_of(args: argparse.Namespace) -> str | None:
     if getattr(args, "token_file", None):
         where = f"{args.command}: --token-file {args.token_file}"
         path = Path(args.token_file)
-        if args.token_file != "-" and path.exists() and not path.is_file():
-            raise UsageError(f"{where} is not a regular file")  # a FIFO, /dev/zero ...
+        if args.token_file != "-":
+            _regular_file(f"{args.command}: --token-file", args.token_file)
         try:
             if args.token_file == "-":
                 raw = sys.stdin.buffer.readline(TOKEN_FILE_MAX + 1)
@@ -172,6 +181,7 @@ def connect(args: argparse.Namespace) -> int:
 def _client_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
     if not args.tls_ca:
         return None
+    _regular_file(f"{args.command}: --tls-ca", args.tls_ca)
     try:
         return client_tls(args.tls_ca)
     except (OSError, ssl.SSLError) as exc:
