@@ -6,6 +6,7 @@ bubblewrap (`.ci/run` installs it)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -262,3 +263,34 @@ def test_a_probe_line_that_breaks_json_is_skipped(tmp_path):
                       '[[classes]]\nspec = "thresholds:n=7"\n')
     entrant = probe(load_config(config), "deep.py:Deep", "learner", Sandbox(Limits()))
     assert entrant.failed is None and entrant.unsupported == (None,)
+
+
+@pytest.mark.parametrize("mode", ["bubblewrap, not root", "unsafe"])
+def test_a_process_of_its_own_session_is_seen_and_ends_a_game_run(tmp_path, monkeypatch, mode):
+    """Without root the sandbox cannot give the agent a uid of its own: its processes
+    are those under bubblewrap (or under the agent, unsafe), whatever their session. A
+    child in a session of its own is seen, and kills a run that must stay ``alone``."""
+    from littlestone.server.tournament import sandbox as sandboxing
+
+    if mode != "unsafe":
+        monkeypatch.setattr(sandboxing.os, "geteuid", lambda: 1000)
+    sandbox = Sandbox(Limits(), unsafe=mode == "unsafe")
+    forks = tmp_path / "forks.py"
+    forks.write_text("import os, time\nchild = os.fork()\nif child == 0:\n    os.setsid()\n"
+                     "    time.sleep(300)\nprint('CHILD', child, flush=True)\n"
+                     "time.sleep(300)\n")
+    honest = tmp_path / "honest.py"
+    honest.write_text("X = 1\n")
+    runs = {}
+    for file in (forks, honest):
+        request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(file)}:X",
+                              "games": []}).encode()
+        runs[file.stem] = sandbox.run(file, ["probe"], timeout=60, stdin=request, alone=True)
+    assert runs["forks"].forked and runs["forks"].code is None  # killed, not timed out
+    assert runs["honest"].code == 0 and not runs["honest"].forked
+    if mode == "unsafe":  # (in bubblewrap the host cannot see the child's pid)
+        child = int(runs["forks"].out.split("CHILD ")[1].split()[0])
+        threading.Event().wait(0.5)
+        with contextlib.suppress(FileNotFoundError):  # gone, or a zombie nobody reaps
+            assert Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[0] \
+                == "Z"

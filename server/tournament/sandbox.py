@@ -261,9 +261,13 @@ class Sandbox:
                 over_at = time.monotonic()
             if over_at is not None and time.monotonic() - over_at > GRACE_SECONDS:
                 break
-        forked = forked or self._others(proc, uid)
+        strays = self._pids(proc, uid)  # (without root: a session of its own, too)
+        forked = forked or len(strays) > 1
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
+        for pid in strays if self.unsafe or os.geteuid() != 0 else []:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
         if not self.unsafe and os.geteuid() == 0:
             for pid in _pids_of(uid, other_namespace=True):  # the namespace is gone already
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -273,10 +277,12 @@ class Sandbox:
         return code, forked, over_memory
 
     def _pids(self, proc: subprocess.Popen[bytes], uid: int) -> list[int]:
-        """The agent's processes (not bubblewrap's own)."""
+        """The agent's processes (not bubblewrap's own): as root, those of its own uid;
+        else every process started under ``proc`` (a session of its own does not hide
+        one), but for bubblewrap's own two (``proc``, and its init in the namespace)."""
         if not self.unsafe and os.geteuid() == 0:
             return _pids_of(uid, other_namespace=True)
-        return _session(proc.pid)
+        return _descendants(proc.pid, bubblewrap=not self.unsafe)
 
     def _others(self, proc: subprocess.Popen[bytes], uid: int) -> bool:
         """Whether the agent has started processes of its own."""
@@ -359,15 +365,24 @@ def _processes_of(uid: int) -> int:
     return total
 
 
-def _session(sid: int) -> list[int]:
-    """The processes of session ``sid`` (the unsafe mode's agent and its children)."""
-    found = []
+def _descendants(root: int, bubblewrap: bool) -> list[int]:
+    """``root`` and the processes started under it, whatever their session (an orphan is
+    adopted by the namespace's init, still under ``root``); with ``bubblewrap``, not
+    ``root`` (bubblewrap) nor its children named ``bwrap`` (its init in the namespace:
+    the agent's own processes are further down)."""
+    children: dict[int, list[tuple[int, str]]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError, IndexError, ValueError):
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-                if int(fields[3]) == sid:  # pid comm state ppid pgrp session ...
-                    found.append(int(entry))
+                head, _, tail = Path(f"/proc/{entry}/stat").read_text().rpartition(")")
+                ppid = int(tail.split()[1])  # pid (comm) state ppid ...
+                children.setdefault(ppid, []).append((int(entry), head.partition("(")[2]))
+    found, todo = [], [(root, "", 0)]
+    while todo:
+        pid, name, depth = todo.pop()
+        if not bubblewrap or depth > 1 or (depth == 1 and name != "bwrap"):
+            found.append(pid)
+        todo += [(child, comm, depth + 1) for child, comm in children.get(pid, [])]
     return found
 
 
