@@ -211,8 +211,8 @@ def _check_in_sandbox(args: argparse.Namespace) -> int:
         raise UsageError(f"check: {args.agent} did not finish its checks in {CHECK_SECONDS} s "
                          "(a hang?): a tournament would kill it")
     if run.forked:
-        print(f"littlestone: warning: {args.agent} started other processes: a tournament "
-              "records that against it", file=sys.stderr)
+        print(f"littlestone: warning: {args.agent} started other processes: in a "
+              "tournament that ends its game as its fault", file=sys.stderr)
     if run.code not in (0, 1):
         last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
         said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
