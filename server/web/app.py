@@ -22,6 +22,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import threading
@@ -65,6 +66,13 @@ WORKERS = 2
 REVOKE_CHECK_S = 5.0
 
 
+@functools.lru_cache(maxsize=2)
+def _as_json(frame: bytes) -> bytes:
+    """A spectator message as JSON, once for all the browsers that watch its game (each
+    re-encoding it made a crowd of feeds slow the game down: 800 doubled its time)."""
+    return json.dumps(msgpack.unpackb(frame, raw=False), default=str).encode()
+
+
 class _JsonSpectator:
     """A browser watching a game: each spectator message, re-encoded as JSON (UTF-8,
     in a binary frame), if its connection takes it at once (else it misses it)."""
@@ -74,8 +82,7 @@ class _JsonSpectator:
 
     def send_nowait(self, frame: bytes) -> bool:
         try:  # (called from the game's log writer: a browser can never break a game)
-            message = msgpack.unpackb(frame, raw=False)
-            return self.connection.send_nowait(json.dumps(message, default=str).encode())
+            return self.connection.send_nowait(_as_json(frame))
         except Exception:
             log.exception("the live feed could not send a message")
             return False
