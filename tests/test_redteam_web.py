@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -94,7 +95,7 @@ async def test_another_players_running_game_does_not_exist_on_any_route(tmp_path
         await honest(server)
 
 
-async def test_pipelined_and_smuggled_requests_are_never_answered(tmp_path):
+async def test_pipelined_and_smuggled_requests_are_never_answered(tmp_path, caplog):
     """A second request behind the first (pipelined, in a body, chunked, behind a
     WebSocket upgrade) is never read: one answer, then the socket closes."""
     async with running_server(tmp_path) as server:
@@ -122,6 +123,7 @@ async def test_pipelined_and_smuggled_requests_are_never_answered(tmp_path):
                 assert f"/live/{game_id}".encode() not in request or b" 404 " in answer
             await finish(ws)
         await honest(server)
+        no_tracebacks(caplog)
 
 
 async def test_no_answer_shows_a_token_a_hash_or_a_path_of_the_servers_disk(tmp_path):
@@ -235,7 +237,14 @@ ODD = [
 ]
 
 
-async def test_odd_methods_paths_and_headers_fail_cleanly(tmp_path):
+def no_tracebacks(caplog: Any) -> None:
+    """Nothing logged an error (asyncio's 'Fatal error', a task's exception, a route's
+    traceback)."""
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, [r.getMessage() for r in errors]
+
+
+async def test_odd_methods_paths_and_headers_fail_cleanly(tmp_path, caplog):
     async with running_server(tmp_path, public=True) as server:
         source = Path(__file__).parents[1]
         for request in ODD:
@@ -246,7 +255,16 @@ async def test_odd_methods_paths_and_headers_fail_cleanly(tmp_path):
             for leak in (b"Traceback", b"[project]", b"import ", str(source).encode(),
                          str(tmp_path).encode(), b"root:"):
                 assert leak not in answer, (request[:60], leak)
+        # a request, then the client's half of the socket closed: an answer or a clean close
+        for path in ("/api/games", "/static/littlestone.css", "/"):
+            reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+            writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            writer.write_eof()
+            answer = await asyncio.wait_for(reader.read(), 10)
+            assert answer == b"" or answer.startswith(b"HTTP/1.1 200 "), answer[:60]
+            writer.close()
         await honest(server)
+        no_tracebacks(caplog)
 
 
 async def test_queries_on_every_route_never_make_a_500(tmp_path):
