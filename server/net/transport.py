@@ -106,6 +106,7 @@ class Connection(asyncio.Protocol):
         #: The opening request (a server's connection), and the handler an
         #: :class:`Upgrade` chose for it.
         self.request: Request | None = None
+        self._tail = b""  # the last bytes of a request's head not yet ended
         self.handler: Handler | None = None
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
@@ -141,6 +142,14 @@ class Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         protocol = self.protocol
+        early = b""  # bytes behind a request's head: frames after an upgrade, else dropped
+        if isinstance(protocol, ServerProtocol) and self.request is None:
+            seen = self._tail + data  # (websockets reads them as frames: a request pipelined
+            end = seen.find(b"\r\n\r\n")  # or in a body broke the answer to the first)
+            if end >= 0:
+                cut = end + 4 - len(self._tail)
+                data, early = data[:cut], data[cut:]
+            self._tail = seen[-3:]
         protocol.receive_data(data)
         events = protocol.events_received()
         self._write()
@@ -162,6 +171,8 @@ class Connection(asyncio.Protocol):
                 self._opening()
         if protocol.state is not OPEN and protocol.close_expected() and self._timer is None:
             self._timer = self.loop.call_later(CLOSE_TIMEOUT_S, self._expire)
+        if early and protocol.state is OPEN:
+            self.data_received(early)
 
     def eof_received(self) -> bool:
         self.protocol.receive_eof()

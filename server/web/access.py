@@ -21,9 +21,10 @@ True
 'player'
 
 Roles (PROTOCOL.md 3.1) hold here as on the wire: any token, and the public view, may
-read the lists, finished games and tournaments; a running game's live feed, curve and
-records are a player's only when it plays in it (:func:`hidden_games`), as ``watch``
-is; a spectator's or an admin's token, and the operator's public view, see them all.
+read the lists, finished games and tournaments; a running game (its row in the lists,
+its page, live feed, curve and records) is a player's only when it plays in it
+(:func:`hidden_games`), as ``watch`` is: to another player it does not exist until it
+ends; a spectator's or an admin's token, and the operator's public view, see them all.
 """
 
 from __future__ import annotations

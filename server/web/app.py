@@ -22,6 +22,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import threading
@@ -65,6 +66,13 @@ WORKERS = 2
 REVOKE_CHECK_S = 5.0
 
 
+@functools.lru_cache(maxsize=2)
+def _as_json(frame: bytes) -> bytes:
+    """A spectator message as JSON, once for all the browsers that watch its game (each
+    re-encoding it made a crowd of feeds slow the game down: 800 doubled its time)."""
+    return json.dumps(msgpack.unpackb(frame, raw=False), default=str).encode()
+
+
 class _JsonSpectator:
     """A browser watching a game: each spectator message, re-encoded as JSON (UTF-8,
     in a binary frame), if its connection takes it at once (else it misses it)."""
@@ -74,8 +82,7 @@ class _JsonSpectator:
 
     def send_nowait(self, frame: bytes) -> bool:
         try:  # (called from the game's log writer: a browser can never break a game)
-            message = msgpack.unpackb(frame, raw=False)
-            return self.connection.send_nowait(json.dumps(message, default=str).encode())
+            return self.connection.send_nowait(_as_json(frame))
         except Exception:
             log.exception("the live feed could not send a message")
             return False
@@ -124,6 +131,9 @@ class WebApp:
         if path.startswith("/static/"):
             return static_file(path.removeprefix("/static/")) or error(404, "no such file",
                                                                        False)
+        if path in ("/login", "/logout") and \
+                request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+            return error(403, "another site's page may not log you in or out", False)
         if path == "/login":
             return self._login(request, query)
         if path == "/logout":
@@ -143,7 +153,8 @@ class WebApp:
             return error(404, "not found", api)  # a player follows its own games only
         live = {game_id: value for game_id, value in data.live_snapshot(running).items()
                 if game_id not in hidden}
-        return self._in_thread(lambda store: self._dispatch(path, query, who, live, store))
+        return self._in_thread(lambda store: self._dispatch(path, query, who, live, store,
+                                                            frozenset(hidden)))
 
     def _in_thread(self, work: Callable[[Store], Response]) -> Awaitable[Response]:
         def call() -> Response:
@@ -172,15 +183,16 @@ class WebApp:
         return redirect("/", cookie)
 
     def _dispatch(self, path: str, query: dict[str, str], who: str, live: data.Live,
-                  store: Store) -> Response:
-        """A page or an API answer (in a worker thread)."""
+                  store: Store, hidden: frozenset[str] = frozenset()) -> Response:
+        """A page or an API answer (in a worker thread); ``hidden`` running games are
+        left out of the lists, as if they did not exist (PROTOCOL.md 3.1)."""
         parts = [p for p in path.split("/") if p]
         api = bool(parts) and parts[0] == "api"
         if api:
             parts = parts[1:]
         found: Any = None
         try:
-            found = self._answer(parts, query, who, live, store, api)
+            found = self._answer(parts, query, who, live, store, api, hidden)
         except ValueError as exc:  # a bad number in the query
             return error(400, f"bad request: {exc}", api)
         if found is None:
@@ -190,18 +202,19 @@ class WebApp:
         return json_response(found) if api else html_response(found)
 
     def _answer(self, parts: list[str], query: dict[str, str], who: str, live: data.Live,
-                store: Store, api: bool) -> Any:
+                store: Store, api: bool, hidden: frozenset[str]) -> Any:
         if not parts:
             if api:
                 return None
-            games = data.games(store, live, int(query.get("limit", 50)))
+            games = data.games(store, live, int(query.get("limit", 50)), hidden)
             if query.get("part") == "games":
                 return pages.games_table(games)
             return pages.index_page(games, data.tournaments(store), who)
         head, rest = parts[0], parts[1:]
         if head == "games" and not rest and api:
             filters = {k: query.get(k) for k in ("learner", "adversary", "class", "status")}
-            return {"games": data.games(store, live, int(query.get("limit", 50)), **filters)}
+            return {"games": data.games(store, live, int(query.get("limit", 50)), hidden,
+                                        **filters)}
         if head == "games" and rest:
             game = data.game(store, live, rest[0])
             if game is None:

@@ -81,10 +81,12 @@ def _row(row: dict[str, Any], live: Live, names: dict[str, dict[str, Any]]) -> d
     return out
 
 
-def games(store: Store, live: Live, limit: int = 50, **filters: str | None
-          ) -> list[dict[str, Any]]:
-    """Running and recent games, newest first (filters as :meth:`Store.games`)."""
-    rows = store.games(limit=max(1, min(limit, 1000)), **filters)
+def games(store: Store, live: Live, limit: int = 50, hidden: frozenset[str] = frozenset(),
+          **filters: str | None) -> list[dict[str, Any]]:
+    """Running and recent games, newest first (filters as :meth:`Store.games`), but
+    the ``hidden`` ones (another account's running games, for a player's token)."""
+    rows = [r for r in store.games(limit=max(1, min(limit, 1000)), **filters)
+            if r["game_id"] not in hidden]
     names = store.tournament_rows([r["game_id"] for r in rows])
     return [_row(r, live, names) for r in rows]
 
