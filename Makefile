@@ -39,6 +39,7 @@ test: $(VENV) lint typecheck pytest
 
 lint: $(VENV)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 typecheck: $(VENV)
 	$(BIN)/mypy

@@ -20,7 +20,7 @@ from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.local import play
+from littlestone.local import play
 from littlestone.server.records import replay
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import estimated_bytes, log_level, read_log

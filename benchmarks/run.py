@@ -27,7 +27,7 @@ from littlestone.games.classes import FiniteClass, HalfspaceClass, MatrixClass, 
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from littlestone.games.ldim import LdimSolver, solver_for
 from littlestone.learners import LEARNERS
-from littlestone.server.local import play
+from littlestone.local import play
 from littlestone.server.records.logged import play_logged
 
 
@@ -468,7 +468,7 @@ def bench_remote(rounds: int, clients: int, lengths: tuple[int, ...], repeat: in
     concurrent games (of each length in ``lengths``) next to as many ping-pong clients."""
     import asyncio
 
-    from littlestone.server.client import play_remote
+    from littlestone.client import play_remote
 
     hclass = make_class("halfspaces:d=100,margin=0.1")
     payload = bytes(800)
@@ -523,7 +523,7 @@ def bench_remote_experts(rounds: int, clients: int, length: int, repeat: int
     frames; then ``clients`` such games at once next to as many ping-pong clients."""
     import asyncio
 
-    from littlestone.server.client import play_remote
+    from littlestone.client import play_remote
 
     game = GameSpec(EXPERTS, rounds, make_class("thresholds:n=99"))
     payload = bytes(800)
@@ -637,8 +637,8 @@ spec = "thresholds:n=63"
 def bench_sandbox(games: int) -> list[tuple[str, float, float, str]]:
     """Submission games in bubblewrap next to the same games as plain subprocesses
     (--unsafe-no-sandbox), and next to the same learner built in (in process)."""
+    from littlestone.sandbox import Sandbox
     from littlestone.server.tournament import load_config, run_tournament
-    from littlestone.server.tournament.sandbox import Sandbox
 
     if Sandbox.unavailable() is not None:
         return []
@@ -677,7 +677,7 @@ def bench_server_memory(rounds: int) -> list[tuple[str, float, float, str]]:
     server's after one of rounds / 10 (flat memory: the ratio stays near 1)."""
     import asyncio
 
-    from littlestone.server.client import play_remote
+    from littlestone.client import play_remote
 
     peaks = {}
     for n in (rounds // 10, rounds):

@@ -152,10 +152,10 @@ class Tally:
 
 async def well_behaved(url: str, token: str, peer: int, games: int, tally: Tally) -> None:
     from littlestone.adversaries import ADVERSARIES
+    from littlestone.client import ServerError, play_remote
     from littlestone.games.classes import make_class
     from littlestone.games.game import GameSpec
     from littlestone.learners import LEARNERS
-    from littlestone.server.client import ServerError, play_remote
 
     for g in range(games):
         index = (peer + g) % len(PAIRS)
@@ -306,7 +306,7 @@ def verify(data: Path, tally: Tally) -> int:
     from littlestone.games.classes import make_class
     from littlestone.games.game import GameSpec
     from littlestone.learners import LEARNERS
-    from littlestone.server.local import play
+    from littlestone.local import play
     from littlestone.server.records.logs import read_log
     from littlestone.server.records.store import Store
 

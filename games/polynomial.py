@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from littlestone.games.classes import FiniteClass, Instance
+from littlestone.games.hypotheses import FiniteClass, Instance
 from littlestone.games.spec import format_spec
 
 __all__ = ["QuadraticThresholds", "make_quadratic"]

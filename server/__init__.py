@@ -1,19 +1,16 @@
-"""Everything that touches the world: processes, files, sockets, clocks.
+"""The server: the game server, its records, tournaments, the live page, the command line.
 
-The rooms, and what each may import (``games``, ``learners``, ``adversaries`` and
-``protocol`` never import this package):
+The rooms, top to bottom (each imports only the rooms below it; the import-linter
+contracts in pyproject.toml hold the arrows, and ``make test`` runs them):
 
-- :mod:`.local`: the local driver, in-process agents in a tight loop (no I/O but an
-  optional log writer);
-- :mod:`.checks`: the generic check suite every agent passes (``littlestone check``);
-- :mod:`.records`: the log format, the SQLite index, logged play and replay;
-- :mod:`.net`: the WebSocket transport, the game server, remote players, spectators;
-- :mod:`.client`: the side a remote agent runs (``littlestone connect`` and ``watch``);
-- :mod:`.tournament`: configs, pairings, the sandbox, matches, ranking and the report;
-- :mod:`.cli`: the command line, which only parses and dispatches to the rooms.
+- :mod:`.cli`: the command line, which only parses and dispatches to the rooms;
+- :mod:`.web`: the live page and its JSON API, on the game server's port;
+- :mod:`.tournament`: configs, pairings, matches, ranking and the report;
+- :mod:`.net`: the game server, remote players, the remote driver, spectators;
+- :mod:`.records`: the log format, the SQLite index, logged play and replay.
 
-Arrows point one way (``tests/test_layout.py`` holds them): ``cli`` may call every
-room; ``tournament`` calls ``net`` and ``records``; ``net`` calls ``records`` and
-``local``; ``records`` calls ``local`` and ``checks``; ``local`` only writes through
-``records.logs``; ``client`` uses ``net.transport`` and nothing else of the server.
+Below the server, and never importing it: the runners and the client
+(:mod:`littlestone.local`, :mod:`littlestone.client`, :mod:`littlestone.transport`),
+the check suite (:mod:`littlestone.testing`), the sandbox and the charts, then the
+agents, the protocol and the games.
 """

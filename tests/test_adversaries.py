@@ -16,8 +16,8 @@ from littlestone.games.classes import FiniteClass, HypothesisClass, MatrixClass,
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import class_ldim, solver_for, verify_shattered
 from littlestone.learners import LEARNERS
+from littlestone.local import play
 from littlestone.server.cli import main
-from littlestone.server.local import play
 
 
 def learners_for(game: GameSpec, deterministic: bool | None = None) -> list[str]:

@@ -12,7 +12,7 @@ from littlestone.adversaries import ADVERSARIES
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.learners.base import Learner
-from littlestone.server.checks import yield_checks
+from littlestone.testing import yield_checks
 
 
 def all_checks():

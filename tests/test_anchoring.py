@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec, RoundRecord
 from littlestone.learners import LEARNERS
 from littlestone.server.cli import main
-from littlestone.server.client import play_remote
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import ForeignLog, LogWriter, read_log
 from littlestone.server.records.replay import resolve, verify

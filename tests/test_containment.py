@@ -17,10 +17,10 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
 from littlestone.server.net.settings import Budgets
 from littlestone.server.records.store import Store
 from tests.servers import running_server

@@ -11,12 +11,12 @@ import math
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.coin import Coin, coin_for
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
-from littlestone.server.local import play
+from littlestone.local import play
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.replay import verify
 from tests.cheaters import CoinPredictor, DrawCharger, TargetRecomputer

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.store import Store
 from tests.fuzzing import frames, messages, run

@@ -22,15 +22,15 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from littlestone.client import ServerError, play_remote, watch_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.server.cli import main
-from littlestone.server.client import ServerError, play_remote, watch_remote
 from littlestone.server.net.settings import LOBBY_FAULTS, ConnectionLimits
-from littlestone.server.net.transport import connect as connect_raw
 from littlestone.server.records.logs import ForeignLog, read_log
 from littlestone.server.records.store import Store
+from littlestone.transport import connect as connect_raw
 from tests.servers import running_server
 
 GAME = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=63"))

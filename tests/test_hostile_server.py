@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from websockets.asyncio.server import serve
 
+from littlestone.client import play_remote
 from littlestone.games.classes import MatrixClass, make_class
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.protocol.codec import decode, encode
 from littlestone.protocol.messages import rules_to_wire
-from littlestone.server.client import play_remote
 
 GAME = GameSpec(MISTAKE_BOUND, 10, make_class("thresholds:n=15"))
 

@@ -3,7 +3,6 @@ documents whose every link and file reference resolves inside a clone."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import fnmatch
 import json
@@ -14,6 +13,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,106 +22,76 @@ from littlestone.server.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("games", "learners", "adversaries", "protocol", "server")
+
+
+def _package_files() -> list[Path]:
+    """Every module of the package: the top-level folders and littlestone/'s own."""
+    return [*(p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))),
+            *sorted((ROOT / "littlestone").glob("*.py"))]
 DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", ROOT / "SECURITY.md",
              *sorted((ROOT / "docs").glob("*.md"))]
 
 
 # -- the dependency arrows --------------------------------------------------------------
-
-#: What each part may import of ours (prefixes of ``littlestone.*`` module names); the
-#: module's own room is always allowed. docs/design.md section 2 draws these arrows.
-ALLOWED = {
-    "games": (),
-    "learners": ("games",),
-    "adversaries": ("games",),
-    "protocol": ("games",),
-    "server.local": ("games", "learners", "adversaries", "server.records.logs"),
-    "server.checks": ("games", "learners", "adversaries", "server.local"),
-    "server.records": ("games", "learners", "adversaries", "protocol.messages",
-                       "server.local", "server.checks"),
-    "server.client": ("games", "learners", "adversaries", "protocol",
-                      "server.net.transport"),
-    "server.net": ("games", "learners", "adversaries", "protocol", "server.local",
-                   "server.records"),
-    "server.tournament": ("games", "learners", "adversaries", "protocol", "server.net",
-                          "server.records"),
-    # the web page: reads the index, the logs, the running games' broadcasts (net) and
-    # ranks tournaments (tournament); only the command line imports it
-    "server.web": ("games", "learners", "adversaries", "protocol", "server.net",
-                   "server.records", "server.tournament"),
-    "server.cli": ("",),  # the command line may call every room
-}
+# import-linter holds them (``lint-imports`` in ``make lint``; the contracts are in
+# pyproject.toml, docs/design.md section 2 draws them). These tests show that the
+# contracts hold on the code and that they would catch a wrong import or a cycle.
 
 
-def _room(module: str) -> str:
-    """The part of the package a module belongs to (the longest key of ALLOWED)."""
-    name = module.removeprefix("littlestone.")
-    return max((room for room in ALLOWED if name == room or name.startswith(room + ".")),
-               key=len)
+def _contracts() -> list[Any]:
+    from importlinter.application.use_cases import read_user_options
+    from importlinter.configuration import configure
+    from importlinter.contracts.acyclic_siblings import AcyclicSiblingsContract
+    from importlinter.contracts.layers import LayersContract
+
+    configure()
+    options = read_user_options(str(ROOT / "pyproject.toml"))
+    kinds = {"layers": LayersContract, "acyclic_siblings": AcyclicSiblingsContract}
+    return [kinds[c["type"]](name=c["name"], session_options=options.session_options,
+                             contract_options=c) for c in options.contracts_options]
 
 
-def _imports(path: Path) -> list[str]:
-    """The modules of ours that ``path`` imports, as ``littlestone.*`` names
-    (``from littlestone import learners`` counts as ``littlestone.learners``)."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
-        if isinstance(node, ast.ImportFrom):
-            assert node.level == 0, f"{path}: a relative import"
-            if node.module == "littlestone":
-                found += [f"littlestone.{a.name}" for a in node.names
-                          if a.name != "__version__"]
-            elif node.module and node.module.startswith("littlestone."):
-                found.append(node.module)
-        elif isinstance(node, ast.Import):
-            found += [a.name for a in node.names if a.name.startswith("littlestone.")]
-    return found
+def _broken(extra: tuple[str, str] | None = None) -> list[str]:
+    """The names of the contracts the package breaks, with ``extra`` (importer,
+    imported) added to its import graph."""
+    import copy
 
+    import grimp
 
-def _modules() -> list[tuple[str, Path]]:
-    """Every module of the package, by the name it has under ``littlestone``."""
-    out = []
-    for folder in FOLDERS:
-        for path in sorted((ROOT / folder).rglob("*.py")):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            out.append((".".join(p for p in parts if p != "__init__"), path))
-    return out
-
-
-def _breaks_an_arrow(module: str, imported: str) -> bool:
-    room = _room(module)
-    allowed = (room, *ALLOWED[room])
-    target = imported.removeprefix("littlestone.")
-    return not any(a == "" or target == a or target.startswith(a + ".") for a in allowed)
+    graph = grimp.build_graph("littlestone")
+    broken = []
+    for contract in _contracts():
+        checked = copy.deepcopy(graph)
+        if extra is not None:
+            checked.add_import(importer=extra[0], imported=extra[1], line_number=1,
+                               line_contents="import")
+        if not contract.check(checked, verbose=False).kept:
+            broken.append(contract.name)
+    return broken
 
 
 def test_the_dependency_arrows_hold():
-    """games imports nothing of ours; learners, adversaries and protocol only games;
-    nothing outside server imports server; inside server each room imports only the
-    rooms downstream of it."""
-    broken = [f"{path.relative_to(ROOT)} imports {imported}" for name, path in _modules()
-              for imported in _imports(path) if _breaks_an_arrow(name, imported)]
-    assert not broken, "\n".join(broken)
+    """games imports nothing of ours; the agents and the protocol only games; the
+    runners and the client sit below the server; inside the server each room imports
+    only the rooms below it; no two modules of a package import each other."""
+    assert _broken() == []
 
 
-def test_the_arrow_check_sees_a_wrong_import(tmp_path):
-    """The checker itself: the games importing the server, or learners importing
-    adversaries, are caught; the server's command line may import anything."""
-    bad = tmp_path / "bad.py"
-    bad.write_text("from littlestone.server.local import play\nfrom littlestone import learners\n")
-    assert _imports(bad) == ["littlestone.server.local", "littlestone.learners"]
-    assert _breaks_an_arrow("games.bad", "littlestone.server.local")
-    assert _breaks_an_arrow("learners.bad", "littlestone.adversaries.base")
-    assert _breaks_an_arrow("server.client", "littlestone.server.net.server")
-    assert not _breaks_an_arrow("learners.bad", "littlestone.games.classes")
-    assert not _breaks_an_arrow("server.cli.local", "littlestone.server.tournament")
-
-
-def test_no_module_of_the_server_is_a_grab_bag():
-    """Rooms split by responsibility: no module of server/ over 600 lines."""
-    long = [f"{p.relative_to(ROOT)}: {n} lines" for _, p in _modules()
-            if p.parts[len(ROOT.parts)] == "server"
-            and (n := len(p.read_text().splitlines())) > 600]
-    assert not long, long
+@pytest.mark.parametrize(("importer", "imported", "contract"), [
+    ("littlestone.games.ldim", "littlestone.local", "The package's rooms, top to bottom"),
+    ("littlestone.learners.halving", "littlestone.adversaries.base",
+     "The package's rooms, top to bottom"),
+    ("littlestone.client", "littlestone.server.net.server",
+     "The package's rooms, top to bottom"),
+    ("littlestone.server.records.store", "littlestone.server.net.server",
+     "The server's rooms, top to bottom"),
+    ("littlestone.server.records.folder", "littlestone.server.records.store",
+     "No import cycles between the modules of any package"),
+])
+def test_the_contracts_catch_a_wrong_import(importer, imported, contract):
+    """The contracts bite: one import against the arrows, or one that closes a cycle,
+    breaks the contract named."""
+    assert contract in _broken((importer, imported))
 
 
 # -- one installable package ----------------------------------------------------------
@@ -158,9 +128,9 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
                    "littlestone/py.typed", "littlestone/games/ldim.py",
                    "littlestone/learners/base.py", "littlestone/adversaries/base.py",
                    "littlestone/protocol/codec.py", "littlestone/server/cli/__init__.py",
-                   "littlestone/server/net/transport.py",
+                   "littlestone/transport.py",
                    "littlestone/server/records/logs.py",
-                   "littlestone/server/tournament/run.py", "littlestone/server/client.py",
+                   "littlestone/server/tournament/run.py", "littlestone/client.py",
                    "littlestone/server/web/app.py",  # and the page's files, as package data
                    "littlestone/server/web/static/littlestone.js",
                    "littlestone/server/web/static/uPlot.iife.min.js",
@@ -256,8 +226,8 @@ def test_no_document_or_output_points_outside_the_repository(capsys):
     their bibliographic names."""
     outside = re.compile(r"\.\./shared|seeds/\d|DESIGN\.md|THEORY\.md")
     texts = {str(d.relative_to(ROOT)): d.read_text() for d in DOCUMENTS}
-    for name, path in _modules():
-        texts[name] = path.read_text()
+    for path in _package_files():
+        texts[str(path.relative_to(ROOT))] = path.read_text()
     for command in (["learners", "--json"], ["adversaries", "--json"], ["--help"]):
         with contextlib.suppress(SystemExit):
             main(command)

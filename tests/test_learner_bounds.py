@@ -19,7 +19,7 @@ from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import class_ldim
 from littlestone.learners import LEARNERS
 from littlestone.learners.experts import Hedge
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.agents_for_tests import (
     ChargeTheLeader,
     FixedSequence,

@@ -10,7 +10,7 @@ from littlestone.games.classes import make_class
 from littlestone.games.errors import SpecError, UnsupportedGame
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.agents_for_tests import (
     AlternatingCosts,
     CrashingLearner,
@@ -195,7 +195,7 @@ def test_a_crash_inside_a_block_scores_the_rounds_before_it():
 
 
 def test_long_halfspace_games_keep_their_history_in_a_file(monkeypatch):
-    from littlestone.server import local
+    from littlestone import local
 
     monkeypatch.setattr(local, "HISTORY_IN_MEMORY", 0)
     game = GameSpec(MISTAKE_BOUND, 20_000, make_class("halfspaces:d=5,margin=0.2"))

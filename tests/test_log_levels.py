@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
 from littlestone.server.records import replay
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import (

@@ -713,7 +713,7 @@ class Forger(Halving):
 '''
 
 PATCHER = '''
-import littlestone.server.checks as checks
+import littlestone.testing as checks
 from littlestone.learners.halving import Halving
 
 def nothing_to_check(agent):

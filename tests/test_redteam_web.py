@@ -18,9 +18,9 @@ from typing import Any
 import msgpack
 import pytest
 
-from littlestone.server.net import transport
+from littlestone import transport
 from littlestone.server.net.settings import ConnectionLimits
-from littlestone.server.net.transport import connect
+from littlestone.transport import connect
 from tests.test_web import _raw, get, play_one, running_server
 
 

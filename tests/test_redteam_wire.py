@@ -20,6 +20,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.commitment import SequenceHash, digest, target_bytes
 from littlestone.games.errors import MoveError, OutOfTurn, RuleViolation
@@ -27,7 +28,6 @@ from littlestone.games.experts import ExpertsReferee
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.mistake_bound import MistakeBoundReferee
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
 from littlestone.server.net import GameServer
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store

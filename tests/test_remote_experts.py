@@ -13,11 +13,11 @@ import pytest
 from websockets.asyncio.client import connect
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
-from littlestone.server.local import play
+from littlestone.local import play
 from littlestone.server.net import players
 from littlestone.server.net.settings import REMOTE_BLOCK
 from littlestone.server.records.logs import read_log

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from littlestone.server.tournament.config import Limits
-from littlestone.server.tournament.sandbox import UID_BASE, Sandbox
+from littlestone.sandbox import UID_BASE, Limits, Sandbox
 
 pytestmark = pytest.mark.skipif(Sandbox.unavailable() is not None,
                                 reason=f"no sandbox here: {Sandbox.unavailable()}")
@@ -227,7 +226,7 @@ def test_a_sandbox_never_touches_a_process_it_did_not_start(tmp_path, monkeypatc
     import itertools
     import subprocess
 
-    from littlestone.server.tournament import sandbox as sandboxing
+    from littlestone import sandbox as sandboxing
 
     base = UID_BASE + (os.getpid() % 10_000) * 100
     bystander = subprocess.Popen(["sleep", "60"], user=base + 7, group=base + 7)
@@ -270,7 +269,7 @@ def test_a_process_of_its_own_session_is_seen_and_ends_a_game_run(tmp_path, monk
     """Without root the sandbox cannot give the agent a uid of its own: its processes
     are those under bubblewrap (or under the agent, unsafe), whatever their session. A
     child in a session of its own is seen, and kills a run that must stay ``alone``."""
-    from littlestone.server.tournament import sandbox as sandboxing
+    from littlestone import sandbox as sandboxing
 
     if mode != "unsafe":
         monkeypatch.setattr(sandboxing.os, "geteuid", lambda: 1000)

@@ -14,12 +14,12 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.client import ServerError, play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from littlestone.learners import LEARNERS
+from littlestone.local import play
 from littlestone.protocol.codec import Limits
-from littlestone.server.client import ServerError, play_remote
-from littlestone.server.local import play
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.net.settings import LOBBY_FAULTS
 from littlestone.server.records.logs import read_log
@@ -457,7 +457,7 @@ async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
     learner = Fails()
     learner.rounds_seen = 0
     game = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=31"))
-    from littlestone.server.client import AgentCrashed
+    from littlestone.client import AgentCrashed
 
     with pytest.raises(AgentCrashed, match="round 5") as info:  # as play says it
         await play_remote(server.url, learner, "random-target", game, 1, server.token)
@@ -650,7 +650,7 @@ def certificates(tmp_path):
 async def test_a_tls_server_plays_over_wss_and_refuses_what_it_should(tmp_path, certificates):
     import ssl
 
-    from littlestone.server.net.transport import client_tls, server_tls
+    from littlestone.transport import client_tls, server_tls
 
     async with running_server(tmp_path / "data",
                               tls=server_tls(certificates["cert"])) as secure:

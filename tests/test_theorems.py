@@ -15,7 +15,7 @@ from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import MatrixClass, make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.agents_for_tests import PerceptronSpoiler, Spoiler
 
 HALVING_CLASSES = [

@@ -15,7 +15,7 @@ from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import LdimSolver, class_ldim
 from littlestone.learners import LEARNERS
 from littlestone.learners.agnostic import log_flip_sets
-from littlestone.server.local import play
+from littlestone.local import play
 
 
 def matrix_class(seed: int) -> MatrixClass:

@@ -13,7 +13,7 @@ from littlestone.adversaries.agnostic import expected_min_binomial, random_costs
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.learners.experts import project_to_simplex
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.agents_for_tests import ChargeTheLeader, RandomCosts, Spoiler
 
 SEEDS = 20

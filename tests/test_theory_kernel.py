@@ -18,7 +18,7 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.polynomial import QuadraticThresholds
 from littlestone.learners import LEARNERS
 from littlestone.learners.kernel import nonseparable_bound
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.agents_for_tests import FixedSequence, Spoiler
 
 

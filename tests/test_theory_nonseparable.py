@@ -11,14 +11,14 @@ import pytest
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.nonseparable import NoisyHalfspace, expected_deficiency
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.commitment import digest
 from littlestone.games.errors import RuleViolation, SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSpec
 from littlestone.games.mistake_bound import MistakeBoundReferee
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.servers import running_server
 
 

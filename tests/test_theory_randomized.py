@@ -17,7 +17,7 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import class_ldim
 from littlestone.games.randomized import class_randomized_value
 from littlestone.learners import LEARNERS
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.agents_for_tests import Spoiler
 from tests.test_adversaries import learners_for
 

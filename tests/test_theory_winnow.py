@@ -21,7 +21,7 @@ from littlestone.adversaries.lower_bounds import WinnowLowerBound
 from littlestone.games.classes import Disjunctions, SparseDisjunctions, make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.local import play
+from littlestone.local import play
 from tests.agents_for_tests import Spoiler
 from tests.test_adversaries import learners_for
 

@@ -9,8 +9,8 @@ from websockets.asyncio.client import connect as ws_connect
 from websockets.asyncio.server import serve as ws_serve
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidHandshake
 
-from littlestone.server.net import transport
-from littlestone.server.net.transport import Connection, connect, serve
+from littlestone import transport
+from littlestone.transport import Connection, connect, serve
 
 
 @pytest.fixture

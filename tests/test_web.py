@@ -19,17 +19,17 @@ import pytest
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from littlestone.charts import heat_color
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.client import play_remote
 from littlestone.server.net import GameServer, ServerSettings
-from littlestone.server.net.transport import connect
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import rank
-from littlestone.server.tournament.charts import heat_color
 from littlestone.server.tournament.report import write_report
 from littlestone.server.web import attach
+from littlestone.transport import connect
 
 
 @contextlib.asynccontextmanager
@@ -423,7 +423,7 @@ async def test_the_page_is_served_over_https_on_a_tls_port(tmp_path):
 
     import trustme
 
-    from littlestone.server.net.transport import server_tls
+    from littlestone.transport import server_tls
 
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1")

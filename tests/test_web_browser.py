@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import GameSpec
 from littlestone.learners.halving import Halving
-from littlestone.server.client import play_remote
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, rank, run_tournament

@@ -16,12 +16,12 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.commitment import digest
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.protocol.messages import vector_to_wire
-from littlestone.server.client import play_remote
 from littlestone.server.net import GameServer
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store

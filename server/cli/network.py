@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from littlestone import adversaries, learners
+from littlestone.client import AgentCrashed, ServerError, play_remote, watch_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.protocol.codec import Limits
 from littlestone.server.cli.common import UsageError, emit, game_output, table
-from littlestone.server.client import AgentCrashed, ServerError, play_remote, watch_remote
 from littlestone.server.net import ServerSettings, serve_forever
 from littlestone.server.net.settings import Budgets, ConnectionLimits
-from littlestone.server.net.transport import client_tls, server_tls
 from littlestone.server.records.store import Store, TokenError
+from littlestone.transport import client_tls, server_tls
 
 __all__ = ["connect", "serve", "token", "watch"]
 

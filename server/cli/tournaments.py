@@ -13,7 +13,14 @@ from typing import Any
 from littlestone import adversaries, learners
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.server.checks import (
+from littlestone.sandbox import Sandbox
+from littlestone.server.cli.common import UsageError
+from littlestone.server.tournament import Limits, load_config, run_tournament
+from littlestone.server.tournament.config import file_of
+from littlestone.server.tournament.preflight import Refereed, play_check_games
+from littlestone.server.tournament.ranking import TournamentReport
+from littlestone.server.tournament.run import check_ray_address
+from littlestone.testing import (
     CHECK_EXPERTS,
     CHECK_ROUNDS,
     IN_TOURNAMENT,
@@ -22,13 +29,6 @@ from littlestone.server.checks import (
     refereed_games,
     yield_checks,
 )
-from littlestone.server.cli.common import UsageError
-from littlestone.server.tournament import Limits, load_config, run_tournament
-from littlestone.server.tournament.config import file_of
-from littlestone.server.tournament.preflight import Refereed, play_check_games
-from littlestone.server.tournament.ranking import TournamentReport
-from littlestone.server.tournament.run import check_ray_address
-from littlestone.server.tournament.sandbox import Sandbox
 
 __all__ = ["check", "leaderboard_lines", "probe", "tournament"]
 

@@ -1,13 +1,14 @@
-"""The network room: the game server, its transport and its spectators (PROTOCOL.md).
+"""The network room: the game server, its players and its spectators (PROTOCOL.md).
 
-- :mod:`.transport`: WebSocket connections on websockets' Sans-I/O protocol objects;
+The WebSocket connections both ends use are :mod:`littlestone.transport`.
+
 - :mod:`.settings`: what a server is started with, and the fault ladder's numbers;
 - :mod:`.players`: remote learners and adversaries (deadlines, time bank, faults);
 - :mod:`.driver`: a game with remote players, through the same referees as ``play``;
 - :mod:`.spectators`: a running game's rounds for those who watch it;
 - :mod:`.server`: sessions, challenges, open games, tournament entrants.
 
-The client, which a student's agent runs, is :mod:`littlestone.server.client`.
+The client, which a student's agent runs, is :mod:`littlestone.client`.
 This room imports the games, the agents, the protocol and the records; only the
 command line and tournaments import it.
 """

@@ -1,6 +1,6 @@
 """The remote driver: the local driver's loop written with awaits.
 
-:func:`run_game` drives the same referees as :func:`littlestone.server.local.play`,
+:func:`run_game` drives the same referees as :func:`littlestone.local.play`,
 with either player local (an :class:`~littlestone.learners.Learner` or
 :class:`~littlestone.adversaries.Adversary`) or behind a connection
 (:mod:`.players`): the same rules, coins and records. Faults, forfeits, disconnects and
@@ -25,8 +25,8 @@ from littlestone.games.experts import Phase as ExpertsPhase
 from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec
 from littlestone.games.mistake_bound import MistakeBoundReferee, Phase
 from littlestone.learners.base import Learner
+from littlestone.local import history_for
 from littlestone.protocol.messages import instances_to_wire
-from littlestone.server.local import history_for
 from littlestone.server.net.players import (
     FAULT,
     Disconnected,
@@ -48,7 +48,7 @@ async def run_game(
     adversary: Adversary | RemoteAdversary, writer: LogWriter | None = None,
 ) -> GameResult:
     """One game through the referee, either player local or remote (the same rules,
-    coins and records as :func:`littlestone.server.local.play` under the same seeds)."""
+    coins and records as :func:`littlestone.local.play` under the same seeds)."""
     referee: MistakeBoundReferee | ExpertsReferee
     if game.game == EXPERTS:
         hclass = game.hclass if isinstance(game.hclass, FiniteClass) else None

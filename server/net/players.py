@@ -32,10 +32,9 @@ from littlestone.protocol.messages import (
     vector_to_wire,
 )
 from littlestone.protocol.session import ServerSession
-from littlestone.server.net.deadline import Deadline
 from littlestone.server.net.settings import FAULTS_TO_FORFEIT, ServerSettings
-from littlestone.server.net.transport import Connection
 from littlestone.server.records.logs import LogWriter
+from littlestone.transport import Connection, Deadline
 
 __all__ = ["FAULT", "Disconnected", "Forfeit", "RemoteAdversary", "RemoteLearner", "RemotePlayer"]
 

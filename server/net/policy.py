@@ -26,9 +26,9 @@ from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.learners.kernel import KernelPerceptron
+from littlestone.local import HISTORY_IN_MEMORY
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.server.local import HISTORY_IN_MEMORY
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
 from littlestone.server.records.logs import FULL_ARRAYS_MAX
 

@@ -39,14 +39,6 @@ from littlestone.server.net.settings import (
     raise_fd_limit,
 )
 from littlestone.server.net.spectators import Broadcast, wire_result
-from littlestone.server.net.transport import (
-    UNIX_SCHEME,
-    Connection,
-    HttpRoute,
-    Server,
-    serve,
-    serve_unix,
-)
 from littlestone.server.records.logged import (
     agent_identity,
     game_info,
@@ -56,6 +48,14 @@ from littlestone.server.records.logged import (
 )
 from littlestone.server.records.logs import LogWriter
 from littlestone.server.records.store import Store, new_game_id
+from littlestone.transport import (
+    UNIX_SCHEME,
+    Connection,
+    HttpRoute,
+    Server,
+    serve,
+    serve_unix,
+)
 
 #: File descriptors kept beside the connections: the index, logs, listening sockets.
 FD_RESERVE = 64

@@ -31,8 +31,8 @@ from littlestone.games.agents import Agent
 from littlestone.games.errors import UnsupportedGame
 from littlestone.games.game import GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.learners.base import Learner
+from littlestone.local import play
 from littlestone.protocol.messages import PROTOCOL_VERSION
-from littlestone.server.local import play
 from littlestone.server.records.logs import LogWriter, log_level
 from littlestone.server.records.store import Store, new_game_id, utc_now
 

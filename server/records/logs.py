@@ -59,7 +59,7 @@ import numpy as np
 
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, GameSpec, RoundRecord
-from littlestone.server.records.store import is_index
+from littlestone.server.records.folder import is_index
 
 __all__ = [
     "AUTO_FULL_BYTES",

@@ -51,7 +51,7 @@ from littlestone.games.game import (
     public_key,
 )
 from littlestone.learners.base import LEARNERS, Learner
-from littlestone.server.local import play
+from littlestone.local import play
 from littlestone.server.records.anchors import anchoring
 from littlestone.server.records.logged import package_version
 from littlestone.server.records.logs import ForeignLog, GameLogData, LogError, checked, read_log
@@ -474,8 +474,8 @@ class Replay(Adversary):
         import tempfile
 
         from littlestone.adversaries import ADVERSARIES as adversaries
-        from littlestone.server.checks import CHECK_ROUNDS
         from littlestone.server.records.logged import play_logged
+        from littlestone.testing import CHECK_ROUNDS
 
         global _EXAMPLE
         if _EXAMPLE is None or not _EXAMPLE.exists():  # one a process, removed at its exit

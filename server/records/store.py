@@ -44,24 +44,20 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
+from littlestone.server.records.folder import (
+    DATA_VARIABLE,
+    DEFAULT_DATA,
+    INDEX_NAME,
+    default_data,
+    is_index,
+    opened,
+)
+from littlestone.server.records.logs import read_log
 
 __all__ = ["DATA_VARIABLE", "DEFAULT_DATA", "INDEX_NAME", "INTERRUPTED", "RESULT_COLUMNS",
            "TOKEN_ROLES", "Store", "StoreError", "TokenError", "anchor_hmac", "default_data",
            "is_index", "new_game_id", "process_owner", "utc_now"]
 
-#: Where games are kept unless ``--data`` (or :data:`DATA_VARIABLE`) says otherwise.
-DEFAULT_DATA = "littlestone-data"
-#: The environment variable that, when set, is the default data folder instead.
-DATA_VARIABLE = "LITTLESTONE_DATA"
-
-
-def default_data() -> str:
-    """The data folder a command uses without ``--data``: ``$LITTLESTONE_DATA``, else
-    ``./littlestone-data``."""
-    return os.environ.get(DATA_VARIABLE) or DEFAULT_DATA
-#: The index's file in a data folder; SQLite keeps ``-wal`` and ``-shm`` files beside it.
-INDEX_NAME = "littlestone.db"
-INDEX_FILES = (INDEX_NAME, f"{INDEX_NAME}-wal", f"{INDEX_NAME}-shm", f"{INDEX_NAME}-journal")
 #: 2: ``games.chain_sha256`` and ``games.chain_hmac`` (the anchors), ``secrets``.
 #: 3: ``tokens.role``, ``games.owner`` (the process that runs a game, for :meth:`Store.sweep`).
 SCHEMA_VERSION = 3
@@ -215,28 +211,6 @@ def new_game_id() -> str:
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
 
 
-#: The indexes this process opened (their absolute paths), for :func:`is_index`.
-_OPENED: set[Path] = set()
-
-
-def is_index(path: str | Path) -> bool:
-    """Whether ``path`` is an index or one of SQLite's files beside it, told without
-    opening it: by its name or its target's (through symbolic links), or as the same file
-    (another name, a hard link) as an index this process opened."""
-    path = Path(path)
-    if path.name in INDEX_FILES:
-        return True
-    with contextlib.suppress(OSError, RuntimeError):
-        if path.resolve().name in INDEX_FILES:
-            return True
-    for index in list(_OPENED):
-        for name in INDEX_FILES:
-            with contextlib.suppress(OSError):
-                if os.path.samefile(path, index.with_name(name)):
-                    return True
-    return False
-
-
 def anchor_hmac(secret: bytes, game_id: str, chain_sha256: str) -> str:
     """HMAC-SHA256 under a data folder's secret of a game id and its log's final chain
     digest (hexadecimal), as the index keeps it beside the digest.
@@ -283,7 +257,7 @@ class Store:
             self._open()
         except sqlite3.DatabaseError as exc:  # (OperationalError too: unwritable, locked)
             raise StoreError(f"{self.path} is not a usable littlestone index: {exc}") from None
-        _OPENED.add(self.path.absolute())
+        opened(self.path)
         self._secret: bytes | None = None
 
     def _open(self) -> None:
@@ -506,8 +480,6 @@ class Store:
         """The whole rounds a log holds (None if it cannot be read)."""
         if not log:
             return None
-        from littlestone.server.records.logs import read_log  # logs imports this module
-
         try:
             data = read_log(self.log_path(log) or log)
         except Exception:  # a missing or damaged log: the row says interrupted all the same

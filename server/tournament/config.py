@@ -1,6 +1,6 @@
 """A tournament's TOML file: reading it, checking every key, and the agents it names.
 
-Imports the games only (to check class specs).
+Imports the games (to check class specs) and the sandbox's limits.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 from littlestone.games.classes import make_class
 from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.games.game import GAMES, MISTAKE_BOUND
+from littlestone.sandbox import Limits
 
 __all__ = ["ConfigError", "Limits", "TournamentConfig", "file_of",
            "is_file_agent", "load_config", "remote_account"]
@@ -23,28 +24,6 @@ __all__ = ["ConfigError", "Limits", "TournamentConfig", "file_of",
 
 class ConfigError(LittlestoneError):
     """A tournament file that cannot be used: names the file, the line and the key."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Per-agent limits for submitted agents."""
-
-    move_deadline: float = 5.0
-    time_bank: float = 30.0
-    memory_mb: int = 1024
-    cpu_seconds: int = 120
-    #: How long the tournament waits for a remote agent to enter.
-    remote_wait: float = 120.0
-    #: Threads a submission may run at once (RLIMIT_NPROC, which counts processes and
-    #: threads; in a game, a second process ends it as the submission's fault); its memory
-    #: (memory_mb) is watched over all of them together.
-    processes: int = 16
-    #: Files it may hold open (RLIMIT_NOFILE).
-    open_files: int = 64
-    #: Largest file it may write, and the size of its private /tmp, in MiB.
-    file_mb: int = 64
-    #: Output kept from each of its stdout and stderr, in KiB (the rest is dropped).
-    output_kb: int = 64
 
 
 @dataclass(frozen=True)

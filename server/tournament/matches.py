@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
+from littlestone.sandbox import Run, Sandbox
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.store import RESULT_COLUMNS, Store
@@ -40,7 +41,6 @@ from littlestone.server.tournament.config import (
     remote_account,
 )
 from littlestone.server.tournament.pairing import Pairing, rules
-from littlestone.server.tournament.sandbox import Run, Sandbox
 
 __all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_remote_agent"]
 

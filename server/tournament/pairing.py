@@ -21,13 +21,13 @@ from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.protocol.messages import rules_to_wire
+from littlestone.sandbox import Sandbox
 from littlestone.server.tournament.config import (
     TournamentConfig,
     file_of,
     is_file_agent,
     remote_account,
 )
-from littlestone.server.tournament.sandbox import Sandbox
 
 __all__ = ["PROBE_SECONDS", "Entrant", "Pairing", "load_entrants", "pairings", "probe", "rules",
            "spaces"]

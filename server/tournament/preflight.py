@@ -1,7 +1,7 @@
 """What ``littlestone check`` can say of a submission without trusting it: its check
 games, played as a tournament plays them, and judged from outside its process.
 
-The generic check suite (``server/checks.py``) runs inside the submission's sandbox, in
+The generic check suite (``littlestone/testing.py``) runs inside the submission's sandbox, in
 the submission's own interpreter: its code can rewrite what that process reports (an
 ``atexit`` hook that prints "every check passed" and exits 0). So the one check a
 tournament scores, *plays a game*, is decided here instead: the submission is loaded in
@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from littlestone.sandbox import Sandbox
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe
-from littlestone.server.tournament.sandbox import Sandbox
 
 __all__ = ["CHECK_SEED", "Refereed", "play_check_games"]
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from littlestone.charts import curve_svg, heat_color, heat_legend
 from littlestone.games.game import ExpertsRecord
 from littlestone.server.records.logs import GameLogData, LogError, read_log
-from littlestone.server.tournament.charts import curve_svg, heat_color, heat_legend
 from littlestone.server.tournament.ranking import (
     RULES,
     SCORING,

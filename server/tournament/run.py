@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.sandbox import Sandbox
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.matches import (
@@ -23,7 +24,6 @@ from littlestone.server.tournament.matches import (
 from littlestone.server.tournament.pairing import Pairing, load_entrants, pairings, rules
 from littlestone.server.tournament.ranking import TournamentReport, rank, score
 from littlestone.server.tournament.report import write_report
-from littlestone.server.tournament.sandbox import Sandbox
 
 __all__ = ["SandboxMissing", "run_tournament"]
 

@@ -1,7 +1,7 @@
 """The web room: a live page on the game server's own port (``littlestone serve``).
 
 Plain HTTP requests to the agents' port are routed here (the transport's ``http`` hook,
-:data:`littlestone.server.net.transport.HttpRoute`); WebSocket upgrades to ``/`` stay
+:data:`littlestone.transport.HttpRoute`); WebSocket upgrades to ``/`` stay
 the agents' endpoint. The page lists running and recent games, draws a game's curve
 against its bound (live, from the spectator feed), the shattered tree the adversary
 walks, a tournament's leaderboard and payoff heatmap, and steps through a logged game.

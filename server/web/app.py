@@ -35,7 +35,6 @@ import msgpack
 from websockets.http11 import Request, Response
 
 from littlestone.server.net.server import GameServer
-from littlestone.server.net.transport import Connection, Handler, Upgrade, serve
 from littlestone.server.records.store import Store
 from littlestone.server.web import data, pages
 from littlestone.server.web.access import (
@@ -55,6 +54,7 @@ from littlestone.server.web.responses import (
     split_target,
     static_file,
 )
+from littlestone.transport import Connection, Handler, Upgrade, serve
 
 __all__ = ["WebApp", "attach", "serve_web"]
 

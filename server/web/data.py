@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from littlestone.charts import heat_color
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
@@ -31,7 +32,6 @@ from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_with
 from littlestone.learners.base import LEARNERS
 from littlestone.server.records.logs import GameLogData, LogError, read_log
 from littlestone.server.records.store import Store
-from littlestone.server.tournament.charts import heat_color
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.tournament.report import curve_of, log_path
 

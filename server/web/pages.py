@@ -15,7 +15,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from littlestone.server.tournament.charts import SCALE_NOTE, curve_svg, heat_color, heat_legend
+from littlestone.charts import SCALE_NOTE, curve_svg, heat_color, heat_legend
 from littlestone.server.tournament.ranking import RULES
 
 __all__ = ["game_page", "games_table", "index_page", "leaderboard", "login_page", "page",

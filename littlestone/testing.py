@@ -34,7 +34,7 @@ from littlestone.games.agents import Agent, Registry
 from littlestone.games.classes import HypothesisClass, make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
 from littlestone.learners.base import LEARNERS, Learner
-from littlestone.server.local import play
+from littlestone.local import play
 
 __all__ = ["CHECK_EXPERTS", "CHECK_GAMES", "CHECK_ROUNDS", "Check", "CheckSkipped", "in_tournament",
            "opponent", "refereed_games", "yield_checks"]

@@ -34,7 +34,7 @@ from littlestone.protocol.messages import (
     vector_from_wire,
     vector_to_wire,
 )
-from littlestone.server.net.transport import Connection, connect
+from littlestone.transport import Connection, connect
 
 __all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerError", "play_remote", "watch_remote"]
 

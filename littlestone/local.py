@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -28,14 +28,33 @@ from littlestone.games.classes import FiniteClass, HalfspaceClass
 from littlestone.games.errors import IllegalMove, MoveError, where_raised
 from littlestone.games.experts import ExpertsReferee
 from littlestone.games.experts import Phase as ExpertsPhase
-from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, game_seeds
+from littlestone.games.game import (
+    EXPERTS,
+    ExpertsRecord,
+    GameResult,
+    GameSpec,
+    RoundRecord,
+    game_seeds,
+)
 from littlestone.games.mistake_bound import MistakeBoundReferee, Phase, check_probability
 from littlestone.learners.base import Learner
-from littlestone.server.records.logs import LogWriter
 
-__all__ = ["RecordSink", "play"]
+__all__ = ["RecordSink", "RoundLog", "play"]
 
 RecordSink = Callable[[Any], None]
+
+
+class RoundLog(Protocol):
+    """Where scored rounds are written as they are played (a game log's writer,
+    :class:`littlestone.server.records.logs.LogWriter`): one round, a whole block of
+    queued rounds (the referee's ``last_block``), or one round of the experts game."""
+
+    def round(self, record: RoundRecord) -> None: ...
+
+    def rounds(self, t0: int, xs: Any, ps: Any, ys: Any, predictions: Any) -> None: ...
+
+    def expert(self, record: ExpertsRecord) -> None: ...
+
 #: Rounds an oblivious adversary hands over at a time.
 BLOCK = 2048
 #: Experts from which an experts game is played with BLAS on one thread.
@@ -50,7 +69,7 @@ def play(
     seed: int = 0,
     on_record: RecordSink | None = None,
     blocks: bool = True,
-    log: LogWriter | None = None,
+    log: RoundLog | None = None,
     key: bytes | None = None,
 ) -> GameResult:
     """Play one game and return its result (with the learner's bound).
@@ -91,7 +110,7 @@ def play(
 class _LoggingSink:
     """Logs each record, then hands it on; the vectorised path logs whole blocks instead."""
 
-    def __init__(self, sink: RecordSink | None, log: LogWriter) -> None:
+    def __init__(self, sink: RecordSink | None, log: RoundLog) -> None:
         self.sink, self.log = sink, log
 
     def __call__(self, record: Any) -> None:
@@ -113,7 +132,7 @@ def _crash_status(role: str, exc: BaseException) -> tuple[str, str]:
 
 def _play_mistake_bound(
     game: GameSpec, learner: Learner, adversary: Adversary, coin: bytes,
-    on_record: RecordSink | None, blocks: bool, log: LogWriter | None = None,
+    on_record: RecordSink | None, blocks: bool, log: RoundLog | None = None,
 ) -> GameResult:
     assert game.hclass is not None
     referee = MistakeBoundReferee(game.hclass, game.rounds, coin, history=history_for(game))

@@ -48,9 +48,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import littlestone
-from littlestone.server.tournament.config import Limits
 
-__all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Run", "Sandbox"]
+__all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Limits", "Run", "Sandbox"]
 
 #: How often a running agent's game is checked, and how long it may outlive its game.
 POLL_SECONDS = 0.1
@@ -62,6 +61,28 @@ SUBMISSION_DIR = "/submission"
 #: Host user ids the sandboxes of a root tournament run as (one per run).
 UID_BASE = 200_000
 _uids = itertools.count()
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-agent limits for submitted agents."""
+
+    move_deadline: float = 5.0
+    time_bank: float = 30.0
+    memory_mb: int = 1024
+    cpu_seconds: int = 120
+    #: How long the tournament waits for a remote agent to enter.
+    remote_wait: float = 120.0
+    #: Threads a submission may run at once (RLIMIT_NPROC, which counts processes and
+    #: threads; in a game, a second process ends it as the submission's fault); its memory
+    #: (memory_mb) is watched over all of them together.
+    processes: int = 16
+    #: Files it may hold open (RLIMIT_NOFILE).
+    open_files: int = 64
+    #: Largest file it may write, and the size of its private /tmp, in MiB.
+    file_mb: int = 64
+    #: Output kept from each of its stdout and stderr, in KiB (the rest is dropped).
+    output_kb: int = 64
 
 
 @dataclass
