@@ -132,9 +132,12 @@ class PeerLog(logging.LoggerAdapter[logging.Logger]):
             return
         budget = error.budget if isinstance(error, OverBudget) else None
         level = logging.WARNING if budget in SERVER_BUDGETS else logging.INFO
-        more = f" ({skipped} more refusals of this code not logged)" if skipped else ""
-        self.log(level, "refused: %s: %s%s%s", error.code.value, shorten(error.message),
-                 " (closed)" if error.fatal else "", more,
+        said = shorten(error.message.removeprefix("over budget: "))
+        notes = [f"budget {budget}"] if budget else []
+        notes += ["closed"] if error.fatal else []
+        notes += [f"{skipped} more of this code not logged"] if skipped else []
+        self.log(level, "refused: %s: %s%s", error.code.value, said,
+                 f" ({'; '.join(notes)})" if notes else "",
                  extra={"code": error.code.value, "fatal": error.fatal, "budget": budget})
 
 
