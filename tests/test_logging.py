@@ -218,9 +218,8 @@ async def test_a_peer_that_hammers_is_logged_at_most_so_many_lines_a_minute(tmp_
 
 
 @pytest.mark.parametrize("form", ["text", "json"])
-def test_a_traceback_is_logged_never_sent(form, tmp_path):
-    """An internal error in a session: the operator's log has its traceback (text: after
-    the line; JSON: in exc_info), the peer only ``internal``."""
+def test_a_traceback_goes_with_its_line_in_either_format(form):
+    """An internal error's traceback: after its line (text), in ``exc_info`` (JSON)."""
     import io
 
     from littlestone.server.cli.common import operator_log

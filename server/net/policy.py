@@ -9,8 +9,9 @@ agent the operator listed at ``serve`` time. :func:`admit` is slow for large cla
 in a worker thread, never on its event loop.
 
 Refusals are :class:`~littlestone.protocol.errors.ProtocolError`: ``over_budget`` for a
-request beyond a budget, ``unsupported_game`` for anything the server does not serve;
-their messages name the request, never a file or a path of the server.
+request beyond a budget (:class:`~.peers.OverBudget`, which names the budget for the
+operator's log), ``unsupported_game`` for anything the server does not serve; their
+messages name the request, never a file or a path of the server.
 """
 
 from __future__ import annotations
