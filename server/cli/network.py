@@ -20,7 +20,7 @@ from littlestone.client import AgentCrashed, ServerError, play_remote, watch_rem
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.protocol.codec import Limits
-from littlestone.server.cli.common import UsageError, emit, game_output, table
+from littlestone.server.cli.common import UsageError, emit, game_output, operator_log, table
 from littlestone.server.net import ServerSettings, serve_forever
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.store import Store, TokenError
@@ -74,7 +74,8 @@ def serve(args: argparse.Namespace) -> int:
             attach(server, public=args.public)
 
     try:
-        asyncio.run(serve_forever(settings, ready, setup))
+        with operator_log(args.log_level, args.log_format):
+            asyncio.run(serve_forever(settings, ready, setup))
     except OSError as exc:
         raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
                          ) from None

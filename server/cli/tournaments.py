@@ -14,7 +14,7 @@ from littlestone import adversaries, learners
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.sandbox import Sandbox
-from littlestone.server.cli.common import UsageError
+from littlestone.server.cli.common import UsageError, operator_log
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.preflight import Refereed, play_check_games
@@ -46,6 +46,12 @@ def tournament(args: argparse.Namespace) -> int:
     if args.ray is not None:
         check_ray_address(args.ray)
     config = load_config(args.config)
+    with operator_log(args.log_level, args.log_format):  # (its arena runs game servers)
+        return _tournament_served(args, config)
+
+
+def _tournament_served(args: argparse.Namespace, config: Any) -> int:
+    """The tournament, and with ``--serve`` its live page until Ctrl-C."""
     if args.serve is None:
         return _tournament(args, config)
     from littlestone.server.web import serve_web

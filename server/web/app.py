@@ -58,7 +58,7 @@ from littlestone.transport import Connection, Handler, Upgrade, serve
 
 __all__ = ["WebApp", "attach", "serve_web"]
 
-log = logging.getLogger("littlestone.server")
+log = logging.getLogger(__name__)
 
 #: Worker threads for the page's database and log work.
 WORKERS = 2
