@@ -108,7 +108,7 @@ async def test_the_api_lists_a_game_its_rounds_curve_and_tree(tmp_path):
                                     headers={"Authorization": f"Bearer {server.token}"})
         html = body.decode()
         assert status == 200 and "remote:alice" in html and "<svg" in html
-        assert "data-t='3'" in html and "data-t='2'" not in html  # the replay's page
+        assert 'data-t="3"' in html and 'data-t="2"' not in html  # the replay's page
         assert "Ldim(H)" in html or "log2|H|" in html  # the bound is named
 
 
@@ -119,7 +119,7 @@ async def test_a_token_or_the_public_view_is_needed(tmp_path):
         status, _, body = await get(f"{base}/api/games")
         assert status == 401 and b"token" in body
         status, _, body = await get(f"{base}/")
-        assert status == 401 and b"<form id='login'" in body
+        assert status == 401 and b'<form id="login"' in body
         assert (await get(f"{base}/api/games", headers={"Authorization": "Bearer nope"}))[0] \
             == 401
         assert (await get(f"{base}/static/littlestone.js"))[0] == 200  # holds no data
@@ -247,8 +247,8 @@ def test_the_report_colours_on_the_theoretical_scale_and_its_logs_travel(tmp_pat
                             row("crasher", "crash:learner:ValueError", 0, None)], [])
     path = write_report(report, data)
     page = path.read_text()
-    optimum = re.search(r"<th>soa</th><td style='background:([^']+)'", page)
-    crashed = re.search(r"<th>crasher</th><td style='background:([^']+)'", page)
+    optimum = re.search(r'<th>soa</th><td style="background:([^"]+)"', page)
+    crashed = re.search(r'<th>crasher</th><td style="background:([^"]+)"', page)
     assert optimum and crashed
     assert optimum.group(1) == heat_color(1.0) == heat_color(0.25)  # 1.0 = minimax: green
     assert crashed.group(1) == heat_color(100.0) != optimum.group(1)  # 7.25 > 3: red
@@ -259,7 +259,7 @@ def test_the_report_colours_on_the_theoretical_scale_and_its_logs_travel(tmp_pat
     # publish the reports folder alone: every log link still resolves
     published = tmp_path / "elsewhere"
     shutil.copytree(path.parent, published)
-    links = re.findall(r"<a href='([^']+)'>log</a>", page)
+    links = re.findall(r'<a href="([^"]+)">log</a>', page)
     assert len(links) == 1 and not links[0].startswith(("/", ".."))
     assert (published / links[0]).read_bytes() == Path(played.log).read_bytes()
 
