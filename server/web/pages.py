@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import jinja2
 
-from littlestone.charts import SCALE_NOTE, curve_svg, environment
+from littlestone.charts import SCALE_NOTE, curve_svg, environment, heat_color
 from littlestone.server.tournament.ranking import RULES
 
 __all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "error_page", "game_page", "games_table",
@@ -137,9 +137,12 @@ def game_page(game: dict[str, Any], curve: dict[str, Any] | None,
 
 
 def _board(board: dict[str, Any]) -> dict[str, Any]:
-    """What ``leaderboard.html`` gets: the board and the heatmap's columns."""
-    return {"board": board,
-            "adversaries": sorted({a for cells in board["payoff"].values() for a in cells})}
+    """What ``leaderboard.html`` gets: the board, the heatmap's columns and its rows
+    (each learner's cells: colour and score, in the columns' order)."""
+    adversaries = sorted({a for cells in board["payoff"].values() for a in cells})
+    heatmap = [(learner, [(heat_color(cells.get(a)), cells.get(a)) for a in adversaries])
+               for learner, cells in board["payoff"].items()]
+    return {"board": board, "adversaries": adversaries, "heatmap": heatmap}
 
 
 def leaderboard(board: dict[str, Any]) -> str:
