@@ -96,7 +96,7 @@ class _JsonSpectator:
 @dataclasses.dataclass(frozen=True)
 class Visit:
     """A request as a route's handler sees it: the values of its path's ``{names}``,
-    its query, who is looking (None on an open route without a token), the running
+    its query, who is looking (None on an open route: nobody is asked), the running
     games' figures and those hidden from this viewer, the index as the handler's
     thread reads it, and the app."""
 
@@ -309,10 +309,11 @@ class WebApp:
                              [("Allow", allow)])
             return error(404, "not found", api)
         route, params = found.route, found.params
-        who = viewer(request, self.access)
+        who: str | None = None
         hidden: frozenset[str] = frozenset()
         live: data.Live = {}
         if route.guarded:
+            who = viewer(request, self.access)
             if who is None:
                 if route.api:
                     return error(401, "a token is needed (Authorization: Bearer TOKEN)", True)
@@ -327,10 +328,10 @@ class WebApp:
         def answer(store: Store) -> Response | Upgrade:
             visit = Visit(request, params, query, who, live, hidden, store, self)
             try:
-                found = route.handler(visit)
+                answered = route.handler(visit)
             except ValueError as exc:  # a bad number in the query
                 return error(400, f"bad request: {exc}", route.api)
-            return error(404, "not found", route.api) if found is None else found
+            return error(404, "not found", route.api) if answered is None else answered
 
         if not route.worker:
             return answer(self.store)
