@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 import jinja2
@@ -97,10 +97,21 @@ def index_page(games: list[dict[str, Any]], tournaments: list[dict[str, Any]],
                   **_frame("Games", viewer))
 
 
-def _replay_rows(game: dict[str, Any], records: dict[str, Any] | None
-                 ) -> list[dict[str, Any]]:
-    """The replay's rows: the round, its instance, the learner's p and prediction, the
-    label, the running score and the version space's size (or the learner's weights)."""
+class ReplayRow(NamedTuple):
+    """A round as the replay shows it: its instance, the learner's p and prediction, the
+    label, the running score (mistakes or regret) and the version space's size after it
+    (or the learner's weights)."""
+
+    t: int
+    x: Any
+    p: float | None
+    prediction: Any
+    label: int | None
+    score: float | None
+    tail: Any
+
+
+def _replay_rows(game: dict[str, Any], records: dict[str, Any] | None) -> list[ReplayRow]:
     if records is None:
         return []
     experts = game["game"] == "experts"
@@ -110,9 +121,8 @@ def _replay_rows(game: dict[str, Any], records: dict[str, Any] | None
             tail = ", ".join(f"{w:.3g}" for w in r["weights"]) if r.get("weights") else None
         else:
             tail = r.get("version_space")
-        rows.append({"t": r["t"], "x": r["x"], "p": r.get("p"),
-                     "prediction": r.get("prediction", r.get("drawn")), "label": r.get("y"),
-                     "score": r.get("mistakes", r.get("regret")), "tail": tail})
+        rows.append(ReplayRow(r["t"], r["x"], r.get("p"), r.get("prediction", r.get("drawn")),
+                              r.get("y"), r.get("mistakes", r.get("regret")), tail))
     return rows
 
 
