@@ -28,9 +28,14 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import jinja2
 from markupsafe import Markup
+
+# jinja2 is imported when a page is first drawn (:func:`environment`): the command line
+# and a sandboxed submission start without it
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["HEAT_WORST", "LEGEND_CHARS", "SCALE_NOTE", "CurveChart", "Tick", "curve_chart",
            "curve_svg", "environment", "heat_color", "heat_legend", "nice_ticks"]
@@ -59,6 +64,8 @@ def environment(package: str) -> jinja2.Environment:
     >>> template.render(name="<script>alert(1)</script>")
     '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>'
     """
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.PackageLoader(package, "templates"),
         autoescape=jinja2.select_autoescape(["html", "svg"], default_for_string=True,

@@ -17,9 +17,8 @@ import functools
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 import numpy as np
 from markupsafe import Markup
 
@@ -33,6 +32,9 @@ from littlestone.server.tournament.ranking import (
     fault,
     figures,
 )
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["curve_of", "log_path", "write_report"]
 

@@ -18,13 +18,14 @@ True
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
-
-import jinja2
 
 from littlestone.charts import SCALE_NOTE, curve_svg, environment, heat_color
 from littlestone.server.tournament.ranking import RULES
+
+if TYPE_CHECKING:
+    import jinja2
 
 __all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "error_page", "game_page", "games_table",
            "index_page", "leaderboard", "login_page", "render", "tournament_page"]
