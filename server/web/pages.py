@@ -184,16 +184,12 @@ def play_page(menu: dict[str, Any], viewer: str | None, games_here: bool,
 def class_board(board: dict[str, Any]) -> str:
     """The class mode's part the script refreshes: the histogram of mistakes against
     Ldim(H), and the games of the last hour."""
-    bars = board["histogram"]
-    top = max([b["count"] for b in bars] + [1])
-    return render("class_board.html", board=board, bars=bars, top=top)
+    return render("class_board.html", board=board)
 
 
 def class_page(board: dict[str, Any], viewer: str | None) -> str:
     """The class mode: what a teacher puts on the projector while the class plays."""
-    return render("class.html", board=board, bars=board["histogram"],
-                  top=max([b["count"] for b in board["histogram"]] + [1]),
-                  **_frame("Class mode", viewer, "class"))
+    return render("class.html", board=board, **_frame("Class mode", viewer, "class"))
 
 
 def login_page(message: str = "") -> str:

@@ -128,19 +128,37 @@ def histogram(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "count": c} for i, c in enumerate(counts)]
 
 
+#: The class mode's histograms: who played the game's remote side (a person on the
+#: page is a remote player, ``remote:NAME``; so is any client), and what it shows.
+GROUPS = (("learner", "remote learners (a person on the page is one): the mistakes they made"),
+          ("adversary", "remote adversaries: the mistakes they forced"),
+          ("agents", "the server's agents on both sides, or remote on both"))
+
+
+def _group(game: dict[str, Any]) -> str:
+    learner = str(game["learner"]).startswith("remote:")
+    adversary = str(game["adversary"]).startswith("remote:")
+    return "learner" if learner and not adversary else (
+        "adversary" if adversary and not learner else "agents")
+
+
 def class_mode(store: Store, live: data.Live, hidden: frozenset[str],
                now: datetime | None = None) -> dict[str, Any]:
     """Everyone's games of the last :data:`CLASS_WINDOW` (but the ``hidden`` ones), and
-    the histogram of the finished mistake-bound games' mistakes against Ldim(H)."""
+    histograms of the finished mistake-bound games' mistakes against Ldim(H): of remote
+    learners, of remote adversaries, and of the rest (:data:`GROUPS`)."""
     since = ((now or datetime.now(UTC)) - CLASS_WINDOW).strftime("%Y%m%dT%H%M%S%fZ")
     games = [g for g in data.games(store, live, CLASS_GAMES, hidden) if g["game_id"] >= since]
-    scored = []
+    scored: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in GROUPS}
     for game in games:
-        if (game["game"] == MISTAKE_BOUND and game.get("class") and game["status"] == "complete"
-                and game.get("mistakes") is not None):
-            ldim = ldim_of(str(game["class"]))
-            game["ldim"] = ldim
-            if ldim:
-                scored.append({"mistakes": float(game["mistakes"]), "ldim": ldim})
-    return {"games": games, "histogram": histogram(scored), "scored": len(scored),
+        if game["game"] == MISTAKE_BOUND and game.get("class"):
+            game["ldim"] = ldim = ldim_of(str(game["class"]))
+            if ldim and game["status"] == "complete" and game.get("mistakes") is not None:
+                scored[_group(game)].append({"mistakes": float(game["mistakes"]), "ldim": ldim})
+    histograms = []
+    for name, title in GROUPS:
+        bars = histogram(scored[name])
+        histograms.append({"name": name, "title": title, "bars": bars, "scored": len(scored[name]),
+                           "top": max([1, *(b["count"] for b in bars)])})
+    return {"games": games, "histograms": histograms,
             "window_minutes": int(CLASS_WINDOW.total_seconds() // 60)}

@@ -537,7 +537,8 @@
       for (const y of [0, 1]) {
         const left = y ? c1 : c0;
         const b = button(String(y), { id: "label-" + y, class: left ? "realizable" : "empties", "data-realizable": left ? "1" : "0" }, () => label(y));
-        turn.append(b, el("span", { class: "note" }, left ? " keeps " + left + " hypotheses consistent  " : " empties the version space: the referee refuses it, and the game ends against you  "));
+        const what = G.info.kind === "halfspaces" ? " directions w" : " hypotheses";
+        turn.append(b, el("span", { class: "note" }, left ? " keeps " + left + what + " consistent  " : " empties the version space: the referee refuses it, and the game ends against you  "));
       }
     } else if (phase === "weights") {
       turn.append(el("p", { class: "prompt" }, "Round " + G.t + " of " + G.rounds + ": your weights over the experts (key i: all on expert i)."));
