@@ -261,7 +261,7 @@ def play_page(visit: Visit) -> Answer:
 
 
 def play_ticket(visit: Visit) -> Answer:
-    """``POST /play/ticket``: a play ticket (PROTOCOL.md 3.2) for the page's script, for
+    """``POST /api/play/ticket``: a play ticket (PROTOCOL.md 3.2) for the page's script, for
     the account of the request's token (its HttpOnly cookie), or a guest's when the
     operator opened public play (``serve --public-play``). Only this origin's page may
     ask: the ticket is in the answer, which the script sends in its ``hello``."""
@@ -328,7 +328,7 @@ ROUTES: list[Route[Callable[[Visit], Answer]]] = [
     Route("GET", "/api/play", api_play, worker=False),
     Route("GET", "/api/play/class", api_play_class),
     Route("GET", "/play", play_page, worker=False),
-    Route("POST", "/play/ticket", play_ticket, worker=False),
+    Route("POST", "/api/play/ticket", play_ticket, worker=False),
     Route("GET", "/class", class_page),
     Route(WEBSOCKET, "/live/{game_id}", live_feed, worker=False),
     Route("GET", "/static/{name}", static, guarded=False, worker=False),

@@ -1,7 +1,7 @@
 // littlestone's play page: a person plays a game through the page.
 //
 // The page is a client like any other (PROTOCOL.md): it asks its own origin for a play
-// ticket (POST /play/ticket; the logged-in token stays in its HttpOnly cookie), opens a
+// ticket (POST /api/play/ticket; the logged-in token stays in its HttpOnly cookie), opens a
 // WebSocket to the agents' endpoint "/", says hello with the ticket and the capability
 // "human" (the server then times its moves with its deadlines for people), challenges
 // a server-side agent, and sends its moves as msgpack maps (the vendored
@@ -104,7 +104,7 @@
     const experts = game === "experts" ? Number(form.elements.experts.value) : null;
     const spec = game === "experts" ? null : form.elements.class.value;
     const info = spec === null ? null : await getJSON("/api/play/class?spec=" + encodeURIComponent(spec));
-    const response = await fetch("/play/ticket", { method: "POST", credentials: "same-origin" });
+    const response = await fetch("/api/play/ticket", { method: "POST", credentials: "same-origin" });
     const answer = await response.json();
     if (!response.ok) throw new Error(answer.error || "no ticket: " + response.status);
     G = {
