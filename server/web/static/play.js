@@ -174,7 +174,9 @@
     switch (m.type) {
       case "welcome": {
         const limits = m.limits || {};
-        say("connected: " + fmt((limits.move_deadline_ms || 0) / 1000) + " s a move, a time bank of " + fmt((limits.time_bank_ms || 0) / 1000) + " s");
+        G.clock = fmt((limits.move_deadline_ms || 0) / 1000) + " s a move, a time bank of " + fmt((limits.time_bank_ms || 0) / 1000) + " s";
+        board.dataset.moveDeadlineMs = String(limits.move_deadline_ms);
+        say("connected: " + G.clock);
         const rules = { game: G.game, class: G.spec, experts: G.experts, rounds: G.rounds, horizon: G.rounds };
         send({ type: "challenge", rules, opponent: G.opponent, seed: null });
         return;
@@ -187,7 +189,7 @@
         }
         G.gameId = m.game_id;
         board.dataset.gameId = m.game_id;
-        say("game " + m.game_id + ": you are the " + G.role + " against " + G.opponent);
+        say("game " + m.game_id + ": you are the " + G.role + " against " + G.opponent + "; the server gives you " + G.clock);
         if (G.role === "adversary") {
           G.t = 1;
           if (G.game === "experts") { send({ type: "advice", t: 1, advice: null }); setPhase("waiting"); }
