@@ -7,13 +7,18 @@ in a thread (``littlestone tournament --serve``). The routes are a table,
 unknown path is a 404, a known one asked with another method a 405 that names the
 methods it takes (``Allow``). All are read-only:
 
-- ``/``, ``/games/ID``, ``/tournaments/NAME``: the pages (``?part=`` a fragment);
+- ``/``, ``/games/ID``, ``/tournaments/NAME``, ``/play``, ``/class``: the pages
+  (``?part=`` a fragment);
 - ``/api/games``, ``/api/games/ID``, ``/api/games/ID/curve``,
   ``/api/games/ID/records?start=&count=``, ``/api/tournaments``,
-  ``/api/tournaments/NAME``, ``/api/tree?class=SPEC``, ``/api/live``: JSON;
+  ``/api/tournaments/NAME``, ``/api/tree?class=SPEC``, ``/api/live``, ``/api/play``,
+  ``/api/play/class?spec=SPEC``: JSON;
 - ``/live/ID`` (a WebSocket): a running game's spectator feed (PROTOCOL.md 5.4) as JSON
   messages; the browser's messages are never read: it cannot send a move;
-- ``/static/NAME``, ``/login``, ``/logout``.
+- ``/static/NAME``, ``/login``, ``/logout``;
+- ``POST /api/play/ticket``: a play ticket for the page's script (PROTOCOL.md 3.2),
+  which then plays on the agents' endpoint like any client: the one route that hands
+  out something, and only to this origin's page.
 
 Database work and log reading run in worker threads, each with its own connection to
 the index: a page never holds up a game.
