@@ -109,7 +109,7 @@
     if (!response.ok) throw new Error(answer.error || "no ticket: " + response.status);
     G = {
       role, game, spec, info, experts, rounds, opponent: form.elements.opponent.value,
-      name: form.elements.name.value.trim() || "person", phase: "connecting", t: 0,
+      name: form.elements.name.value.trim() || "person", phase: "connecting", t: 0, guest: answer.guest,
       // mistake-bound
       alive: null, labels: "", rows: [], mistakes: 0, expected: 0, exact: true,
       // experts
@@ -189,7 +189,7 @@
         }
         G.gameId = m.game_id;
         board.dataset.gameId = m.game_id;
-        say("game " + m.game_id + ": you are the " + G.role + " against " + G.opponent + "; the server gives you " + G.clock);
+        say("game " + m.game_id + ": you are the " + G.role + (G.guest ? " (a guest)" : "") + " against " + G.opponent + "; the server gives you " + G.clock);
         if (G.role === "adversary") {
           G.t = 1;
           if (G.game === "experts") { send({ type: "advice", t: 1, advice: null }); setPhase("waiting"); }
