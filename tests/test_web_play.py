@@ -215,7 +215,7 @@ def test_the_class_modes_histograms_sort_games_by_who_played_remotely(tmp_path):
     assert count["learner"] == [0, 0, 1, 0, 1, 0, 0, 0, 0]
     assert count["adversary"] == [0, 1, 0, 0, 0, 0, 0, 0, 0]
     assert count["agents"] == [0, 0, 0, 0, 1, 0, 0, 0, 0]
-    assert [g["ldim"] for g in board["games"]] == [3, 3, 3, 3]
+    assert [g["ldim"] for g in board["games"]] == [3, 3, 3, 3] and board["more"] == 0
     from littlestone.server.web import pages
 
     html = pages.class_board(board)
