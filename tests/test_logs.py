@@ -73,7 +73,7 @@ def small_log(tmp_path: Path) -> Path:
 
 
 def frame_ends(data: bytes) -> list[int]:
-    """Byte offsets where each frame ends, read from the format (drawn in records/logs/__init__.py)."""
+    """Byte offsets where each frame ends, read from the format (records/logs/__init__.py)."""
     import msgpack
 
     ends, offset = [], len(MAGIC)
