@@ -2,8 +2,8 @@
 
 What a student or a researcher needs is here, under one name (``littlestone.__all__``):
 the base classes and registries of the agents, the rules of a game and its result, the
-hypothesis classes, the Littlestone dimension, the runner, and the root of the errors. A learner
-of your own subclasses :class:`Learner` and plays through :func:`play`:
+hypothesis classes, the Littlestone dimension, the runner, and the root of the errors. A
+learner of your own subclasses :class:`Learner` and plays through :func:`play`:
 
 >>> import littlestone
 >>> class MajorityVote(littlestone.Learner):
@@ -124,11 +124,14 @@ def play(game: GameSpec, learner: Learner, adversary: Adversary, seed: int = 0,
     play ``game`` raises :class:`~littlestone.games.errors.UnsupportedGame` before round
     1; a player that breaks a rule or raises ends the game with a status naming it.
 
-    ``littlestone.play`` is the runner's signature, for agents as objects; what the
-    runner takes beyond it (blocks, a log, a game key) is :mod:`littlestone.local`'s.
-    The notebook API widens this very function: ``game``, ``learner`` and
-    ``adversary`` may then also be spec strings (``"halving"``), and every call written
-    against the objects keeps working.
+    A decision, for the notebook API to come: ``littlestone.play`` is this package's
+    own function, which calls the runner, not the runner itself. It takes the runner's
+    first arguments, in its order, for rules and agents as objects, and returns its
+    result; what the runner takes beyond them (blocks, a log, a game key) stays
+    :mod:`littlestone.local`'s. The notebook API widens this function in place:
+    ``game``, ``learner`` and ``adversary`` may then also be spec strings
+    (``"thresholds:n=63"``, ``"halving"``), and every call written against objects
+    keeps working.
 
     >>> from littlestone import ADVERSARIES, LEARNERS, GameSpec, make_class
     >>> game = GameSpec("mistake-bound", 100, make_class("thresholds:n=1023"))
