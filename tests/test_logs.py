@@ -373,3 +373,25 @@ def test_a_locked_index_is_retried_and_other_errors_are_not():
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
         retry_locked(broken)
     assert len(calls) == 1
+
+
+def test_the_replay_adversary_is_registered_but_never_built_for_a_peer(tmp_path):
+    """The ``replay`` adversary reads the log its spec names: registered by importing
+    its room (as every server process does, through the command line), listed nowhere a
+    peer looks, and refused by name, by game id and by path."""
+    from littlestone.protocol.errors import ProtocolError
+    from littlestone.server.net.policy import Opponents
+    from littlestone.server.net.settings import Budgets
+    from littlestone.server.records import playback
+
+    assert ADVERSARIES["replay"] is playback.Replay
+    game = GameSpec(MISTAKE_BOUND, 10, make_class("thresholds:n=15"))
+    done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 0,
+                       tmp_path)
+    assert ADVERSARIES.make(f"replay:log={done.log}").unsupported(game) is None  # it works
+    opponents = Opponents()
+    assert "replay" not in opponents.names(ADVERSARIES)
+    for spec in ("replay", f"replay:log={done.game_id}", f"replay:log={done.log}",
+                 f"replay:log={done.game_id},data={tmp_path.name}"):
+        with pytest.raises(ProtocolError, match=r"does not serve|not by file"):
+            opponents.make(spec, ADVERSARIES, Budgets())
