@@ -1,6 +1,6 @@
 """The index of a data folder: its games, the agents that played them, the tournaments
 that paired them, and the key of the anchors (the tables are made and migrated by
-:mod:`.database`; the tokens are :mod:`.tokens`').
+:mod:`.database`; the tokens live in :mod:`.tokens`).
 
 A game's row is written when it starts (status ``running``, with the process that runs
 it: its ``owner``) and updated when it ends, with the final chain digest of its log and
