@@ -36,7 +36,21 @@ __all__ = ["ADVERSARIES", "Adversary", "register"]
 
 
 class Adversary(Agent):
-    """Base class of every adversary; override what your games need."""
+    """Base class of every adversary; override what your games need.
+
+    >>> from littlestone.games.classes import make_class
+    >>> from littlestone.learners import LEARNERS
+    >>> from littlestone.local import play
+    >>> class Zeros(Adversary):
+    ...     '''Shows instance 0 and says 0, every round.'''
+    ...     games = frozenset({"mistake-bound"})
+    ...     def instance(self): return 0
+    ...     def label(self, x, p): return 0
+    >>> game = GameSpec("mistake-bound", 5, make_class("thresholds:n=7"))
+    >>> result = play(game, LEARNERS.make("halving"), Zeros())
+    >>> result.status, result.mistakes <= 1
+    ('complete', True)
+    """
 
     #: Whether the whole sequence is fixed before round 1 (it may then commit to it).
     oblivious: bool = False

@@ -34,7 +34,23 @@ __all__ = ["LEARNERS", "Learner", "register"]
 
 
 class Learner(Agent):
-    """Base class of every learner; override what your games need."""
+    """Base class of every learner; override what your games need.
+
+    >>> from littlestone.games.classes import make_class
+    >>> class AlwaysOne(Learner):
+    ...     '''Predicts 1 whatever it is shown.'''
+    ...     games = frozenset({"mistake-bound"})
+    ...     def predict(self, x): return 1.0
+    ...     def update(self, x, y): pass
+    >>> learner = AlwaysOne()
+    >>> learner.start(GameSpec("mistake-bound", 5, make_class("thresholds:n=7")), seed=0)
+    >>> learner.predict(3)
+    1.0
+    >>> learner.start(GameSpec("experts", 5, experts=2), seed=0)
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.UnsupportedGame: learner AlwaysOne cannot play this game: it plays ...
+    """
 
     def start(self, game: GameSpec, seed: int) -> None:
         """Reset for a new game; raise :class:`UnsupportedGame` if it cannot be played."""

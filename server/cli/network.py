@@ -23,7 +23,8 @@ from littlestone.protocol.codec import Limits
 from littlestone.server.cli.common import UsageError, emit, game_output, operator_log, table
 from littlestone.server.net import ServerSettings, serve_forever
 from littlestone.server.net.settings import Budgets, ConnectionLimits
-from littlestone.server.records.store import Store, TokenError
+from littlestone.server.records.store import Store
+from littlestone.server.records.tokens import TokenError
 from littlestone.transport import client_tls, server_tls
 
 __all__ = ["connect", "serve", "token", "watch"]

@@ -21,8 +21,9 @@ from littlestone.server.cli.common import (
     seed_int,
 )
 from littlestone.server.net.settings import Budgets, ConnectionLimits
+from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
-from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, TOKEN_ROLES, default_data
+from littlestone.server.records.tokens import TOKEN_ROLES
 
 #: The frames ``serve --max-frame`` may allow: room for a lobby message, at most 64 MiB.
 MIN_FRAME, MAX_FRAME = 4096, 64 << 20
