@@ -1,0 +1,196 @@
+"""The documentation site and what its guides promise: the generated reference pages
+follow the code, the prose ruler measures what it says, and a student's first try
+works (a first learner passes ``check``; a client whose server stops says so in one
+line)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from littlestone.games.classes import make_class
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.learners import LEARNERS, Learner
+from tools import prose
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: A student's first learner, as the student guide has them write it: predict, update,
+#: a one-line docstring, no example, no ``games``.
+FIRST_LEARNER = '''from littlestone.learners import Learner
+
+
+class AlwaysOne(Learner):
+    """Predicts 1 every round."""
+
+    def predict(self, x):
+        return 1.0
+
+    def update(self, x, y):
+        pass
+'''
+
+
+def littlestone(*args: str, cwd: Path, timeout: float = 200) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "littlestone", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+# -- a student's first try ------------------------------------------------------------
+
+
+def test_a_first_learner_passes_check_with_advice_to_add_an_example(tmp_path):
+    """No docstring example is advice, not a failure: exit status 0, and the advice is
+    shown; a tournament would play the file."""
+    (tmp_path / "first.py").write_text(FIRST_LEARNER)
+    sandbox = [] if shutil.which("bwrap") else ["--unsafe-no-sandbox"]
+    run = littlestone("check", "first.py:AlwaysOne", *sandbox, cwd=tmp_path)
+    assert run.returncode == 0, (run.stdout, run.stderr)
+    lines = run.stdout.strip().splitlines()
+    tip = next(line for line in lines if "docstring example" in line)
+    assert tip.startswith("  tip   docstring example: AlwaysOne: add a runnable example")
+    assert "[advice: a tournament does not score this]" in tip
+    assert "FAIL" not in run.stdout
+    assert lines[-1] == ("every check passed: ready for a tournament "
+                         "(advice: docstring example)")
+    report = json.loads(littlestone("check", "first.py:AlwaysOne", *sandbox, "--json",
+                                    cwd=tmp_path).stdout)
+    rows = {row["check"]: row for row in report["checks"]}
+    assert report["passed"] and report["ready"]
+    assert rows["docstring example"]["ok"] and rows["docstring example"]["advice"]
+    assert not rows["plays a game"]["advice"] and rows["plays a game"]["refereed"]
+
+
+def test_a_failing_docstring_example_still_fails(tmp_path):
+    """Advice is for a missing example; an example that fails is a bug (exit status 1)."""
+    (tmp_path / "wrong.py").write_text(FIRST_LEARNER.replace(
+        '"""Predicts 1 every round."""',
+        '"""Predicts 1 every round.\n\n    >>> AlwaysOne().predict(0)\n    0.0\n    """'))
+    sandbox = [] if shutil.which("bwrap") else ["--unsafe-no-sandbox"]
+    run = littlestone("check", "wrong.py:AlwaysOne", *sandbox, cwd=tmp_path)
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert "  FAIL  docstring example: AlwaysOne: the docstring example fails" in run.stdout
+    assert run.stdout.strip().splitlines()[-1] == (
+        "ready for a tournament (what it scores passed); advice to fix: docstring example")
+
+
+def test_an_agent_that_names_no_games_plays_the_games_it_overrides():
+    class Weighs(Learner):
+        def weights(self, advice):
+            return 0.5
+
+        def update_costs(self, costs, y):
+            pass
+
+    class Both(Weighs):
+        def predict(self, x):
+            return 0.0
+
+    class Halving(type(LEARNERS.make("halving"))):
+        """Inherits its parent's games."""
+
+    assert Weighs.games == {"experts"} and Both.games == {"experts"}  # set by its parent
+    assert Halving.games == {"experts", MISTAKE_BOUND}
+    namespace: dict[str, object] = {}
+    exec(FIRST_LEARNER, namespace)
+    first = namespace["AlwaysOne"]
+    assert first.games == {MISTAKE_BOUND}
+    game = GameSpec(MISTAKE_BOUND, 5, make_class("thresholds:n=3"))
+    assert first().unsupported(game) is None
+
+
+def _serve(data: Path) -> tuple[subprocess.Popen[str], str]:
+    server = subprocess.Popen([sys.executable, "-m", "littlestone", "serve", "--port", "0",
+                               "--data", str(data), "--anonymous", "--no-web"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert server.stdout is not None
+    return server, server.stdout.readline().split()[3]  # "littlestone serving on URL ..."
+
+
+def test_a_client_whose_server_shuts_down_says_so_in_one_line(tmp_path):
+    """SIGTERM on the server mid-game: the client prints one line and exits 2."""
+    from littlestone.server.records.store import Store
+
+    server, url = _serve(tmp_path / "data")
+    client = subprocess.Popen([sys.executable, "-m", "littlestone", "connect", url,
+                               "--learner", "halving", "--vs", "random-target", "--class",
+                               "thresholds:n=255", "--rounds", "1000000"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # until the game runs (a bounded wait, not a timing)
+            if Store(tmp_path / "data").games(status="running"):
+                break
+            time.sleep(0.05)
+        server.send_signal(signal.SIGTERM)
+        server.communicate(timeout=30)
+        out, err = client.communicate(timeout=30)
+    finally:
+        for process in (server, client):
+            if process.poll() is None:
+                process.kill()
+    assert client.returncode == 2, (out, err)
+    assert err == "littlestone: error: connect: the server shut down: game aborted\n"
+    assert out == ""
+
+
+async def test_play_remote_raises_server_closed_when_the_server_stops(tmp_path):
+    """From Python: :class:`littlestone.client.ServerClosed`, code 1001, not websockets'
+    ConnectionClosedOK."""
+    from littlestone.client import ServerClosed, play_remote
+    from littlestone.server.net import GameServer, ServerSettings
+
+    server = GameServer(ServerSettings(port=0, data=tmp_path, anonymous=True))
+    await server.start()
+    game = GameSpec(MISTAKE_BOUND, 1_000_000, make_class("thresholds:n=255"))
+    playing = asyncio.create_task(play_remote(f"ws://127.0.0.1:{server.port}",
+                                              LEARNERS.make("halving"), "random-target",
+                                              game, seed=1))
+    for _ in range(600):
+        if server.games:
+            break
+        await asyncio.sleep(0.05)
+    assert server.games, "the game did not start"
+    await server.stop()
+    with pytest.raises(ServerClosed) as info:
+        await playing
+    assert info.value.code == 1001
+    assert str(info.value) == "the server shut down: game aborted"
+
+
+# -- the prose ruler ------------------------------------------------------------------
+
+
+def test_the_ruler_skips_code_tables_and_headings_and_counts_parentheses():
+    text = ("# Heading with many words that are not a sentence at all\n\n"
+            "A sentence of five words. Then (an aside) here.\n\n"
+            "| a | table (row) |\n|---|---|\n\n```\nprint('code (no)')\n```\n"
+            "    indented code (no)\n")
+    figures = prose.measure(text)
+    assert (figures.sentences, figures.words, figures.parentheses) == (2, 9, 1)
+    assert figures.parentheses_per_100 == pytest.approx(100 / 9)
+
+
+def test_the_ruler_counts_long_sentences():
+    long = " ".join(["word"] * 31) + ". Short one."
+    figures = prose.measure(long)
+    assert (figures.sentences, figures.over_30) == (2, 1)
+    assert figures.share_over_30 == 0.5
+    assert prose.measure(" ".join(["word"] * 30) + ".").over_30 == 0
+
+
+def test_the_ruler_prints_the_targets(capsys, tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text("One sentence here. And a second.\n")
+    assert prose.main([str(page)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[1:] == ["6", "3.0", "0%", "0.0"]
+    assert out[-1].split()[-3:] == ["15.9", "7%", "0.3"]
+    assert prose.main([str(tmp_path / "missing.md")]) == 2
