@@ -170,7 +170,8 @@ def _commands(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.A
     for action in parser._actions:
         if not isinstance(action, argparse._SubParsersAction):
             continue
-        helps = {choice.dest: choice.help for choice in action._choices_actions}
+        helps = {choice.dest: choice.help for choice in action._choices_actions
+                 if choice.help != argparse.SUPPRESS}
         for name, sub in action.choices.items():
             if name not in helps:  # help=SUPPRESS: a tournament's own, not a user's
                 continue
@@ -201,7 +202,7 @@ def cli_reference() -> str:
     lines += [f"| [`littlestone {name}`](#littlestone-{name.replace(' ', '-')}) | "
               f"{_cell(help_)} |" for name, _, help_ in commands]
     for name, sub, help_ in commands:
-        usage = " ".join(sub.format_usage().removeprefix("usage: ").split())
+        usage = sub.format_usage().removeprefix("usage: ").rstrip()
         lines += ["", f"## littlestone {name}", "", f"{_cell(sub.description or help_)}",
                   "", "```text", usage, "```"]
         lines += _options(sub)
@@ -269,6 +270,7 @@ def _bounds(agent_id: str) -> list[tuple[str, str]]:
 
 def adversary_table() -> str:
     """Every registered adversary: games, parameters, what it does or forces."""
+    import littlestone.server.records.replay  # noqa: F401 - registers the replay adversary
     from littlestone.adversaries import ADVERSARIES
 
     lines = ["| adversary | games | parameters | what it does or forces |", "|---|---|---|---|"]

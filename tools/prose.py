@@ -104,7 +104,7 @@ def blocks(text: str) -> Iterator[str]:
                 current = []
             continue
         stripped = line.strip()
-        skipped = (fenced or stripped.startswith(("|", "#", "!!!", "???", "---", "--8<--",
+        skipped = (fenced or stripped.startswith(("|", "#", "!!!", "???", ":::", "---", "--8<--",
                                                     "<"))
                    or (line.startswith("    ") and not current))  # an indented code block
         if skipped or not stripped:
@@ -142,7 +142,7 @@ def measure(text: str) -> Figures:
     figures = Figures()
     for block in blocks(text):
         prose = _LINK.sub(lambda m: m.group(1) or m.group(2) or "", block)
-        prose = _CODE_SPAN.sub(" code ", prose)
+        prose = _CODE_SPAN.sub(" CODE ", prose)  # a word that may start a sentence
         prose = _TAG.sub(" ", prose)
         figures.parentheses += prose.count("(")
         for sentence in sentences(prose):
@@ -197,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"prose: no such file: {', '.join(missing)}", file=sys.stderr)
         return 2
     rows = [(str(f), measure(f.read_text(encoding="utf-8"))) for f in files]
+    rows = [(name, figures) for name, figures in rows if figures.words]  # no prose: no row
     print("\n".join(table(rows)))
     return 0
 
