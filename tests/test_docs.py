@@ -194,3 +194,175 @@ def test_the_ruler_prints_the_targets(capsys, tmp_path):
     assert out[1].split()[1:] == ["6", "3.0", "0%", "0.0"]
     assert out[-1].split()[-3:] == ["15.9", "7%", "0.3"]
     assert prose.main([str(tmp_path / "missing.md")]) == 2
+
+
+# -- the generated reference ----------------------------------------------------------
+
+from tools import docs_site  # noqa: E402 - after the helpers above, with the site's tests
+
+
+def _parser_commands():
+    """Every visible sub-command of the real parser and its visible option strings,
+    walked here independently of the generator."""
+    import argparse
+
+    from littlestone.server.cli.parser import build_parser
+
+    def walk(parser, prefix):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                hidden = {c.dest for c in action._choices_actions if c.help == argparse.SUPPRESS}
+                for name, sub in action.choices.items():
+                    if name in hidden or name not in {c.dest for c in action._choices_actions}:
+                        continue
+                    options = [o for a in sub._actions if a.help != argparse.SUPPRESS
+                               and not isinstance(a, argparse._HelpAction)
+                               for o in a.option_strings]
+                    yield f"{prefix}{name}", options
+                    yield from walk(sub, f"{prefix}{name} ")
+
+    return list(walk(build_parser(), ""))
+
+
+def test_the_cli_page_has_every_command_and_option():
+    page = docs_site.cli_reference()
+    sections = page.split("\n## littlestone ")[1:]
+    by_name = {s.split("\n", 1)[0]: s for s in sections}
+    commands = _parser_commands()
+    assert len(commands) >= 15
+    assert set(by_name) == {name for name, _ in commands}
+    for name, options in commands:
+        for option in options:
+            assert f"`{option}`" in by_name[name], f"{name}: {option}"
+    assert "probe" not in by_name and "--in-sandbox" not in page  # hidden: a tournament's own
+
+
+def test_the_spec_tables_list_every_registered_class_and_agent():
+    import littlestone.server.records.replay  # noqa: F401 - registers replay
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.games.classes import CLASSES
+
+    def ids(table):
+        return {row.split("|")[1].strip().strip("`") for row in table.splitlines()[2:]}
+
+    assert ids(docs_site.class_table()) == set(CLASSES)
+    learners = docs_site.learner_table()
+    assert ids(learners) == set(LEARNERS.ids())
+    assert ids(docs_site.adversary_table()) == set(ADVERSARIES.ids())
+    halving = next(row for row in learners.splitlines() if row.startswith("| `halving`"))
+    assert "log2\\|H\\| (UML Thm 21.3) (mistake-bound, thresholds:n=15)" in halving
+    assert "`k` (int, 0..n)" in docs_site.class_table()  # a limit that is a parameter
+
+
+def test_a_class_without_a_sample_fails_the_build(monkeypatch):
+    from littlestone.games import classes
+
+    monkeypatch.setitem(classes.CLASSES, "circles", classes.CLASSES["singletons"])
+    with pytest.raises(ValueError, match="SAMPLE_CLASSES has no sample of circles"):
+        docs_site.class_table()
+
+
+def test_included_documents_and_their_links():
+    protocol = docs_site.include("PROTOCOL.md", "reference/protocol.md")
+    assert protocol.startswith("# The littlestone wire protocol")
+    assert "](../design.md)" in protocol and "](docs/design.md)" not in protocol
+    assert docs_site.rewrite_links("[s](../SECURITY.md#who-is-trusted)", "docs/design.md",
+                                   "design.md") == "[s](reference/security.md#who-is-trusted)"
+    code = "```\n[not a link](../PROTOCOL.md)\n```\n"
+    assert docs_site.rewrite_links(code, "docs/x.md", "x.md") == code
+    with pytest.raises(ValueError, match="not a document the site includes"):
+        docs_site.include("Makefile", "x.md")
+    with pytest.raises(ValueError, match="no generated text named 'nothing'"):
+        docs_site.expand("<!-- generated: nothing -->\n", "x.md")
+
+
+@pytest.mark.parametrize("module", ["tools.prose", "tools.docs_site", "tools.docs_griffe"])
+def test_the_tools_docstring_examples(module):
+    import doctest
+    import importlib
+
+    failures, tried = doctest.testmod(importlib.import_module(module))
+    assert tried > 0 and failures == 0
+
+
+# -- the guides' commands -------------------------------------------------------------
+
+GUIDES = [ROOT / "docs" / "index.md", *sorted((ROOT / "docs" / "guides").glob("*.md")),
+          *sorted((ROOT / "docs" / "reference").glob("*.md"))]
+#: Output keys that change from run to run.
+VOLATILE = ("game_id", "log", "seconds", "tree")
+
+
+def _console_commands(text: str) -> list[tuple[list[str], list[str]]]:
+    """(argv, the lines shown after it) of each ``$ littlestone`` line of the console
+    blocks, its continuation lines joined, shell redirections and ``&`` cut off."""
+    import re
+    import shlex
+
+    out: list[tuple[list[str], list[str]]] = []
+    for block in re.findall(r"```console\n(.*?)```", text, re.S):
+        lines = block.replace("\\\n", " ").splitlines()
+        for i, line in enumerate(lines):
+            if not line.startswith("$ littlestone "):
+                continue
+            argv = shlex.split(line[2:], comments=True)
+            for stop in (">", "&", "|"):
+                if stop in argv:
+                    argv = argv[:argv.index(stop)]
+            shown = []
+            for after in lines[i + 1:]:
+                if after.startswith("$"):
+                    break
+                shown.append(after)
+            out.append((argv[1:], shown))
+    return out
+
+
+def test_every_command_the_guides_show_parses():
+    """Each ``$ littlestone ...`` line of the guides and the reference is a valid command
+    line (placeholders such as URL and GAME_ID included)."""
+    from littlestone.server.cli.parser import build_parser
+
+    parser = build_parser()
+    seen = 0
+    for page in GUIDES:
+        for argv, _ in _console_commands(page.read_text()):
+            if argv in (["--help"], ["--version"]):
+                continue  # (they print and exit)
+            parser.parse_args(argv)
+            seen += 1
+    assert seen >= 20
+
+
+def test_the_guides_outputs_are_what_the_commands_print(tmp_path, monkeypatch, capsys):
+    """The fast commands of the guides (ldim, play, pac) run, and every line they show
+    (but run-dependent keys and ``...``) is a line of what they print."""
+    import shutil as sh
+
+    from littlestone.server.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "first.py").write_text(FIRST_LEARNER)
+    (tmp_path / "my_learner.py").write_text(FIRST_LEARNER.replace("AlwaysOne", "MyLearner"))
+    sh.copytree(ROOT / "examples", tmp_path / "examples")
+    ran = 0
+    for page in GUIDES:
+        for argv, shown in _console_commands(page.read_text()):
+            if argv[0] not in ("ldim", "play", "pac"):
+                continue
+            assert main(argv) == 0, argv  # (the data folder: conftest's, in tmp)
+            printed = capsys.readouterr().out
+            lines = printed.splitlines()
+            for line in shown:
+                key = line.split(" ", 1)[0].strip('{"')
+                if line in ("...", "") or key in VOLATILE:
+                    continue
+                if line.startswith("{"):  # one JSON object, shown with "..." for the rest
+                    shown_keys = [part for part in line.rstrip("}").split(", ")
+                                  if part != "..." and part.split(":")[0].strip('{"')
+                                  not in VOLATILE]
+                    assert all(part.lstrip("{") in printed for part in shown_keys), (argv, line)
+                    continue
+                assert line in lines, (argv, line, printed)
+            ran += 1
+    assert ran >= 6
