@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import signal
 import subprocess
@@ -23,20 +24,10 @@ from tools import prose
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: A student's first learner, as the student guide has them write it: predict, update,
-#: a one-line docstring, no example, no ``games``.
-FIRST_LEARNER = '''from littlestone.learners import Learner
-
-
-class AlwaysOne(Learner):
-    """Predicts 1 every round."""
-
-    def predict(self, x):
-        return 1.0
-
-    def update(self, x, y):
-        pass
-'''
+#: A student's first learner: the student guide's first code block (predict, update, a
+#: one-line docstring, no example, no ``games``), so that the guide cannot drift from it.
+FIRST_LEARNER = re.findall(r"```python\n(.*?)```",
+                           (ROOT / "docs" / "guides" / "student.md").read_text(), re.S)[0]
 
 
 def littlestone(*args: str, cwd: Path, timeout: float = 200) -> subprocess.CompletedProcess[str]:
@@ -61,6 +52,9 @@ def test_a_first_learner_passes_check_with_advice_to_add_an_example(tmp_path):
     assert "FAIL" not in run.stdout
     assert lines[-1] == ("every check passed: ready for a tournament "
                          "(advice: docstring example)")
+    shown = dict((" ".join(argv), out) for argv, out in
+                 _console_commands((ROOT / "docs" / "guides" / "student.md").read_text()))
+    assert shown["check first.py:AlwaysOne"] == lines  # the guide shows what it prints
     report = json.loads(littlestone("check", "first.py:AlwaysOne", *sandbox, "--json",
                                     cwd=tmp_path).stdout)
     rows = {row["check"]: row for row in report["checks"]}
