@@ -148,10 +148,10 @@ async def test_play_remote_raises_server_closed_when_the_server_stops(tmp_path):
                                               LEARNERS.make("halving"), "random-target",
                                               game, seed=1))
     for _ in range(600):
-        if server.games:
+        if server.running:
             break
         await asyncio.sleep(0.05)
-    assert server.games, "the game did not start"
+    assert server.running, "the game did not start"
     await server.stop()
     with pytest.raises(ServerClosed) as info:
         await playing
