@@ -8,6 +8,8 @@ from __future__ import annotations
 from littlestone.learners import (
     adapters,
     agnostic,
+    conservative,
+    consistency,
     consistent,
     experts,
     halving,
@@ -23,6 +25,8 @@ __all__ = [
     "Learner",
     "adapters",
     "agnostic",
+    "conservative",
+    "consistency",
     "consistent",
     "experts",
     "halving",
