@@ -11,11 +11,13 @@ from littlestone.learners import (
     conservative,
     consistency,
     consistent,
+    convex,
     experts,
     halving,
     kernel,
     perceptron,
     randomized,
+    weighted_halving,
     winnow,
 )
 from littlestone.learners.base import LEARNERS, Learner, register
@@ -28,11 +30,13 @@ __all__ = [
     "conservative",
     "consistency",
     "consistent",
+    "convex",
     "experts",
     "halving",
     "kernel",
     "perceptron",
     "randomized",
     "register",
+    "weighted_halving",
     "winnow",
 ]
