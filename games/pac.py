@@ -182,7 +182,8 @@ def distribution(hclass: HypothesisClass, name: str, s: float = 1.5,
         ones = np.zeros(domain, dtype=np.int64)
         for i in range(n):
             ones += (np.arange(domain) >> i) & 1
-        return q**ones * (1 - q) ** (n - ones)  # type: ignore[no-any-return]  # numpy power
+        probs: FloatArray = q**ones * (1 - q) ** (n - ones)
+        return probs
     weights = (np.arange(domain) + 1.0) ** -s
     return weights / weights.sum()  # type: ignore[no-any-return]  # numpy division
 
@@ -191,7 +192,8 @@ def sample(probs: FloatArray, m: int, rng: np.random.Generator) -> NDArray[np.in
     """``m`` i.i.d. instances of the distribution ``probs`` (inverse CDF)."""
     cdf = np.cumsum(probs)
     draws = np.searchsorted(cdf, rng.random(m) * cdf[-1], side="right")
-    return np.minimum(draws, len(probs) - 1).astype(np.int64)
+    out: NDArray[np.int64] = np.minimum(draws, len(probs) - 1).astype(np.int64)
+    return out
 
 
 def target_labels(hclass: HypothesisClass, target: Any) -> NDArray[np.bool_]:
@@ -229,7 +231,7 @@ def consistency_run(learner: OnlineLearner, hclass: HypothesisClass, target: Any
         learner.update(x, int(truth[x]))
     output = hypothesis_labels(learner, hclass.domain_size)
     wrong = output != truth
-    return ConsistencyRun(examples, int(np.count_nonzero(wrong[xs])), float(probs @ wrong))
+    return ConsistencyRun(examples, int(np.count_nonzero(wrong[xs])), float(probs[wrong].sum()))
 
 
 def longest_survivor(learner: OnlineLearner, hclass: FiniteClass, target: int,
@@ -253,9 +255,9 @@ def longest_survivor(learner: OnlineLearner, hclass: FiniteClass, target: int,
         for x in block.tolist():
             examples += 1
             y = int(truth[x])
-            wrong = (learner.predict(x) >= 0.5) != bool(y)
+            erred = (learner.predict(x) >= 0.5) != bool(y)
             learner.update(x, y)  # conservative: its state moves only when it was wrong
-            if wrong:
+            if erred:
                 mistakes += 1
                 streak = 0
             else:
@@ -265,7 +267,7 @@ def longest_survivor(learner: OnlineLearner, hclass: FiniteClass, target: int,
             if examples == cap:
                 break
     wrong = np.array([(learner.predict(x) >= 0.5) != truth[x] for x in range(hclass.domain_size)])
-    return PacRun(examples, mistakes, float(probs @ wrong))
+    return PacRun(examples, mistakes, float(probs[wrong].sum()))
 
 
 def random_iterate(learner: Any, hclass: HalfspaceClass, n: int, rng: np.random.Generator,

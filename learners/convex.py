@@ -40,15 +40,19 @@ def losses(loss: str, scores: FloatArray, signs: FloatArray) -> FloatArray:
     [0.25]
     """
     if loss == "logistic":
-        return np.logaddexp(0.0, -signs * scores)  # type: ignore[no-any-return]  # numpy ufunc
-    return (scores - signs) ** 2  # type: ignore[no-any-return]  # numpy power
+        out: FloatArray = np.logaddexp(0.0, -signs * scores)
+        return out
+    squares: FloatArray = (scores - signs) ** 2
+    return squares
 
 
 def _slopes(loss: str, scores: FloatArray, signs: FloatArray) -> FloatArray:
     """d f_t / d s at the scores: the gradient of f_t(w) is this times x_t."""
     if loss == "logistic":
-        return -signs / (1.0 + np.exp(signs * scores))  # type: ignore[no-any-return]  # numpy
-    return 2.0 * (scores - signs)  # type: ignore[no-any-return]  # numpy arithmetic
+        slopes: FloatArray = -signs / (1.0 + np.exp(signs * scores))
+        return slopes
+    linear: FloatArray = 2.0 * (scores - signs)
+    return linear
 
 
 def _project(w: FloatArray, radius: float) -> FloatArray:

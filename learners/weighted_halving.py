@@ -30,7 +30,7 @@ class _PriorVote(Learner):
         if not s > 0 or math.isinf(s):
             raise ValueError(f"s={s} must be a positive number")
         self.prior, self.s = prior, s
-        self.weights: FloatArray = np.zeros(0)
+        self.prior_p: FloatArray = np.zeros(0)
         self.alive: NDArray[np.bool_] = np.zeros(0, dtype=np.bool_)
         self.labels = 0
         self._hclass: FiniteClass | None = None
@@ -45,7 +45,7 @@ class _PriorVote(Learner):
     def reset(self, game: GameSpec, seed: int) -> None:
         assert isinstance(game.hclass, FiniteClass)
         self._hclass = game.hclass
-        self.weights = prior(game.hclass.size, self.prior, self.s)
+        self.prior_p = prior(game.hclass.size, self.prior, self.s)
         self.alive = np.ones(game.hclass.size, dtype=np.bool_)
         self.labels = 0
         self._x = None
@@ -56,7 +56,7 @@ class _PriorVote(Learner):
         if self._x is None or x != self._x:
             self._values = self._hclass.evaluate(x)
             self._x = x
-        live = np.where(self.alive, self.weights, 0.0)
+        live = np.where(self.alive, self.prior_p, 0.0)
         return float(live @ self._values), float(live.sum())
 
     def update(self, x: Any, y: int) -> None:
@@ -69,10 +69,10 @@ class _PriorVote(Learner):
     def _likeliest_left(self) -> float:
         """max p(h) over V_T after a game; min p(h) over H before any label (the bound for
         every target, which online-to-batch needs)."""
-        return float(self.weights[self.alive].max() if self.labels else self.weights.min())
+        return float(self.prior_p[self.alive].max() if self.labels else self.prior_p.min())
 
     def report(self) -> dict[str, Any]:
-        return {"prior_entropy_bits": entropy_bits(self.weights) if len(self.weights) else 0.0}
+        return {"prior_entropy_bits": entropy_bits(self.prior_p) if len(self.prior_p) else 0.0}
 
 
 @register
@@ -106,7 +106,7 @@ class WeightedHalving(_PriorVote):
         return 1.0 if 2 * ones >= mass else 0.0
 
     def bound(self, game: GameSpec | None) -> Bound | None:
-        if not len(self.weights):
+        if not len(self.prior_p):
             return None
         value = math.log2(1 / self._likeliest_left())
         return Bound(value, "mistakes <= log2(1/p(h)) for every h consistent with the labels: "
@@ -142,7 +142,7 @@ class RandomizedHalving(_PriorVote):
         return min(1.0, max(0.0, ones / mass))
 
     def bound(self, game: GameSpec | None) -> Bound | None:
-        if not len(self.weights):
+        if not len(self.prior_p):
             return None
         value = math.log(1 / self._likeliest_left())
         return Bound(value, "expected mistakes <= ln(1/p(h)) for every h consistent with the "

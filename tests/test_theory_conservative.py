@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
-from littlestone.games.classes import FiniteClass, make_class
+from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
 from littlestone.games.concepts import MonotoneConjunctions
 from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
@@ -32,7 +32,7 @@ def wrappable() -> list[str]:
             and i not in SKIPPED]
 
 
-def bounded_games() -> list[tuple[str, object]]:
+def bounded_games() -> list[tuple[str, HypothesisClass]]:
     """(learner id, class) for every deterministic learner and every class where it
     prints a mistake bound (after a short game: some bounds use what it saw)."""
     classes = [make_class(spec) for spec in CLASSES] + [MonotoneConjunctions(6)]
@@ -61,13 +61,14 @@ GAMES = bounded_games()
 def test_every_deterministic_learner_with_a_bound_is_wrapped_here():
     """The list is not vacuous: every learner with a mistake bound on these classes."""
     wrapped = {learner_id for learner_id, _ in GAMES}
-    assert {"consistent", "halving", "soa", "winnow", "elimination", "weighted-majority", "weighted-halving", "perceptron", "kernel-perceptron",
-            "monotone-conjunction", "k-cnf"} <= wrapped, wrapped
+    assert {"consistent", "halving", "soa", "winnow", "elimination", "weighted-majority",
+            "weighted-halving", "perceptron", "kernel-perceptron", "monotone-conjunction",
+            "k-cnf"} <= wrapped, wrapped
     assert not wrapped & {"hedge", "randomized-soa", "soa-experts", "randomized-halving"}
 
 
 @pytest.mark.parametrize(("learner_id", "hclass"), GAMES,
-                         ids=[f"{i}-{h.spec}" for i, h in GAMES])  # type: ignore[attr-defined]
+                         ids=[f"{i}-{h.spec}" for i, h in GAMES])
 def test_conservative_keeps_the_bound(learner_id, hclass):
     """Played against the shattered tree (finite classes) or the margin adversary
     (halfspaces), a random target and a spoiler, 2 seeds: mistakes <= the wrapped
@@ -77,7 +78,7 @@ def test_conservative_keeps_the_bound(learner_id, hclass):
         for seed in (0, 1):
             learner = LEARNERS.make(f"conservative:of={learner_id}")
             assert isinstance(learner, Conservative)
-            result = play(game, learner, adversary.clone(), seed)  # type: ignore[attr-defined]
+            result = play(game, learner, adversary.clone(), seed)
             assert result.complete, result.message
             if result.bound is None:  # a bound from what it saw, and it saw nothing
                 assert learner_id in DATA_DEPENDENT and learner.updates == 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -88,8 +88,8 @@ def _consistency(args: argparse.Namespace, hclass: HypothesisClass, learner: Lea
     bound = occam_sample_size(args.epsilon, args.delta, log_size)
     examples = bound if args.examples is None else args.examples
     probs = distribution(hclass, args.dist, q=args.q)
-    runs = [consistency_run(learner.clone(), hclass, _draw_target(hclass, rng), probs,
-                            examples, rng, seed=i) for i in range(args.repeat)]
+    runs = [consistency_run(cast(Learner, learner.clone()), hclass, _draw_target(hclass, rng),
+                            probs, examples, rng, seed=i) for i in range(args.repeat)]
     errors = np.array([r.error for r in runs])
     allowed = failure_allowance(args.repeat, args.delta)
     return {
