@@ -222,6 +222,7 @@ class DecisionListLearner(_BooleanLearner):
     """
 
     id = "decision-list"
+    slow_moves = True  # a contradicted list is rebuilt from every example: O(t n)
 
     def __init__(self) -> None:
         self._xs: list[int] = []
