@@ -210,9 +210,11 @@ class Agnostic(Learner):
     N = sum_{l <= Ldim} C(T, l) <= (eT)^Ldim. Small classes pay ln |H| (thresholds:n=15:
     ln 16 against ln N = 13.2 at T = 150); large ones of small Ldim pay ln N (singletons
     on 2000 points, T = 300: ln 301 against ln 2000). When ln |H| <= ln(T + 1), the
-    least ln N of a class with Ldim >= 1, it takes Hedge over H without computing Ldim;
-    when exact Ldim is beyond ``budget`` it takes Hedge over H too. ``experts`` reports
-    which: ``class`` or ``soa``. T must be announced (both tunings need it).
+    least ln N of a class with Ldim >= 1, it takes Hedge over H without computing Ldim
+    (Ldim = 0 makes ln N = 0, but then every hypothesis agrees everywhere and no learner
+    has any regret); when exact Ldim is beyond ``budget`` it takes Hedge over H too.
+    ``experts`` says which: ``class`` or ``soa`` (``hedge_over`` in the result). T must be
+    announced (both tunings need it).
 
     >>> from littlestone.games.classes import make_class
     >>> learner = Agnostic()
@@ -237,6 +239,7 @@ class Agnostic(Learner):
         self.experts = ""
         self._inner: Learner = Hedge(schedule="tuned")
         self._log_size = self._log_n = 0.0
+        self._why = ""
 
     def unsupported(self, game: GameSpec) -> str | None:
         if not isinstance(game.hclass, FiniteClass):
@@ -250,12 +253,15 @@ class Agnostic(Learner):
         T = game.rounds
         self._log_size = math.log(game.hclass.size)
         self._log_n = math.inf
-        if self._log_size > math.log(T + 1) and too_large(game.hclass) is None:
-            try:
-                _, ldim = solver_within_budget(game.hclass, self.budget, self.id)
-                self._log_n = log_flip_sets(T, ldim)
-            except UnsupportedGame:
-                pass  # Ldim beyond the budget: Hedge over H
+        self._why = "not computed: ln|H| <= ln(T + 1) <= ln N"
+        if self._log_size > math.log(T + 1):
+            self._why = "not computed: exact Ldim beyond the budget"
+            if too_large(game.hclass) is None:
+                try:
+                    _, ldim = solver_within_budget(game.hclass, self.budget, self.id)
+                    self._log_n = log_flip_sets(T, ldim)
+                except UnsupportedGame:
+                    pass  # Ldim beyond the budget: Hedge over H
         if self._log_n < self._log_size:
             self.experts, self._inner = "soa", SOAExperts(budget=self.budget)
         else:
@@ -277,15 +283,14 @@ class Agnostic(Learner):
         self._inner.update_costs(costs, y)
 
     def report(self) -> dict[str, Any]:
-        return {"experts": self.experts}
+        return {"hedge_over": self.experts}
 
     def bound(self, game: GameSpec) -> Bound | None:
         inner = self._inner.bound(game) if self.experts else None
         if inner is None:
             return None
         chosen = "Hedge over H" if self.experts == "class" else "Hedge over the SOA experts"
-        shown_n = "beyond the budget" if math.isinf(self._log_n) and self.experts == "class" \
-            and self._log_size > math.log(game.rounds + 1) else f"{self._log_n:.4g}"
+        shown_n = self._why if math.isinf(self._log_n) else f"{self._log_n:.4g}"
         return Bound(inner.value, "expected regret <= sqrt(2 T min(ln|H|, ln N)) <= "
                      "sqrt(2 min{ln|H|, Ldim ln(eT)} T) (UML Thm 21.10): "
                      f"{chosen}, ln|H| = {self._log_size:.4g}, ln N = {shown_n}")
