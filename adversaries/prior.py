@@ -10,13 +10,15 @@ from numpy.typing import NDArray
 from littlestone.adversaries.base import Adversary, register
 from littlestone.games import commitment
 from littlestone.games.classes import FiniteClass
+from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
-from littlestone.games.hypotheses import MATRIX_BUDGET
 from littlestone.games.priors import PRIORS, entropy_bits, prior
 
 __all__ = ["PriorTarget"]
 
 INSTANCES = ("balanced", "uniform")
+#: Most cells of the truth table it keeps (|H| x |X| booleans, 4 MiB).
+TABLE_LIMIT = 1 << 22
 
 
 @register
@@ -67,8 +69,13 @@ class PriorTarget(Adversary):
             return "it needs a finite class to put a prior on"
         if self.target is not None and not 0 <= self.target < hclass.size:
             return f"target={self.target} is not a hypothesis index in 0..{hclass.size - 1}"
-        if hclass.size * hclass.domain_size > MATRIX_BUDGET:
-            return f"its truth table of {hclass.spec} exceeds the matrix budget {MATRIX_BUDGET}"
+        if hclass.size * hclass.domain_size > TABLE_LIMIT:
+            return (f"the truth table of {hclass.spec} has {hclass.size * hclass.domain_size} "
+                    f"cells, over its limit of {TABLE_LIMIT}")
+        try:
+            prior(hclass.size, self.prior, self.s)
+        except SpecError as exc:
+            return str(exc)
         return super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:

@@ -36,13 +36,14 @@ def prior(size: int, name: str, s: float = 1.0) -> FloatArray:
     if not s > 0 or math.isinf(s):
         raise SpecError(f"s={s} must be a positive number")
     h = np.arange(size, dtype=np.float64)
-    if name == "uniform":
-        log_p = np.zeros(size)
-    elif name == "zipf":
-        log_p = -s * np.log1p(h)
-    else:
-        log_p = -s * math.log(2) * h
-    p = np.exp(log_p - log_p.max())
+    with np.errstate(over="ignore", invalid="ignore"):  # a huge s underflows: refused below
+        if name == "uniform":
+            log_p = np.zeros(size)
+        elif name == "zipf":
+            log_p = -s * np.log1p(h)
+        else:
+            log_p = -s * math.log(2) * h
+        p = np.exp(log_p - log_p.max())
     if not p.min() > 0:
         raise SpecError(f"prior {name} with s={s} underflows on {size} hypotheses (some "
                         "p(h) = 0): lower s")

@@ -64,6 +64,8 @@ class Conservative(Learner):
         if ".py" in spec:
             raise SpecError(f"conservative: of={of!r}: it wraps a registered learner, not a "
                             "file")
+        if spec.partition(":")[0] == self.id:
+            raise SpecError("conservative: of=conservative:...: it is conservative already")
         self._inner: Learner = LEARNERS.make(spec)
         if not self._inner.deterministic:
             raise SpecError(f"conservative: {self._inner.spec} is not deterministic (a "

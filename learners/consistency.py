@@ -209,8 +209,9 @@ class DecisionListLearner(_BooleanLearner):
     the other value), so the rules use distinct variables, and the list ends with the
     default once the examples left agree. In the mistake-bound game it predicts with the
     list of the examples so far, rebuilt only after an example contradicts it; it
-    prints no mistake bound. If no rule is consistent (a target that is not a decision
-    list), the default is the majority label of the examples left.
+    prints no mistake bound, and a server does not serve it (an adversary that contradicts
+    it every round makes a game cost O(T^2 n)). If no rule is consistent (a target that
+    is not a decision list), the default is the majority label of the examples left.
 
     >>> from littlestone.games.concepts import DecisionLists
     >>> learner = DecisionListLearner()
@@ -223,6 +224,9 @@ class DecisionListLearner(_BooleanLearner):
 
     id = "decision-list"
     slow_moves = True  # a contradicted list is rebuilt from every example: O(t n)
+    #: Not built for a peer: an adversary that contradicts it every round makes a game
+    #: of T rounds cost O(T^2 n).
+    served = False
 
     def __init__(self) -> None:
         self._xs: list[int] = []

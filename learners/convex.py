@@ -18,7 +18,9 @@ __all__ = ["LOSSES", "OGDBall", "best_in_ball", "lipschitz", "losses"]
 FloatArray = NDArray[np.float64]
 LOSSES = ("logistic", "squared")
 #: Most cells of the rounds x features history kept to find the best comparator.
-HISTORY_CELLS = 1 << 22
+HISTORY_CELLS = 1 << 18
+#: Largest radius and step (beyond them the bound's arithmetic overflows).
+RADIUS_LIMIT = 1e6
 #: Iterations of the accelerated projected gradient that finds the best comparator.
 COMPARATOR_ITERATIONS = 400
 
@@ -123,10 +125,10 @@ class OGDBall(Learner):
                  eta: float | None = None) -> None:
         if loss not in LOSSES:
             raise ValueError(f"loss={loss!r} must be one of {', '.join(LOSSES)}")
-        if not radius > 0 or math.isinf(radius):
-            raise ValueError(f"radius={radius} must be a positive number")
-        if eta is not None and not eta > 0:
-            raise ValueError(f"eta={eta} must be > 0")
+        if not 0 < radius <= RADIUS_LIMIT:
+            raise ValueError(f"radius={radius} must be in (0, {RADIUS_LIMIT:g}]")
+        if eta is not None and not 0 < eta <= RADIUS_LIMIT:
+            raise ValueError(f"eta={eta} must be in (0, {RADIUS_LIMIT:g}]")
         self.loss, self.radius, self.eta = loss, radius, eta
         self.w: FloatArray = np.zeros(0)
         self.convex_loss = self.squares = 0.0

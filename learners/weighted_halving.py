@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import FiniteClass
+from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, Bound, GameSpec
 from littlestone.games.priors import PRIORS, entropy_bits, prior
 from littlestone.learners.base import Learner, register
@@ -40,6 +41,11 @@ class _PriorVote(Learner):
     def unsupported(self, game: GameSpec) -> str | None:
         if game.game == MISTAKE_BOUND and not isinstance(game.hclass, FiniteClass):
             return "it needs a finite class to put a prior on"
+        if isinstance(game.hclass, FiniteClass):
+            try:
+                prior(game.hclass.size, self.prior, self.s)
+            except SpecError as exc:
+                return str(exc)
         return super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
