@@ -248,13 +248,15 @@ class _Form:
     Two version spaces with the same form (an interval class and the same class
     translated along the line, say) have the same Ldim. ``x`` is the form's own packed
     matrix (r rows, ``width`` columns); ``ones`` counts the hypotheses that read 1 on
-    each column; ``key`` is r, the width and the bits of ``x``.
+    each column. With ``unions``, a form that is a union over groups of its instances
+    (:func:`_groups`) is keyed by its groups' keys, sorted; otherwise ``key`` is r, the
+    width and the bits of ``x``.
     """
 
-    __slots__ = ("key", "ones", "r", "width", "x")
+    __slots__ = ("key", "ones", "r", "union", "width", "x")
 
-    def __init__(self, words: NDArray[np.uint64], counts: NDArray[np.int64] | None = None
-                 ) -> None:
+    def __init__(self, words: NDArray[np.uint64], counts: NDArray[np.int64] | None = None,
+                 unions: bool = False) -> None:
         self.r = r = len(words)
         if counts is None:
             counts = _bit_counts(words)
@@ -267,8 +269,60 @@ class _Form:
         used = max(1, -(-width // 64))
         # the columns past the width are constant: the flip by the first row clears them
         self.x = x = x[:, :used] ^ x[0, :used]
-        self.key = (r.to_bytes(4, "little") + width.to_bytes(4, "little")
-                    + _bytes(x)[:, : -(-width // 8)].tobytes())
+        groups = _groups(x, width) if unions else None
+        #: whether it is a union over groups of its instances, keyed by theirs
+        self.union = groups is not None
+        self.key = _FORM + _key(x, width) if groups is None else _UNION + b"".join(sorted(groups))
+
+
+#: The first byte of a form's key, and of a union form's.
+_FORM, _UNION = b"F", b"U"
+
+
+def _key(x: NDArray[np.uint64], width: int) -> bytes:
+    """r, the width and the bits of a form's packed matrix (its padding clear)."""
+    return (len(x).to_bytes(4, "little") + width.to_bytes(4, "little")
+            + _bytes(x)[:, : -(-width // 8)].tobytes())
+
+
+def _groups(x: NDArray[np.uint64], width: int) -> list[bytes] | None:
+    """The keys of the groups of a form that is a union over groups of its instances,
+    else ``None``.
+
+    The first row of ``x`` is all zeros (z). Join two instances when some hypothesis
+    reads 1 on both; when that leaves several groups, every other hypothesis reads 1 on
+    one group only, and V is the union of the B_i = {z} + the hypotheses that read 1
+    on group i. The B_i's forms (as on their own: z first, no flip), sorted, determine V
+    up to the order of its instances and hypotheses, and so its Ldim: unions met in
+    different orders (the intervals of the gaps that negative labels leave, whatever
+    their order on the line) share one key.
+    """
+    words = x.shape[1]
+    xt = np.ascontiguousarray(x.T)  # a word of every row at a time
+    left = _low_bits(words, width)
+    groups = []
+    while left.any():
+        w = int(np.flatnonzero(left)[0])
+        seed = left[w]
+        group = np.zeros(words, dtype=_WORD)
+        group[w] = seed & (~seed + np.uint64(1))  # the lowest column not yet grouped
+        while True:
+            hit = np.zeros(len(x), dtype=_WORD)
+            for w in np.flatnonzero(group).tolist():
+                hit |= xt[w] & group[w]
+            touching = hit != 0
+            grown = np.bitwise_or.reduce(xt[:, touching], axis=1) | group
+            if np.array_equal(grown, group):
+                break
+            group = grown
+        if not groups and np.array_equal(group, left):
+            return None  # one group
+        left &= ~group
+        columns = np.flatnonzero(_unpack(group[None], width)[0])
+        rows = np.concatenate([[0], np.flatnonzero(touching)])
+        part = _compact(x[rows], columns)[:, : max(1, -(-len(columns) // 64))]
+        groups.append(_key(part, len(columns)))
+    return groups
 
 
 def _product(x: NDArray[np.uint64], ones: NDArray[np.int64]
@@ -409,7 +463,7 @@ class LdimSolver:
         expansions = self._expansions
         rows = self._rows(v)
         words = self._words if len(rows) == self.n_hypotheses else self._words[rows]
-        value = self._child(words, self.n_hypotheses + 1)
+        value = self._child(words, self.n_hypotheses + 1, unions=True)
         self.hits += expansions == self._expansions
         self._exact[v] = value
         return value
@@ -487,16 +541,17 @@ class LdimSolver:
             )
 
     def _child(self, words: NDArray[np.uint64], cap: int,
-               counts: NDArray[np.int64] | None = None) -> int:
+               counts: NDArray[np.int64] | None = None, unions: bool = False) -> int:
         """min(Ldim(V), cap) for the version space whose packed hypotheses-by-instances
         rows are ``words`` (its hypotheses distinct; ``counts``: their
-        :func:`_bit_counts`, when known)."""
+        :func:`_bit_counts`, when known; ``unions``: whether a large one is worth
+        looking at as a union of groups, :func:`_groups`)."""
         r = len(words)
         if r <= 1 or cap <= 0:
             return 0
         if _trivial(r, cap):
             return 1  # two distinct hypotheses differ somewhere, and floor(log2 3) = 1
-        form = _Form(words, counts)
+        form = _Form(words, counts, unions=unions and r > self._small_size)
         if r > self._small_size:
             return self._solve_large(form, cap)
         entry = self._small.get(form.key)
@@ -519,18 +574,19 @@ class LdimSolver:
         self._expansions += 1
         x, ones = form.x, form.ones
         self._spend(len(ones) * (1 + r // 512))
-        parts = _product(x, ones)
-        if parts is not None:  # Ldim(A x B) = Ldim(A) + Ldim(B)
-            a = self._child(parts[0], cap)
-            b = self._child(parts[1], cap - a) if a < cap else 0
-            if a + b < cap:
-                self._cache[key] = (a + b, a + b)
-                return a + b
-            self._cache[key] = (cap, hi)
-            return cap
+        target = min(cap, hi)
+        if not form.union:  # a union is never a product (docs/theory.md)
+            parts = _product(x, ones)
+            if parts is not None:  # Ldim(A x B) = Ldim(A) + Ldim(B)
+                a = self._child(parts[0], cap)
+                b = self._child(parts[1], cap - a) if a < cap else 0
+                if a + b < cap:
+                    self._cache[key] = (a + b, a + b)
+                    return a + b
+                self._cache[key] = (cap, hi)
+                return cap
         smaller = np.minimum(ones, r - ones)
         order = np.argsort(-smaller, kind="stable")
-        target = min(cap, hi)
         best = lo
         seen: set[bytes] = set()
         totals = np.zeros(64 * x.shape[1], dtype=np.int64)
@@ -548,12 +604,12 @@ class LdimSolver:
             small = x[side]
             # the larger side's counts are the form's less the smaller side's
             counts = None if _trivial(len(small), target - 1) else _bit_counts(small)
-            a = self._child(small, target - 1, counts)
+            a = self._child(small, target - 1, counts, unions=bool(side[0]))
             if a + 1 <= best:
                 continue
             if counts is not None:
                 counts = totals - counts
-            b = self._child(x[~side], a, counts)
+            b = self._child(x[~side], a, counts, unions=not side[0])
             value = 1 + min(a, b)
             if value > best:
                 best = value
