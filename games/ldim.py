@@ -191,15 +191,16 @@ def _shift_down(words: NDArray[np.uint64], n: int) -> NDArray[np.uint64]:
     filled with zeros."""
     q, t = divmod(n, 64)
     width = words.shape[1]
-    out = np.zeros_like(words)
     if q >= width:
-        return out
+        return np.zeros_like(words)
     src = words[:, q:]
     if t == 0:
-        out[:, : width - q] = src
+        out = src.copy()
     else:
-        out[:, : width - q] = src >> np.uint64(t)
-        out[:, : width - q - 1] |= src[:, 1:] << np.uint64(64 - t)
+        out = src >> np.uint64(t)
+        out[:, :-1] |= src[:, 1:] << np.uint64(64 - t)
+    if q:
+        out = np.concatenate([out, np.zeros((len(words), q), dtype=_WORD)], axis=1)
     return out
 
 
@@ -215,15 +216,19 @@ def _compact(words: NDArray[np.uint64], kept: NDArray[np.intp]) -> NDArray[np.ui
     if last + 1 == width:
         return words
     # the runs of dropped columns: where the kept columns jump
-    gaps = np.flatnonzero(np.diff(np.concatenate([[-1], kept])) > 1)
+    gaps = np.flatnonzero(np.diff(kept, prepend=-1) > 1)
     if len(gaps) > _SHIFT_RUNS:
         return _select_columns(words, kept)
     starts = np.concatenate([[-1], kept])[gaps] + 1
     lengths = kept[gaps] - starts
     out = words
     for start, length in zip(starts[::-1].tolist(), lengths[::-1].tolist(), strict=True):
-        low = _low_bits(words.shape[1], start)
-        out = (out & low) | (_shift_down(out, length) & ~low)
+        q, b = divmod(start, 64)
+        tail = _shift_down(out[:, q:], length)
+        if b:  # the columns below the run, in its first word, stay
+            low = np.uint64((1 << b) - 1)
+            tail[:, 0] = (out[:, q] & low) | (tail[:, 0] & ~low)
+        out = np.concatenate([out[:, :q], tail], axis=1) if q else tail
     return out
 
 
@@ -286,43 +291,50 @@ def _key(x: NDArray[np.uint64], width: int) -> bytes:
 
 
 def _groups(x: NDArray[np.uint64], width: int) -> list[bytes] | None:
-    """The keys of the groups of a form that is a union over groups of its instances,
-    else ``None``.
+    """The keys of the groups of a form that is a union over groups of consecutive
+    instances, else ``None``.
 
-    The first row of ``x`` is all zeros (z). Join two instances when some hypothesis
-    reads 1 on both; when that leaves several groups, every other hypothesis reads 1 on
-    one group only, and V is the union of the B_i = {z} + the hypotheses that read 1
-    on group i. The B_i's forms (as on their own: z first, no flip), sorted, determine V
-    up to the order of its instances and hypotheses, and so its Ldim: unions met in
-    different orders (the intervals of the gaps that negative labels leave, whatever
-    their order on the line) share one key.
+    The first row of ``x`` is all zeros (z). Cut the instances between two neighbours
+    that no hypothesis's span (its first to its last instance read 1) covers; when
+    that leaves several groups, every other hypothesis reads 1 on one group only, and
+    V is the union of the B_i = {z} + the hypotheses that read 1 on group i. The B_i's
+    forms (as on their own: z first, no flip), sorted, determine V up to the order of
+    its instances and hypotheses, and so its Ldim: unions met in different orders (the
+    intervals of the gaps that negative labels leave, whatever their order on the line)
+    share one key.
     """
-    words = x.shape[1]
-    xt = np.ascontiguousarray(x.T)  # a word of every row at a time
-    left = _low_bits(words, width)
-    groups = []
-    while left.any():
-        w = int(np.flatnonzero(left)[0])
-        seed = left[w]
-        group = np.zeros(words, dtype=_WORD)
-        group[w] = seed & (~seed + np.uint64(1))  # the lowest column not yet grouped
-        while True:
-            hit = np.zeros(len(x), dtype=_WORD)
-            for w in np.flatnonzero(group).tolist():
-                hit |= xt[w] & group[w]
-            touching = hit != 0
-            grown = np.bitwise_or.reduce(xt[:, touching], axis=1) | group
-            if np.array_equal(grown, group):
-                break
-            group = grown
-        if not groups and np.array_equal(group, left):
-            return None  # one group
-        left &= ~group
-        columns = np.flatnonzero(_unpack(group[None], width)[0])
-        rows = np.concatenate([[0], np.flatnonzero(touching)])
-        part = _compact(x[rows], columns)[:, : max(1, -(-len(columns) // 64))]
-        groups.append(_key(part, len(columns)))
-    return groups
+    rows = x[1:]
+    low, high = _spans(rows)
+    covered = np.cumsum(np.bincount(low, minlength=width) - np.bincount(high, minlength=width))
+    cuts = np.flatnonzero(covered[: width - 1] == 0) + 1  # the first column of a group
+    if not len(cuts):
+        return None
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts, [width]])
+    group_of = np.searchsorted(cuts, low, side="right")
+    order = np.argsort(group_of, kind="stable")
+    sizes = np.bincount(group_of, minlength=len(starts))
+    keys = []
+    for members, start, end in zip(np.split(order, np.cumsum(sizes)[:-1]), starts.tolist(),
+                                   ends.tolist(), strict=True):
+        part = _shift_down(np.concatenate([x[:1], rows[members]]), start)
+        keys.append(_key(part[:, : -(-(end - start) // 64)], end - start))
+    return keys
+
+
+def _spans(words: NDArray[np.uint64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The first column each row reads 1 on, and its last (every row not all zeros)."""
+    nonzero = words != 0
+    rows = np.arange(len(words))
+    first = nonzero.argmax(axis=1)
+    last = words.shape[1] - 1 - nonzero[:, ::-1].argmax(axis=1)
+    lowest = words[rows, first]
+    lowest &= ~lowest + np.uint64(1)  # its lowest bit alone
+    highest = words[rows, last]
+    for s in (1, 2, 4, 8, 16, 32):  # every bit below the highest set
+        highest |= highest >> np.uint64(s)
+    return (64 * first + np.bitwise_count(lowest - np.uint64(1)).astype(np.intp),
+            64 * last + np.bitwise_count(highest).astype(np.intp) - 1)
 
 
 def _product(x: NDArray[np.uint64], ones: NDArray[np.int64]
@@ -350,15 +362,39 @@ def _product(x: NDArray[np.uint64], ones: NDArray[np.int64]
     for group in (dependent, ~dependent):
         mask = _pack(np.concatenate([group, pad])[None])[0]
         parts.append(x & mask)
-    for part, other in ((parts[0], parts[1]), (parts[1], parts[0])):
-        factors.append(np.flatnonzero(~other.any(axis=1)))
+    for other in (parts[1], parts[0]):
+        factors.append(np.flatnonzero(_zero_rows(other)))
     if len(factors[0]) * len(factors[1]) != r:
         return None
-    for part, rows in zip(parts, factors, strict=True):
-        if not _rows_among(part, part[rows]):
-            return None
+    if not _in_product_order(parts, factors):
+        for part, rows in zip(parts, factors, strict=True):
+            if not _rows_among(part, part[rows]):
+                return None
     return (_select_columns(x[factors[0]], np.flatnonzero(dependent)),
             _select_columns(x[factors[1]], np.flatnonzero(~dependent)))
+
+
+def _zero_rows(words: NDArray[np.uint64]) -> NDArray[np.bool_]:
+    """Which packed rows are all zeros."""
+    seen = words[:, 0].copy()
+    for w in range(1, words.shape[1]):
+        seen |= words[:, w]
+    return seen == 0  # type: ignore[no-any-return]
+
+
+def _in_product_order(parts: list[NDArray[np.uint64]], factors: list[NDArray[np.intp]]
+                      ) -> bool:
+    """Whether the rows are the pairs of A's and B's rows in order, A's or B's varying
+    slowest (the order of a class of pairs, like intervals that contain a point): then
+    every row is made of a row of A and a row of B, with no look-up."""
+    (left, right), (a, b) = parts, factors
+    for outer, inner, outer_rows, inner_rows in ((left, right, a, b), (right, left, b, a)):
+        step = len(inner_rows)
+        if (len(outer_rows) > 1 and outer_rows[1] == step and inner_rows[-1] == step - 1
+                and np.array_equal(outer, np.repeat(outer[outer_rows], step, axis=0))
+                and np.array_equal(inner, np.tile(inner[inner_rows], (len(outer_rows), 1)))):
+            return True
+    return False
 
 
 def _rows_among(words: NDArray[np.uint64], members: NDArray[np.uint64]) -> bool:
