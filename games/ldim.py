@@ -8,20 +8,26 @@ class's hypotheses (a Python ``int``: bit h set iff hypothesis h is in V).
 
 - memoised on the *canonical form* of the version space, keeping a lower and an upper
   bound per form: only the instances that split V, each flipped so that V's first
-  hypothesis reads 0, identical ones once, hypotheses distinct, in their order. Version
-  spaces that are the same up to translation (intervals inside [2, 9) and inside
-  [40, 47)) share one entry;
+  hypothesis reads 0, hypotheses distinct, both in their order. Version spaces that are
+  the same up to translation (intervals inside [2, 9) and inside [40, 47)) share one
+  entry;
+- unions: when every hypothesis but the first reads 1 (after the flips) on one group of
+  consecutive instances only, V is the union of its groups' version spaces, and its key
+  is theirs, sorted: the same groups in another order share one entry (the gaps that
+  negative labels leave between intervals);
 - products: when V is A x B over two groups of instances (|V| = |A| |B|, the groups
   found by independence from the first instance), Ldim(V) = Ldim(A) + Ldim(B), with no
   search (intervals that must contain a point are a product of two threshold classes);
 - the ceiling Ldim(V) <= floor(log2 |V|): a split that reaches it ends the search;
 - splits tried from the most balanced down; x is skipped once
   1 + floor(log2 min(|V0|, |V1|)) cannot beat the best found, and so is every later x;
+  instances that split V alike are tried once;
 - the smaller side is solved first, and the other side only up to its value (a capped
   solve), so the larger side is often never solved exactly;
-- large version spaces are boolean matrices (numpy: one pass per split); from
-  ``SMALL`` hypotheses down, a form's sub-version-spaces are Python-int bitsets over its
-  own hypotheses, memoised per form.
+- large version spaces are bit matrices, a row of 64-bit words per hypothesis (numpy:
+  a split gathers rows; counts, flips and the dropping of columns work on the words);
+  from ``SMALL`` hypotheses down, a form's sub-version-spaces are Python-int bitsets over
+  its own hypotheses, memoised per form.
 
 SOA and the shattered-tree adversary share one solver per class through
 :func:`solver_for`, so its cache is filled once.
@@ -121,9 +127,6 @@ def _ceiling(v: int) -> int:
 SMALL = 512
 
 _WORD = np.dtype("<u8")
-#: One bit in each byte of a word: (w >> s) & _LANES holds columns s, 8 + s, ..., 56 + s
-#: of the word w, one a byte.
-_LANES = np.uint64(0x0101010101010101)
 #: At most this many rows are summed byte by byte before a byte could overflow.
 _LANE_ROWS = 255
 #: Up to this many runs of dropped columns are shifted out of a form's packed rows;
@@ -174,15 +177,6 @@ def _bit_counts(words: NDArray[np.uint64]) -> NDArray[np.int64]:
         out += _bytes(sums).sum(axis=0, dtype=np.int64)
     if full < rows:
         out += _bytes(lanes[full:].sum(axis=0, dtype=np.uint64)[None])[0]
-    return out
-
-
-def _low_bits(width: int, n: int) -> NDArray[np.uint64]:
-    """A row of ``width`` words with the bits of the columns below n set."""
-    out = np.zeros(width, dtype=_WORD)
-    out[: n // 64] = np.uint64(0xFFFFFFFFFFFFFFFF)
-    if n % 64 and n // 64 < width:
-        out[n // 64] = np.uint64((1 << (n % 64)) - 1)
     return out
 
 
@@ -268,7 +262,7 @@ class _Form:
         kept = np.flatnonzero((counts > 0) & (counts < r))
         self.width = width = len(kept)
         first = words[0]
-        flips = ((first[kept >> 6] >> (kept & 63).astype(np.uint64)) & np.uint64(1)).astype(np.bool_)
+        flips = (first[kept >> 6] >> (kept & 63).astype(np.uint64)) & np.uint64(1) != 0
         self.ones = np.where(flips, r - counts[kept], counts[kept])
         x = _compact(words, kept)
         used = max(1, -(-width // 64))
