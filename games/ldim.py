@@ -199,8 +199,9 @@ def _shift_down(words: NDArray[np.uint64], n: int) -> NDArray[np.uint64]:
 
 
 def _compact(words: NDArray[np.uint64], kept: NDArray[np.intp]) -> NDArray[np.uint64]:
-    """The packed rows with the kept columns (in order) moved to the front; what lies
-    past them is the columns after the last kept one, shifted down alike.
+    """The packed rows with the kept columns (in order) moved to the front; past them
+    lie only columns that were not kept (those after the last kept one, shifted down
+    alike, or none).
 
     Each run of dropped columns below the last kept one is shifted out (a few word
     operations a run); with many runs, the kept columns are gathered unpacked.
