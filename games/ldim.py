@@ -499,6 +499,12 @@ class LdimSolver:
         self._exact[v] = value
         return value
 
+    @property
+    def spent(self) -> int:
+        """Instance checks that the last computation of :meth:`ldim` made (a look-up
+        that a cache answered is not one)."""
+        return self._budget - self._work_left
+
     def _rows(self, v: int) -> NDArray[np.intp]:
         """The hypotheses of bitset v, one of each distinct row."""
         raw = np.frombuffer(v.to_bytes((self.n_hypotheses + 7) // 8, "little"), dtype=np.uint8)
