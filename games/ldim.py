@@ -456,7 +456,7 @@ class LdimSolver:
         self._roots = roots
         # hypotheses with the same row count once (Ldim cannot tell them apart)
         self._row_class: NDArray[np.intp] | None = None
-        if len(m) > 1 and self.n_instances:
+        if len(m) > 1:
             first, inverse = _distinct(self._words)
             if len(first) < len(m):
                 self._row_class = inverse

@@ -426,3 +426,11 @@ def test_progress_reports_and_can_stop_the_computation():
         stopped.ldim()
     stopped.progress = None
     assert stopped.ldim() == value  # what was cached before the stop stays good
+
+
+def test_no_instance_splits_a_class_without_instances():
+    """Hypotheses that no instance tells apart count once: Ldim 0 (it was 1 with two or
+    three of them and no instances at all)."""
+    for rows in (1, 2, 3, 5):
+        assert LdimSolver(np.zeros((rows, 0), dtype=bool)).ldim() == 0
+        assert LdimSolver(np.ones((rows, 4), dtype=bool), small=1).ldim() == 0
