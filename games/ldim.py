@@ -229,7 +229,7 @@ def _compact(words: NDArray[np.uint64], kept: NDArray[np.intp]) -> NDArray[np.ui
 
 def _select_columns(words: NDArray[np.uint64], columns: NDArray[np.intp]) -> NDArray[np.uint64]:
     """The packed rows restricted to the given columns, in that order."""
-    count = int(columns[-1]) + 1 if len(columns) else 0
+    count = int(columns.max()) + 1 if len(columns) else 0
     return _pack(_unpack(words, count)[:, columns])
 
 
