@@ -129,7 +129,7 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
                    "littlestone/learners/base.py", "littlestone/adversaries/base.py",
                    "littlestone/protocol/codec.py", "littlestone/server/cli/__init__.py",
                    "littlestone/transport.py",
-                   "littlestone/server/records/logs.py",
+                   "littlestone/server/records/logs/reader.py",
                    "littlestone/server/tournament/run.py", "littlestone/client.py",
                    "littlestone/server/web/app.py",  # and the page's files, as package data
                    "littlestone/server/web/static/littlestone.js",

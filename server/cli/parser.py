@@ -21,8 +21,9 @@ from littlestone.server.cli.common import (
     seed_int,
 )
 from littlestone.server.net.settings import Budgets, ConnectionLimits, ServerSettings
+from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
-from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, TOKEN_ROLES, default_data
+from littlestone.server.records.tokens import TOKEN_ROLES
 
 #: The frames ``serve --max-frame`` may allow: room for a lobby message, at most 64 MiB.
 MIN_FRAME, MAX_FRAME = 4096, 64 << 20
@@ -92,19 +93,30 @@ def build_parser() -> argparse.ArgumentParser:
     ldim.add_argument("--json", action="store_true", help="print one JSON object")
 
     pac = sub.add_parser(
-        "pac", help="online-to-batch: a mistake-bound learner made PAC, measured",
-        description="Run a deterministic learner on i.i.d. examples until a hypothesis "
-        "survives (1/epsilon) ln((M+1)/delta) of them in a row, many times, and measure the "
-        "output's true error against epsilon and delta (on halfspaces: the Perceptron's "
-        "random iterate against 1/(n gamma^2)).",
+        "pac", help="the PAC track: consistency and online-to-batch, measured",
+        description="Many runs of a PAC learner on i.i.d. examples of a target, each "
+        "output's true error measured exactly against epsilon and delta. A consistent "
+        "learner gets (1/epsilon)(ln|H| + ln(1/delta)) examples; a deterministic mistake-"
+        "bound learner, made conservative, runs until a hypothesis survives "
+        "(1/epsilon) ln((floor(M)+1)/delta) of them in a row; on halfspaces, the "
+        "Perceptron's random iterate against 1/(n gamma^2).",
     )
-    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC")
+    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC",
+                     help="a class, or a concept class of the PAC notes: "
+                     "monotone-conjunctions:n=N, k-cnf:n=N,k=K, decision-lists:n=N")
     pac.add_argument("--learner", required=True, metavar="SPEC")
+    pac.add_argument("--conversion", choices=("consistency", "survivor"),
+                     help="consistency (a learner that counts its hypotheses: the default "
+                     "then) or the longest survivor")
     pac.add_argument("--epsilon", type=float, default=0.1)
     pac.add_argument("--delta", type=float, default=0.05)
-    pac.add_argument("--dist", choices=("uniform", "zipf"), default="uniform")
-    pac.add_argument("--examples", type=count_int, default=200, metavar="N",
-                     help="examples per run of the random iterate (halfspaces)")
+    pac.add_argument("--dist", choices=("uniform", "zipf", "bernoulli"), default="uniform",
+                     help="the examples' distribution; bernoulli: each variable 1 with "
+                     "probability --q")
+    pac.add_argument("--q", type=float, default=0.5, help="the bernoulli distribution's q")
+    pac.add_argument("--examples", type=count_int, default=None, metavar="N",
+                     help="examples per run: of the random iterate (halfspaces, default 200), "
+                     "or instead of the consistency bound's m")
     pac.add_argument("--repeat", type=count_int, default=100, metavar="R")
     pac.add_argument("--seed", type=seed_int, default=0, metavar="S")
     pac.add_argument("--json", action="store_true", help="print one JSON object")
