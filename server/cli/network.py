@@ -63,14 +63,18 @@ def serve(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, data=Path(args.data), anonymous=args.anonymous,
         move_deadline=args.move_deadline, time_bank=args.time_bank,
         limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets,
-        connections=connections, agents=tuple(agents), log_level=args.log)
+        connections=connections, agents=tuple(agents), log_level=args.log,
+        human_move_deadline=args.human_move_deadline, human_time_bank=args.human_time_bank,
+        public_play=args.public_play and not args.no_web)
+    public = args.public or args.public_play
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
         print(f"littlestone serving on {server.url} ({mode}); data in {args.data}", flush=True)
         if not args.no_web:
             page = server.url.replace("ws", "http", 1) + "/"
-            view = ("public, read-only" if args.public
+            view = ("public: anyone may play as a guest" if settings.public_play
+                    else "public, read-only" if public
                     else "a token is needed: log in with one from `littlestone token add`")
             print(f"littlestone: web page on {page} ({view})", flush=True)
 
@@ -78,7 +82,7 @@ def serve(args: argparse.Namespace) -> int:
         if not args.no_web:
             from littlestone.server.web import attach
 
-            attach(server, public=args.public)
+            attach(server, public=public)
 
     try:
         with operator_log(args.log_level, args.log_format):

@@ -20,7 +20,7 @@ from littlestone.server.cli.common import (
     positive_int,
     seed_int,
 )
-from littlestone.server.net.settings import Budgets, ConnectionLimits
+from littlestone.server.net.settings import Budgets, ConnectionLimits, ServerSettings
 from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
 from littlestone.server.records.tokens import TOKEN_ROLES
@@ -194,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--time-bank", type=_bank, default=60.0, metavar="SECONDS",
                        help="seconds a player may run over its deadlines in a game (default "
                        "60; 0: none)")
+    human = ServerSettings()
+    serve.add_argument("--human-move-deadline", type=positive_float,
+                       default=human.human_move_deadline, metavar="SECONDS",
+                       help="seconds for each move of a player that says it is a person "
+                       f"(the web page's play; default {human.human_move_deadline:g})")
+    serve.add_argument("--human-time-bank", type=_bank, default=human.human_time_bank,
+                       metavar="SECONDS", help="a person's time bank in a game (default "
+                       f"{human.human_time_bank:g})")
     serve.add_argument("--max-frame", type=_frame, default=1 << 20, metavar="BYTES",
                        help=f"largest frame a peer may send in a game ({MIN_FRAME}-"
                        f"{MAX_FRAME}; default {1 << 20})")
@@ -204,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--public", action="store_true",
                        help="show the web page (http://HOST:PORT/) and its API to anyone, "
                        "read-only, without a token (default: a token is needed)")
+    serve.add_argument("--public-play", action="store_true",
+                       help="let anyone play on the web page as a guest, without a token "
+                       "(a classroom; implies --public; --guest-games per address)")
     serve.add_argument("--no-web", action="store_true",
                        help="answer no plain HTTP: agents' WebSockets only")
     serve.add_argument("--agent", action="append", default=[], metavar="NAME=SPEC",
@@ -242,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
             "games_per_token": "games one token plays at once",
             "message_rate": "lobby messages a second, on average",
             "message_burst": "lobby messages in a burst",
+            "guest_games": "games one address plays at once as a guest (--public-play)",
         }[field.name]
         parse = positive_float if seconds or field.name == "message_rate" else positive_int
         limits.add_argument(flag, dest=field.name, type=parse, default=field.default,
