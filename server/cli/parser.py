@@ -161,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
         "4 corrupted (the hash chain breaks), 5 incomplete (cut off; shown as far as it goes).",
     )
     replay.add_argument("log", metavar="LOG_OR_GAME_ID")
-    replay.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    replay.add_argument("--data", metavar="DIR", help=data_help + "; when named, its index "
+                        "alone anchors the log, not one that lies beside it")
     action = replay.add_mutually_exclusive_group()  # one thing at a time
     action.add_argument("--verify", action="store_true",
                         help="check the log's anchor in the index, re-simulate from the "

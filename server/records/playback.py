@@ -77,7 +77,8 @@ class Replay(Adversary):
             raise ValueError("name the game to replay: replay:log=FILE_OR_GAME_ID")
         try:
             path, game_id = locate(log, data)
-            self._data = filled(checked(read_log(path)), data, game_id)
+            self._data = filled(checked(read_log(path)), None if game_id is None else data,
+                                game_id)  # (by path: its own folder's index)
         except (LogError, OSError) as exc:
             raise SpecError(f"replay: {exc}") from None
         self._load()

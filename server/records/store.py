@@ -39,14 +39,17 @@ from littlestone.server.records.database import Database, utc_now
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.tokens import TokenTable
 
-__all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "Store", "anchor_hmac",
-           "new_game_id", "process_owner"]
+__all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "STORAGE_STATUS", "Store",
+           "anchor_hmac", "new_game_id", "process_owner"]
 
 #: The name of the folder's key for the anchors' HMACs in the ``secrets`` table.
 ANCHOR_SECRET = "log-anchor"
 #: The status of a game whose process ended without finishing it (``kill -9``, a power
 #: cut): set by :meth:`Store.sweep`; the log holds the game up to its last whole round.
 INTERRUPTED = "interrupted"
+#: The status of a game ended because its log could not be written (the disk full): its
+#: row is finished without an anchor, its log holds the game up to its last whole frame.
+STORAGE_STATUS = "aborted:storage"
 
 #: The columns of a game's row that :meth:`Store.finish_game` fills from its result.
 RESULT_COLUMNS = ("rounds", "status", "mistakes", "expected_mistakes", "regret",
