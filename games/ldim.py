@@ -46,8 +46,12 @@ SOA and the shattered-tree adversary share one solver per class through
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Iterable
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import networkx as nx
@@ -59,14 +63,17 @@ from littlestone.games.errors import BudgetExceeded, SpecError, UnsupportedGame
 
 __all__ = [
     "LDIM_BUDGET",
+    "SOLVER_CACHE_BYTES",
     "TREE_DEPTH_LIMIT",
     "LdimProgress",
     "LdimSolver",
     "bitset",
     "bitset_indices",
+    "checks_per_second",
     "class_ldim",
     "ldim",
     "shattered_tree",
+    "shared_solver_bytes",
     "solver_for",
     "solver_within_budget",
     "too_large",
@@ -80,8 +87,16 @@ TREE_DEPTH_LIMIT = 16
 #: its hypotheses: about 0.1-2 microseconds here, so the default stops a computation
 #: after a minute or two rather than let it run for hours).
 LDIM_BUDGET = 50_000_000
-#: Instance checks between two calls of :attr:`LdimSolver.progress`.
+#: Instance checks between two calls of :attr:`LdimSolver.progress` (and two looks at
+#: the calling thread's CPU clock, against :attr:`LdimSolver.cpu_deadline`).
 PROGRESS_EVERY = 1 << 15
+#: Bytes of solvers (their truth tables and caches, :attr:`LdimSolver.nbytes`) that the
+#: process-wide cache of :func:`solver_for` keeps at most: the least recently used go
+#: first. A solver in use by its owner stays alive with it; it is only no longer shared.
+SOLVER_CACHE_BYTES = 256 << 20
+#: Estimated bytes of one cache entry beside its key (a dict slot, the key's object,
+#: the bounds' tuple), for :attr:`LdimSolver.nbytes`.
+_ENTRY_BYTES = 160
 
 
 @dataclass(frozen=True)
@@ -476,6 +491,46 @@ class LdimSolver:
         #: search, and all of them.
         self.hits = self.lookups = 0
         self._expansions = 0
+        #: An estimate of the bytes the solver holds: its packed truth table, its columns
+        #: and every cache entry (counted as they are made).
+        self.nbytes = 2 * self._words.nbytes + sum(
+            28 + (c.bit_length() + 7) // 8 for c in self.columns) + 64 * len(self.columns)
+        #: The most :attr:`nbytes` may grow to (None: no bound): a question that would
+        #: cache more raises BudgetExceeded (what it cached so far stays).
+        self.max_bytes: int | None = None
+        #: The calling thread's CPU clock (:func:`time.thread_time`) past which a question
+        #: raises BudgetExceeded (None: no bound; :meth:`cpu_limit` sets it).
+        self.cpu_deadline: float | None = None
+        #: One question at a time (a solver is shared by the threads of a process).
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    @contextlib.contextmanager
+    def _question(self, budget: int) -> Iterator[None]:
+        """One question from outside (:meth:`ldim`, :meth:`split_ldims`,
+        :meth:`best_split`): its instance checks, together, are within ``budget``."""
+        with self._lock:
+            if self._depth == 0:
+                self._work_left = self._budget = budget
+                self._next_report = budget - PROGRESS_EVERY
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+
+    @contextlib.contextmanager
+    def cpu_limit(self, seconds: float | None) -> Iterator[None]:
+        """Questions asked in the block stop (BudgetExceeded) once the calling thread
+        has spent ``seconds`` of CPU in it (checked every :data:`PROGRESS_EVERY`
+        instance checks; None: no bound)."""
+        with self._lock:
+            before = self.cpu_deadline
+            self.cpu_deadline = None if seconds is None else time.thread_time() + seconds
+            try:
+                yield
+            finally:
+                self.cpu_deadline = before
 
     def ldim(self, version_space: int | None = None, budget: int = LDIM_BUDGET) -> int:
         """Ldim of the version space (a bitset; the whole class by default).
@@ -485,19 +540,22 @@ class LdimSolver:
         the next call.
         """
         v = self.full if version_space is None else version_space
+        with self._question(budget):
+            return self._ldim(v)
+
+    def _ldim(self, v: int) -> int:
         self.lookups += 1
         known = self._exact.get(v)
         if known is not None:
             self.hits += 1
             return known
-        self._work_left = self._budget = budget
-        self._next_report = budget - PROGRESS_EVERY
         expansions = self._expansions
         rows = self._rows(v)
         words = self._words if len(rows) == self.n_hypotheses else self._words[rows]
         value = self._child(words, self.n_hypotheses + 1, unions=True)
         self.hits += expansions == self._expansions
         self._exact[v] = value
+        self.nbytes += _ENTRY_BYTES + (v.bit_length() >> 3)
         return value
 
     @property
@@ -520,30 +578,36 @@ class LdimSolver:
         one = version_space & self.columns[x]
         return version_space ^ one, one
 
-    def split_ldims(self, version_space: int, x: int) -> tuple[int, int]:
-        """(Ldim(V_x^0), Ldim(V_x^1)), with Ldim of the empty set taken as -1.
+    def split_ldims(self, version_space: int, x: int, budget: int = LDIM_BUDGET
+                    ) -> tuple[int, int]:
+        """(Ldim(V_x^0), Ldim(V_x^1)), with Ldim of the empty set taken as -1: both
+        within one ``budget`` of instance checks.
 
         This is what SOA predicts from: argmax_r Ldim(V_x^r) (UML p. 292).
         """
         zero, one = self.split(version_space, x)
-        return (self.ldim(zero) if zero else -1, self.ldim(one) if one else -1)
+        with self._question(budget):
+            return (self._ldim(zero) if zero else -1, self._ldim(one) if one else -1)
 
-    def best_split(self, version_space: int | None = None) -> tuple[int, int, int]:
-        """An instance x attaining Ldim(V) = 1 + min(Ldim(V0), Ldim(V1)), with both Ldims.
+    def best_split(self, version_space: int | None = None, budget: int = LDIM_BUDGET
+                   ) -> tuple[int, int, int]:
+        """An instance x attaining Ldim(V) = 1 + min(Ldim(V0), Ldim(V1)), with both Ldims,
+        found within one ``budget`` of instance checks.
 
         Raises ``ValueError`` when no instance splits V (Ldim(V) = 0).
         """
         v = self.full if version_space is None else version_space
-        target = self.ldim(v)
-        if target == 0:
-            raise ValueError("no instance splits this version space")
-        for column in self._splitting(v, self._roots):
-            zero, one = v ^ (v & column), v & column
-            if min(zero.bit_count(), one.bit_count()).bit_length() < target:
-                continue  # 1 + floor(log2 min) < target
-            low0, low1 = self.ldim(zero), self.ldim(one)
-            if 1 + min(low0, low1) == target:
-                return self._instance_for(column), low0, low1
+        with self._question(budget):
+            target = self._ldim(v)
+            if target == 0:
+                raise ValueError("no instance splits this version space")
+            for column in self._splitting(v, self._roots):
+                zero, one = v ^ (v & column), v & column
+                if min(zero.bit_count(), one.bit_count()).bit_length() < target:
+                    continue  # 1 + floor(log2 min) < target
+                low0, low1 = self._ldim(zero), self._ldim(one)
+                if 1 + min(low0, low1) == target:
+                    return self._instance_for(column), low0, low1
         raise AssertionError("no split attains Ldim(V)")  # pragma: no cover - a solver bug
 
     def _instance_for(self, column: int) -> int:
@@ -572,11 +636,21 @@ class LdimSolver:
             if self.progress is not None:
                 self.progress(LdimProgress(self._budget - self._work_left, self._budget,
                                            len(self._cache) + len(self._small)))
+            if self.cpu_deadline is not None and time.thread_time() > self.cpu_deadline:
+                raise BudgetExceeded("exact Ldim needs more CPU time than its budget; "
+                                     f"{self._cached()} version spaces are cached so far")
         if self._work_left < 0:
             raise BudgetExceeded(
                 "exact Ldim needs more instance checks than the budget; "
-                f"{len(self._cache) + len(self._small)} version spaces are cached so far"
+                f"{self._cached()} version spaces are cached so far"
             )
+        if self.max_bytes is not None and self.nbytes > self.max_bytes:
+            raise BudgetExceeded(
+                f"exact Ldim's caches would hold more than {self.max_bytes >> 20} MiB; "
+                f"{self._cached()} version spaces are cached so far")
+
+    def _cached(self) -> int:
+        return len(self._cache) + len(self._small)
 
     def _child(self, words: NDArray[np.uint64], cap: int,
                counts: NDArray[np.int64] | None = None, unions: bool = False) -> int:
@@ -597,6 +671,7 @@ class LdimSolver:
             packed = np.packbits(_unpack(form.x, form.width).T, axis=1, bitorder="little")
             entry = ([int.from_bytes(p.tobytes(), "little") for p in packed], {})
             self._small[form.key] = entry
+            self.nbytes += _ENTRY_BYTES + len(form.key) + form.width * (64 + (r >> 3))
         columns, memo = entry
         return self._solve_small(memo, (1 << r) - 1, cap, columns)
 
@@ -610,6 +685,8 @@ class LdimSolver:
         if lo == hi:
             return lo
         self._expansions += 1
+        if bounds is None:  # (an entry for it is made below, whatever happens)
+            self.nbytes += _ENTRY_BYTES + len(key)
         x, ones = form.x, form.ones
         self._spend(len(ones) * (1 + r // 512))
         target = min(cap, hi)
@@ -671,6 +748,8 @@ class LdimSolver:
         if lo == hi:
             return lo
         self._expansions += 1
+        if bounds is None:
+            self.nbytes += _ENTRY_BYTES + (v.bit_length() >> 3)
         self._spend(len(candidates))
         splits = []
         seen: set[int] = set()
@@ -722,17 +801,67 @@ def _ceiling_of(n: int) -> int:
     return n.bit_length() - 1
 
 
-@functools.lru_cache(maxsize=16)
-def _solver_for_fingerprint(fingerprint: str, hclass: FiniteClass) -> LdimSolver:
-    return LdimSolver(hclass.matrix())
+#: The process's shared solvers by their class's fingerprint, least recently used first.
+_SHARED: OrderedDict[str, LdimSolver] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
 
 
 def solver_for(hclass: FiniteClass) -> LdimSolver:
-    """The shared solver of a class (one per truth table); BudgetExceeded if too large."""
+    """The shared solver of a class (one per truth table); BudgetExceeded if too large.
+    The process keeps solvers up to :data:`SOLVER_CACHE_BYTES` in all, by their
+    :attr:`~LdimSolver.nbytes` as they grow; the least recently used go first."""
     try:
-        return _solver_for_fingerprint(hclass.fingerprint, hclass)
+        key = hclass.fingerprint
     except TypeError:  # pragma: no cover - unhashable class: no sharing
         return LdimSolver(hclass.matrix())
+    with _SHARED_LOCK:
+        solver = _SHARED.get(key)
+        if solver is not None:
+            _SHARED.move_to_end(key)
+    if solver is None:
+        made = LdimSolver(hclass.matrix())  # (slow: outside the lock)
+        with _SHARED_LOCK:
+            solver = _SHARED.setdefault(key, made)
+            _SHARED.move_to_end(key)
+    with _SHARED_LOCK:
+        total = sum(s.nbytes for s in _SHARED.values())
+        while _SHARED and total > SOLVER_CACHE_BYTES:
+            _, old = _SHARED.popitem(last=False)
+            total -= old.nbytes
+    return solver
+
+
+def shared_solver_bytes() -> int:
+    """The bytes the process's shared solvers hold now (at most about
+    :data:`SOLVER_CACHE_BYTES`, give or take the one asked last)."""
+    with _SHARED_LOCK:
+        return sum(s.nbytes for s in _SHARED.values())
+
+
+#: The class the solver's speed is measured on (:func:`checks_per_second`): large
+#: version spaces, the slowest checks there are (numpy bit matrices, docs/theory.md).
+CALIBRATION_CLASS = "intervals:n=160"
+#: Instance checks the measure spends (about a tenth of a second here).
+CALIBRATION_CHECKS = 200_000
+
+
+@functools.cache
+def checks_per_second() -> float:
+    """The instance checks exact Ldim makes in one CPU second on this machine, on its
+    slowest kind of check (measured once a process, in the calling thread: a server
+    turns its budgets in CPU seconds into checks with it, instead of assuming a speed).
+
+    >>> checks_per_second() > 1000
+    True
+    """
+    solver = LdimSolver(make_class(CALIBRATION_CLASS).matrix())  # type: ignore[attr-defined]
+    started = time.thread_time()
+    try:
+        solver.ldim(budget=CALIBRATION_CHECKS)
+    except BudgetExceeded:
+        pass
+    cpu = max(time.thread_time() - started, 1e-6)
+    return solver.spent / cpu
 
 
 def class_ldim(hclass: FiniteClass, budget: int = LDIM_BUDGET) -> tuple[int, str]:
@@ -794,15 +923,17 @@ def solver_within_budget(hclass: FiniteClass, budget: int, who: str) -> tuple[Ld
         ) from None
 
 
-def shattered_tree(solver: LdimSolver, hclass: FiniteClass | None = None) -> nx.DiGraph:
+def shattered_tree(solver: LdimSolver, hclass: FiniteClass | None = None,
+                   budget: int = LDIM_BUDGET) -> nx.DiGraph:
     """A shattered tree of depth Ldim(H) (UML Definition 21.4) as a networkx DiGraph.
 
     Node ids are paths: ``"t"`` is the root and ``"t01"`` the node reached by labels 0
     then 1. An internal node carries ``instance`` (and ``depth``); an edge carries
     ``label``; a leaf carries ``hypothesis``, one h in H that realises its path. The
-    graph attribute ``ldim`` is the depth. Refused beyond :data:`TREE_DEPTH_LIMIT`.
+    graph attribute ``ldim`` is the depth. Refused beyond :data:`TREE_DEPTH_LIMIT`;
+    BudgetExceeded when a node's split needs more than ``budget`` instance checks.
     """
-    depth = solver.ldim()
+    depth = solver.ldim(budget=budget)
     if depth > TREE_DEPTH_LIMIT:
         raise BudgetExceeded(
             f"shattered tree of depth {depth} has {2**depth} leaves, over the limit of "
@@ -819,7 +950,7 @@ def shattered_tree(solver: LdimSolver, hclass: FiniteClass | None = None) -> nx.
             if hclass is not None:
                 tree.nodes[node]["name"] = hclass.hypothesis(witness)
             return
-        x, _, _ = solver.best_split(v)
+        x, _, _ = solver.best_split(v, budget)
         tree.add_node(node, instance=x, depth=depth - remaining)
         for label, child in zip((0, 1), solver.split(v, x), strict=True):
             tree.add_edge(node, node + str(label), label=label)

@@ -581,25 +581,29 @@ class Server:
 
 async def serve(handler: Handler, host: str, port: int, max_size: int | None = 1 << 20,
                 tls: ssl.SSLContext | None = None, max_sockets: int | None = None,
-                per_address: int | None = None) -> Server:
+                per_address: int | None = None, backlog: int = 100) -> Server:
     """Listen on host:port (TLS with ``tls``: wss://); each WebSocket connection runs
     ``handler`` in its own task and is closed when the handler returns (1011 if it
-    raised). ``max_sockets``, ``per_address``: see :class:`Server`."""
+    raised). ``max_sockets``, ``per_address``: see :class:`Server`. ``backlog``: the
+    connections the kernel queues before they are accepted (a burst of that many
+    connections at once is answered, not dropped; the kernel caps it at
+    ``net.core.somaxconn``)."""
     server = Server(handler, max_size, max_sockets, per_address)
     server.server = await asyncio.get_running_loop().create_server(
         server.connection, host, port, ssl=tls, ssl_handshake_timeout=OPEN_TIMEOUT_S if tls
-        else None)
+        else None, backlog=backlog)
     return server
 
 
 async def serve_unix(handler: Handler, path: str | Path, max_size: int | None = 1 << 20,
-                     max_sockets: int | None = None) -> Server:
+                     max_sockets: int | None = None, backlog: int = 100) -> Server:
     """Listen on the Unix socket ``path`` (what a tournament's sandboxes reach: they have
     no network at all); its URL is ``unix:PATH``."""
     server = Server(handler, max_size, max_sockets)
     server.server = await asyncio.get_running_loop().create_unix_server(
-        server.connection, str(path))
+        server.connection, str(path), backlog=backlog)
     return server
+
 
 
 #: A client's URL for a Unix socket: ``unix:`` followed by the socket's path.

@@ -131,7 +131,8 @@ async def test_a_token_or_the_public_view_is_needed(tmp_path):
         assert (await get(f"{base}/api/games", headers={"Cookie": cookie}))[0] == 200
         # with the form's script: POST with the bearer token, 204 and the cookie
         status, headers, _ = await get(f"{base}/login", method="POST",
-                                       headers={"Authorization": f"Bearer {server.token}"})
+                                       headers={"Authorization": f"Bearer {server.token}",
+                                                **SAME_ORIGIN})
         assert status == 204 and headers["Set-Cookie"].startswith("littlestone_token=")
         # a tournament not started yet: its page waits for it; the API says not found
         bearer = {"Authorization": f"Bearer {server.token}"}
@@ -149,14 +150,20 @@ async def test_a_token_or_the_public_view_is_needed(tmp_path):
         assert played["status"] == "complete"
 
 
+#: What a browser says of a request from this origin's own page (the login form's).
+SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
+
+
 def _no_redirect(url: str) -> tuple[int, dict[str, str], bytes]:
+    """GET ``url`` as this origin's login form does, without following a redirect."""
     class Keep(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: Any, **kwargs: Any) -> None:
             return None
 
     opener = urllib.request.build_opener(Keep)
     try:
-        with opener.open(url, timeout=20) as response:
+        with opener.open(urllib.request.Request(url, headers=SAME_ORIGIN),
+                         timeout=20) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
@@ -454,7 +461,8 @@ def _no_redirect_tls(url: str, context: Any) -> tuple[int, dict[str, str]]:
 
     opener = urllib.request.build_opener(Keep, urllib.request.HTTPSHandler(context=context))
     try:
-        with opener.open(url, timeout=20) as response:
+        with opener.open(urllib.request.Request(url, headers=SAME_ORIGIN),
+                         timeout=20) as response:
             return response.status, dict(response.headers)
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers)

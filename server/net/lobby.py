@@ -23,6 +23,7 @@ from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.session import ServerSession
+from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.matchmaking import Entrants, OpenGames
@@ -43,8 +44,10 @@ class Lobby:
     """The sessions of one server: each connection's, from hello to close."""
 
     def __init__(self, settings: ServerSettings, store: Store, credentials: Credentials,
-                 host: GameHost, open_games: OpenGames, entrants: Entrants) -> None:
+                 host: GameHost, open_games: OpenGames, entrants: Entrants,
+                 lanes: Lanes) -> None:
         self.settings, self.store, self.credentials = settings, store, credentials
+        self.lanes = lanes
         self.host, self.open_games, self.entrants = host, open_games, entrants
         #: Set when the server stops: every lobby loop ends.
         self.stopping = asyncio.Event()
@@ -149,10 +152,7 @@ class Lobby:
                        message: dict[str, Any], only: str | None) -> None:
         """One lobby request, from a token still valid (PROTOCOL.md 4)."""
         kind = message["type"]
-        # (a play ticket's session stops with the token it was minted for)
-        checked = (self.credentials.parent(session.token_digest)
-                   if session.token_digest is not None else None)
-        if only is None and checked is not None and self.store.token_account(checked) is None:
+        if only is None and await self._revoked(session):
             raise ProtocolError(Code.UNAUTHORIZED, "this token was revoked", fatal=True)
         if only is not None and (kind != "enter" or message["tournament"] != only):
             raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
@@ -160,7 +160,8 @@ class Lobby:
         if kind == "revoke":
             await self._revoke(ws, peer, message["name"])
         elif kind == "watch":
-            await watch(ws, session, peer, message, self.host.running)
+            await watch(ws, session, peer, message, self.host.running,
+                        revoked=lambda: self._revoked(session))
         elif kind == "enter":
             await self.entrants.enter(ws, session, peer, message)
         elif not self._may_play(session):
@@ -182,9 +183,18 @@ class Lobby:
                 else:
                     await self.open_games.join(ws, session, peer, message)
 
+    async def _revoked(self, session: ServerSession) -> bool:
+        """Whether the session's token was revoked since its hello (a play ticket's
+        session stops with the token it was minted for; a guest has none to revoke)."""
+        checked = (self.credentials.parent(session.token_digest)
+                   if session.token_digest is not None else None)
+        if checked is None:
+            return False
+        return await self.lanes.records.index(Store.token_account, checked) is None
+
     async def _revoke(self, ws: Connection, peer: PeerLog, name: str) -> None:
         """An admin revokes a token over the network (PROTOCOL.md 3.1)."""
-        if await asyncio.to_thread(self.store.revoke_token, name):
+        if await self.lanes.records.index(Store.revoke_token, name):
             peer.info("revoked the token of %r", name, extra={"revoked": name})
             await ws.send(encode({"type": "revoked", "name": name}))
         else:

@@ -149,14 +149,19 @@ class GameServer:
         # sockets beyond the cap plus one address's share are dropped unanswered; up to
         # there a connection is told why it is refused (over_budget: the server is full)
         sockets = self.max_connections + limits.per_address
+        # the kernel's queue of connections not yet accepted holds a whole crowd arriving
+        # at once (a class's 500 peers in a second: with asyncio's 100, some of their
+        # handshakes went unanswered)
+        backlog = sockets
         if settings.unix is not None:
             self._server = await serve_unix(self.handle, settings.unix,
                                             max_size=settings.limits.max_frame,
-                                            max_sockets=sockets)
+                                            max_sockets=sockets, backlog=backlog)
         else:
             self._server = await serve(self.handle, settings.host, settings.port,
                                        max_size=settings.limits.max_frame, tls=settings.tls,
-                                       max_sockets=sockets, per_address=limits.per_address)
+                                       max_sockets=sockets, per_address=limits.per_address,
+                                       backlog=backlog)
         self._server.http = self.http  # (the web room's hook)
         self._server.on_refused = self._drop
         self._listening()

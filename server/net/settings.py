@@ -14,6 +14,7 @@ from pathlib import Path
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
 __all__ = ["FAULTS_TO_FORFEIT", "HUMAN", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK",
+           "REVOKE_CHECK_S",
            "Budgets", "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6).
@@ -27,6 +28,9 @@ LOBBY_FAULTS = 16
 #: (smaller than the local driver's blocks: a block's arrays live while its rounds
 #: cross the network, and 2048-round blocks fragmented the heap by ~15 MiB).
 REMOTE_BLOCK = 256
+#: Seconds between the checks that a spectator's token (over the wire, or a web page's
+#: live feed) was not revoked while it watches (PROTOCOL.md 3.1).
+REVOKE_CHECK_S = 5.0
 #: The capability a peer names in its ``hello`` when a person makes its moves (the web
 #: page's play, or any client): its games get the server's deadlines for people
 #: (:attr:`ServerSettings.human_move_deadline`, PROTOCOL.md 3.2).

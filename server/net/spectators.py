@@ -28,7 +28,7 @@ spectator's session while it watches.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.session import ServerSession
 from littlestone.server.net.peers import PeerLog, refuse
+from littlestone.server.net.settings import REVOKE_CHECK_S
 from littlestone.transport import Connection
 
 __all__ = ["Broadcast", "watch", "wire_result"]
@@ -130,8 +131,12 @@ class Broadcast:
 
 
 async def watch(ws: Connection, session: ServerSession, peer: PeerLog,
-                message: dict[str, Any], running: Mapping[str, Broadcast]) -> None:
-    """A spectator follows a running game until its end (PROTOCOL.md 5.4)."""
+                message: dict[str, Any], running: Mapping[str, Broadcast],
+                revoked: Callable[[], Awaitable[bool]] | None = None,
+                check_every: float = REVOKE_CHECK_S) -> None:
+    """A spectator follows a running game until its end (PROTOCOL.md 5.4), or until its
+    token is revoked (``revoked``, asked every ``check_every`` seconds: then
+    ``unauthorized``, and the connection closes, as the web page's feed does)."""
     broadcast = running.get(message["game_id"])
     if broadcast is not None and session.privilege == "player" and (
             session.account is not None and session.account not in broadcast.accounts):
@@ -147,7 +152,12 @@ async def watch(ws: Connection, session: ServerSession, peer: PeerLog,
         await ws.send(encode(broadcast.watching()))
         end = asyncio.ensure_future(broadcast.over.wait())
         try:
-            await asyncio.wait((end, ws.closed), return_when=asyncio.FIRST_COMPLETED)
+            while not (end.done() or ws.closed.done()):
+                await asyncio.wait((end, ws.closed), timeout=check_every,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if not end.done() and revoked is not None and await revoked():
+                    raise ProtocolError(Code.UNAUTHORIZED, "this token was revoked",
+                                        fatal=True)
         finally:
             end.cancel()
     finally:

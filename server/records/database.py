@@ -107,6 +107,12 @@ CREATE TABLE IF NOT EXISTS secrets (
     value BLOB NOT NULL,
     created TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS disk (
+    account TEXT NOT NULL,
+    game_id TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    PRIMARY KEY (account, game_id)
+);
 CREATE TABLE IF NOT EXISTS migrations (
     name TEXT PRIMARY KEY,
     applied TEXT NOT NULL

@@ -180,6 +180,24 @@ class Store(TokenTable, Database):
         self._run(f"UPDATE games SET finished = ?, {sets}, chain_sha256 = ?, chain_hmac = ? "
                   "WHERE game_id = ?", (utc_now(), *values, digest, mac, game_id))
 
+    def charge_disk(self, game_id: str, accounts: list[str], size: int) -> None:
+        """Charge the ``size`` bytes a game's log takes on disk to each of the accounts
+        that played it (a server's per-token quota; once a game and account)."""
+        for account in accounts:
+            self._run("INSERT OR REPLACE INTO disk VALUES (?, ?, ?)", (account, game_id, size))
+
+    def disk_by_account(self) -> dict[str, int]:
+        """The bytes of logs charged to each account (:meth:`charge_disk`).
+
+        >>> import tempfile
+        >>> store = Store(Path(tempfile.mkdtemp()))
+        >>> store.charge_disk("g1", ["ann", "bob"], 100); store.charge_disk("g2", ["ann"], 5)
+        >>> store.disk_by_account()
+        {'ann': 105, 'bob': 100}
+        """
+        return {str(r["account"]): int(r["total"]) for r in self._run(
+            "SELECT account, SUM(bytes) AS total FROM disk GROUP BY account ORDER BY account")}
+
     def game(self, game_id: str) -> dict[str, Any] | None:
         """One game's row."""
         rows = self._run("SELECT * FROM games WHERE game_id = ?", (game_id,))

@@ -210,15 +210,41 @@ def _cross_site(request: Request) -> bool:
     return request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site"
 
 
+def _same_origin(request: Request) -> bool:
+    """Whether a request provably comes from this origin's own page: the browser says
+    ``Sec-Fetch-Site: same-origin``, or, a browser too old to say, its ``Origin`` (else
+    its ``Referer``) is this host. A sibling of the site (another subdomain or port:
+    ``same-site``), a typed address (``none``) or a request that says nothing is not.
+
+    >>> from websockets.datastructures import Headers
+    >>> def asks(**headers):
+    ...     return _same_origin(Request("/login", Headers({"Host": "h:1", **headers})))
+    >>> asks(**{"Sec-Fetch-Site": "same-origin"}), asks(**{"Sec-Fetch-Site": "same-site"})
+    (True, False)
+    >>> asks(Referer="http://h:1/login"), asks(Origin="http://h:2"), asks()
+    (True, False, False)
+    """
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None:
+        return site.lower() == "same-origin"
+    host = request.headers.get("Host")
+    source = request.headers.get("Origin") or request.headers.get("Referer")
+    return source is not None and host is not None and urlsplit(source).netloc == host
+
+
 def login(visit: Visit) -> Answer:
     """``POST /login`` with the token as a bearer token (the form's script), or
-    ``GET /login?token=`` (the form without JavaScript): a cookie for the page."""
+    ``GET /login?token=`` (the form without JavaScript): a cookie for the page. Only
+    this origin's own form may log a browser in (:func:`_same_origin`): a sibling site's
+    page would otherwise log a student in as someone else (login CSRF)."""
     request = visit.request
     if _cross_site(request):
         return error(403, "another site's page may not log you in or out", False)
     token = token_of(request) if request.method == "POST" else visit.query.get("token")
     if token is None:
         return html_response(pages.login_page())
+    if not _same_origin(request):
+        return error(403, "log in with this page's own form", request.method == "POST")
     if visit.app.access.tokens(token) is None:
         if request.method == "POST":
             return error(401, "unknown token", True)

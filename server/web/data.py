@@ -299,7 +299,7 @@ def tree(spec: str) -> dict[str, Any]:
     if depth > min(DRAW_DEPTH, TREE_DEPTH_LIMIT):
         return {"error": f"Ldim = {depth}: a tree of {2 ** depth} leaves is too large to "
                 f"draw (at most depth {DRAW_DEPTH})", "ldim": depth}
-    graph = shattered_tree(solver, hclass)
+    graph = shattered_tree(solver, hclass, TREE_WORK)
     leaves = sorted(n for n in graph.nodes if graph.out_degree(n) == 0)  # left to right
     x: dict[str, float] = {leaf: i for i, leaf in enumerate(leaves)}
     for node in sorted(graph.nodes, key=len, reverse=True):

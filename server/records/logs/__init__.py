@@ -57,9 +57,10 @@ from littlestone.server.records.logs.levels import (
     log_level,
 )
 from littlestone.server.records.logs.reader import GameLogData, checked, read_log
-from littlestone.server.records.logs.writer import LogWriter
+from littlestone.server.records.logs.writer import LogWriteError, LogWriter
 
 __all__ = [
+    "LogWriteError",
     "AUTO_FULL_BYTES",
     "FORMAT_VERSION",
     "FULL_ARRAYS_MAX",

@@ -35,7 +35,7 @@ import numpy as np
 from littlestone.games.game import ExpertsRecord, RoundRecord
 from littlestone.server.records.logs.format import FORMAT_VERSION, FULL_ARRAYS_MAX, MAGIC, LogError
 
-__all__ = ["BATCH_SECONDS", "QUEUE_FRAMES", "ROUND_BATCH", "LogWriter"]
+__all__ = ["BATCH_SECONDS", "QUEUE_FRAMES", "ROUND_BATCH", "LogWriteError", "LogWriter"]
 
 #: Frames waiting for the writer thread at most (the game waits beyond: flat memory).
 QUEUE_FRAMES = 8
@@ -58,6 +58,17 @@ def _instances(xs: Any) -> tuple[str, Any]:
                    for v in values]
 
 
+class LogWriteError(LogError):
+    """The log cannot be written: the disk is full, or the file system refuses (the
+    operating system's error is ``errno``, as :class:`OSError`'s). A server ends the
+    game ``aborted:storage``; the log holds it up to its last whole frame."""
+
+    def __init__(self, path: Path, error: BaseException) -> None:
+        why = error.strerror if isinstance(error, OSError) and error.strerror else error
+        super().__init__(f"cannot write {path}: {why}")
+        self.errno = error.errno if isinstance(error, OSError) else None
+
+
 class LogWriter:
     """Writes one game's log; frames are hashed and written by a background thread, or
     in the caller's thread with ``background=False`` (the server: its event loop then
@@ -78,9 +89,14 @@ class LogWriter:
         if level == "none":
             background = False
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.path, "xb")  # noqa: SIM115 - closed by close()
-            self._file.write(MAGIC)
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._file = open(self.path, "xb")  # noqa: SIM115 - closed by close()
+                self._file.write(MAGIC)
+            except OSError as exc:
+                if self._file is not None:
+                    self._file.close()
+                raise LogWriteError(self.path, exc) from exc
         if background:
             self._queue: queue.Queue[tuple[dict[str, Any], list[Any]] | None] = queue.Queue(
                 QUEUE_FRAMES)
@@ -176,7 +192,7 @@ class LogWriter:
         finally:
             self._stop()
         if self._error is not None:
-            raise LogError(f"cannot write {self.path}: {self._error}") from self._error
+            raise LogWriteError(self.path, self._error) from self._error
 
     def abandon(self) -> None:
         """Stop without a footer (the log then reads as incomplete)."""
@@ -187,7 +203,12 @@ class LogWriter:
     def _stop(self) -> None:
         if self._thread is None:
             if self._file is not None:
-                self._file.close()
+                try:
+                    self._file.close()  # (flushes what is buffered: may fail too)
+                except OSError as exc:
+                    self._error = self._error or exc
+                finally:
+                    self._file = None
         else:
             self._queue.put(None)
             self._thread.join()
@@ -196,7 +217,7 @@ class LogWriter:
 
     def _put(self, head: dict[str, Any], buffers: list[Any], keep: bool = False) -> None:
         if self._error is not None:
-            raise LogError(f"cannot write {self.path}: {self._error}")
+            raise LogWriteError(self.path, self._error)
         if self.observer is not None:
             self.observer(head, buffers)
         if self._file is None or not (keep or self._keep_rounds):
@@ -208,7 +229,7 @@ class LogWriter:
             self._write(head, buffers)
         except OSError as exc:
             self._error = exc
-            raise LogError(f"cannot write {self.path}: {exc}") from exc
+            raise LogWriteError(self.path, exc) from exc
 
     def _run(self) -> None:
         try:
