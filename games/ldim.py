@@ -59,7 +59,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import MATRIX_BUDGET, FiniteClass, HypothesisClass, make_class
-from littlestone.games.errors import BudgetExceeded, SpecError, UnsupportedGame
+from littlestone.games.errors import BeyondBudget, BudgetExceeded, SpecError
 
 __all__ = [
     "LDIM_BUDGET",
@@ -69,11 +69,12 @@ __all__ = [
     "LdimSolver",
     "bitset",
     "bitset_indices",
+    "bound_new_solvers",
     "checks_per_second",
     "class_ldim",
     "ldim",
-    "shattered_tree",
     "shared_solver_bytes",
+    "shattered_tree",
     "solver_for",
     "solver_within_budget",
     "too_large",
@@ -497,7 +498,7 @@ class LdimSolver:
             28 + (c.bit_length() + 7) // 8 for c in self.columns) + 64 * len(self.columns)
         #: The most :attr:`nbytes` may grow to (None: no bound): a question that would
         #: cache more raises BudgetExceeded (what it cached so far stays).
-        self.max_bytes: int | None = None
+        self.max_bytes: int | None = _new_solver_max_bytes
         #: The calling thread's CPU clock (:func:`time.thread_time`) past which a question
         #: raises BudgetExceeded (None: no bound; :meth:`cpu_limit` sets it).
         self.cpu_deadline: float | None = None
@@ -801,6 +802,17 @@ def _ceiling_of(n: int) -> int:
     return n.bit_length() - 1
 
 
+#: The :attr:`LdimSolver.max_bytes` of solvers made from now on (:func:`bound_new_solvers`).
+_new_solver_max_bytes: int | None = None
+
+
+def bound_new_solvers(max_bytes: int | None) -> None:
+    """Every solver this process makes from now on may hold at most ``max_bytes``
+    (:attr:`LdimSolver.max_bytes`; None: no bound). A server's agent host sets it."""
+    global _new_solver_max_bytes
+    _new_solver_max_bytes = max_bytes
+
+
 #: The process's shared solvers by their class's fingerprint, least recently used first.
 _SHARED: OrderedDict[str, LdimSolver] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
@@ -856,10 +868,8 @@ def checks_per_second() -> float:
     """
     solver = LdimSolver(make_class(CALIBRATION_CLASS).matrix())  # type: ignore[attr-defined]
     started = time.thread_time()
-    try:
+    with contextlib.suppress(BudgetExceeded):
         solver.ldim(budget=CALIBRATION_CHECKS)
-    except BudgetExceeded:
-        pass
     cpu = max(time.thread_time() - started, 1e-6)
     return solver.spent / cpu
 
@@ -917,7 +927,7 @@ def solver_within_budget(hclass: FiniteClass, budget: int, who: str) -> tuple[Ld
         solver = solver_for(hclass)
         return solver, solver.ldim(budget=budget)
     except BudgetExceeded as exc:
-        raise UnsupportedGame(
+        raise BeyondBudget(
             f"{who} cannot play {hclass.spec}: exact Ldim is beyond its budget "
             f"(budget={budget} instance checks; {exc})"
         ) from None

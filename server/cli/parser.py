@@ -226,18 +226,33 @@ def build_parser() -> argparse.ArgumentParser:
     budgets = serve.add_argument_group(
         "budgets", "what one peer may ask for (PROTOCOL.md 1.2); beyond: over_budget")
     for field in dataclasses.fields(Budgets):
-        flag = "--" + field.name.replace("_", "-")
+        flag = "--" + field.name.removesuffix("_s").replace("_", "-")
         help_text = {
             "max_rounds": "rounds of one game", "max_hypotheses": "hypotheses of a class",
             "max_dimension": "dimension of halfspaces", "max_experts": "experts of a game",
-            "ldim_work": "exact-Ldim instance checks of a server-side SOA or shattered-tree",
+            "setup_cpu_s": "CPU seconds of a server-side agent's set-up",
+            "move_cpu_s": "CPU seconds of one move of a server-side agent (beyond: its "
+                          "over_budget fault)",
+            "ldim_work": "exact-Ldim instance checks of one question of a server-side SOA "
+                         "or shattered-tree",
             "max_truth_table": "|H| x |X| cells exact Ldim may build",
+            "solver_memory_mb": "MiB of exact-Ldim caches one server-side agent may fill",
             "game_memory_mb": "estimated MiB one game may hold",
             "game_disk_mb": "estimated MiB one game may write (log, halfspace history)",
+            "token_disk_mb": "MiB of logs one token's games may take",
+            "data_disk_mb": "MiB the data folder may take",
+            "min_free_mb": "MiB the data folder's disk keeps free",
+            "page_cpu_s": "CPU seconds of one page's tree",
             "max_games": "games refereed at once",
         }[field.name]
-        budgets.add_argument(flag, type=positive_int, default=field.default, metavar="N",
-                             help=f"{help_text} (default {field.default})")
+        seconds = field.name.endswith("_s")
+        default = ("what --setup-cpu buys at the speed measured at start"
+                   if field.default is None else f"{field.default:g}" if seconds
+                   else str(field.default))
+        budgets.add_argument(flag, dest=field.name, type=positive_float if seconds
+                             else positive_int, default=field.default,
+                             metavar="SECONDS" if seconds else "N",
+                             help=f"{help_text} (default {default})")
     limits = serve.add_argument_group(
         "connections", "what one connection, address or token may hold, and for how long "
         "(PROTOCOL.md 1.1)")

@@ -5,6 +5,8 @@ of its own, so that no kind waits behind another (PROTOCOL.md 1.2).
   (:func:`.policy.admit`): a challenge is answered while agents think;
 - ``records``: the index (starting and finishing games' rows, token look-ups before a
   lobby request and while a spectator watches, revocations), on a connection of its own;
+- ``hosts``: starting the processes of the agents that think long (:mod:`.hosts`; their
+  calls are awaited on the event loop, no thread waits for them);
 - the agents that run in the server's process: their set-ups and slow moves, and the
   final checks of long games, in the event loop's default executor (what
   :func:`asyncio.to_thread` uses), which nothing above uses. Heavy agents (exact Ldim,
@@ -33,12 +35,14 @@ from typing import Any, TypeVar
 
 from littlestone.server.records.store import Store
 
-__all__ = ["ADMISSION_WORKERS", "Lane", "Lanes", "RecordsLane"]
+__all__ = ["ADMISSION_WORKERS", "HOST_WORKERS", "Lane", "Lanes", "RecordsLane"]
 
 T = TypeVar("T")
 
-#: Admissions at once (each builds one class within the budgets).
+#: Admissions at once (each builds one class within the budgets), and agents' processes
+#: started at once (each a few milliseconds of a fork server).
 ADMISSION_WORKERS = 2
+HOST_WORKERS = 2
 
 
 class Lane:
@@ -85,7 +89,8 @@ class Lanes:
     def __init__(self, data: Path) -> None:
         self.admission = Lane("admission", ADMISSION_WORKERS)
         self.records = RecordsLane(data)
+        self.hosts = Lane("hosts", HOST_WORKERS)
 
     def close(self) -> None:
-        for lane in (self.admission, self.records):
+        for lane in (self.admission, self.records, self.hosts):
             lane.close()

@@ -23,9 +23,9 @@ from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.session import ServerSession
-from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
 from littlestone.server.net.hosting import GameHost
+from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.matchmaking import Entrants, OpenGames
 from littlestone.server.net.peers import LogQuota, OverBudget, PeerLog, refuse
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner
@@ -224,7 +224,9 @@ class Lobby:
         timing = self.settings.for_player(session.capabilities)  # (a person's deadlines)
         if session.role == "learner":
             learner = RemoteLearner(ws, session, timing)
-            await self.host.run(game, seed, learner, opponent, [(ws, session, learner)])
+            await self.host.run(game, seed, learner, opponent, [(ws, session, learner)],
+                                hosting=True)
         else:
             adversary = RemoteAdversary(ws, session, timing)
-            await self.host.run(game, seed, opponent, adversary, [(ws, session, adversary)])
+            await self.host.run(game, seed, opponent, adversary, [(ws, session, adversary)],
+                                hosting=True)

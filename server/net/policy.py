@@ -16,6 +16,7 @@ messages name the request, never a file or a path of the server.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,6 +25,7 @@ from littlestone.games.agents import Registry
 from littlestone.games.classes import ClassBudget, FiniteClass, HalfspaceClass
 from littlestone.games.errors import BudgetExceeded, LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.ldim import checks_per_second
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.learners.kernel import KernelPerceptron
@@ -34,12 +36,22 @@ from littlestone.server.net.peers import OverBudget
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
 from littlestone.server.records.logs import FULL_ARRAYS_MAX
 
-__all__ = ["Opponents", "admit", "admit_rules", "game_disk", "game_memory"]
+__all__ = ["Opponents", "admit", "admit_rules", "calibrated", "game_disk", "game_memory"]
 
 #: A server-side opponent.
 Player = Learner | Adversary
 #: The parameter of SOA and shattered-tree that bounds their exact-Ldim work.
 LDIM_PARAM = "budget"
+
+
+def calibrated(budgets: Budgets) -> Budgets:
+    """The budgets with ``ldim_work`` in instance checks: what ``setup_cpu_s`` buys at
+    the solver's speed on this machine (measured once a process:
+    :func:`~littlestone.games.ldim.checks_per_second`), unless the operator gave it."""
+    if budgets.ldim_work is not None:
+        return budgets
+    work = max(1, int(budgets.setup_cpu_s * checks_per_second()))
+    return dataclasses.replace(budgets, ldim_work=work)
 
 
 def admit_rules(rules: dict[str, Any], budgets: Budgets) -> GameSpec:
@@ -121,16 +133,18 @@ class Opponents:
                                 f"{', '.join(named_files)} names a file, which this server "
                                 "does not open for its peers")
         if any(p.name == LDIM_PARAM for p in cls.param_info()):
+            work = budgets.ldim_work or calibrated(budgets).ldim_work
+            assert work is not None
             asked = raw.get(LDIM_PARAM)
             if asked is None:
-                raw = {**raw, LDIM_PARAM: str(budgets.ldim_work)}
+                raw = {**raw, LDIM_PARAM: str(work)}
             elif not (asked.isascii() and asked.isdigit()):
                 raise _over("ldim_work", f"{name}: {LDIM_PARAM}={asked} is not a whole "
-                            f"number of instance checks up to {budgets.ldim_work}")
-            elif (len(asked.lstrip("0")) > len(str(budgets.ldim_work))  # (int() of a
-                  or int(asked.lstrip("0") or "0") > budgets.ldim_work):  # long one raises)
+                            f"number of instance checks up to {work}")
+            elif (len(asked.lstrip("0")) > len(str(work))  # (int() of a long one raises)
+                  or int(asked.lstrip("0") or "0") > work):
                 raise _over("ldim_work", f"{name}: {LDIM_PARAM}={asked} is over the "
-                            f"budget of {budgets.ldim_work} instance checks")
+                            f"budget of {work} instance checks")
         params: dict[str, object] = dict(raw)
         return _build(registry, format_spec(name, params))
 
@@ -143,17 +157,19 @@ def _build(registry: Registry[Any], spec: str) -> Player:
     return agent
 
 
-def game_memory(game: GameSpec, opponent: Player | None) -> int:
+def game_memory(game: GameSpec, opponent: Player | None, solver_bytes: int = 0) -> int:
     """An estimate, in bytes, of what one game holds on the server: the class's
-    evaluation arrays and version space, an exact-Ldim opponent's truth table, the
-    blocks of halfspace instances in flight and their history, the experts' vectors, a
-    kernel Perceptron's instances and kernel matrices (quadratic in the rounds)."""
+    evaluation arrays and version space, an exact-Ldim opponent's truth table and the
+    caches it may fill (``solver_bytes``: the solver is the game's own, counted here),
+    the blocks of halfspace instances in flight and their history, the experts'
+    vectors, a kernel Perceptron's instances and kernel matrices (quadratic in the
+    rounds)."""
     hclass = game.hclass
     total = 1 << 20
     if isinstance(hclass, FiniteClass):
         total += 48 * hclass.size
         if opponent is not None and any(p.name == LDIM_PARAM for p in opponent.param_info()):
-            total += 2 * hclass.size * hclass.domain_size
+            total += 2 * hclass.size * hclass.domain_size + solver_bytes
     elif isinstance(hclass, HalfspaceClass):
         total += 4 * REMOTE_BLOCK * hclass.d * 8 + min(game.rounds * hclass.d * 8,
                                                        HISTORY_IN_MEMORY)
@@ -193,7 +209,7 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
         raise _over("max_truth_table", f"{agent.spec} on {hclass.spec} needs a truth table of "
                     f"{hclass.size * hclass.domain_size} cells, over the budget of "
                     f"{budgets.max_truth_table}")
-    memory = game_memory(game, agent)
+    memory = game_memory(game, agent, budgets.solver_memory_mb << 20)
     if memory > budgets.game_memory_mb << 20:
         raise _over("game_memory_mb", f"the game would hold about {memory >> 20} MiB, over "
                     f"the budget of {budgets.game_memory_mb} MiB")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 from collections.abc import Awaitable, Callable
@@ -24,12 +25,16 @@ from websockets.exceptions import ConnectionClosed
 from littlestone import adversaries as _adversaries  # noqa: F401 - registers the built-ins
 from littlestone import learners as _learners  # noqa: F401 - registers the built-ins
 from littlestone.games.game import GameSpec
+from littlestone.games.ldim import checks_per_second
 from littlestone.protocol.codec import encode
 from littlestone.server.net.admission import Credentials
 from littlestone.server.net.hosting import GameHost
+from littlestone.server.net.hosts import warm_hosts
+from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.lobby import Lobby
 from littlestone.server.net.matchmaking import Entrants, OpenGame, OpenGames
 from littlestone.server.net.peers import LogQuota, OverBudget, PeerLog
+from littlestone.server.net.policy import calibrated
 from littlestone.server.net.settings import ServerSettings, raise_fd_limit
 from littlestone.server.net.spectators import Broadcast
 from littlestone.server.records.store import Store
@@ -56,18 +61,23 @@ class GameServer:
     """``littlestone serve``: handshakes, challenges against built-in agents, games."""
 
     def __init__(self, settings: ServerSettings) -> None:
+        # exact Ldim's budget in instance checks: what the set-up's CPU seconds buy here
+        settings = dataclasses.replace(settings, budgets=calibrated(settings.budgets))
         self.settings = settings
         self.store = Store(settings.data)
+        #: The worker threads of each kind of work (:mod:`.lanes`).
+        self.lanes = Lanes(settings.data)
         #: Tokens and a tournament's one-time credentials (PROTOCOL.md 3.1).
         self.credentials = Credentials(self.store)
         self.account = self.credentials.account
         #: The games (:mod:`.hosting`), how remote players meet (:mod:`.matchmaking`),
         #: and each connection's session (:mod:`.lobby`).
-        self.host = GameHost(settings, self.store)
+        self.host = GameHost(settings, self.store, self.lanes)
         self.rooms = OpenGames(self.host, settings.connections.create_expiry_s)
         self.entrants = Entrants(self.host, self.credentials)
         self.lobby = Lobby(settings, self.store, self.credentials, self.host, self.rooms,
-                           self.entrants)
+                           self.entrants, self.lanes)
+        self._watching: asyncio.Task[None] | None = None
         self._server: Server | None = None
         #: Connections a server refers at most: the operator's cap, within the file
         #: descriptors the process may open (set by :meth:`start`).
@@ -133,10 +143,22 @@ class GameServer:
         """Listen; first mark ``interrupted`` the games a previous process left running
         in the data folder (``kill -9``), and raise the file-descriptor limit."""
         settings, limits = self.settings, self.settings.connections
-        swept = await asyncio.to_thread(self.store.sweep)
+        swept = await self.lanes.records.index(Store.sweep)
         if swept:
             log.warning("%d games left running by a process that is gone are marked "
                         "interrupted", len(swept), extra={"games": len(swept)})
+        charged = await self.lanes.records.index(Store.disk_by_account)
+        await self.lanes.records.run(self.host.disk.measure, charged)
+        self._watching = asyncio.create_task(self.host.watch_disk())
+        self.lanes.hosts.executor.submit(warm_hosts)  # (the agents' fork server, at once)
+        budgets = settings.budgets
+        log.info("server-side agents: %g s of CPU for a set-up, %g s for a move, %d MiB a "
+                 "game; exact Ldim: %d instance checks a question (%.3g a CPU second here)",
+                 budgets.setup_cpu_s, budgets.move_cpu_s, budgets.game_memory_mb,
+                 budgets.ldim_work, checks_per_second(),
+                 extra={"setup_cpu_s": budgets.setup_cpu_s, "move_cpu_s": budgets.move_cpu_s,
+                        "ldim_work": budgets.ldim_work,
+                        "checks_per_second": round(checks_per_second())})
         fds = raise_fd_limit(limits.max_connections + limits.per_address + FD_RESERVE
                              + settings.budgets.max_games)
         self.max_connections = max(1, min(limits.max_connections,
@@ -218,8 +240,11 @@ class GameServer:
         if self._server is not None:
             self._server.stop_accepting()
         await self.host.stop(self.SHUTDOWN_S)
+        if self._watching is not None:
+            self._watching.cancel()
         if self._server is not None:
             await self._server.close()
+        self.lanes.close()
         log.info("stopped")
 
     #: Seconds :meth:`stop` waits for the running games to write their ends.

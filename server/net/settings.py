@@ -41,7 +41,9 @@ HUMAN = "human"
 class Budgets:
     """What a peer may ask a server for (PROTOCOL.md 1.2; ``serve --help``). Each is
     checked before anything is built for the game, and a request beyond one is refused
-    with ``over_budget``; the server and every other game go on."""
+    with ``over_budget``; the server and every other game go on. The work a request
+    starts is held to the CPU seconds and bytes stated here whatever it is (a
+    server-side agent's set-up and each of its moves, a page's tree)."""
 
     #: Rounds of one game.
     max_rounds: int = 1_000_000
@@ -51,17 +53,41 @@ class Budgets:
     max_dimension: int = 4096
     #: Experts of an experts game.
     max_experts: int = 100_000
-    #: Instance checks exact Ldim may spend for a server-side SOA or shattered-tree (about
-    #: 0.1-0.2 microseconds each: about a second), and the largest truth table |H| x |X|
-    #: it may build.
-    ldim_work: int = 5_000_000
+    #: CPU seconds the set-up of a server-side agent may take (its class built, exact
+    #: Ldim or the randomised value of the whole class): beyond, the challenge is
+    #: refused (``over_budget``); and each of its moves: beyond, the move is its
+    #: ``over_budget`` fault (PROTOCOL.md 6). Measured on the CPU clock of the process
+    #: that does the work, not on the wall clock.
+    setup_cpu_s: float = 5.0
+    move_cpu_s: float = 2.0
+    #: Instance checks exact Ldim may spend on one question of a server-side agent (SOA,
+    #: shattered-tree ...: their ``budget`` parameter may not exceed it). None: what
+    #: ``setup_cpu_s`` buys at the solver's speed on this machine, measured when the
+    #: server starts (:func:`littlestone.games.ldim.checks_per_second`).
+    ldim_work: int | None = None
+    #: The largest truth table |H| x |X| such an agent may build.
     max_truth_table: int = 1 << 24
-    #: Estimated memory of one game (the class, the opponent's tables, the blocks of
-    #: instances in flight, the history kept for the final check), in MiB.
+    #: The caches exact Ldim may fill for one server-side agent, in MiB (counted in its
+    #: game's memory).
+    solver_memory_mb: int = 64
+    #: Estimated memory of one game (the class, the opponent's tables and caches, the
+    #: blocks of instances in flight, the history kept for the final check), in MiB: a
+    #: server-side agent that runs in a process of its own is held to it there.
     game_memory_mb: int = 256
     #: Estimated disk one game takes (its log, the history of a halfspace game's
     #: instances kept for the final check), in MiB.
     game_disk_mb: int = 1024
+    #: The disk one token's games may take, in MiB: the logs of its games in the index
+    #: and the estimates of those it plays now.
+    token_disk_mb: int = 4096
+    #: The disk the data folder may take in all, in MiB (its logs, counted when the
+    #: server starts and as games end, and the estimates of the games running).
+    data_disk_mb: int = 16384
+    #: Free space the data folder's disk must keep after a new game's estimate, in MiB
+    #: (what the index, the logs' footers and the operating system need).
+    min_free_mb: int = 256
+    #: CPU seconds one page's tree (``/api/tree``, the play page's class) may take.
+    page_cpu_s: float = 2.0
     #: Games the server referees at once.
     max_games: int = 256
 

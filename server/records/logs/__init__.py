@@ -60,7 +60,6 @@ from littlestone.server.records.logs.reader import GameLogData, checked, read_lo
 from littlestone.server.records.logs.writer import LogWriteError, LogWriter
 
 __all__ = [
-    "LogWriteError",
     "AUTO_FULL_BYTES",
     "FORMAT_VERSION",
     "FULL_ARRAYS_MAX",
@@ -70,6 +69,7 @@ __all__ = [
     "GameLogData",
     "LogCorrupted",
     "LogError",
+    "LogWriteError",
     "LogWriter",
     "checked",
     "estimated_bytes",

@@ -106,6 +106,8 @@ class LogWriter:
         self.bytes_written = len(MAGIC)
         #: Rounds handed to the log so far (those kept for a batch are counted when written).
         self.rounds_written = 0
+        #: Rounds whose frames are in the file (what a log cut off here holds).
+        self.rounds_kept = 0
         self._pending: list[RoundRecord] = []
         self._pending_since = 0.0
         #: Called with each frame after the header, (head, buffers), before it is
@@ -261,3 +263,5 @@ class LogWriter:
         self._file.write(self._chain)
         self.bytes_written += sum(len(p) for p in pieces) + 32
         self._file.flush()  # in the OS's hands: a killed process loses nothing
+        self.rounds_kept += int(head["n"]) if head["kind"] == "rounds" else (
+            1 if head["kind"] == "expert" else 0)
