@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox
+.PHONY: demo test lint typecheck pytest bench clean sandbox notebooks
 
 # Submissions run in bubblewrap (Debian's bubblewrap): installed here when missing and
 # we may (root); otherwise the demo's own example submissions run without it, said so.
@@ -46,6 +46,11 @@ typecheck: $(VENV)
 
 pytest: $(VENV)
 	$(BIN)/pytest
+
+# The notebooks of docs/ run in `make test` (tests/test_notebooks.py: nbclient, a fresh
+# kernel each, their text outputs compared); this executes them and writes their outputs.
+notebooks: $(VENV)
+	$(BIN)/python -m tests.test_notebooks
 
 bench: $(VENV)
 	$(BIN)/python -m benchmarks.run
