@@ -589,16 +589,21 @@ def _toml_value(value: Any, where: str) -> str:
                         f"a list of them, not {_kind(value)}")
 
 
-def _spec_of(value: Any, role: str, function: str = "tournament") -> str:
-    """An entrant as the TOML names it: a spec, or a registered agent object's spec."""
+def _spec_of(value: Any, role: str, function: str = "tournament",
+             argument: str = "config") -> str:
+    """An agent that another process builds (a tournament's entrant, a server's
+    opponent) as the spec it builds it from: a spec, or a built-in object's spec."""
     if isinstance(value, str):
         return value
     registry = LEARNERS if role == "learners" else ADVERSARIES
     if isinstance(value, Learner | Adversary) and value.id and value.id in registry:
         return value.spec
-    raise ArgumentError(function, "config", f"{role}: {_kind(value)}: a tournament's "
-                        "entrants are specs (a built-in's, or path/to/file.py:Class for a "
-                        "submission, which plays in its sandbox)")
+    if function == "tournament":
+        raise ArgumentError(function, argument, f"{role}: {_kind(value)}: a tournament's "
+                            "entrants are specs (a built-in's, or path/to/file.py:Class for "
+                            "a submission, which plays in its sandbox)")
+    raise ArgumentError(function, argument, f"{_kind(value)}: the server builds its "
+                        "opponent from a built-in's spec")
 
 
 def tournament_toml(config: dict[str, Any]) -> str:
@@ -873,7 +878,7 @@ def connect(url: str, agent: Any, opponent: str | None = None, cls: Any = None,
     player = _remote_agent(agent, role)
     if opponent is not None and not isinstance(opponent, str):
         opponent = _spec_of(opponent, "adversaries" if isinstance(player, Learner)
-                            else "learners", "connect")
+                            else "learners", "connect", "opponent")
     if join is not None:
         given = [n for n, v in (("cls", cls), ("rounds", rounds), ("experts", experts),
                                 ("seed", seed), ("opponent", opponent)) if v is not None]

@@ -471,6 +471,8 @@ class Comparison:
                          + (f" on {first.hclass}" if first.hclass else "")
                          + f", mean over {len({g.seed for g in self.played})} seed(s)",
                          fontsize=9)
+        if figure == "mistakes":
+            ax.set_ylim(bottom=0)
         ax.set_xlabel("round t")
         ax.set_ylabel(f"cumulative {figure}")
         ax.legend(fontsize=7, loc="lower right")
@@ -565,7 +567,8 @@ class TournamentResult:
         (expected; ``realised`` for the realised one), NaN where nothing was scored."""
         pd = pandas()
         matrix = self.report.payoff_realised if realised else self.report.payoff
-        frame = pd.DataFrame(matrix).T.astype(float)
+        order = [e["learner"] for e in self.report.learners if e["learner"] in matrix]
+        frame = pd.DataFrame(matrix).T.astype(float).reindex(order)
         frame.index.name, frame.columns.name = "learner", "adversary"
         return frame
 
@@ -613,7 +616,8 @@ class TournamentResult:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        learners = [str(a) for a in self.report.payoff]
+        learners = [e["learner"] for e in self.report.learners
+                    if e["learner"] in self.report.payoff]  # in the leaderboard's order
         adversaries = sorted({a for row in self.report.payoff.values() for a in row})
         return str(_templates().get_template("tournament.html").render(
             name=self.name, games=len(self.report.games),

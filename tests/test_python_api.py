@@ -157,7 +157,9 @@ BAD = [
      "an integer >= 0"),
     (lambda: ls.play("halving", "shattered-tree", "thresholds:n=63", rounds=-1), "rounds",
      "not -1"),
-    (lambda: ls.play("halving", "shattered-tree", "thresholds:n=63", seed=1.5), "seed",
+    (lambda: ls.play("halving", "shattered-tree", "thresholds:n=63",
+                     seed=1.5),  # type: ignore[arg-type]  # the bad argument is the test
+     "seed",
      "64-bit integer"),
     (lambda: ls.play("halving", "shattered-tree", "thresholds:n=63", game="poker"), "game",
      "one of mistake-bound, experts"),
@@ -187,7 +189,8 @@ BAD = [
      "config", "tournament.rounds: an integer >= 1"),
     (lambda: ls.tournament({"name": "t", "rounds": 5, "colour": "red"}), "config",
      "unknown key 'colour'"),
-    (lambda: ls.tournament(42), "config", "a dict or a TOML file's path"),
+    (lambda: ls.tournament(42),  # type: ignore[arg-type]  # the bad argument is the test
+     "config", "a dict or a TOML file's path"),
     (lambda: ls.tournament("/nowhere/t.toml"), "config", "no such file"),
     (lambda: ls.tournament({"name": "t", "rounds": 5, "learners": [MajorityVote()],
                             "adversaries": ["noisy"], "classes": ["thresholds:n=7"]}),
