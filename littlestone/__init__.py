@@ -7,7 +7,7 @@ Play a game, and look at it:
 >>> game = ls.play("halving", "shattered-tree", "thresholds:n=63", rounds=20)
 >>> game
 <Game halving vs shattered-tree: complete, 6 mistakes (bound 6) in 20 rounds>
->>> game.rounds()["mistakes"].iloc[-1], ls.ldim("thresholds:n=63")
+>>> int(game.rounds()["mistakes"].iloc[-1]), ls.ldim("thresholds:n=63")
 (6, 6)
 
 ``game.plot()`` draws the curve against the bound, and Jupyter shows the summary and
