@@ -8,20 +8,26 @@ class's hypotheses (a Python ``int``: bit h set iff hypothesis h is in V).
 
 - memoised on the *canonical form* of the version space, keeping a lower and an upper
   bound per form: only the instances that split V, each flipped so that V's first
-  hypothesis reads 0, identical ones once, hypotheses distinct, in their order. Version
-  spaces that are the same up to translation (intervals inside [2, 9) and inside
-  [40, 47)) share one entry;
+  hypothesis reads 0, hypotheses distinct, both in their order. Version spaces that are
+  the same up to translation (intervals inside [2, 9) and inside [40, 47)) share one
+  entry;
+- unions: when every hypothesis but the first reads 1 (after the flips) on one group of
+  consecutive instances only, V is the union of its groups' version spaces, and its key
+  is theirs, sorted: the same groups in another order share one entry (the gaps that
+  negative labels leave between intervals);
 - products: when V is A x B over two groups of instances (|V| = |A| |B|, the groups
   found by independence from the first instance), Ldim(V) = Ldim(A) + Ldim(B), with no
   search (intervals that must contain a point are a product of two threshold classes);
 - the ceiling Ldim(V) <= floor(log2 |V|): a split that reaches it ends the search;
 - splits tried from the most balanced down; x is skipped once
   1 + floor(log2 min(|V0|, |V1|)) cannot beat the best found, and so is every later x;
+  instances that split V alike are tried once;
 - the smaller side is solved first, and the other side only up to its value (a capped
   solve), so the larger side is often never solved exactly;
-- large version spaces are boolean matrices (numpy: one pass per split); from
-  ``SMALL`` hypotheses down, a form's sub-version-spaces are Python-int bitsets over its
-  own hypotheses, memoised per form.
+- large version spaces are bit matrices, a row of 64-bit words per hypothesis (numpy:
+  a split gathers rows; counts, flips and the dropping of columns work on the words);
+  from ``SMALL`` hypotheses down, a form's sub-version-spaces are Python-int bitsets over
+  its own hypotheses, memoised per form.
 
 SOA and the shattered-tree adversary share one solver per class through
 :func:`solver_for`, so its cache is filled once.
@@ -118,101 +124,309 @@ def _ceiling(v: int) -> int:
 
 
 #: Version spaces of at most this many distinct hypotheses are solved on Python ints
-#: (local bitsets of their own), larger ones on numpy boolean matrices.
+#: (local bitsets of their own), larger ones on numpy bit matrices.
 SMALL = 512
+
+_WORD = np.dtype("<u8")
+#: At most this many rows are summed byte by byte before a byte could overflow.
+_LANE_ROWS = 255
+#: Up to this many runs of dropped columns are shifted out of a form's packed rows;
+#: beyond it its columns are gathered from its unpacked matrix.
+_SHIFT_RUNS = 8
+
+
+def _pack(matrix: NDArray[np.bool_]) -> NDArray[np.uint64]:
+    """The rows of a boolean matrix as bits in 64-bit words: column i is bit i % 64 of
+    word i // 64, the padding clear, at least one word a row.
+
+    >>> _pack(np.array([[True, False, True], [False, True, False]])).ravel().tolist()
+    [5, 2]
+    """
+    rows, cols = matrix.shape
+    out = np.zeros((rows, 8 * max(1, -(-cols // 64))), dtype=np.uint8)
+    out[:, : -(-cols // 8)] = np.packbits(matrix, axis=1, bitorder="little")
+    return out.view(_WORD)
+
+
+def _unpack(words: NDArray[np.uint64], count: int) -> NDArray[np.bool_]:
+    """The first ``count`` columns of packed rows, as a boolean matrix (:func:`_pack`
+    undone)."""
+    raw = np.ascontiguousarray(words, dtype=_WORD).view(np.uint8)
+    return np.unpackbits(raw, axis=1, count=count, bitorder="little").astype(np.bool_)
+
+
+def _bytes(words: NDArray[np.uint64]) -> NDArray[np.uint8]:
+    """The bytes of words, least significant first whatever the machine."""
+    return np.ascontiguousarray(words, dtype=_WORD).view(np.uint8)
+
+
+def _bit_counts(words: NDArray[np.uint64]) -> NDArray[np.int64]:
+    """How many rows have each bit set: one count per column of the packed rows.
+
+    The rows are unpacked to one byte a column and summed in blocks of 255 rows as
+    whole 64-bit words (eight columns a word, no byte overflowing into the next).
+
+    >>> _bit_counts(_pack(np.array([[1, 0, 1], [1, 1, 0]], dtype=bool)))[:3].tolist()
+    [2, 1, 1]
+    """
+    rows = len(words)
+    lanes = np.unpackbits(_bytes(words), axis=1, bitorder="little").view(_WORD)
+    full = rows - rows % _LANE_ROWS
+    out = np.zeros(8 * lanes.shape[1], dtype=np.int64)
+    if full:
+        sums = np.add.reduce(lanes[:full].reshape(-1, _LANE_ROWS, lanes.shape[1]), axis=1)
+        out += _bytes(sums).sum(axis=0, dtype=np.int64)
+    if full < rows:
+        out += _bytes(lanes[full:].sum(axis=0, dtype=np.uint64)[None])[0]
+    return out
+
+
+def _shift_down(words: NDArray[np.uint64], n: int) -> NDArray[np.uint64]:
+    """Packed rows with every column moved n places down (column i + n to i), the top
+    filled with zeros."""
+    q, t = divmod(n, 64)
+    width = words.shape[1]
+    if q >= width:
+        return np.zeros_like(words)
+    src = words[:, q:]
+    if t == 0:
+        out = src.copy()
+    else:
+        out = src >> np.uint64(t)
+        out[:, :-1] |= src[:, 1:] << np.uint64(64 - t)
+    if q:
+        out = np.concatenate([out, np.zeros((len(words), q), dtype=_WORD)], axis=1)
+    return out
+
+
+def _compact(words: NDArray[np.uint64], kept: NDArray[np.intp]) -> NDArray[np.uint64]:
+    """The packed rows with the kept columns (in order) moved to the front; past them
+    lie only columns that were not kept (those after the last kept one, shifted down
+    alike, or none).
+
+    Each run of dropped columns below the last kept one is shifted out (a few word
+    operations a run); with many runs, the kept columns are gathered unpacked.
+    """
+    width = len(kept)
+    last = int(kept[-1]) if width else -1
+    if last + 1 == width:
+        return words
+    # the runs of dropped columns: where the kept columns jump
+    gaps = np.flatnonzero(np.diff(kept, prepend=-1) > 1)
+    if len(gaps) > _SHIFT_RUNS:
+        return _select_columns(words, kept)
+    starts = np.concatenate([[-1], kept])[gaps] + 1
+    lengths = kept[gaps] - starts
+    out = words
+    for start, length in zip(starts[::-1].tolist(), lengths[::-1].tolist(), strict=True):
+        q, b = divmod(start, 64)
+        tail = _shift_down(out[:, q:], length)
+        if b:  # the columns below the run, in its first word, stay
+            low = np.uint64((1 << b) - 1)
+            tail[:, 0] = (out[:, q] & low) | (tail[:, 0] & ~low)
+        out = np.concatenate([out[:, :q], tail], axis=1) if q else tail
+    return out
+
+
+def _select_columns(words: NDArray[np.uint64], columns: NDArray[np.intp]) -> NDArray[np.uint64]:
+    """The packed rows restricted to the given columns, in that order."""
+    count = int(columns.max()) + 1 if len(columns) else 0
+    return _pack(_unpack(words, count)[:, columns])
+
+
+def _column(words: NDArray[np.uint64], j: int) -> NDArray[np.bool_]:
+    """Column j of packed rows."""
+    return ((words[:, j >> 6] >> np.uint64(j & 63)) & np.uint64(1)).astype(np.bool_)
 
 
 class _Form:
-    """The canonical form of a version space, from its instances-by-hypotheses matrix
-    ``t`` (row x: the labels of the distinct hypotheses on instance x; r >= 2 columns).
+    """The canonical form of a version space, from its packed hypotheses-by-instances
+    rows ``words`` (:func:`_pack`; r >= 2 distinct rows, in order) and, when known, how
+    many of them read 1 on each column (:func:`_bit_counts`).
 
-    Only the instances that split it are kept, each flipped so that the first
-    hypothesis reads 0 (a flipped instance splits alike), and of instances that then
-    agree, the first; instances and hypotheses keep their order. Two version spaces
-    with the same form (an interval class and the same class translated along the
-    line, say) have the same Ldim. ``key`` is r, k and the kept rows packed as bits;
-    the reduced matrix itself is built only when the form is expanded.
+    Only the instances that split it are kept, in order, each flipped so that the first
+    hypothesis reads 0 (a flipped instance splits alike); hypotheses keep their order.
+    Two version spaces with the same form (an interval class and the same class
+    translated along the line, say) have the same Ldim. ``x`` is the form's own packed
+    matrix (r rows, ``width`` columns); ``ones`` counts the hypotheses that read 1 on
+    each column. With ``unions``, a form that is a union over groups of its instances
+    (:func:`_groups`) is keyed by its groups' keys, sorted; otherwise ``key`` is r, the
+    width and the bits of ``x``.
     """
 
-    __slots__ = ("_flips", "_kept", "_t", "key", "ones", "packed", "r")
+    __slots__ = ("key", "ones", "r", "union", "width", "x")
 
-    def __init__(self, t: NDArray[np.bool_]) -> None:
-        self._t = t
-        self.r = r = t.shape[1]
-        packed = np.packbits(t, axis=1)
-        ones = np.bitwise_count(packed).sum(axis=1, dtype=np.int64)
-        kept = np.flatnonzero((ones > 0) & (ones < r))
-        flips = t[kept, 0]
-        packed = packed[kept] ^ (flips.astype(np.uint8) * np.uint8(255))[:, None]
-        ones = np.where(flips, r - ones[kept], ones[kept])
-        if len(kept) > 1:
-            first = np.sort(_distinct(packed)[0])
-            if len(first) < len(kept):
-                kept, flips, packed, ones = kept[first], flips[first], packed[first], ones[first]
-        self._kept, self._flips, self.ones = kept, flips, ones
-        if r % 8:  # the padding bits of the last byte (flipped rows have them set)
-            packed[:, -1] &= np.uint8((0xFF << (8 - r % 8)) & 0xFF)
-        #: The kept rows packed as bits (big-endian within a byte, padding cleared).
-        self.packed = packed
-        self.key = (r.to_bytes(4, "little") + len(kept).to_bytes(4, "little")
-                    + packed.tobytes())
-
-    def matrix(self) -> NDArray[np.bool_]:
-        """The reduced matrix: kept instances by hypotheses, flipped."""
-        if len(self._kept) == len(self._t) and not self._flips.any():
-            return self._t  # read only: splits index it into new arrays
-        return self._t[self._kept] ^ self._flips[:, None]  # type: ignore[no-any-return]
+    def __init__(self, words: NDArray[np.uint64], counts: NDArray[np.int64] | None = None,
+                 unions: bool = False) -> None:
+        self.r = r = len(words)
+        if counts is None:
+            counts = _bit_counts(words)
+        kept = np.flatnonzero((counts > 0) & (counts < r))
+        self.width = width = len(kept)
+        first = words[0]
+        flips = (first[kept >> 6] >> (kept & 63).astype(np.uint64)) & np.uint64(1) != 0
+        self.ones = np.where(flips, r - counts[kept], counts[kept])
+        x = _compact(words, kept)
+        used = max(1, -(-width // 64))
+        # the columns past the width are constant: the flip by the first row clears them
+        self.x = x = x[:, :used] ^ x[0, :used]
+        groups = _groups(x, width) if unions else None
+        #: whether it is a union over groups of its instances, keyed by theirs
+        self.union = groups is not None
+        self.key = _FORM + _key(x, width) if groups is None else _UNION + b"".join(sorted(groups))
 
 
-def _product(t: NDArray[np.bool_], ones: NDArray[np.int64], packed: NDArray[np.uint8]
-             ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]] | None:
-    """(A, B) when the version space ``t`` (instances by distinct hypotheses) is the
-    product A x B of the distinct hypotheses of two groups of its instances, else
-    ``None`` (``packed``: the rows of ``t`` packed as bits, padding clear).
+#: The first byte of a form's key, and of a union form's.
+_FORM, _UNION = b"F", b"U"
+
+
+def _key(x: NDArray[np.uint64], width: int) -> bytes:
+    """r, the width and the bits of a form's packed matrix (its padding clear)."""
+    return (len(x).to_bytes(4, "little") + width.to_bytes(4, "little")
+            + _bytes(x)[:, : -(-width // 8)].tobytes())
+
+
+def _groups(x: NDArray[np.uint64], width: int) -> list[bytes] | None:
+    """The keys of the groups of a form that is a union over groups of consecutive
+    instances, else ``None``.
+
+    The first row of ``x`` is all zeros (z). Cut the instances between two neighbours
+    that no hypothesis's span (its first to its last instance read 1) covers; when
+    that leaves several groups, every other hypothesis reads 1 on one group only, and
+    V is the union of the B_i = {z} + the hypotheses that read 1 on group i. The B_i's
+    forms (as on their own: z first, no flip), sorted, determine V up to the order of
+    its instances and hypotheses, and so its Ldim: unions met in different orders (the
+    intervals of the gaps that negative labels leave, whatever their order on the line)
+    share one key.
+    """
+    rows = x[1:]
+    low, high = _spans(rows)
+    covered = np.cumsum(np.bincount(low, minlength=width) - np.bincount(high, minlength=width))
+    cuts = np.flatnonzero(covered[: width - 1] == 0) + 1  # the first column of a group
+    if not len(cuts):
+        return None
+    starts = np.concatenate([[0], cuts])
+    ends = np.concatenate([cuts, [width]])
+    group_of = np.searchsorted(cuts, low, side="right")
+    order = np.argsort(group_of, kind="stable")
+    sizes = np.bincount(group_of, minlength=len(starts))
+    keys = []
+    for members, start, end in zip(np.split(order, np.cumsum(sizes)[:-1]), starts.tolist(),
+                                   ends.tolist(), strict=True):
+        part = _shift_down(np.concatenate([x[:1], rows[members]]), start)
+        keys.append(_key(part[:, : -(-(end - start) // 64)], end - start))
+    return keys
+
+
+def _spans(words: NDArray[np.uint64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The first column each row reads 1 on, and its last (every row not all zeros)."""
+    nonzero = words != 0
+    rows = np.arange(len(words))
+    first = nonzero.argmax(axis=1)
+    last = words.shape[1] - 1 - nonzero[:, ::-1].argmax(axis=1)
+    lowest = words[rows, first]
+    lowest &= ~lowest + np.uint64(1)  # its lowest bit alone
+    highest = words[rows, last]
+    for s in (1, 2, 4, 8, 16, 32):  # every bit below the highest set
+        highest |= highest >> np.uint64(s)
+    return (64 * first + np.bitwise_count(lowest - np.uint64(1)).astype(np.intp),
+            64 * last + np.bitwise_count(highest).astype(np.intp) - 1)
+
+
+def _product(x: NDArray[np.uint64], ones: NDArray[np.int64]
+             ) -> tuple[NDArray[np.uint64], NDArray[np.uint64]] | None:
+    """(A, B) when the version space with packed rows ``x`` (distinct hypotheses by
+    instances, ``ones`` per column, the first row all zeros) is the product A x B of the
+    distinct hypotheses of two groups of its instances, else ``None``.
 
     The group of the first instance is the instances that are not independent of it
-    (over the hypotheses); the rest is the other group. V lies within A x B, so it is
-    A x B exactly when |V| = |A| |B|. Then Ldim(V) = Ldim(A) + Ldim(B): a shattered
-    tree of A with one of B grafted at each leaf gives >=, and induction on a
-    shattered tree of V gives <= (docs/theory.md).
+    (over the hypotheses); the rest is the other group. A is read off the rows that are
+    zero on the other group and B off the rows that are zero on the first: V is A x B
+    exactly when |V| = |A| |B| and every row is made of a row of A and a row of B. Then
+    Ldim(V) = Ldim(A) + Ldim(B): a shattered tree of A with one of B grafted at each
+    leaf gives >=, and induction on a shattered tree of V gives <= (docs/theory.md).
     """
-    k, r = t.shape
-    if k < 2:
+    r, width = len(x), len(ones)
+    if width < 2:
         return None
-    both = np.bitwise_count(packed & packed[0]).sum(axis=1, dtype=np.int64)
+    both = _bit_counts(x[_column(x, 0)])[:width]
     dependent = both * r != ones[0] * ones
     if dependent.all():
         return None
-    left, right = t[dependent], t[~dependent]
-    hyps_left = _distinct(np.packbits(np.ascontiguousarray(left.T), axis=1))[0]
-    hyps_right = _distinct(np.packbits(np.ascontiguousarray(right.T), axis=1))[0]
-    if len(hyps_left) * len(hyps_right) != r:
+    pad = np.zeros(64 * x.shape[1] - width, np.bool_)
+    parts, factors = [], []
+    for group in (dependent, ~dependent):
+        mask = _pack(np.concatenate([group, pad])[None])[0]
+        parts.append(x & mask)
+    for other in (parts[1], parts[0]):
+        factors.append(np.flatnonzero(_zero_rows(other)))
+    if len(factors[0]) * len(factors[1]) != r:
         return None
-    return left[:, np.sort(hyps_left)], right[:, np.sort(hyps_right)]
+    if not _in_product_order(parts, factors):
+        for part, rows in zip(parts, factors, strict=True):
+            if not _rows_among(part, part[rows]):
+                return None
+    return (_select_columns(x[factors[0]], np.flatnonzero(dependent)),
+            _select_columns(x[factors[1]], np.flatnonzero(~dependent)))
+
+
+def _zero_rows(words: NDArray[np.uint64]) -> NDArray[np.bool_]:
+    """Which packed rows are all zeros."""
+    seen = words[:, 0].copy()
+    for w in range(1, words.shape[1]):
+        seen |= words[:, w]
+    return seen == 0  # type: ignore[no-any-return]
+
+
+def _in_product_order(parts: list[NDArray[np.uint64]], factors: list[NDArray[np.intp]]
+                      ) -> bool:
+    """Whether the rows are the pairs of A's and B's rows in order, A's or B's varying
+    slowest (the order of a class of pairs, like intervals that contain a point): then
+    every row is made of a row of A and a row of B, with no look-up."""
+    (left, right), (a, b) = parts, factors
+    for outer, inner, outer_rows, inner_rows in ((left, right, a, b), (right, left, b, a)):
+        step = len(inner_rows)
+        if (len(outer_rows) > 1 and outer_rows[1] == step and inner_rows[-1] == step - 1
+                and np.array_equal(outer, np.repeat(outer[outer_rows], step, axis=0))
+                and np.array_equal(inner, np.tile(inner[inner_rows], (len(outer_rows), 1)))):
+            return True
+    return False
+
+
+def _rows_among(words: NDArray[np.uint64], members: NDArray[np.uint64]) -> bool:
+    """Whether every row of ``words`` is one of the rows of ``members`` (each row
+    looked up by its hash, then compared word for word: a hash collision can only
+    answer ``False``)."""
+    found, member_hashes = _row_hashes(words), _row_hashes(members)
+    order = np.argsort(member_hashes, kind="stable")
+    at = np.minimum(np.searchsorted(member_hashes[order], found), len(order) - 1)
+    match = order[at]
+    return bool((member_hashes[match] == found).all() and (words == members[match]).all())
 
 
 _WEIGHTS = np.random.default_rng(0).integers(1, 1 << 63, size=1 << 13).astype(np.uint64) | 1
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _distinct(packed: NDArray[np.uint8]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
-    """The index of the first of each distinct row of ``packed`` (in order), and which
-    distinct row each row is. Rows are grouped by a hash (their 64-bit words mixed and
-    summed with fixed odd weights) and the grouping is checked byte for byte; on a
-    collision, an exact sort of the rows decides."""
-    width = packed.shape[1]
-    words = -(-width // 8)
-    padded = packed
-    if words * 8 != width:
-        padded = np.zeros((len(packed), words * 8), dtype=np.uint8)
-        padded[:, :width] = packed
-    weights = _WEIGHTS[:words] if words <= len(_WEIGHTS) else np.resize(_WEIGHTS, words)
-    mixed = np.ascontiguousarray(padded).view(np.uint64) * weights
+def _row_hashes(words: NDArray[np.uint64]) -> NDArray[np.uint64]:
+    """A 64-bit hash of each row: its words mixed and summed with fixed odd weights."""
+    width = words.shape[1]
+    weights = _WEIGHTS[:width] if width <= len(_WEIGHTS) else np.resize(_WEIGHTS, width)
+    mixed = words * weights
     mixed ^= mixed >> np.uint64(29)  # high bits down: a sum of products alone loses them
     mixed *= _MIX
-    _, first, inverse = np.unique(mixed.sum(axis=1), return_index=True, return_inverse=True)
-    if not (packed == packed[first[inverse]]).all():  # pragma: no cover - a collision
-        _, first, inverse = np.unique(packed.view(np.dtype((np.void, width))).ravel(),
+    return mixed.sum(axis=1, dtype=np.uint64)  # type: ignore[no-any-return]
+
+
+def _distinct(words: NDArray[np.uint64]) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+    """The index of the first of each distinct row of ``words`` (in order), and which
+    distinct row each row is. Rows are grouped by a hash (their words mixed and summed
+    with fixed odd weights) and the grouping is checked word for word; on a collision,
+    an exact sort of the rows decides."""
+    _, first, inverse = np.unique(_row_hashes(words), return_index=True, return_inverse=True)
+    if not (words == words[first[inverse]]).all():  # pragma: no cover - a collision
+        raw = _bytes(words)
+        _, first, inverse = np.unique(raw.view(np.dtype((np.void, raw.shape[1]))).ravel(),
                                       return_index=True, return_inverse=True)
     return first, inverse.ravel()
 
@@ -225,8 +439,8 @@ class LdimSolver:
         self._small_size = small
         self.n_hypotheses, self.n_instances = m.shape
         self.full = (1 << self.n_hypotheses) - 1
-        #: instances by hypotheses
-        self._matrix_t = np.ascontiguousarray(m.T)
+        #: hypotheses by instances, packed (:func:`_pack`)
+        self._words = _pack(m)
         packed = np.packbits(m, axis=0, bitorder="little")
         #: columns[x]: bitset of the hypotheses that label instance x with 1.
         self.columns: list[int] = [
@@ -243,8 +457,8 @@ class LdimSolver:
         self._roots = roots
         # hypotheses with the same row count once (Ldim cannot tell them apart)
         self._row_class: NDArray[np.intp] | None = None
-        if len(m) > 1 and self.n_instances:
-            first, inverse = _distinct(np.packbits(m, axis=1))
+        if len(m) > 1:
+            first, inverse = _distinct(self._words)
             if len(first) < len(m):
                 self._row_class = inverse
         #: Exact Ldim of the version spaces asked from outside, by bitset.
@@ -280,11 +494,17 @@ class LdimSolver:
         self._next_report = budget - PROGRESS_EVERY
         expansions = self._expansions
         rows = self._rows(v)
-        t = self._matrix_t if len(rows) == self.n_hypotheses else self._matrix_t[:, rows]
-        value = self._child(t, self.n_hypotheses + 1)
+        words = self._words if len(rows) == self.n_hypotheses else self._words[rows]
+        value = self._child(words, self.n_hypotheses + 1, unions=True)
         self.hits += expansions == self._expansions
         self._exact[v] = value
         return value
+
+    @property
+    def spent(self) -> int:
+        """Instance checks that the last computation of :meth:`ldim` made (a look-up
+        that a cache answered is not one)."""
+        return self._budget - self._work_left
 
     def _rows(self, v: int) -> NDArray[np.intp]:
         """The hypotheses of bitset v, one of each distinct row."""
@@ -358,20 +578,23 @@ class LdimSolver:
                 f"{len(self._cache) + len(self._small)} version spaces are cached so far"
             )
 
-    def _child(self, t: NDArray[np.bool_], cap: int) -> int:
-        """min(Ldim(V), cap) for the version space whose instances-by-hypotheses matrix
-        is ``t`` (its hypotheses distinct)."""
-        r = t.shape[1]
+    def _child(self, words: NDArray[np.uint64], cap: int,
+               counts: NDArray[np.int64] | None = None, unions: bool = False) -> int:
+        """min(Ldim(V), cap) for the version space whose packed hypotheses-by-instances
+        rows are ``words`` (its hypotheses distinct; ``counts``: their
+        :func:`_bit_counts`, when known; ``unions``: whether a large one is worth
+        looking at as a union of groups, :func:`_groups`)."""
+        r = len(words)
         if r <= 1 or cap <= 0:
             return 0
-        if cap == 1 or r <= 3:
+        if _trivial(r, cap):
             return 1  # two distinct hypotheses differ somewhere, and floor(log2 3) = 1
-        form = _Form(t)
+        form = _Form(words, counts, unions=unions and r > self._small_size)
         if r > self._small_size:
             return self._solve_large(form, cap)
         entry = self._small.get(form.key)
         if entry is None:
-            packed = np.packbits(form.matrix(), axis=1, bitorder="little")
+            packed = np.packbits(_unpack(form.x, form.width).T, axis=1, bitorder="little")
             entry = ([int.from_bytes(p.tobytes(), "little") for p in packed], {})
             self._small[form.key] = entry
         columns, memo = entry
@@ -387,30 +610,44 @@ class LdimSolver:
         if lo == hi:
             return lo
         self._expansions += 1
-        t, ones = form.matrix(), form.ones
+        x, ones = form.x, form.ones
         self._spend(len(ones) * (1 + r // 512))
-        parts = _product(t, ones, form.packed)
-        if parts is not None:  # Ldim(A x B) = Ldim(A) + Ldim(B)
-            a = self._child(parts[0], cap)
-            b = self._child(parts[1], cap - a) if a < cap else 0
-            if a + b < cap:
-                self._cache[key] = (a + b, a + b)
-                return a + b
-            self._cache[key] = (cap, hi)
-            return cap
+        target = min(cap, hi)
+        if not form.union:  # a union is never a product (docs/theory.md)
+            parts = _product(x, ones)
+            if parts is not None:  # Ldim(A x B) = Ldim(A) + Ldim(B)
+                a = self._child(parts[0], cap)
+                b = self._child(parts[1], cap - a) if a < cap else 0
+                if a + b < cap:
+                    self._cache[key] = (a + b, a + b)
+                    return a + b
+                self._cache[key] = (cap, hi)
+                return cap
         smaller = np.minimum(ones, r - ones)
         order = np.argsort(-smaller, kind="stable")
-        target = min(cap, hi)
         best = lo
+        seen: set[bytes] = set()
+        totals = np.zeros(64 * x.shape[1], dtype=np.int64)
+        totals[: len(ones)] = ones
         for j, size in zip(order.tolist(), smaller[order].tolist(), strict=True):
             if size.bit_length() <= best:
                 break  # 1 + floor(log2 min) <= best, here and for every later split
-            row = t[j]
-            side = row if ones[j] == size else ~row
-            a = self._child(t[:, side], target - 1)
+            side = _column(x, j)
+            if ones[j] != size:
+                side = ~side
+            split = np.packbits(side).tobytes()  # instances that split alike: once
+            if split in seen:
+                continue
+            seen.add(split)
+            small = x[side]
+            # the larger side's counts are the form's less the smaller side's
+            counts = None if _trivial(len(small), target - 1) else _bit_counts(small)
+            a = self._child(small, target - 1, counts, unions=bool(side[0]))
             if a + 1 <= best:
                 continue
-            b = self._child(t[:, ~side], a)
+            if counts is not None:
+                counts = totals - counts
+            b = self._child(x[~side], a, counts, unions=not side[0])
             value = 1 + min(a, b)
             if value > best:
                 best = value
@@ -473,6 +710,11 @@ class LdimSolver:
             return min(best, cap)
         memo[v] = (best, best)
         return best
+
+
+def _trivial(r: int, cap: int) -> bool:
+    """Whether min(Ldim, cap) of r >= 2 distinct hypotheses is 1 with no search."""
+    return cap == 1 or r <= 3
 
 
 def _ceiling_of(n: int) -> int:

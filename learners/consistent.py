@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,10 @@ class Consistent(Learner):
         if isinstance(game.hclass, FiniteClass):
             return Bound(game.hclass.size - 1, "|H| - 1 (UML Cor. 21.2)")
         return None
+
+    def log_hypotheses(self, game: GameSpec) -> float | None:
+        """ln |H|: it outputs a hypothesis of H consistent with every example (games.pac)."""
+        return math.log(game.hclass.size) if isinstance(game.hclass, FiniteClass) else None
 
 
 @register

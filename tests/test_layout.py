@@ -135,6 +135,9 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
                    "littlestone/server/web/static/littlestone.js",
                    "littlestone/server/web/static/uPlot.iife.min.js",
                    "littlestone/server/web/static/uPlot.LICENSE",
+                   "littlestone/server/web/static/play.js",
+                   "littlestone/server/web/static/msgpack.min.js",
+                   "littlestone/server/web/static/msgpack.LICENSE",
                    "littlestone/server/web/templates/base.html",  # and the templates
                    "littlestone/server/web/templates/game.html",
                    "littlestone/server/tournament/templates/report.html",

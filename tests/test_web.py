@@ -695,6 +695,7 @@ async def test_the_route_table_answers_its_routes_and_refuses_the_rest(tmp_path)
             path = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], route.pattern)
             path = path.replace("/static/cup", "/static/littlestone.css")
             path += "?class=thresholds:n=15" if path == "/api/tree" else ""
+            path += "?spec=thresholds:n=7" if path == "/api/play/class" else ""
             status, headers, body = await get(base + path, headers=bearer)
             assert status == 200, (path, status, body[:200])
             assert headers["Content-Type"].startswith(

@@ -20,7 +20,7 @@ from littlestone.server.cli.common import (
     positive_int,
     seed_int,
 )
-from littlestone.server.net.settings import Budgets, ConnectionLimits
+from littlestone.server.net.settings import Budgets, ConnectionLimits, ServerSettings
 from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
 from littlestone.server.records.tokens import TOKEN_ROLES
@@ -93,19 +93,30 @@ def build_parser() -> argparse.ArgumentParser:
     ldim.add_argument("--json", action="store_true", help="print one JSON object")
 
     pac = sub.add_parser(
-        "pac", help="online-to-batch: a mistake-bound learner made PAC, measured",
-        description="Run a deterministic learner on i.i.d. examples until a hypothesis "
-        "survives (1/epsilon) ln((M+1)/delta) of them in a row, many times, and measure the "
-        "output's true error against epsilon and delta (on halfspaces: the Perceptron's "
-        "random iterate against 1/(n gamma^2)).",
+        "pac", help="the PAC track: consistency and online-to-batch, measured",
+        description="Many runs of a PAC learner on i.i.d. examples of a target, each "
+        "output's true error measured exactly against epsilon and delta. A consistent "
+        "learner gets (1/epsilon)(ln|H| + ln(1/delta)) examples; a deterministic mistake-"
+        "bound learner, made conservative, runs until a hypothesis survives "
+        "(1/epsilon) ln((floor(M)+1)/delta) of them in a row; on halfspaces, the "
+        "Perceptron's random iterate against 1/(n gamma^2).",
     )
-    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC")
+    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC",
+                     help="a class, or a concept class of the PAC notes: "
+                     "monotone-conjunctions:n=N, k-cnf:n=N,k=K, decision-lists:n=N")
     pac.add_argument("--learner", required=True, metavar="SPEC")
+    pac.add_argument("--conversion", choices=("consistency", "survivor"),
+                     help="consistency (a learner that counts its hypotheses: the default "
+                     "then) or the longest survivor")
     pac.add_argument("--epsilon", type=float, default=0.1)
     pac.add_argument("--delta", type=float, default=0.05)
-    pac.add_argument("--dist", choices=("uniform", "zipf"), default="uniform")
-    pac.add_argument("--examples", type=count_int, default=200, metavar="N",
-                     help="examples per run of the random iterate (halfspaces)")
+    pac.add_argument("--dist", choices=("uniform", "zipf", "bernoulli"), default="uniform",
+                     help="the examples' distribution; bernoulli: each variable 1 with "
+                     "probability --q")
+    pac.add_argument("--q", type=float, default=0.5, help="the bernoulli distribution's q")
+    pac.add_argument("--examples", type=count_int, default=None, metavar="N",
+                     help="examples per run: of the random iterate (halfspaces, default 200), "
+                     "or instead of the consistency bound's m")
     pac.add_argument("--repeat", type=count_int, default=100, metavar="R")
     pac.add_argument("--seed", type=seed_int, default=0, metavar="S")
     pac.add_argument("--json", action="store_true", help="print one JSON object")
@@ -183,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--time-bank", type=_bank, default=60.0, metavar="SECONDS",
                        help="seconds a player may run over its deadlines in a game (default "
                        "60; 0: none)")
+    human = ServerSettings()
+    serve.add_argument("--human-move-deadline", type=positive_float,
+                       default=human.human_move_deadline, metavar="SECONDS",
+                       help="seconds for each move of a player that says it is a person "
+                       f"(the web page's play; default {human.human_move_deadline:g})")
+    serve.add_argument("--human-time-bank", type=_bank, default=human.human_time_bank,
+                       metavar="SECONDS", help="a person's time bank in a game (default "
+                       f"{human.human_time_bank:g})")
     serve.add_argument("--max-frame", type=_frame, default=1 << 20, metavar="BYTES",
                        help=f"largest frame a peer may send in a game ({MIN_FRAME}-"
                        f"{MAX_FRAME}; default {1 << 20})")
@@ -193,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--public", action="store_true",
                        help="show the web page (http://HOST:PORT/) and its API to anyone, "
                        "read-only, without a token (default: a token is needed)")
+    serve.add_argument("--public-play", action="store_true",
+                       help="let anyone play on the web page as a guest, without a token "
+                       "(a classroom; implies --public; --guest-games per address)")
     serve.add_argument("--no-web", action="store_true",
                        help="answer no plain HTTP: agents' WebSockets only")
     serve.add_argument("--agent", action="append", default=[], metavar="NAME=SPEC",
@@ -231,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
             "games_per_token": "games one token plays at once",
             "message_rate": "lobby messages a second, on average",
             "message_burst": "lobby messages in a burst",
+            "guest_games": "games one address plays at once as a guest (--public-play)",
         }[field.name]
         parse = positive_float if seconds or field.name == "message_rate" else positive_int
         limits.add_argument(flag, dest=field.name, type=parse, default=field.default,

@@ -70,6 +70,9 @@ class Lobby:
             except TimeoutError:
                 raise ProtocolError(Code.TIMEOUT, "no hello within the handshake deadline",
                                     fatal=True) from None
+            ticket = self.credentials.redeemed.get(session.token_digest or "")
+            if ticket is not None and ticket.guest:  # (a guest is counted by its address)
+                session.account = self.credentials.guest_name(ws.address)
             if session.account is not None and (
                     self._sessions_of[session.account] >= limits.per_token):
                 raise OverBudget("per_token", f"over budget: {limits.per_token} connections "
@@ -96,10 +99,11 @@ class Lobby:
                 await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
                 await ws.close(1011, "internal")
         finally:
+            self.credentials.redeemed.pop(session.token_digest or "", None)
             peer.debug("closed")
 
     async def _welcome(self, ws: Connection, session: ServerSession) -> None:
-        settings = self.settings
+        settings = self.settings.for_player(session.capabilities)  # (what its games get)
         await ws.send(encode(session.welcome(
             f"littlestone {package_version()}",
             {"max_frame": settings.limits.max_frame,
@@ -145,8 +149,10 @@ class Lobby:
                        message: dict[str, Any], only: str | None) -> None:
         """One lobby request, from a token still valid (PROTOCOL.md 4)."""
         kind = message["type"]
-        if (only is None and session.token_digest is not None
-                and self.store.token_account(session.token_digest) is None):
+        # (a play ticket's session stops with the token it was minted for)
+        checked = (self.credentials.parent(session.token_digest)
+                   if session.token_digest is not None else None)
+        if only is None and checked is not None and self.store.token_account(checked) is None:
             raise ProtocolError(Code.UNAUTHORIZED, "this token was revoked", fatal=True)
         if only is not None and (kind != "enter" or message["tournament"] != only):
             raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
@@ -158,9 +164,15 @@ class Lobby:
         elif kind == "enter":
             await self.entrants.enter(ws, session, peer, message)
         elif not self._may_play(session):
-            await refuse(ws, peer, OverBudget(
-                "games_per_token", f"over budget: this token plays "
-                f"{self.settings.connections.games_per_token} games already"))
+            limits = self.settings.connections
+            if self._guest(session):
+                await refuse(ws, peer, OverBudget(
+                    "guest_games", f"over budget: this address plays {limits.guest_games} "
+                    "games already as a guest"))
+            else:
+                await refuse(ws, peer, OverBudget(
+                    "games_per_token", f"over budget: this token plays "
+                    f"{limits.games_per_token} games already"))
         else:
             with self._games_of.hold(session.account):
                 if kind == "challenge":
@@ -181,8 +193,14 @@ class Lobby:
     def _may_play(self, session: ServerSession) -> bool:
         """Whether the session's token may start one more game (anonymous sessions are
         held to the per-token limit by their connections only)."""
-        return (session.account is None
-                or self._games_of[session.account] < self.settings.connections.games_per_token)
+        limits = self.settings.connections
+        most = limits.guest_games if self._guest(session) else limits.games_per_token
+        return session.account is None or self._games_of[session.account] < most
+
+    def _guest(self, session: ServerSession) -> bool:
+        """Whether the session plays on a guest's ticket (public play, by address)."""
+        ticket = self.credentials.redeemed.get(session.token_digest or "")
+        return ticket is not None and ticket.guest
 
     async def _challenge(self, ws: Connection, session: ServerSession, peer: PeerLog,
                          message: dict[str, Any]) -> None:
@@ -193,9 +211,10 @@ class Lobby:
             return
         game, opponent = admitted
         seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
+        timing = self.settings.for_player(session.capabilities)  # (a person's deadlines)
         if session.role == "learner":
-            learner = RemoteLearner(ws, session, self.settings)
+            learner = RemoteLearner(ws, session, timing)
             await self.host.run(game, seed, learner, opponent, [(ws, session, learner)])
         else:
-            adversary = RemoteAdversary(ws, session, self.settings)
+            adversary = RemoteAdversary(ws, session, timing)
             await self.host.run(game, seed, opponent, adversary, [(ws, session, adversary)])

@@ -102,8 +102,11 @@ class OpenGames:
             return
         self._close(message["game_id"])  # (no await until the game runs: its slot holds)
         players = {session.role: (ws, session), opened.session.role: (opened.ws, opened.session)}
-        learner = RemoteLearner(*players["learner"], self.host.settings)
-        adversary = RemoteAdversary(*players["adversary"], self.host.settings)
+        settings = self.host.settings  # (each player timed as it said it is: a person?)
+        learner = RemoteLearner(*players["learner"],
+                                settings.for_player(players["learner"][1].capabilities))
+        adversary = RemoteAdversary(*players["adversary"],
+                                    settings.for_player(players["adversary"][1].capabilities))
         try:
             await self.host.run(opened.game, opened.seed, learner, adversary,
                                 [(*players["learner"], learner),

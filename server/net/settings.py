@@ -6,14 +6,15 @@ Imports nothing of the server's: the players, the driver and the server read it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
-__all__ = ["FAULTS_TO_FORFEIT", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK", "Budgets",
-           "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
+__all__ = ["FAULTS_TO_FORFEIT", "HUMAN", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK",
+           "Budgets", "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6).
 FAULTS_TO_FORFEIT = 3
@@ -26,6 +27,10 @@ LOBBY_FAULTS = 16
 #: (smaller than the local driver's blocks: a block's arrays live while its rounds
 #: cross the network, and 2048-round blocks fragmented the heap by ~15 MiB).
 REMOTE_BLOCK = 256
+#: The capability a peer names in its ``hello`` when a person makes its moves (the web
+#: page's play, or any client): its games get the server's deadlines for people
+#: (:attr:`ServerSettings.human_move_deadline`, PROTOCOL.md 3.2).
+HUMAN = "human"
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,9 @@ class ConnectionLimits:
     #: is a fault (``over_budget``), as a bad message is.
     message_rate: float = 20.0
     message_burst: int = 40
+    #: Games one IP address plays at once as a guest of the page's public play
+    #: (``serve --public-play``; PROTOCOL.md 3.2): guests have no token to count by.
+    guest_games: int = 2
 
 
 def raise_fd_limit(wanted: int) -> int:
@@ -124,3 +132,25 @@ class ServerSettings:
     #: How much a game's log keeps: ``full``, or ``none`` (the index row only). A remote
     #: player's moves cannot be re-simulated, so ``compact`` keeps them too (= ``full``).
     log_level: str = "full"
+    #: The per-move deadline and the time bank of a player whose ``hello`` says it is a
+    #: person (capability :data:`HUMAN`): generous, and the server's, never the peer's.
+    human_move_deadline: float = 120.0
+    human_time_bank: float = 600.0
+    #: The web page lets anyone play as a guest, without a token (``serve --public-play``;
+    #: opt-in, within ``ConnectionLimits.guest_games`` per address).
+    public_play: bool = False
+
+    def for_player(self, capabilities: frozenset[str]) -> ServerSettings:
+        """The settings a player's moves are timed by: a person's deadlines when its
+        ``hello`` named :data:`HUMAN`, else these.
+
+        >>> settings = ServerSettings()
+        >>> settings.for_player(frozenset({"human"})).move_deadline
+        120.0
+        >>> settings.for_player(frozenset()) is settings
+        True
+        """
+        if HUMAN not in capabilities:
+            return self
+        return dataclasses.replace(self, move_deadline=self.human_move_deadline,
+                                   time_bank=self.human_time_bank)

@@ -7,13 +7,18 @@ in a thread (``littlestone tournament --serve``). The routes are a table,
 unknown path is a 404, a known one asked with another method a 405 that names the
 methods it takes (``Allow``). All are read-only:
 
-- ``/``, ``/games/ID``, ``/tournaments/NAME``: the pages (``?part=`` a fragment);
+- ``/``, ``/games/ID``, ``/tournaments/NAME``, ``/play``, ``/class``: the pages
+  (``?part=`` a fragment);
 - ``/api/games``, ``/api/games/ID``, ``/api/games/ID/curve``,
   ``/api/games/ID/records?start=&count=``, ``/api/tournaments``,
-  ``/api/tournaments/NAME``, ``/api/tree?class=SPEC``, ``/api/live``: JSON;
+  ``/api/tournaments/NAME``, ``/api/tree?class=SPEC``, ``/api/live``, ``/api/play``,
+  ``/api/play/class?spec=SPEC``: JSON;
 - ``/live/ID`` (a WebSocket): a running game's spectator feed (PROTOCOL.md 5.4) as JSON
   messages; the browser's messages are never read: it cannot send a move;
-- ``/static/NAME``, ``/login``, ``/logout``.
+- ``/static/NAME``, ``/login``, ``/logout``;
+- ``POST /api/play/ticket``: a play ticket for the page's script (PROTOCOL.md 3.2),
+  which then plays on the agents' endpoint like any client: the one route that hands
+  out something, and only to this origin's page.
 
 Database work and log reading run in worker threads, each with its own connection to
 the index: a page never holds up a game.
@@ -37,9 +42,11 @@ from urllib.parse import urlsplit
 import msgpack
 from websockets.http11 import Request, Response
 
+from littlestone.server.net.admission import TICKET_TTL_S
 from littlestone.server.net.server import GameServer
+from littlestone.server.net.settings import HUMAN
 from littlestone.server.records.store import Store
-from littlestone.server.web import data, pages
+from littlestone.server.web import data, pages, play
 from littlestone.server.web.access import (
     COOKIE,
     Access,
@@ -232,12 +239,82 @@ def logout(visit: Visit) -> Answer:
                                 "HttpOnly; SameSite=Strict")])
 
 
+def _other_origin(request: Request) -> bool:
+    """A request from a page of another origin (its ``Origin``, when it says one; or
+    ``Sec-Fetch-Site``: another site, or a sibling of this one, e.g. another port)."""
+    origin = request.headers.get("Origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("Host"):
+        return True
+    return request.headers.get("Sec-Fetch-Site", "same-origin").lower() not in (
+        "same-origin", "none")
+
+
 def live_feed(visit: Visit) -> Answer:
     """The WebSocket of a running game's spectator feed, for a page of this origin."""
     origin = visit.request.headers.get("Origin")
     if origin is not None and urlsplit(origin).netloc != visit.request.headers.get("Host"):
         return error(403, "another site's page may not watch here", True)
     return Upgrade(visit.app.watch(visit.params["game_id"], token_of(visit.request)))
+
+
+def play_page(visit: Visit) -> Answer:
+    """The play page: a form for the game, and room for the script to play it."""
+    server = visit.app.server
+    return html_response(pages.play_page(
+        play.MENU, visit.who, server is not None,
+        server.settings.for_player(frozenset({HUMAN})) if server is not None else None))
+
+
+def play_ticket(visit: Visit) -> Answer:
+    """``POST /api/play/ticket``: a play ticket (PROTOCOL.md 3.2) for the page's script, for
+    the account of the request's token (its HttpOnly cookie), or a guest's when the
+    operator opened public play (``serve --public-play``). Only this origin's page may
+    ask: the ticket is in the answer, which the script sends in its ``hello``."""
+    request, server = visit.request, visit.app.server
+    if _other_origin(request):
+        return error(403, "another site's page may not play here", True)
+    if server is None:
+        return error(404, "no games are played here: this port serves the page", True)
+    token = token_of(request)
+    if token is not None and visit.app.access.tokens(token) is None:
+        token = None  # an unknown or revoked token: as if none (a guest, if guests play)
+    if token is None and not server.settings.public_play:
+        return error(401, "log in with a token to play (this server's operator has not "
+                     "opened play to guests)", True)
+    try:
+        ticket = server.credentials.ticket(token)
+    except PermissionError as exc:
+        return error(403, str(exc), True)
+    except LookupError:
+        return error(401, "unknown token", True)
+    return json_response({"ticket": ticket, "expires_in": TICKET_TTL_S,
+                          "guest": token is None})
+
+
+def api_play(visit: Visit) -> Answer:
+    """The play page's menu, and the deadlines a person's moves get here."""
+    server = visit.app.server
+    limits = None
+    if server is not None:
+        human = server.settings.for_player(frozenset({HUMAN}))
+        limits = {"move_deadline_ms": int(human.move_deadline * 1000),
+                  "time_bank_ms": int(human.time_bank * 1000),
+                  "guests": server.settings.public_play}
+    return json_response({**play.MENU, "limits": limits})
+
+
+def api_play_class(visit: Visit) -> Answer:
+    """A menu class's truth table, Ldim and shattered tree (:func:`.play.class_info`)."""
+    return _json(play.class_info(visit.query.get("spec", "")))
+
+
+def class_page(visit: Visit) -> Answer:
+    """The class mode: everyone's games of the last hour, and mistakes against Ldim
+    (``?part=board``: the part the script refreshes)."""
+    board = play.class_mode(visit.store, visit.live, visit.hidden)
+    if visit.query.get("part") == "board":
+        return html_response(pages.class_board(board))
+    return html_response(pages.class_page(board, visit.who))
 
 
 #: The route table: the first route whose method and pattern fit a request answers it.
@@ -253,6 +330,11 @@ ROUTES: list[Route[Callable[[Visit], Answer]]] = [
     Route("GET", "/api/tournaments/{name}", api_tournament),
     Route("GET", "/api/tree", api_tree),
     Route("GET", "/api/live", api_live),
+    Route("GET", "/api/play", api_play, worker=False),
+    Route("GET", "/api/play/class", api_play_class),
+    Route("GET", "/play", play_page, worker=False),
+    Route("POST", "/api/play/ticket", play_ticket, worker=False),
+    Route("GET", "/class", class_page),
     Route(WEBSOCKET, "/live/{game_id}", live_feed, worker=False),
     Route("GET", "/static/{name}", static, guarded=False, worker=False),
     Route("GET", "/login", login, guarded=False, worker=False),

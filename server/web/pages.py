@@ -27,8 +27,11 @@ from littlestone.server.tournament.ranking import RULES
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "error_page", "game_page", "games_table",
-           "index_page", "leaderboard", "login_page", "render", "tournament_page"]
+    from littlestone.server.net.settings import ServerSettings
+
+__all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "class_board", "class_page", "error_page",
+           "game_page", "games_table", "index_page", "leaderboard", "login_page",
+           "play_page", "render", "tournament_page"]
 
 #: Rounds one page of a game's replay shows.
 REPLAY_ROWS = 20
@@ -167,6 +170,26 @@ def tournament_page(name: str, board: dict[str, Any] | None, viewer: str | None)
     shown = _board(board) if board is not None else {"board": None}
     return render("tournament.html", name=name, **shown,
                   **_frame(f"Tournament {name}", viewer, "tournament", {"tournament": name}))
+
+
+def play_page(menu: dict[str, Any], viewer: str | None, games_here: bool,
+              human: ServerSettings | None) -> str:
+    """The play page: the form that sets up a game (server-rendered; playing it needs the
+    script, whose moves travel on a WebSocket), and the room the script plays in.
+    ``human``: the settings a person's moves are timed by (None: no games here)."""
+    return render("play.html", menu=menu, games_here=games_here, human=human,
+                  **_frame("Play it yourself", viewer, "play"))
+
+
+def class_board(board: dict[str, Any]) -> str:
+    """The class mode's part the script refreshes: the histogram of mistakes against
+    Ldim(H), and the games of the last hour."""
+    return render("class_board.html", board=board)
+
+
+def class_page(board: dict[str, Any], viewer: str | None) -> str:
+    """The class mode: what a teacher puts on the projector while the class plays."""
+    return render("class.html", board=board, **_frame("Class mode", viewer, "class"))
 
 
 def login_page(message: str = "") -> str:
