@@ -260,13 +260,15 @@ class MistakeBoundReferee:
         """Play the next queued round with the learner's p; returns its record.
 
         The same rules as :meth:`instance`, :meth:`prediction` and :meth:`label` (the
-        queued moves were validated by :meth:`queue`), written out for the local
-        driver's hot loop.
+        queued moves were validated by :meth:`queue`); p ``None`` is the learner's fault,
+        scored as :meth:`prediction_fault` scores it (p = 1 - y).
         """
         i = self._queue_next
         if self.phase is not Phase.INSTANCE or i >= len(self._queued_y):
             self._out_of_turn(LEARNER, "prediction")
         self._queue_next = i + 1
+        if p is None:  # a fault (PROTOCOL.md 6): a mistake
+            p = 1.0 - self._queued_y[i]
         if type(p) is not float or not 0.0 <= p <= 1.0:  # the common case needs no call
             self.phase = Phase.PREDICTION
             p = self._check_prediction(p)
@@ -283,9 +285,10 @@ class MistakeBoundReferee:
 
         The learner's predictions for queued rounds (it was shown each x_t, answered p_t,
         then was told the queued y_t): the same checks, coins and records as that many
-        :meth:`queued_round` calls, in one pass. A bad p or a label that empties the version
-        space ends the game at its round, after the rounds before it are scored.
-        With ``records=False`` no records are built (the scores are kept all the same).
+        :meth:`queued_round` calls, in one pass (``None``: the learner's fault, p = 1 - y).
+        A bad p or a label that empties the version space ends the game at its round,
+        after the rounds before it are scored. With ``records=False`` no records are
+        built (the scores are kept all the same).
         """
         start, n = self._queue_next, len(predictions)
         if self.phase is not Phase.INSTANCE or start + n > len(self._queued_y):
@@ -293,6 +296,9 @@ class MistakeBoundReferee:
         ps = list(predictions)
         bad_p = n  # the first round whose p is not a number in [0, 1]
         if not set(map(type, ps)) <= {float}:
+            if any(p is None for p in ps):  # faults (PROTOCOL.md 6): mistakes
+                ys = self._queued_y
+                ps = [1.0 - ys[start + i] if p is None else p for i, p in enumerate(ps)]
             for i, p in enumerate(ps):
                 if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating):
                     bad_p = i
