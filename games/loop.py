@@ -61,7 +61,12 @@ from littlestone.games.game import (
     GameSpec,
     RoundRecord,
 )
-from littlestone.games.mistake_bound import MistakeBoundReferee, Phase, check_probability
+from littlestone.games.mistake_bound import (
+    MistakeBoundReferee,
+    Phase,
+    check_probability,
+    faulted_prediction,
+)
 
 __all__ = ["FAULT", "FAULTS_TO_FORFEIT", "Commit", "Crash", "Disconnected", "FaultLadder",
            "Forfeit", "GameEnded", "GameLoop", "Move", "MoveClock", "QueuedExperts",
@@ -253,25 +258,26 @@ class QueuedRounds:
 
     def __init__(self, t0: int, xs: Any, ys: Sequence[int], ladder: FaultLadder) -> None:
         self.t0, self.xs, self.ys, self.ladder = t0, xs, ys, ladder
-        #: The learner's p for rounds t0, t0 + 1, ... (None: a fault, scored p = 1 - y).
-        self.predictions: list[float | None] = []
+        #: The learner's p for rounds t0, t0 + 1, ... (after a fault, the p it is scored).
+        self.predictions: list[float] = []
 
     def answer(self, p: object) -> int:
         """The learner's move for the next round of the block: p, :data:`FAULT`, or (from
         an agent in process) anything else: checked, a bad p is a fault. Returns the
         round's label, which the learner is told next."""
         i = len(self.predictions)
+        y = int(self.ys[i])
         if type(p) is float and 0.0 <= p <= 1.0:
             self.predictions.append(p)
         elif p is FAULT:
-            self.predictions.append(None)
+            self.predictions.append(faulted_prediction(y))
         else:
             try:
                 self.predictions.append(check_probability(p))
             except IllegalMove as exc:
                 self.ladder.fault(self.t0 + i, "illegal_move", exc.message)
-                self.predictions.append(None)
-        return int(self.ys[i])
+                self.predictions.append(faulted_prediction(y))
+        return y
 
 
 class QueuedExperts:
@@ -475,8 +481,7 @@ class GameLoop:
         referee.prediction_fault()
         return 0.5
 
-    def _score_queued(self, referee: MistakeBoundReferee, predictions: list[float | None]
-                      ) -> None:
+    def _score_queued(self, referee: MistakeBoundReferee, predictions: list[float]) -> None:
         """Score a block's answered rounds: one record at a time when every record is
         wanted, else in one vectorised pass (written to the log as one block)."""
         if self.on_record is not None:

@@ -58,7 +58,7 @@ from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViol
 from littlestone.games.game import MISTAKE_BOUND, GameResult, RoundRecord
 
 __all__ = ["COIN_BLOCK", "MARGIN_TOLERANCE", "MistakeBoundReferee", "Phase", "check_label",
-           "check_probability"]
+           "check_probability", "faulted_prediction"]
 
 #: How many coin flips the referee draws from its generator at a time.
 COIN_BLOCK = 4096
@@ -90,6 +90,16 @@ def check_probability(p: object) -> float:
     if not 0.0 <= value <= 1.0:  # also rejects nan
         raise IllegalMove(LEARNER, "p_range", f"prediction {value} is outside [0, 1]")
     return value
+
+
+def faulted_prediction(y: int) -> float:
+    """The p a round the learner faulted is scored with (late or illegal, PROTOCOL.md 6):
+    a mistake whatever its coin, p = 1 - y.
+
+    >>> faulted_prediction(1), faulted_prediction(0)
+    (0.0, 1.0)
+    """
+    return 1.0 - y
 
 
 def check_label(y: object) -> int:
@@ -202,7 +212,7 @@ class MistakeBoundReferee:
         except MoveError as exc:
             self._fail(exc)
         if self._faulted:
-            self._faulted, self._p = False, 1.0 - label
+            self._faulted, self._p = False, faulted_prediction(label)
         x = self._x
         if self.version_space is not None:
             self._restrict(x, label)
@@ -260,15 +270,13 @@ class MistakeBoundReferee:
         """Play the next queued round with the learner's p; returns its record.
 
         The same rules as :meth:`instance`, :meth:`prediction` and :meth:`label` (the
-        queued moves were validated by :meth:`queue`); p ``None`` is the learner's fault,
-        scored as :meth:`prediction_fault` scores it (p = 1 - y).
+        queued moves were validated by :meth:`queue`), written out for the local
+        driver's hot loop.
         """
         i = self._queue_next
         if self.phase is not Phase.INSTANCE or i >= len(self._queued_y):
             self._out_of_turn(LEARNER, "prediction")
         self._queue_next = i + 1
-        if p is None:  # a fault (PROTOCOL.md 6): a mistake
-            p = 1.0 - self._queued_y[i]
         if type(p) is not float or not 0.0 <= p <= 1.0:  # the common case needs no call
             self.phase = Phase.PREDICTION
             p = self._check_prediction(p)
@@ -285,10 +293,9 @@ class MistakeBoundReferee:
 
         The learner's predictions for queued rounds (it was shown each x_t, answered p_t,
         then was told the queued y_t): the same checks, coins and records as that many
-        :meth:`queued_round` calls, in one pass (``None``: the learner's fault, p = 1 - y).
-        A bad p or a label that empties the version space ends the game at its round,
-        after the rounds before it are scored. With ``records=False`` no records are
-        built (the scores are kept all the same).
+        :meth:`queued_round` calls, in one pass. A bad p or a label that empties the version
+        space ends the game at its round, after the rounds before it are scored.
+        With ``records=False`` no records are built (the scores are kept all the same).
         """
         start, n = self._queue_next, len(predictions)
         if self.phase is not Phase.INSTANCE or start + n > len(self._queued_y):
@@ -296,9 +303,6 @@ class MistakeBoundReferee:
         ps = list(predictions)
         bad_p = n  # the first round whose p is not a number in [0, 1]
         if not set(map(type, ps)) <= {float}:
-            if any(p is None for p in ps):  # faults (PROTOCOL.md 6): mistakes
-                ys = self._queued_y
-                ps = [1.0 - ys[start + i] if p is None else p for i, p in enumerate(ps)]
             for i, p in enumerate(ps):
                 if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating):
                     bad_p = i
