@@ -1,7 +1,7 @@
 """The game loop, sans-I/O: turn order, the fault ladder, the move clock (docs/design.md 2).
 
 A :class:`GameLoop` plays one game of either kind through its referee. It never calls a
-player: :meth:`GameLoop.moves` is a generator that yields each :class:`Move` it needs
+player: :meth:`GameLoop.moves` is a generator that yields each :data:`Move` it needs
 (who moves, which move, the round, the arguments) and is sent the answer. A runner
 answers the moves its own way: :func:`littlestone.local.play` calls in-process agents
 directly; the server's driver (:mod:`littlestone.server.net.driver`) awaits players
@@ -19,12 +19,12 @@ early. The records are the same as round by round.
 >>> from littlestone.games.game import GameSpec, game_seeds
 >>> game = GameSpec("mistake-bound", 2, make_class("thresholds:n=4"))
 >>> moves = GameLoop(game, game_seeds(0).referee).moves()
->>> next(moves)
-Move(role='adversary', name='commitment', t=0, args=(), extra=())
->>> moves.send(None).name, moves.send(3).name      # no commitment; x_1 = 3
-('instance', 'predict')
->>> moves.send(1.5).name                            # p_1 = 1.5: a fault, the round lost
-'label'
+>>> next(moves)                                     # (role, name, t, args, extra)
+('adversary', 'commitment', 0, (), ())
+>>> moves.send(None)[1], moves.send(3)              # no commitment; x_1 = 3
+('instance', ('learner', 'predict', 1, (3,), ()))
+>>> moves.send(1.5)[1:4]                            # p_1 = 1.5: a fault, the round lost
+('label', 1, (3, 0.5))
 >>> _ = moves.send(1); _ = moves.send(None); _ = moves.send(0); _ = moves.send(1.0)
 >>> _ = moves.send(1)
 >>> try:
@@ -222,21 +222,16 @@ class MoveClock:
 
 # -- what the loop asks -------------------------------------------------------------------
 
-class Move(NamedTuple):
-    """A move the loop asks of a player: ``role`` plays round ``t`` (0: before round 1;
-    T + 1: after round T) by its agent's method ``name``
-    (:class:`~littlestone.learners.Learner`, :class:`~littlestone.adversaries.Adversary`)
-    with ``args``. A player behind a connection is asked ``(t, *args, *extra)``: ``extra``
-    is what its messages carry beyond the in-process call (in the experts game, the
-    instance sent with the advice; the learner's answer as shown, and whether it
-    faulted). Two moves have no agent method: ``play_queued`` and
-    ``play_queued_experts`` (a block of queued rounds, played by the runner)."""
-
-    role: str
-    name: str
-    t: int
-    args: tuple[Any, ...]
-    extra: tuple[Any, ...]
+#: A move the loop asks of a player, ``(role, name, t, args, extra)``: ``role`` plays
+#: round ``t`` (0: before round 1; T + 1: after round T) by its agent's method ``name``
+#: (:class:`~littlestone.learners.Learner`, :class:`~littlestone.adversaries.Adversary`)
+#: with ``args``. A player behind a connection is asked ``(t, *args, *extra)``: ``extra``
+#: is what its messages carry beyond the in-process call (in the experts game, the
+#: instance sent with the advice; the learner's answer as shown, and whether it
+#: faulted). Two moves have no agent method: ``play_queued`` and ``play_queued_experts``
+#: (a block of queued rounds, played by the runner). A plain tuple: the loop makes four
+#: a round, and a named tuple costs twice as much to make.
+Move = tuple[str, str, int, tuple[Any, ...], tuple[Any, ...]]
 
 
 class Commit(NamedTuple):
@@ -246,7 +241,6 @@ class Commit(NamedTuple):
     digest: bytes
 
 
-_new_move = tuple.__new__  # builds a Move without the keyword machinery (the hot loop)
 _NONE: tuple[Any, ...] = ()
 
 
@@ -404,13 +398,12 @@ class GameLoop:
             if t != 1:
                 raise GameEnded("illegal_move:adversary:commit", "a commitment after round 1")
             self.referee.commit(move.digest)
-            move = yield _new_move(Move, (ADVERSARY, name, t, _NONE, _NONE))
+            move = yield (ADVERSARY, name, t, _NONE, _NONE)
         return move
 
     def _reveal(self) -> Generator[Move, Any, None]:
         self.role = ADVERSARY
-        revealed = yield _new_move(Move, (ADVERSARY, "reveal", self.game.rounds + 1, _NONE,
-                                          _NONE))
+        revealed = yield (ADVERSARY, "reveal", self.game.rounds + 1, _NONE, _NONE)
         self.referee.reveal(*(revealed if revealed is not None else (None, b"")))
 
     def _blocks(self) -> Generator[Move, Any, Any]:
@@ -421,8 +414,7 @@ class GameLoop:
         if not left:
             return None
         self.role = ADVERSARY
-        block = yield _new_move(Move, (ADVERSARY, "moves", referee.t + 1,
-                                       (min(left, self.block),), _NONE))
+        block = yield (ADVERSARY, "moves", referee.t + 1, (min(left, self.block),), _NONE)
         if block is None and referee.t:
             raise RuntimeError("an oblivious adversary stopped offering moves")
         return block
@@ -430,7 +422,7 @@ class GameLoop:
     # -- the mistake-bound game ---------------------------------------------------------
 
     def _mistake_bound(self, referee: MistakeBoundReferee) -> Generator[Move, Any, None]:
-        digest = yield _new_move(Move, (ADVERSARY, "commitment", 0, _NONE, _NONE))
+        digest = yield (ADVERSARY, "commitment", 0, _NONE, _NONE)
         if digest is not None:
             referee.commit(digest)
         if self.block:
@@ -440,29 +432,29 @@ class GameLoop:
                 queued = QueuedRounds(referee.t + 1, xs, ys, self.ladders[LEARNER])
                 self.role = LEARNER
                 try:
-                    yield _new_move(Move, (LEARNER, "play_queued", queued.t0, (queued,), _NONE))
+                    yield (LEARNER, "play_queued", queued.t0, (queued,), _NONE)
                 finally:  # the rounds answered are scored, even when the block ends early
                     self._score_queued(referee, queued.predictions)
         instance, prediction, label = referee.instance, referee.prediction, referee.label
-        emit, new = self._emit, _new_move
+        emit = self._emit
         for t in range(referee.t + 1, self.game.rounds + 1):
             self.role = ADVERSARY
-            x = yield new(Move, (ADVERSARY, "instance", t, _NONE, _NONE))
+            x = yield (ADVERSARY, "instance", t, _NONE, _NONE)
             if type(x) is Commit:
                 x = yield from self._commit(x, "instance", t)
             x = instance(x)
             self.role = LEARNER
-            p = yield new(Move, (LEARNER, "predict", t, (x,), _NONE))
+            p = yield (LEARNER, "predict", t, (x,), _NONE)
             if type(p) is float and 0.0 <= p <= 1.0:
                 prediction(p)
             else:  # another number type, or a fault
                 p = self._predicted(referee, p, t)
             self.role = ADVERSARY
-            record = label((yield new(Move, (ADVERSARY, "label", t, (x, p), _NONE))))
+            record = label((yield (ADVERSARY, "label", t, (x, p), _NONE)))
             if emit is not None:
                 emit(record)
             self.role = LEARNER
-            yield new(Move, (LEARNER, "update", t, (x, record.y), _NONE))
+            yield (LEARNER, "update", t, (x, record.y), _NONE)
         if referee.phase is Phase.REVEAL:
             yield from self._reveal()
 
@@ -498,7 +490,7 @@ class GameLoop:
     # -- the experts game ---------------------------------------------------------------
 
     def _experts(self, referee: ExpertsReferee) -> Generator[Move, Any, None]:
-        commitment = yield _new_move(Move, (ADVERSARY, "commitment", 0, _NONE, _NONE))
+        commitment = yield (ADVERSARY, "commitment", 0, _NONE, _NONE)
         if commitment is not None:
             referee.commit(commitment)
         class_derived = referee.hclass is not None
@@ -506,14 +498,13 @@ class GameLoop:
             while (block := (yield from self._blocks())) is not None:
                 queued = QueuedExperts(self, *block)
                 self.role = LEARNER
-                yield _new_move(Move, (LEARNER, "play_queued_experts", referee.t + 1,
-                                       (queued,), _NONE))
-        emit, new = self._emit, _new_move
+                yield (LEARNER, "play_queued_experts", referee.t + 1, (queued,), _NONE)
+        emit = self._emit
         for t in range(referee.t + 1, self.game.rounds + 1):
             self.role = ADVERSARY
             x = None
             name = "instance" if class_derived else "advice"
-            move = yield new(Move, (ADVERSARY, name, t, _NONE, _NONE))
+            move = yield (ADVERSARY, name, t, _NONE, _NONE)
             if type(move) is Commit:
                 move = yield from self._commit(move, name, t)
             if class_derived:
@@ -521,17 +512,17 @@ class GameLoop:
             elif move is not None:
                 referee.advice(move)
             self.role = LEARNER
-            answer = yield new(Move, (LEARNER, "weights", t, (referee.current_advice,), (x,)))
+            answer = yield (LEARNER, "weights", t, (referee.current_advice,), (x,))
             shown = self._answer(answer, t)
             faulted = shown is None
             if faulted:
                 shown = 0.5
             self.role = ADVERSARY
             if class_derived:  # the adversary's label, having seen the prediction induced
-                outcome = yield new(Move, (ADVERSARY, "label", t,
-                                           (x, referee.induced_prediction), (shown, faulted)))
+                outcome = yield (ADVERSARY, "label", t, (x, referee.induced_prediction),
+                                 (shown, faulted))
             else:  # its costs (or a label under advice), having seen the answer
-                outcome = yield new(Move, (ADVERSARY, "costs", t, (shown,), (faulted,)))
+                outcome = yield (ADVERSARY, "costs", t, (shown,), (faulted,))
             if isinstance(outcome, int) and not isinstance(outcome, bool):
                 record = referee.label(outcome)
             else:
@@ -539,7 +530,7 @@ class GameLoop:
             if emit is not None:
                 emit(record)
             self.role = LEARNER
-            yield new(Move, (LEARNER, "update_costs", t, (record.costs, record.y), _NONE))
+            yield (LEARNER, "update_costs", t, (record.costs, record.y), _NONE)
         if referee.phase is ExpertsPhase.REVEAL:
             yield from self._reveal()
 

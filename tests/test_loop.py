@@ -5,7 +5,7 @@ loop's moves itself, or throws in what a player raised."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -21,7 +21,6 @@ from littlestone.games.loop import (
     FaultLadder,
     Forfeit,
     GameLoop,
-    Move,
     MoveClock,
     QueuedExperts,
     QueuedRounds,
@@ -29,6 +28,16 @@ from littlestone.games.loop import (
 
 COIN = game_seeds(0).referee
 SALT = bytes(range(16))
+
+
+class Move(NamedTuple):
+    """A move the loop asked (the loop's plain tuple, named for the tests)."""
+
+    role: str
+    name: str
+    t: int
+    args: tuple[Any, ...]
+    extra: tuple[Any, ...]
 
 
 class Thrown:
@@ -42,11 +51,12 @@ def drive(loop: GameLoop, answer: Callable[[Move], Any]) -> tuple[GameResult, li
     """Answer every move the loop asks with ``answer(move)``; the result, and the moves."""
     moves, asked = loop.moves(), []
     try:
-        move = next(moves)
+        move = Move(*next(moves))
         while True:
             asked.append(move)
             reply = answer(move)
-            move = moves.throw(reply.error) if isinstance(reply, Thrown) else moves.send(reply)
+            move = Move(*(moves.throw(reply.error) if isinstance(reply, Thrown)
+                          else moves.send(reply)))
     except StopIteration as stop:
         return stop.value, asked
 

@@ -68,19 +68,19 @@ async def _run(moves: Generator[Move, Any, GameResult], learner: Learner | Remot
     """Answer the loop's moves: a remote player's from its connection (the round first),
     a local agent's by calling it. What a move raises is thrown into the loop."""
     step: Move | GameResult = _resume(moves.send, None)
-    while isinstance(step, Move):
-        move = step
-        player = learner if move.role == LEARNER else adversary
+    while isinstance(step, tuple):
+        role, name, t, args, extra = step
+        player = learner if role == LEARNER else adversary
         try:
             if isinstance(player, RemotePlayer):
-                answer = await getattr(player, move.name)(move.t, *move.args, *move.extra)
+                answer = await getattr(player, name)(t, *args, *extra)
             else:
-                answer = await _local(player, getattr(player, move.name), *move.args)
+                answer = await _local(player, getattr(player, name), *args)
         except BaseException as error:  # (a cancelled game too: the loop scores its block)
             step = _resume(moves.throw, error)
             continue
-        if move.name == "reveal":  # checking every label and margin of a long halfspace
-            step = await asyncio.to_thread(_resume, moves.send, answer)  # game takes seconds
+        if name == "reveal":  # checking every label and margin of a long halfspace game
+            step = await asyncio.to_thread(_resume, moves.send, answer)  # takes seconds
         else:
             step = _resume(moves.send, answer)
     return step
