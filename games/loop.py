@@ -25,8 +25,10 @@ early. The records are the same as round by round.
 ('instance', ('learner', 'predict', 1, (3,), ()))
 >>> moves.send(1.5)[1:4]                            # p_1 = 1.5: a fault, the round lost
 ('label', 1, (3, 0.5))
->>> _ = moves.send(1); _ = moves.send(None); _ = moves.send(0); _ = moves.send(1.0)
->>> _ = moves.send(1)
+>>> moves.send(1)[1], moves.send(None)[1]           # y_1 = 1, told to the learner
+('update', 'instance')
+>>> moves.send(0)[1], moves.send(1.0)[1], moves.send(1)[1]      # round 2: 0, 1.0, 1
+('predict', 'label', 'update')
 >>> try:
 ...     moves.send(None)
 ... except StopIteration as stop:

@@ -1,7 +1,7 @@
 """Players behind a connection: the server's side of a remote learner or adversary.
 
 :class:`RemoteLearner` and :class:`RemoteAdversary` answer the game loop's moves
-(:class:`littlestone.games.loop.Move`: the agent's method, called with the round first)
+(:data:`littlestone.games.loop.Move`: the agent's method, called with the round first)
 from protocol messages, under the loop's move clock and fault ladder (PROTOCOL.md 6), so
 that the driver (:mod:`.driver`) treats them like local agents. Against an oblivious
 built-in adversary a remote learner's queued rounds are answered from the connection's
