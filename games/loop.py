@@ -70,13 +70,14 @@ from littlestone.games.mistake_bound import (
     faulted_prediction,
 )
 
-__all__ = ["FAULT", "FAULTS_TO_FORFEIT", "Commit", "Crash", "Disconnected", "FaultLadder",
-           "Forfeit", "GameEnded", "GameLoop", "Move", "MoveClock", "QueuedExperts",
-           "QueuedRounds", "RecordSink", "RoundLog"]
+__all__ = ["ADVERSARY", "FAULT", "FAULTS_TO_FORFEIT", "LEARNER", "Commit", "Crash",
+           "Disconnected", "FaultLadder", "Forfeit", "GameEnded", "GameLoop", "Move",
+           "MoveClock", "QueuedExperts", "QueuedRounds", "RecordSink", "RoundLog"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6), in every runner.
 FAULTS_TO_FORFEIT = 3
 
+#: The roles, as moves, faults and statuses name them.
 LEARNER, ADVERSARY = "learner", "adversary"
 
 #: Receives every record as its round is scored.

@@ -28,7 +28,7 @@ from threadpoolctl import threadpool_limits
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import HalfspaceClass
 from littlestone.games.game import EXPERTS, GameResult, GameSpec, game_seeds
-from littlestone.games.loop import GameLoop, Move, QueuedRounds, RecordSink, RoundLog
+from littlestone.games.loop import LEARNER, GameLoop, Move, QueuedRounds, RecordSink, RoundLog
 from littlestone.learners.base import Learner
 
 __all__ = ["RecordSink", "RoundLog", "play"]
@@ -85,37 +85,24 @@ def run(moves: Generator[Move, Any, GameResult], learner: Learner, adversary: Ad
         ) -> GameResult:
     """Answer a game loop's moves by calling the agents; what an agent raises is thrown
     into the loop, which decides (a crash, in process). Returns the loop's result."""
-    calls = _Calls(learner, adversary)
+    # each move's agent method, bound on first use (an agent has those of its games);
+    # a queued block is the runner's own
+    calls: dict[str, Callable[..., Any]] = {
+        "play_queued": lambda queued: _learn_block(learner, queued)}
     send, throw = moves.send, moves.throw
     try:
         move = next(moves)
         while True:
             try:
-                answer = calls[move[1]](*move[3])
+                call = calls.get(move[1]) or calls.setdefault(move[1], getattr(
+                    learner if move[0] == LEARNER else adversary, move[1]))
+                answer = call(*move[3])
             except Exception as error:  # the loop's to judge
                 move = throw(error)
             else:
                 move = send(answer)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]  # the loop returns its result
-
-
-class _Calls(dict[str, Callable[..., Any]]):
-    """Each move's agent method, bound on first use (an agent needs only the methods of
-    the games it plays); ``play_queued`` is the runner's own."""
-
-    def __init__(self, learner: Learner, adversary: Adversary) -> None:
-        super().__init__(play_queued=lambda queued: _learn_block(learner, queued))
-        self.learner, self.adversary = learner, adversary
-
-    def __missing__(self, name: str) -> Callable[..., Any]:
-        agent = self.learner if name in _LEARNER_MOVES else self.adversary
-        method: Callable[..., Any] = getattr(agent, name)
-        self[name] = method
-        return method
-
-
-_LEARNER_MOVES = frozenset({"predict", "update", "weights", "update_costs"})
 
 
 def _learn_block(learner: Learner, queued: QueuedRounds) -> None:
