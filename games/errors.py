@@ -32,7 +32,15 @@ __all__ = [
 
 
 class LittlestoneError(Exception):
-    """Root of every error littlestone raises on purpose."""
+    """Root of every error littlestone raises on purpose.
+
+    >>> from littlestone.games.classes import make_class
+    >>> try:
+    ...     make_class("thresholds:n=-1")
+    ... except LittlestoneError as exc:
+    ...     print(type(exc).__name__)
+    SpecError
+    """
 
 
 class SpecError(LittlestoneError, ValueError):

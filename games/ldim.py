@@ -48,8 +48,8 @@ import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
-from littlestone.games.classes import MATRIX_BUDGET, FiniteClass
-from littlestone.games.errors import BudgetExceeded, UnsupportedGame
+from littlestone.games.classes import MATRIX_BUDGET, FiniteClass, HypothesisClass, make_class
+from littlestone.games.errors import BudgetExceeded, SpecError, UnsupportedGame
 
 __all__ = [
     "LDIM_BUDGET",
@@ -59,6 +59,7 @@ __all__ = [
     "bitset",
     "bitset_indices",
     "class_ldim",
+    "ldim",
     "shattered_tree",
     "solver_for",
     "solver_within_budget",
@@ -511,6 +512,22 @@ def class_ldim(hclass: FiniteClass, budget: int = LDIM_BUDGET) -> tuple[int, str
         return solver.ldim(budget=budget), "exact"
     except BudgetExceeded as exc:
         raise BudgetExceeded(f"{hclass.spec}: {exc} ({budget})") from None
+
+
+def ldim(hclass: HypothesisClass | str, budget: int = LDIM_BUDGET) -> int:
+    """Ldim(H), the Littlestone dimension of a finite class (or of the class a spec
+    names): exact by the recursion, or by its closed form when the class is beyond the
+    matrix budget (:func:`class_ldim` says which). BudgetExceeded when neither can be
+    had within ``budget`` instance checks; SpecError for an infinite class.
+
+    >>> ldim("thresholds:n=7"), ldim("monotone-disjunctions:n=20")  # exact, by theorem
+    (3, 20)
+    """
+    if isinstance(hclass, str):
+        hclass = make_class(hclass)
+    if not isinstance(hclass, FiniteClass):
+        raise SpecError(f"{hclass.spec} is an infinite class: its Ldim is not computed")
+    return class_ldim(hclass, budget)[0]
 
 
 def too_large(hclass: object) -> str | None:

@@ -49,7 +49,7 @@ from websockets.uri import parse_uri
 __all__ = ["UNIX_SCHEME", "Connection", "Deadline", "HttpRoute", "Server", "Upgrade",
            "client_tls", "connect", "serve", "serve_unix", "server_tls"]
 
-log = logging.getLogger("littlestone.server")
+log = logging.getLogger(__name__)
 
 #: Seconds for the opening handshake, and for the closing one before the socket is dropped.
 OPEN_TIMEOUT_S = 10.0
@@ -491,6 +491,8 @@ class Server:
         self.server: asyncio.Server | None = None
         #: Plain HTTP on this port (:data:`HttpRoute`), read at each request.
         self.http: HttpRoute | None = None
+        #: Told of each socket dropped over a cap, and which: max_sockets, per_address.
+        self.on_refused: Callable[[Connection, str], None] | None = None
 
     def connection(self) -> Connection:
         return Connection(ServerProtocol(max_size=self.max_size), on_open=self._open,
@@ -499,10 +501,14 @@ class Server:
     def admit(self, connection: Connection) -> bool:
         """A socket has connected: counted, or refused (False) over a cap."""
         address = connection.address
-        if ((self.max_sockets is not None and self.sockets_of.total() >= self.max_sockets)
-                or (self.per_address is not None and address != "unix"
-                    and self.sockets_of[address] >= self.per_address)):
+        cap = ("max_sockets" if self.max_sockets is not None
+               and self.sockets_of.total() >= self.max_sockets else
+               "per_address" if self.per_address is not None and address != "unix"
+               and self.sockets_of[address] >= self.per_address else None)
+        if cap is not None:
             connection.server = None  # never counted: nothing to take back
+            if self.on_refused is not None:
+                self.on_refused(connection, cap)
             return False
         self.sockets_of[address] += 1
         return True

@@ -27,10 +27,12 @@ from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec, RoundRecord
 from littlestone.learners import LEARNERS
 from littlestone.server.cli import main
+from littlestone.server.records.anchors import resolve
+from littlestone.server.records.folder import is_index
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import ForeignLog, LogWriter, read_log
-from littlestone.server.records.replay import resolve, verify
-from littlestone.server.records.store import Store, anchor_hmac, is_index
+from littlestone.server.records.store import Store, anchor_hmac
+from littlestone.server.records.verify import verify
 from tests.servers import running_server
 
 GAME = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=63"))
@@ -297,7 +299,8 @@ HOLDER = textwrap.dedent("""
     from littlestone.adversaries import ADVERSARIES
     from littlestone.games.errors import SpecError
     from littlestone.server.records.logs import LogError, read_log
-    from littlestone.server.records.replay import resolve
+    from littlestone.server.records import playback  # registers the replay adversary
+    from littlestone.server.records.anchors import resolve
     from littlestone.server.records.store import Store
 
     data = Path(sys.argv[1])

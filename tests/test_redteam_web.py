@@ -198,10 +198,14 @@ async def test_a_stranger_page_cannot_log_a_browser_in_or_out(tmp_path):
             f"{base}/login?token={server.token}%0d%0aSet-Cookie:%20x=1")
         assert status == 401 and "Set-Cookie" not in headers
         for method in ("POST", "PUT", "DELETE", "PATCH"):
-            for path in ("/api/games", "/", "/api/tokens", "/api/revoke"):
+            for path in ("/api/games", "/", "/logout", "/static/littlestone.js"):
+                status, headers, _ = await get(base + path, method=method,
+                                               headers=auth(server.token))
+                assert status == 405 and headers["Allow"] == "GET, HEAD", (method, path)
+            for path in ("/api/tokens", "/api/revoke"):  # no such route, by any method
                 status, _, _ = await get(base + path, method=method,
                                          headers=auth(server.token))
-                assert status == 405, (method, path)
+                assert status == 404, (method, path)
         await honest(server)
 
 

@@ -11,6 +11,8 @@ from littlestone import __version__, adversaries, learners
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
 from littlestone.server.cli.common import (
+    LOG_FORMATS,
+    OPERATOR_LOG_LEVELS,
     Parser,
     count_int,
     port_int,
@@ -19,8 +21,9 @@ from littlestone.server.cli.common import (
     seed_int,
 )
 from littlestone.server.net.settings import Budgets, ConnectionLimits
+from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
-from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, TOKEN_ROLES, default_data
+from littlestone.server.records.tokens import TOKEN_ROLES
 
 #: The frames ``serve --max-frame`` may allow: room for a lobby message, at most 64 MiB.
 MIN_FRAME, MAX_FRAME = 4096, 64 << 20
@@ -52,6 +55,19 @@ __all__ = ["build_parser"]
 LOG_HELP = ("how much the game's log keeps: full (every round), compact (the seeds and the "
             "result; replay re-simulates the rounds), none (no log), auto (default: full "
             f"unless the log would pass {AUTO_FULL_BYTES >> 20} MiB, then compact)")
+
+
+def _operator_log(command: argparse.ArgumentParser, default: str) -> None:
+    """``--log-level`` and ``--log-format``: the server's log on standard error."""
+    command.add_argument("--log-level", choices=OPERATOR_LOG_LEVELS, default=default,
+                         help="the server's log on standard error: info shows where it "
+                         "listens, each game's start, faults and end, every refusal with "
+                         "its code, budgets hit, shutdown; debug adds each connection; "
+                         f"never a token nor a game key (default {default})")
+    command.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                         help="text: a line per record; json: one JSON object per line, "
+                         "with the record's fields (game_id, status, code, peer, "
+                         "token_name ...) (default text)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -183,6 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also serve this agent to peers under NAME (a built-in with its "
                        "parameters, or your own FILE.py:Class: loaded now, trusted); "
                        "repeatable. Peers otherwise get registered built-ins only")
+    _operator_log(serve, "info")
     budgets = serve.add_argument_group(
         "budgets", "what one peer may ask for (PROTOCOL.md 1.2); beyond: over_budget")
     for field in dataclasses.fields(Budgets):
@@ -316,6 +333,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="where --serve listens (default 127.0.0.1)")
     tournament.add_argument("--public", action="store_true",
                             help="--serve's page needs no token (read-only)")
+    _operator_log(tournament, "warning")
 
     check = sub.add_parser(
         "check", help="check an agent file before submitting it",

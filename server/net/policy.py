@@ -9,8 +9,9 @@ agent the operator listed at ``serve`` time. :func:`admit` is slow for large cla
 in a worker thread, never on its event loop.
 
 Refusals are :class:`~littlestone.protocol.errors.ProtocolError`: ``over_budget`` for a
-request beyond a budget, ``unsupported_game`` for anything the server does not serve;
-their messages name the request, never a file or a path of the server.
+request beyond a budget (:class:`~.peers.OverBudget`, which names the budget for the
+operator's log), ``unsupported_game`` for anything the server does not serve; their
+messages name the request, never a file or a path of the server.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from littlestone.learners.kernel import KernelPerceptron
 from littlestone.local import HISTORY_IN_MEMORY
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_from_wire
+from littlestone.server.net.peers import OverBudget
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
 from littlestone.server.records.logs import FULL_ARRAYS_MAX
 
@@ -45,9 +47,10 @@ def admit_rules(rules: dict[str, Any], budgets: Budgets) -> GameSpec:
     once its size is known to be within them, and never from a file."""
     rounds, experts = rules.get("rounds"), rules.get("experts")
     if isinstance(rounds, int) and rounds > budgets.max_rounds:
-        raise _over(f"{rounds} rounds, over the budget of {budgets.max_rounds}")
+        raise _over("max_rounds", f"{rounds} rounds, over the budget of {budgets.max_rounds}")
     if isinstance(experts, int) and experts > budgets.max_experts:
-        raise _over(f"{experts} experts, over the budget of {budgets.max_experts}")
+        raise _over("max_experts", f"{experts} experts, over the budget of "
+                    f"{budgets.max_experts}")
     budget = ClassBudget(max_hypotheses=budgets.max_hypotheses,
                          max_dimension=budgets.max_dimension, files=False)
     try:
@@ -55,11 +58,12 @@ def admit_rules(rules: dict[str, Any], budgets: Budgets) -> GameSpec:
     except ProtocolError:
         raise
     except BudgetExceeded as exc:
-        raise _over(str(exc)) from None
+        raise _over("max_hypotheses|max_dimension", str(exc)) from None
     except LittlestoneError as exc:
         raise ProtocolError(Code.UNSUPPORTED_GAME, str(exc)) from None
     if game.game == EXPERTS and game.n_experts > budgets.max_experts:
-        raise _over(f"{game.n_experts} experts, over the budget of {budgets.max_experts}")
+        raise _over("max_experts", f"{game.n_experts} experts, over the budget of "
+                    f"{budgets.max_experts}")
     return game
 
 
@@ -121,12 +125,12 @@ class Opponents:
             if asked is None:
                 raw = {**raw, LDIM_PARAM: str(budgets.ldim_work)}
             elif not (asked.isascii() and asked.isdigit()):
-                raise _over(f"{name}: {LDIM_PARAM}={asked} is not a whole number of "
-                            f"instance checks up to {budgets.ldim_work}")
+                raise _over("ldim_work", f"{name}: {LDIM_PARAM}={asked} is not a whole "
+                            f"number of instance checks up to {budgets.ldim_work}")
             elif (len(asked.lstrip("0")) > len(str(budgets.ldim_work))  # (int() of a
                   or int(asked.lstrip("0") or "0") > budgets.ldim_work):  # long one raises)
-                raise _over(f"{name}: {LDIM_PARAM}={asked} is over the budget of "
-                            f"{budgets.ldim_work} instance checks")
+                raise _over("ldim_work", f"{name}: {LDIM_PARAM}={asked} is over the "
+                            f"budget of {budgets.ldim_work} instance checks")
         params: dict[str, object] = dict(raw)
         return _build(registry, format_spec(name, params))
 
@@ -186,17 +190,17 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     if (agent is not None and isinstance(hclass, FiniteClass)
             and any(p.name == LDIM_PARAM for p in agent.param_info())
             and hclass.size * hclass.domain_size > budgets.max_truth_table):
-        raise _over(f"{agent.spec} on {hclass.spec} needs a truth table of "
+        raise _over("max_truth_table", f"{agent.spec} on {hclass.spec} needs a truth table of "
                     f"{hclass.size * hclass.domain_size} cells, over the budget of "
                     f"{budgets.max_truth_table}")
     memory = game_memory(game, agent)
     if memory > budgets.game_memory_mb << 20:
-        raise _over(f"the game would hold about {memory >> 20} MiB, over the budget of "
-                    f"{budgets.game_memory_mb} MiB")
+        raise _over("game_memory_mb", f"the game would hold about {memory >> 20} MiB, over "
+                    f"the budget of {budgets.game_memory_mb} MiB")
     disk = game_disk(game)
     if disk > budgets.game_disk_mb << 20:
-        raise _over(f"the game would write about {disk >> 20} MiB, over the budget of "
-                    f"{budgets.game_disk_mb} MiB")
+        raise _over("game_disk_mb", f"the game would write about {disk >> 20} MiB, over "
+                    f"the budget of {budgets.game_disk_mb} MiB")
     if agent is not None:
         try:
             reason = agent.unsupported(game)
@@ -208,5 +212,6 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     return game, agent
 
 
-def _over(what: str) -> ProtocolError:
-    return ProtocolError(Code.OVER_BUDGET, f"over budget: {what}")
+def _over(budget: str, what: str) -> OverBudget:
+    """``over_budget``: ``what`` is over ``budget`` (a field of :class:`Budgets`)."""
+    return OverBudget(budget, f"over budget: {what}")

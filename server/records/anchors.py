@@ -1,4 +1,5 @@
-"""Anchors: a log checked against the index row of its game.
+"""Anchors: a log and the index row of its game. A game id names its log
+(:func:`locate`); the row vouches for the log (:func:`anchoring`).
 
 When a game ends, its index row keeps the final chain digest of its log and an HMAC of
 it under the data folder's secret (:meth:`.store.Store.finish_game`). A log rewritten
@@ -37,10 +38,52 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from littlestone.server.records.logs import GameLogData
-from littlestone.server.records.store import INDEX_NAME, RESULT_COLUMNS, Store
+from littlestone.server.records.folder import DEFAULT_DATA, INDEX_NAME, is_index
+from littlestone.server.records.logs import ForeignLog, GameLogData, LogError
+from littlestone.server.records.store import RESULT_COLUMNS, Store
 
-__all__ = ["Anchoring", "anchoring", "data_folder_of"]
+__all__ = ["Anchoring", "anchoring", "data_folder_of", "locate", "resolve"]
+
+
+def locate(log_or_id: str, data: str | Path = DEFAULT_DATA) -> tuple[Path, str | None]:
+    """The log file named by a path, or by a game id in the data folder's index (then
+    with that id, which :func:`anchoring` checks it against). The index and SQLite's
+    files beside it are refused (:class:`~.logs.ForeignLog`) before anything opens them.
+
+    >>> locate("no-such-game", "/nowhere")
+    Traceback (most recent call last):
+    ...
+    littlestone.server.records.logs.format.LogError: no log file or game id 'no-such-game' ...
+    """
+    path = Path(log_or_id)
+    if is_index(path):
+        raise ForeignLog(f"{path} is the SQLite index, not a game log")
+    if path.is_file():
+        return path, None
+    if (Path(data) / INDEX_NAME).is_file():
+        store = Store(Path(data))
+        try:
+            row = store.game(log_or_id)
+        finally:
+            store.close()
+        if row is not None:
+            logged = Path(row["log"]) if row.get("log") else None
+            if logged is not None and is_index(logged):
+                raise ForeignLog(f"game {log_or_id}: its log {logged} is the SQLite index, "
+                                 "not a game log")
+            if logged is not None and logged.is_file():
+                return logged, log_or_id
+            if logged is None:
+                raise LogError(f"game {log_or_id} was played with log level none: it has no "
+                               "log (littlestone games --json shows its index row)")
+            raise LogError(f"game {log_or_id}: its log {row.get('log')!r} is missing")
+    raise LogError(f"no log file or game id {log_or_id!r} (data folder {data})")
+
+
+def resolve(log_or_id: str, data: str | Path = DEFAULT_DATA) -> Path:
+    """The log file named by a path or by a game id in the data folder's index
+    (:func:`locate`)."""
+    return locate(log_or_id, data)[0]
 
 
 def data_folder_of(path: Path) -> Path | None:
