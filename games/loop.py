@@ -532,6 +532,9 @@ class GameLoop:
                 record = referee.costs(outcome)
             if emit is not None:
                 emit(record)
+            # the round's answer goes before the next is made: a vector of d weights held
+            # one round longer made every round's copy fresh memory (page faults: 2x CPU)
+            answer = shown = None
             self.role = LEARNER
             yield (LEARNER, "update_costs", t, (record.costs, record.y), _NONE)
         if referee.phase is ExpertsPhase.REVEAL:
