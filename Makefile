@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox docs docs-strict
+.PHONY: demo test lint typecheck pytest bench clean sandbox docs docs-strict notebooks
 
 # Submissions run in bubblewrap (Debian's bubblewrap): installed here when missing and
 # we may (root); otherwise the demo's own example submissions run without it, said so.
@@ -61,6 +61,11 @@ docs: $(VENV)
 docs-strict: $(VENV)
 	$(MKDOCS) build --strict --quiet
 	$(BIN)/python -m tools.prose $(PROSE)
+
+# The notebooks of docs/ run in `make test` (tests/test_notebooks.py: nbclient, a fresh
+# kernel each, their text outputs compared); this executes them and writes their outputs.
+notebooks: $(VENV)
+	$(BIN)/python -m tests.test_notebooks
 
 bench: $(VENV)
 	$(BIN)/python -m benchmarks.run

@@ -1,12 +1,20 @@
 """littlestone: a referee for the games of online learning theory.
 
-What a student or a researcher needs is here, under one name (``littlestone.__all__``):
-the base classes and registries of the agents, the rules of a game and its result, the
-hypothesis classes, the Littlestone dimension, the runner, and the root of the errors. A
-learner of your own subclasses :class:`Learner` and plays through :func:`play`:
+What a student or a researcher needs is here, under one name (``littlestone.__all__``).
+Play a game, and look at it:
 
->>> import littlestone
->>> class MajorityVote(littlestone.Learner):
+>>> import littlestone as ls
+>>> game = ls.play("halving", "shattered-tree", "thresholds:n=63", rounds=20)
+>>> game
+<Game halving vs shattered-tree: complete, 6 mistakes (bound 6) in 20 rounds>
+>>> int(game.rounds()["mistakes"].iloc[-1]), ls.ldim("thresholds:n=63")
+(6, 6)
+
+``game.plot()`` draws the curve against the bound, and Jupyter shows the summary and
+the curve. A learner of your own subclasses :class:`Learner` and plays through the same
+call, as a class or an instance:
+
+>>> class MajorityVote(ls.Learner):
 ...     '''Predict what most hypotheses still consistent with the labels say.'''
 ...     games = frozenset({"mistake-bound"})
 ...     def reset(self, game, seed):
@@ -18,16 +26,19 @@ learner of your own subclasses :class:`Learner` and plays through :func:`play`:
 ...     def update(self, x, y):
 ...         labels = self.hclass.evaluate(x)
 ...         self.alive = [a and bool(v) == bool(y) for v, a in zip(labels, self.alive)]
->>> H = littlestone.make_class("thresholds:n=63")
->>> game = littlestone.GameSpec("mistake-bound", 200, H)
->>> adversary = littlestone.ADVERSARIES.make("shattered-tree")
->>> result = littlestone.play(game, MajorityVote(), adversary, seed=1)
->>> result.status, result.mistakes, littlestone.ldim(H)
-('complete', 6, 6)
+>>> ls.play(MajorityVote, "shattered-tree", "thresholds:n=63", rounds=200, seed=1).mistakes
+6
 
 The shattered-tree adversary forces Ldim(H) mistakes on any deterministic learner; the
 majority vote halves the version space at each of its mistakes, so it makes at most
 log2 |H| = 6 of them: on thresholds both are 6.
+
+The Python API (:mod:`littlestone.api`, results in :mod:`littlestone.results`):
+:func:`play` one game, :func:`compare` learners against one adversary, :func:`sweep` a
+grid of games into a DataFrame, :func:`ldim` of a class (with VCdim, the randomised
+value and a shattered tree), :func:`tournament` from a dict or a TOML file,
+:func:`replay` a logged game, :func:`connect` to a server. Each takes spec strings or
+objects, interchangeably; a bad argument is one :class:`ArgumentError` naming it.
 
 The names are imported when first used (PEP 562), so ``import littlestone`` stays as
 cheap as it was: a sandboxed submission starts with ``python -m littlestone``. The
@@ -42,9 +53,11 @@ package's parts, for what goes beyond these names:
 - :mod:`littlestone.testing`: the check suite every agent passes (``littlestone check``);
 - :mod:`littlestone.sandbox`: bubblewrap, for submitted agents;
 - :mod:`littlestone.charts`: the curves and heatmaps of the page and the report;
-- :mod:`littlestone.server`: the game server, records, tournaments, the page, the CLI.
+- :mod:`littlestone.server`: the game server, records, tournaments, the page, the CLI;
+- :mod:`littlestone.api`, :mod:`littlestone.results`, :mod:`littlestone.sweeps`: the
+  Python API above them all.
 
->>> littlestone.__version__
+>>> ls.__version__
 '0.3.0'
 """
 
@@ -52,33 +65,30 @@ from __future__ import annotations
 
 import importlib
 
-#: ``typing.TYPE_CHECKING`` without importing typing (mypy reads the name as True):
-#: ``import littlestone`` imports nothing it does not need.
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # what the names are, for type checkers; imported on first use
-    from collections.abc import Callable
-    from typing import Any
-
-    from littlestone.adversaries import ADVERSARIES, Adversary
-    from littlestone.games.classes import FiniteClass, make_class
-    from littlestone.games.errors import LittlestoneError
-    from littlestone.games.game import GameResult, GameSpec
-    from littlestone.games.ldim import ldim
-    from littlestone.learners import LEARNERS, Learner
+# What the names are, for type checkers, is in ``__init__.pyi`` beside this file: typing
+# them here (under TYPE_CHECKING) would draw import arrows from the package to every room
+# it names, the Python API's on top included, which the layers contract forbids.
 
 __all__ = [
     "ADVERSARIES",
     "LEARNERS",
     "Adversary",
+    "ArgumentError",
     "FiniteClass",
+    "Game",
     "GameResult",
     "GameSpec",
     "Learner",
     "LittlestoneError",
     "__version__",
+    "compare",
+    "connect",
     "ldim",
     "make_class",
     "play",
+    "replay",
+    "sweep",
+    "tournament",
 ]
 
 #: The package's version: the wheel's, every log header's and the server's ``welcome``.
@@ -89,14 +99,22 @@ __version__ = "0.3.0"
 _HOMES = {
     "ADVERSARIES": "littlestone.adversaries",
     "Adversary": "littlestone.adversaries",
+    "ArgumentError": "littlestone.api",
     "FiniteClass": "littlestone.games.classes",
+    "Game": "littlestone.results",
     "GameResult": "littlestone.games.game",
     "GameSpec": "littlestone.games.game",
     "LEARNERS": "littlestone.learners",
     "Learner": "littlestone.learners",
     "LittlestoneError": "littlestone.games.errors",
-    "ldim": "littlestone.games.ldim",
+    "compare": "littlestone.api",
+    "connect": "littlestone.api",
+    "ldim": "littlestone.api",
     "make_class": "littlestone.games.classes",
+    "play": "littlestone.api",
+    "replay": "littlestone.api",
+    "sweep": "littlestone.sweeps",
+    "tournament": "littlestone.api",
 }
 
 
@@ -112,33 +130,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-def play(game: GameSpec, learner: Learner, adversary: Adversary, seed: int = 0,
-         on_record: Callable[[Any], None] | None = None) -> GameResult:
-    """Play one game between two in-process agents and return its result, with the
-    learner's bound: :func:`littlestone.local.play`, the synchronous runner.
-
-    ``seed`` derives every coin of the game (the same seed plays the same game);
-    ``on_record`` receives each round's record as it is scored. A player that cannot
-    play ``game`` raises :class:`~littlestone.games.errors.UnsupportedGame` before round
-    1; a player that breaks a rule or raises ends the game with a status naming it.
-
-    A decision, for the notebook API to come: ``littlestone.play`` is this package's
-    own function, which calls the runner, not the runner itself. It takes the runner's
-    first arguments, in its order, for rules and agents as objects, and returns its
-    result; what the runner takes beyond them (blocks, a log, a game key) stays
-    :mod:`littlestone.local`'s. The notebook API widens this function in place:
-    ``game``, ``learner`` and ``adversary`` may then also be spec strings
-    (``"thresholds:n=63"``, ``"halving"``), and every call written against objects
-    keeps working.
-
-    >>> from littlestone import ADVERSARIES, LEARNERS, GameSpec, make_class
-    >>> game = GameSpec("mistake-bound", 100, make_class("thresholds:n=1023"))
-    >>> result = play(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"))
-    >>> result.status, result.mistakes <= result.bound.value == 10
-    ('complete', True)
-    """
-    from littlestone.local import play as run
-
-    return run(game, learner, adversary, seed, on_record=on_record)

@@ -1,5 +1,7 @@
 """The short public API: ``from littlestone import Learner, Adversary, play, ...``, each
-name imported on first use, so that ``import littlestone`` stays cheap (issue 24)."""
+name imported on first use, so that ``import littlestone`` stays cheap (issue 24), and
+typed for checkers by ``littlestone/__init__.pyi``. What the Python API's functions do
+is tests/test_python_api.py's (issue 29)."""
 
 from __future__ import annotations
 
@@ -17,18 +19,26 @@ import littlestone
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Every public name but ``play`` and ``__version__``, and the module it comes from.
+#: Every public name but ``__version__``, and the module it comes from.
 HOMES = {
     "ADVERSARIES": "littlestone.adversaries.base",
     "Adversary": "littlestone.adversaries.base",
+    "ArgumentError": "littlestone.api",
     "FiniteClass": "littlestone.games.hypotheses",
+    "Game": "littlestone.results",
     "GameResult": "littlestone.games.game",
     "GameSpec": "littlestone.games.game",
     "LEARNERS": "littlestone.learners.base",
     "Learner": "littlestone.learners.base",
     "LittlestoneError": "littlestone.games.errors",
-    "ldim": "littlestone.games.ldim",
+    "compare": "littlestone.api",
+    "connect": "littlestone.api",
+    "ldim": "littlestone.api",
     "make_class": "littlestone.games.classes",
+    "play": "littlestone.api",
+    "replay": "littlestone.api",
+    "sweep": "littlestone.sweeps",
+    "tournament": "littlestone.api",
 }
 PUBLIC = sorted(name for name in littlestone.__all__ if not name.startswith("__"))
 
@@ -49,12 +59,14 @@ def test_import_littlestone_imports_no_other_module():
 def test_a_name_is_imported_when_first_asked_for():
     out = _python("import sys, littlestone; print('littlestone.learners' in sys.modules); "
                   "littlestone.Learner; print('littlestone.learners' in sys.modules, "
-                  "'littlestone.server' in sys.modules)")
-    assert out.split() == ["False", "True", "False"]
+                  "'littlestone.server' in sys.modules, 'pandas' in sys.modules); "
+                  "littlestone.play; print('littlestone.api' in sys.modules, "
+                  "'littlestone.server' in sys.modules, 'pandas' in sys.modules)")
+    assert out.split() == ["False", "True", "False", "False", "True", "False", "False"]
 
 
 def test_all_lists_the_public_names():
-    assert set(littlestone.__all__) == {*HOMES, "play", "__version__"}
+    assert set(littlestone.__all__) == {*HOMES, "__version__"}
     assert set(littlestone.__all__) <= set(dir(littlestone))
     names: dict[str, object] = {}
     exec("from littlestone import *", names)
@@ -79,7 +91,19 @@ def test_an_unknown_name_is_an_attribute_error():
     assert not hasattr(littlestone, "local_play")
 
 
-def test_play_is_the_synchronous_runner():
+def test_the_stub_types_every_public_name_from_its_home():
+    """``__init__.pyi`` (what type checkers read) names the public names, each from the
+    module ``__init__.py`` imports it from on first use."""
+    stub = ast.parse((ROOT / "littlestone" / "__init__.pyi").read_text())
+    typed = {alias.asname: node.module for node in stub.body
+             if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert typed == littlestone._HOMES
+    assert set(typed) == set(littlestone.__all__) - {"__version__"}
+
+
+def test_play_with_a_game_spec_first_is_the_synchronous_runner():
+    """littlestone 0.3's form, play(rules, learner, adversary, seed), is kept: the same
+    result as the runner's (now in ``.result``, beside the rounds)."""
     from littlestone.local import play
 
     game = littlestone.GameSpec("experts", 50, littlestone.make_class("thresholds:n=15"))
@@ -88,7 +112,9 @@ def test_play_is_the_synchronous_runner():
     seen: list[object] = []
     ours = littlestone.play(game, learner, adversary, seed=4, on_record=seen.append)
     theirs = play(game, learner.clone(), adversary.clone(), 4)
-    assert ours == theirs and len(seen) == ours.rounds == 50
+    assert ours.result == theirs and len(seen) == ours.played == 50
+    positional = littlestone.play(game, learner.clone(), adversary.clone(), 4)
+    assert positional.result == theirs and positional.seed == 4
 
 
 def test_the_examples_import_from_littlestone_itself():
@@ -99,11 +125,13 @@ def test_the_examples_import_from_littlestone_itself():
         assert modules == {"littlestone"}, (path.name, modules)
 
 
-def test_the_readme_python_example_runs():
-    """README's student snippet: a learner of one's own, played with ``littlestone.play``;
-    it prints what its comments say."""
+def test_the_readme_python_examples_run():
+    """README's Python snippets (a learner of one's own, the From Python section) print
+    what their comments say: ``print(...)  # 6`` prints 6."""
     text = (ROOT / "README.md").read_text()
-    (block,) = re.findall(r"```python\n(.*?)```", text, re.S)
-    printed = _python(block).split()
-    said = re.findall(r"print\(.*\)\s+# (\d+)", block)
-    assert printed == said and len(said) == 2
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    for block in blocks:
+        printed = _python(block).split("\n")
+        said = re.findall(r"print\(.*\)\s+# ([^:\n]+)", block)
+        assert [line.strip() for line in printed if line.strip()] == said and said, block

@@ -1,6 +1,8 @@
 """What a game server is started with, and the numbers of its rules (PROTOCOL.md 3, 6).
 
-Imports nothing of the server's: the players, the driver and the server read it.
+Imports nothing of the server's: the players, the driver and the server read it. The
+fault that forfeits a game is the game loop's (:mod:`littlestone.games.loop`), the
+same in every runner; re-exported here with the server's other numbers.
 """
 
 from __future__ import annotations
@@ -11,14 +13,13 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+from littlestone.games.loop import FAULTS_TO_FORFEIT
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
 __all__ = ["FAULTS_TO_FORFEIT", "HUMAN", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK",
            "REVOKE_CHECK_S",
            "Budgets", "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
 
-#: The fault that forfeits a game (PROTOCOL.md 6).
-FAULTS_TO_FORFEIT = 3
 #: Largest frame a session sends in the lobby (its messages are small); a larger one is
 #: not decoded, and closes the connection (PROTOCOL.md 1.1).
 LOBBY_MAX_FRAME = 64 << 10
