@@ -5,7 +5,10 @@
 :class:`~littlestone.learners.Learner` or :class:`~littlestone.adversaries.Adversary`)
 or behind a connection (:mod:`.players`): the same rules, coins and records. Faults,
 forfeits, disconnects and a local player's crash end the game with a status; nothing
-here ends the server.
+here ends the server. A server-side agent played in a process of its own
+(:mod:`.hosts`) is awaited on the event loop; its move past its budget is its
+``over_budget`` fault on the fault ladder (PROTOCOL.md 6): a learner's loses the round,
+an adversary's is asked again, the third forfeits.
 
 Imports the games, the agents, the players and the local runner's history; nothing of
 the server's sessions or storage.
@@ -21,9 +24,24 @@ from typing import Any, TypeVar
 from littlestone.adversaries.base import Adversary
 from littlestone.games.errors import MoveError
 from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec
-from littlestone.games.loop import LEARNER, Crash, GameEnded, GameLoop, Move, RoundLog
+from littlestone.games.loop import (
+    FAULT,
+    LEARNER,
+    Crash,
+    FaultLadder,
+    GameEnded,
+    GameLoop,
+    Move,
+    RoundLog,
+)
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
+from littlestone.server.net.hosts import (
+    HostedAdversary,
+    HostedLearner,
+    HostGone,
+    MoveOverBudget,
+)
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
 from littlestone.server.net.settings import REMOTE_BLOCK
 
@@ -44,6 +62,8 @@ async def run_game(
                     history=history_for(game), log=writer, in_process=False)
     try:
         for player, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
+            if isinstance(player, HostedLearner | HostedAdversary):
+                continue  # set up already, in its process
             if isinstance(player, Learner | Adversary):  # set-up may be slow: off the loop
                 await _local(player, player.start, game, own, slow=True)
             else:
@@ -53,7 +73,7 @@ async def run_game(
         loop.end(ended)
         result = loop.result()
     else:
-        result = await _run(loop.moves(), learner, adversary)
+        result = await _run(loop, learner, adversary)
     if isinstance(learner, Learner):
         with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
             # (off the event loop: a bound may take a while, e.g. a kernel Perceptron's)
@@ -63,10 +83,12 @@ async def run_game(
     return result
 
 
-async def _run(moves: Generator[Move, Any, GameResult], learner: Learner | RemoteLearner,
+async def _run(loop: GameLoop, learner: Learner | RemoteLearner,
                adversary: Adversary | RemoteAdversary) -> GameResult:
     """Answer the loop's moves: a remote player's from its connection (the round first),
-    a local agent's by calling it. What a move raises is thrown into the loop."""
+    a hosted agent's from its process, a local agent's by calling it. What a move raises
+    is thrown into the loop."""
+    moves: Generator[Move, Any, GameResult] = loop.moves()
     step: Move | GameResult = _resume(moves.send, None)
     while isinstance(step, tuple):
         role, name, t, args, extra = step
@@ -74,6 +96,8 @@ async def _run(moves: Generator[Move, Any, GameResult], learner: Learner | Remot
         try:
             if isinstance(player, RemotePlayer):
                 answer = await getattr(player, name)(t, *args, *extra)
+            elif isinstance(player, HostedLearner | HostedAdversary):
+                answer = await _hosted(player, loop.ladders[role], name, t, args)
             else:
                 answer = await _local(player, getattr(player, name), *args)
         except BaseException as error:  # (a cancelled game too: the loop scores its block)
@@ -92,6 +116,26 @@ def _resume(how: Callable[[Any], Move], value: Any) -> Move | GameResult:
         return how(value)
     except StopIteration as stop:
         return stop.value  # type: ignore[no-any-return]  # the loop returns its result
+
+
+async def _hosted(agent: HostedLearner | HostedAdversary, ladder: FaultLadder, name: str,
+                  t: int, args: tuple[Any, ...]) -> Any:
+    """A hosted agent's move, awaited from its process. Past its budget it is the
+    agent's ``over_budget`` fault: a learner's move ends there (its prediction is scored
+    as a mistake), an adversary's is asked again; the third fault forfeits (raised by
+    the ladder). A process gone (killed far past its budget, or dead) ends the game
+    against the agent."""
+    role = ladder.role
+    while True:
+        try:
+            return await agent.host.move_async(name, *args)
+        except MoveOverBudget as exc:
+            ladder.fault(t or None, "over_budget", str(exc))
+            if ladder.ends_move:
+                return FAULT if name in ("predict", "weights") else None
+        except HostGone as exc:
+            raise GameEnded(f"forfeit:{role}:over_budget" if exc.over_budget
+                            else f"crash:{role}:HostGone", str(exc)) from None
 
 
 async def _local(agent: Learner | Adversary, move: Callable[..., T], *args: Any,

@@ -91,8 +91,13 @@ class MoveOverBudget(LittlestoneError):
 
 
 class HostGone(LittlestoneError):
-    """The host is gone: killed (a call far past its budget, the game over, its peer
-    gone) or dead (its memory exhausted beyond recovery)."""
+    """The host is gone: killed (a call far past its budget: ``over_budget``; the game
+    over, its peer gone) or dead (its memory exhausted beyond recovery, the agent's
+    bug)."""
+
+    def __init__(self, message: str, over_budget: bool = False) -> None:
+        super().__init__(message)
+        self.over_budget = over_budget
 
 
 class _CpuSpent(BaseException):
@@ -214,7 +219,7 @@ class AgentHost:
         if spent is None or spent - before > cpu_s + KILL_MARGIN_S:
             self.kill()
             raise HostGone(f"the agent's process spent more than {cpu_s:g} s of CPU on "
-                           "one call and was stopped")
+                           "one call and was stopped", over_budget=True)
 
     def _answer(self, message: tuple[Any, ...]) -> Any:
         """The answer to ``message``, read (it is there): its value, or the error it

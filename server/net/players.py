@@ -23,7 +23,7 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.commitment import MIN_SALT_BYTES
-from littlestone.games.errors import IllegalMove, MoveError
+from littlestone.games.errors import IllegalMove, LittlestoneError
 from littlestone.games.experts import check_vector, check_weights
 from littlestone.games.game import ExpertsRecord
 from littlestone.games.loop import (
@@ -317,7 +317,9 @@ class _FastExperts:
                  started: float) -> None:
         self.learner, self.queued, self.wires = learner, queued, wires
         self.started, self.sent = started, True
-        self.error: MoveError | None = None
+        #: What stopped the block from inside the callback (a move the referee rejects,
+        #: a log that cannot be written), raised by :meth:`run`.
+        self.error: LittlestoneError | None = None
         ws = learner.ws
         self.deadline = Deadline(ws.loop, ws.stop_answering)
 
@@ -346,7 +348,7 @@ class _FastExperts:
             learner.told(queued.answer(answer))
             if queued.i < len(queued.ys):
                 queued.next_round()
-        except MoveError as exc:
+        except LittlestoneError as exc:  # (MoveError; a log that cannot be written)
             self.error = exc
             ws.stop_answering()
             return True
