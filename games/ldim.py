@@ -521,17 +521,33 @@ class LdimSolver:
                 self._depth -= 1
 
     @contextlib.contextmanager
-    def cpu_limit(self, seconds: float | None) -> Iterator[None]:
+    def limits(self, cpu_s: float | None = None, max_bytes: int | None = None
+               ) -> Iterator[None]:
         """Questions asked in the block stop (BudgetExceeded) once the calling thread
-        has spent ``seconds`` of CPU in it (checked every :data:`PROGRESS_EVERY`
-        instance checks; None: no bound)."""
+        has spent ``cpu_s`` seconds of CPU in it (checked every :data:`PROGRESS_EVERY`
+        instance checks), or once the caches would hold more than ``max_bytes`` (at
+        most what :attr:`max_bytes` allows already). The block holds the solver: no
+        other thread asks it meanwhile.
+
+        >>> from littlestone.games.classes import make_class
+        >>> solver = LdimSolver(make_class("intervals:n=200").matrix())
+        >>> with solver.limits(cpu_s=0.01):
+        ...     solver.ldim()
+        Traceback (most recent call last):
+        ...
+        littlestone.games.errors.BudgetExceeded: exact Ldim needs more CPU time than ...
+        """
         with self._lock:
-            before = self.cpu_deadline
-            self.cpu_deadline = None if seconds is None else time.thread_time() + seconds
+            before = self.cpu_deadline, self.max_bytes
+            if cpu_s is not None:
+                self.cpu_deadline = time.thread_time() + cpu_s
+            if max_bytes is not None:
+                self.max_bytes = max_bytes if self.max_bytes is None else min(
+                    max_bytes, self.max_bytes)
             try:
                 yield
             finally:
-                self.cpu_deadline = before
+                self.cpu_deadline, self.max_bytes = before
 
     def ldim(self, version_space: int | None = None, budget: int = LDIM_BUDGET) -> int:
         """Ldim of the version space (a bitset; the whole class by default).

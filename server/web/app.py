@@ -21,7 +21,10 @@ methods it takes (``Allow``). All are read-only:
   out something, and only to this origin's page.
 
 Database work and log reading run in worker threads, each with its own connection to
-the index: a page never holds up a game.
+the index: a page never holds up a game. The heavy work a viewer may start (a tree:
+exact Ldim) runs in a thread of its own within the page's budget (``serve
+--page-cpu``, :mod:`.data`), beyond which the answer is 503: it never holds up
+another page either.
 """
 
 from __future__ import annotations
@@ -189,11 +192,11 @@ def api_tournament(visit: Visit) -> Answer:
 
 def api_tree(visit: Visit) -> Answer:
     """A class's shattered tree: only a class played here (a viewer builds nothing
-    else)."""
+    else), within the page's budget (beyond: 503)."""
     spec = visit.query.get("class")
     if not spec or spec.endswith("*") or not visit.store.games(limit=1, **{"class": spec}):
         return None
-    return json_response(data.tree(spec))
+    return json_response(data.tree(spec, visit.app.page_cpu_s))
 
 
 def api_live(visit: Visit) -> Answer:
@@ -354,13 +357,13 @@ ROUTES: list[Route[Callable[[Visit], Answer]]] = [
     Route("GET", "/api/games/{game_id}/records", api_records),
     Route("GET", "/api/tournaments", api_tournaments),
     Route("GET", "/api/tournaments/{name}", api_tournament),
-    Route("GET", "/api/tree", api_tree),
+    Route("GET", "/api/tree", api_tree, heavy=True),
     Route("GET", "/api/live", api_live),
     Route("GET", "/api/play", api_play, worker=False),
-    Route("GET", "/api/play/class", api_play_class),
+    Route("GET", "/api/play/class", api_play_class, heavy=True),
     Route("GET", "/play", play_page, worker=False),
     Route("POST", "/api/play/ticket", play_ticket, worker=False),
-    Route("GET", "/class", class_page),
+    Route("GET", "/class", class_page, heavy=True),
     Route(WEBSOCKET, "/live/{game_id}", live_feed, worker=False),
     Route("GET", "/static/{name}", static, guarded=False, worker=False),
     Route("GET", "/login", login, guarded=False, worker=False),
@@ -379,12 +382,20 @@ class WebApp:
         #: The index as the event loop reads it (tokens only).
         self.store = server.store if server is not None else Store(self.data)
         self.access = Access(public=public, tokens=store_tokens(self.store))
+        #: CPU seconds of one request's heavy work (``serve --page-cpu``).
+        self.page_cpu_s = (server.settings.budgets.page_cpu_s if server is not None
+                           else data.PAGE_CPU_S)
         self._local = threading.local()
         self._pool = concurrent.futures.ThreadPoolExecutor(
             WORKERS, thread_name_prefix="littlestone-web")
+        #: The page's heavy work (exact Ldim): one thread, apart from the index's readers,
+        #: so that a tree being built never holds up another page.
+        self._heavy = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="littlestone-web-heavy")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._heavy.shutdown(wait=False, cancel_futures=True)
 
     # -- routing (on the event loop) -------------------------------------------------
 
@@ -439,13 +450,16 @@ class WebApp:
                 answered = route.handler(visit)
             except ValueError as exc:  # a bad number in the query
                 return error(400, f"bad request: {exc}", route.api)
+            except data.PageBudget as exc:  # more than the page does for a viewer
+                return error(503, str(exc), route.api, [("Retry-After", "60")])
             return error(404, "not found", route.api) if answered is None else answered
 
         if not route.worker:
             return answer(self.store)
-        return self._in_thread(answer)
+        return self._in_thread(answer, self._heavy if route.heavy else self._pool)
 
-    def _in_thread(self, work: Callable[[Store], Response | Upgrade]) -> Awaitable[Response]:
+    def _in_thread(self, work: Callable[[Store], Response | Upgrade],
+                   pool: concurrent.futures.ThreadPoolExecutor) -> Awaitable[Response]:
         def call() -> Response:
             store = getattr(self._local, "store", None)
             if store is None:
@@ -454,7 +468,7 @@ class WebApp:
             assert isinstance(answer, Response), "a WebSocket is answered on the event loop"
             return answer
 
-        return asyncio.get_running_loop().run_in_executor(self._pool, call)
+        return asyncio.get_running_loop().run_in_executor(pool, call)
 
     # -- the live feed ----------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.families import Singletons, Thresholds
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND
-from littlestone.games.ldim import class_ldim
+from littlestone.games.ldim import class_ldim, solver_for
 from littlestone.server.records.store import Store
 from littlestone.server.web import data
 
@@ -102,7 +102,7 @@ def class_info(spec: str) -> dict[str, Any] | None:
 @functools.lru_cache(maxsize=256)
 def ldim_of(spec: str) -> int | None:
     """Ldim(H) of a finite class played here, when it is cheap to know (its closed form,
-    or exact within the page's tree budget); None otherwise."""
+    or exact within the page's tree budget); None otherwise (not asked again)."""
     try:
         hclass = make_class(spec)
     except LittlestoneError:
@@ -112,8 +112,10 @@ def ldim_of(spec: str) -> int | None:
     known = hclass.known_ldim()
     if known is not None:
         return known
-    try:
-        return class_ldim(hclass, data.TREE_WORK)[0]
+    try:  # (within the page's budget: instance checks, CPU, the solver's caches)
+        solver = solver_for(hclass)
+        with solver.limits(cpu_s=data.PAGE_CPU_S, max_bytes=data.TREE_BYTES):
+            return solver.ldim(budget=data.TREE_WORK)
     except LittlestoneError:
         return None
 

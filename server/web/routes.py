@@ -41,13 +41,15 @@ class Route(Generic[Handler]):
     """One line of a route table: ``method`` and ``pattern`` (``/games/{game_id}``)
     select ``handler``. ``guarded``: only for a viewer (a token, or the public view);
     ``worker``: answered in a worker thread (it reads the index or the logs), not on
-    the event loop."""
+    the event loop; ``heavy``: in the thread of the page's heavy work (exact Ldim, under
+    the page's budget), apart from the index's readers."""
 
     method: str
     pattern: str
     handler: Handler
     guarded: bool = True
     worker: bool = True
+    heavy: bool = False
     segments: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
