@@ -28,6 +28,7 @@ from littlestone.games.loop import (
     FAULT,
     LEARNER,
     Crash,
+    Disconnected,
     FaultLadder,
     GameEnded,
     GameLoop,
@@ -97,7 +98,8 @@ async def _run(loop: GameLoop, learner: Learner | RemoteLearner,
             if isinstance(player, RemotePlayer):
                 answer = await getattr(player, name)(t, *args, *extra)
             elif isinstance(player, HostedLearner | HostedAdversary):
-                answer = await _hosted(player, loop.ladders[role], name, t, args)
+                other = adversary if role == LEARNER else learner
+                answer = await _hosted(player, loop.ladders[role], name, t, args, other)
             else:
                 answer = await _local(player, getattr(player, name), *args)
         except BaseException as error:  # (a cancelled game too: the loop scores its block)
@@ -119,12 +121,12 @@ def _resume(how: Callable[[Any], Move], value: Any) -> Move | GameResult:
 
 
 async def _hosted(agent: HostedLearner | HostedAdversary, ladder: FaultLadder, name: str,
-                  t: int, args: tuple[Any, ...]) -> Any:
+                  t: int, args: tuple[Any, ...], opponent: Any) -> Any:
     """A hosted agent's move, awaited from its process. Past its budget it is the
     agent's ``over_budget`` fault: a learner's move ends there (its prediction is scored
     as a mistake), an adversary's is asked again; the third fault forfeits (raised by
-    the ladder). A process gone (killed far past its budget, or dead) ends the game
-    against the agent."""
+    the ladder). A process gone ends the game: the remote ``opponent`` left (its process
+    was killed for it), or against the agent (killed far past its budget, or dead)."""
     role = ladder.role
     while True:
         try:
@@ -134,6 +136,8 @@ async def _hosted(agent: HostedLearner | HostedAdversary, ladder: FaultLadder, n
             if ladder.ends_move:
                 return FAULT if name in ("predict", "weights") else None
         except HostGone as exc:
+            if isinstance(opponent, RemotePlayer) and opponent.ws.closed.done():
+                raise Disconnected(opponent.role) from None
             raise GameEnded(f"forfeit:{role}:over_budget" if exc.over_budget
                             else f"crash:{role}:HostGone", str(exc)) from None
 

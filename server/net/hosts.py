@@ -15,7 +15,8 @@ its threads or its memory. The host is held to :class:`HostLimits`:
   the server kills a host whose call runs past them with a margin (a loop in C that the
   timer could not stop) and ends its game.
 
-The server's side of an agent in a host is a :class:`HostedLearner` or
+A host runs at a lower priority than the server (:data:`HOST_NICE`). The server's side
+of an agent in a host is a :class:`HostedLearner` or
 :class:`HostedAdversary`: a :class:`~littlestone.learners.Learner` (or
 :class:`~littlestone.adversaries.Adversary`) whose moves are made in the host. A move
 past its budget raises :class:`MoveOverBudget` (the runner scores it as the agent's
@@ -69,8 +70,9 @@ HOST_PRELOAD = ["numpy", "networkx", "littlestone.learners", "littlestone.advers
 #: profiling timer stops it well before, in Python code), and how often it looks.
 KILL_MARGIN_S = 1.0
 WATCH_EVERY_S = 0.25
-#: Seconds a host has to start and answer its first message (a loaded machine).
-START_TIMEOUT_S = 60.0
+#: The niceness of a host: on a busy machine the server's own process (admissions, the
+#: index, the page, the moves it relays) runs first.
+HOST_NICE = 10
 
 
 @dataclass(frozen=True)
@@ -215,8 +217,13 @@ class AgentHost:
     def _past(self, before: float, cpu_s: float) -> None:
         """Kill the host if its call has spent more than ``cpu_s`` + :data:`KILL_MARGIN_S`
         of CPU (it stops itself at ``cpu_s``: it is stuck where its timer cannot reach)."""
+        if self._killed:
+            raise HostGone("the agent's process was stopped (its game is over)")
         spent = _cpu_of(self.pid)
-        if spent is None or spent - before > cpu_s + KILL_MARGIN_S:
+        if spent is None:
+            self.kill()
+            raise HostGone("the agent's process is gone")
+        if spent - before > cpu_s + KILL_MARGIN_S:
             self.kill()
             raise HostGone(f"the agent's process spent more than {cpu_s:g} s of CPU on "
                            "one call and was stopped", over_budget=True)
@@ -224,6 +231,8 @@ class AgentHost:
     def _answer(self, message: tuple[Any, ...]) -> Any:
         """The answer to ``message``, read (it is there): its value, or the error it
         names, raised here."""
+        if self._killed:
+            raise HostGone("the agent's process was stopped (its game is over)")
         try:
             kind, value, cpu = pickle.loads(self._connection.recv_bytes())
         except (EOFError, OSError) as exc:
@@ -269,7 +278,7 @@ class AgentHost:
             before = self._send(message)
             while True:
                 done, _ = await asyncio.wait({readable}, timeout=WATCH_EVERY_S)
-                if done:
+                if done or self._killed:
                     break
                 self._past(before, cpu_s)
         finally:
@@ -435,6 +444,8 @@ def _confine(limits: HostLimits) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     signal.signal(signal.SIGPROF, _on_profiling_timer)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the server's Ctrl-C is the server's)
+    with contextlib.suppress(OSError):
+        os.nice(HOST_NICE)
     ldim.bound_new_solvers(limits.solver_bytes)
 
 
