@@ -29,14 +29,12 @@ import msgpack
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from littlestone.adversaries import ADVERSARIES
 from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.server.cli import main
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.logs import writer as log_writer
-from littlestone.server.records.store import Store
 from tests.servers import running_server
 from tests.test_web import running_server as running_web_server
 

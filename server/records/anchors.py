@@ -26,8 +26,8 @@ True
 >>> _ = copy.write_bytes(done.log.read_bytes())
 >>> anchoring(read_log(copy)).message
 'not anchored: no index row for game ... (no index found)'
->>> anchoring(read_log(copy), data).message
-'anchored: the index .../littlestone.db recorded this log's final chain digest when game ... ended'
+>>> print(anchoring(read_log(copy), data).message)
+anchored: the index .../littlestone.db recorded this log's final chain digest when game ... ended
 """
 
 from __future__ import annotations

@@ -16,8 +16,8 @@ result against footer.
 >>> report.ok, report.anchored
 (True, True)
 >>> print(report.message)
-all 40 rounds and the result match; anchored: the index recorded this log's final chain
-digest when game ... ended
+all 40 rounds and the result match; anchored: the index .../littlestone.db recorded this
+log's final chain digest when game ... ended
 """
 
 from __future__ import annotations
