@@ -229,12 +229,13 @@ class GameHost:
 
     async def _place(self, game: GameSpec, seeds: GameSeeds, learner: Any, adversary: Any,
                      remotes: list[Remote], hosts: list[AgentHost]) -> tuple[Any, Any] | None:
-        """Set the server-side agents that think long up in processes of their own, each
-        within the set-up's CPU seconds and the game's memory, each killed as soon as a
-        remote player leaves; None after telling the players why the game cannot start."""
+        """Set the server-side agents that think long (or play a large class) up in
+        processes of their own (:func:`.hosts.hosted`), each within the set-up's CPU
+        seconds and the game's memory, each killed as soon as a remote player leaves;
+        None after telling the players why the game cannot start."""
         placed = []
         for agent, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
-            if not hosted(agent):
+            if not hosted(agent, game):
                 placed.append(agent)
                 continue
             host = await self.lanes.hosts.run(AgentHost.open, self.host_limits)

@@ -1,7 +1,8 @@
 """Server-side agents in processes of their own: the heavy ones a peer may challenge.
 
 An agent whose moves may take long (``slow_moves``: exact Ldim, the randomised value,
-a list rebuilt from every example) is set up and played in a **host**, a process of its
+a list rebuilt from every example), and any agent on a large class (its moves linear in
+|H|: :data:`IN_PROCESS_HYPOTHESES`), is set up and played in a **host**, a process of its
 own forked for its game from a fork server that has the agents imported (a few
 milliseconds, no import), and killed when the game ends or its peer leaves: whatever it
 computed and cached goes with it, and nothing it does can hold the server's event loop,
@@ -54,13 +55,14 @@ from typing import Any
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.agents import Agent
+from littlestone.games.classes import FiniteClass
 from littlestone.games.errors import BudgetExceeded, LittlestoneError, UnsupportedGame
 from littlestone.games.game import Bound, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import rules_from_wire, rules_to_wire
 
-__all__ = ["HOST_PRELOAD", "AgentHost", "HostGone", "HostLimits", "HostedAdversary",
-           "HostedLearner", "MoveOverBudget", "hosted", "warm_hosts"]
+__all__ = ["HOST_PRELOAD", "IN_PROCESS_HYPOTHESES", "AgentHost", "HostGone", "HostLimits",
+           "HostedAdversary", "HostedLearner", "MoveOverBudget", "hosted", "warm_hosts"]
 
 #: What the fork server imports once, so that a host starts with the agents loaded.
 HOST_PRELOAD = ["numpy", "networkx", "littlestone.learners", "littlestone.adversaries",
@@ -115,14 +117,33 @@ _context_lock = threading.Lock()
 _context: Any = None
 
 
+#: The environment the fork server starts in: numpy's libraries on one thread (a host
+#: computes on one core, and a thread's memory arena would be address space the host's
+#: cap does not see used).
+HOST_ENVIRONMENT = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                           "MKL_NUM_THREADS")}
+
+
 def _fork_server() -> Any:
-    """The multiprocessing context whose fork server has :data:`HOST_PRELOAD` imported
-    (started at its first use, once a process)."""
+    """The multiprocessing context whose fork server has :data:`HOST_PRELOAD` imported,
+    running (started at its first use, once a process, in :data:`HOST_ENVIRONMENT`)."""
     global _context
     with _context_lock:
         if _context is None:
+            from multiprocessing import forkserver
+
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(HOST_PRELOAD)
+            saved = {name: os.environ.get(name) for name in HOST_ENVIRONMENT}
+            os.environ.update(HOST_ENVIRONMENT)
+            try:
+                forkserver.ensure_running()
+            finally:
+                for name, value in saved.items():
+                    if value is None:
+                        os.environ.pop(name, None)
+                    else:
+                        os.environ[name] = value
             _context = context
         return _context
 
@@ -130,10 +151,7 @@ def _fork_server() -> Any:
 def warm_hosts() -> None:
     """Start the hosts' fork server now (it imports the agents: about a second), so that
     the first host a peer asks for starts in milliseconds."""
-    from multiprocessing import forkserver
-
     _fork_server()
-    forkserver.ensure_running()
 
 
 def _cpu_of(pid: int) -> float | None:
@@ -409,15 +427,31 @@ class HostedAdversary(_Hosted, Adversary):
         return self.host.move("costs", answer)
 
 
-def hosted(agent: Any) -> bool:
-    """Whether a server plays ``agent`` in a host of its own: an agent whose moves may
-    take long (``slow_moves``), not one already hosted.
+#: Hypotheses of a finite class up to which an agent that does not think long plays in
+#: the server's own process: its moves then cost it milliseconds at most (an agent's
+#: move is linear in |H| at worst: 9 ms for ogd at 2^16, and 0.56 s and 224 MiB of
+#: temporaries at 2^22, benchmarks/README.md); beyond, in a host of its own.
+IN_PROCESS_HYPOTHESES = 1 << 16
 
+
+def hosted(agent: Any, game: GameSpec | None = None) -> bool:
+    """Whether a server plays ``agent`` on ``game`` in a host of its own: an agent whose
+    moves may take long (``slow_moves``), or any agent on a finite class of more than
+    :data:`IN_PROCESS_HYPOTHESES` hypotheses; not one already hosted.
+
+    >>> from littlestone.games.classes import make_class
     >>> from littlestone.learners import LEARNERS
+    >>> big = GameSpec("mistake-bound", 9, make_class("thresholds:n=100000"))
     >>> hosted(LEARNERS.make("soa")), hosted(LEARNERS.make("halving"))
     (True, False)
+    >>> hosted(LEARNERS.make("halving"), big)
+    True
     """
-    return bool(getattr(agent, "slow_moves", False)) and not isinstance(agent, _Hosted)
+    if isinstance(agent, _Hosted) or not isinstance(agent, Learner | Adversary):
+        return False  # (one hosted already, or a remote player)
+    large = game is not None and isinstance(game.hclass, FiniteClass) and (
+        game.hclass.size > IN_PROCESS_HYPOTHESES)
+    return bool(getattr(agent, "slow_moves", False)) or large
 
 
 # -- the host's side ----------------------------------------------------------------------

@@ -4,9 +4,11 @@ Everything here runs before a game exists, on what a peer sent (``challenge`` an
 ``create``): the rules are checked against the server's :class:`~.settings.Budgets`
 before a class is built, no spec may name a file (the server reads and runs nothing a
 peer names), and an opponent is a registered built-in that the server serves, or an
-agent the operator listed at ``serve`` time. :func:`admit` is slow for large classes
-(it builds the class, and exact Ldim for SOA or shattered-tree), so the server runs it
-in a worker thread, never on its event loop.
+agent the operator listed at ``serve`` time. :func:`admit` takes a while for large
+classes (it builds the class), so the server runs it in its admissions' lane, never on
+its event loop. Whether an agent can play the game is its own question
+(``unsupported``): for an agent the server plays in a process of its own (exact Ldim,
+a large class: :func:`.hosts.hosted`) it is asked there, within the set-up's budget.
 
 Refusals are :class:`~littlestone.protocol.errors.ProtocolError`: ``over_budget`` for a
 request beyond a budget (:class:`~.peers.OverBudget`, which names the budget for the
@@ -32,6 +34,7 @@ from littlestone.learners.kernel import KernelPerceptron
 from littlestone.local import HISTORY_IN_MEMORY
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_from_wire
+from littlestone.server.net.hosts import hosted
 from littlestone.server.net.peers import OverBudget
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
 from littlestone.server.records.logs import FULL_ARRAYS_MAX
@@ -217,7 +220,7 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     if disk > budgets.game_disk_mb << 20:
         raise _over("game_disk_mb", f"the game would write about {disk >> 20} MiB, over "
                     f"the budget of {budgets.game_disk_mb} MiB")
-    if agent is not None:
+    if agent is not None and not hosted(agent, game):  # (a host asks it, in its process)
         try:
             reason = agent.unsupported(game)
         except LittlestoneError as exc:

@@ -1,0 +1,297 @@
+"""The worst a peer's one message can cost the server, by the spec family it names
+(issue 25; the table of SECURITY.md, "What one message costs").
+
+    .venv/bin/python -m benchmarks.worst_message            # every family, a few minutes
+    .venv/bin/python -m benchmarks.worst_message --family thresholds --json
+
+For each class family a peer may name (and the experts game), the largest specs the
+default budgets admit (the most hypotheses, and for exact-Ldim agents the largest truth
+table), and every server-side opponent that can play them, it measures what the server
+does for one message of the peer, on the code paths the server takes:
+
+- ``challenge``: the admission (:func:`littlestone.server.net.policy.admit`, in this
+  process: the class built, the budgets checked) and the opponent's set-up: in its host
+  process for the agents that think long (:mod:`littlestone.server.net.hosts`, with the
+  default limits), else in this process;
+- a move: the opponent's answer to one message (a learner's ``predict`` and ``update``,
+  an adversary's ``instance`` and ``label``, or a block of an oblivious adversary's
+  ``moves``; ``weights`` and ``update_costs``, ``advice`` and ``costs`` in the experts
+  game), the worst of the first :data:`MOVES`.
+
+CPU is the CPU clock of the thread (in this process) or of the host process that did
+the work; memory is the peak of what the work allocated (tracemalloc, numpy's arrays
+included) in this process, or the peak of the host's private memory (sampled every
+2 ms) above what it held before. The figures are the machine's (``checks_per_second``
+is printed beside them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import threading
+import time
+import tracemalloc
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from littlestone.adversaries import ADVERSARIES
+from littlestone.adversaries.base import Adversary
+from littlestone.games.classes import FiniteClass, HalfspaceClass
+from littlestone.games.errors import LittlestoneError
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.games.ldim import checks_per_second
+from littlestone.learners import LEARNERS
+from littlestone.learners.base import Learner
+from littlestone.protocol.errors import ProtocolError
+from littlestone.server.net.hosts import AgentHost, HostGone, HostLimits, MoveOverBudget, hosted
+from littlestone.server.net.policy import Opponents, admit, calibrated
+from littlestone.server.net.settings import Budgets
+
+#: Moves measured per pairing (the first ones: a cold cache is the dearest).
+MOVES = 3
+#: The specs measured for each family: the most hypotheses (or dimension) the default
+#: budgets admit, and the largest truth table an exact-Ldim agent may build.
+FAMILIES: dict[str, list[str]] = {
+    "thresholds": ["thresholds:n=4194303", "thresholds:n=4095"],
+    "singletons": ["singletons:n=4194304", "singletons:n=4096"],
+    "intervals": ["intervals:n=2895", "intervals:n=300"],
+    "monotone-disjunctions": ["monotone-disjunctions:n=22", "monotone-disjunctions:n=12"],
+    "k-disjunctions": ["k-disjunctions:n=65536,k=1", "k-disjunctions:n=13,k=4"],
+    "conjunctions": ["conjunctions:n=13", "conjunctions:n=9"],
+    "quadratic": ["quadratic:n=2047", "quadratic:n=63"],
+    "halfspaces": ["halfspaces:d=4096"],
+    "experts": ["experts:100000"],
+}
+
+
+@dataclass
+class Cost:
+    """The worst of one kind of message: CPU seconds and MiB, and who cost them."""
+
+    cpu: float = 0.0
+    mib: float = 0.0
+    cpu_by: str = ""
+    mib_by: str = ""
+
+    def add(self, cpu: float, mib: float, who: str) -> None:
+        if cpu > self.cpu:
+            self.cpu, self.cpu_by = cpu, who
+        if mib > self.mib:
+            self.mib, self.mib_by = mib, who
+
+
+@dataclass
+class Family:
+    name: str
+    challenge: Cost = field(default_factory=Cost)
+    move: Cost = field(default_factory=Cost)
+    refused: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def measured(out: list[float]) -> Iterator[None]:
+    """The block's CPU seconds (this thread) and peak MiB allocated (tracemalloc)."""
+    tracemalloc.start()
+    started = time.thread_time()
+    try:
+        yield
+    finally:
+        cpu = time.thread_time() - started
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        out[:] = [cpu, peak / 2**20]
+
+
+def private_mib(pid: int) -> float:
+    """A process's private memory (what it alone holds: not the pages it shares with the
+    fork server it came from), in MiB; 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as rollup:
+            return sum(int(line.split()[1]) for line in rollup
+                       if line.startswith(("Private_Clean:", "Private_Dirty:"))) / 1024
+    except (OSError, ValueError):
+        return 0.0
+
+
+@contextlib.contextmanager
+def peak_private(pid: int, out: list[float]) -> Iterator[None]:
+    """The peak of a host's private memory while the block runs (sampled every 2 ms)."""
+    done = threading.Event()
+    peak = [private_mib(pid)]
+
+    def sample() -> None:
+        while not done.wait(0.002):
+            peak[0] = max(peak[0], private_mib(pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield
+    finally:
+        done.set()
+        sampler.join()
+        out[:] = [max(peak[0], private_mib(pid))]
+
+
+def rules_of(spec: str) -> dict[str, Any]:
+    if spec.startswith("experts:"):
+        return {"game": EXPERTS, "class": None, "experts": int(spec.split(":")[1]),
+                "rounds": 1000}
+    return {"game": MISTAKE_BOUND, "class": spec, "rounds": 1000}
+
+
+def inputs(game: GameSpec, rng: np.random.Generator) -> Iterator[Any]:
+    """Instances (or advice vectors) a peer might send."""
+    hclass = game.hclass
+    while True:
+        if isinstance(hclass, HalfspaceClass):
+            v = rng.normal(size=hclass.d)
+            yield v / np.linalg.norm(v)
+        elif isinstance(hclass, FiniteClass):
+            yield int(rng.integers(min(hclass.domain_size, 1 << 62)))
+        else:
+            yield rng.random(game.n_experts)
+
+
+def moves_of(agent: Any, game: GameSpec, x: Any) -> list[tuple[str, tuple[Any, ...]]]:
+    """The calls one peer's message makes of the opponent."""
+    if isinstance(agent, Learner):
+        if game.game == EXPERTS:
+            advice = x if game.hclass is None else None
+            costs = np.full(game.n_experts, 0.5)
+            return [("weights", (advice,)), ("update_costs", (costs, None))]
+        return [("predict", (x,)), ("update", (x, 0))]
+    if getattr(agent, "oblivious", False) and game.game == MISTAKE_BOUND:
+        return [("moves", (256,))]
+    if game.game == EXPERTS:
+        w = np.full(game.n_experts, 1.0 / game.n_experts)
+        return [("advice", ()), ("costs", (w,))]
+    return [("instance", ()), ("label", (x, 0.5))]
+
+
+def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Budgets,
+            limits: HostLimits, seconds: float) -> None:
+    who = f"{opponent} on {spec}"
+    out: list[float] = []
+    try:
+        with measured(out):
+            game, agent = admit(rules_of(spec), opponent, registry, budgets, Opponents())
+    except ProtocolError as exc:
+        family.refused.append(f"{who}: {exc.code.value}")
+        return
+    admission_cpu, admission_mib = out
+    rng = np.random.default_rng(0)
+    xs = inputs(game, rng)
+    if hosted(agent, game):
+        host = AgentHost.open(limits)
+        try:
+            base = private_mib(host.pid)
+            peak: list[float] = []
+            try:
+                with peak_private(host.pid, peak):
+                    proxy = asyncio.run(host.set_up(agent, game, 1))
+            except (MoveOverBudget, LittlestoneError, HostGone) as exc:
+                family.challenge.add(admission_cpu + host.setup_cpu,
+                                     admission_mib + max(0.0, peak[0] - base), who)
+                family.refused.append(f"{who}: set-up refused ({type(exc).__name__})")
+                return
+            family.challenge.add(admission_cpu + host.setup_cpu,
+                                 admission_mib + peak[0] - base, who)
+            held = private_mib(host.pid)
+            for _ in range(MOVES):
+                before = len(host.move_cpu)
+                x = next(xs)
+                with peak_private(host.pid, peak):
+                    for name, args in moves_of(proxy, game, x):
+                        with contextlib.suppress(MoveOverBudget, LittlestoneError):
+                            getattr(proxy, name)(*args)
+                if not host.alive:
+                    break
+                family.move.add(sum(host.move_cpu[before:]), max(0.0, peak[0] - held), who)
+                held = private_mib(host.pid)
+        finally:
+            host.kill()
+        return
+    try:
+        with measured(out):
+            agent.start(game, 1)
+    except LittlestoneError as exc:
+        family.refused.append(f"{who}: {exc}")
+        return
+    family.challenge.add(admission_cpu + out[0], admission_mib + out[1], who)
+    started = time.monotonic()
+    for _ in range(MOVES):
+        x = next(xs)
+        try:
+            with measured(out):
+                for name, args in moves_of(agent, game, x):
+                    getattr(agent, name)(*args)
+        except (LittlestoneError, NotImplementedError, ValueError):
+            break
+        family.move.add(out[0], out[1], who)
+        if time.monotonic() - started > seconds:
+            break
+
+
+def opponents_for(spec: str) -> list[tuple[str, Any]]:
+    served = Opponents()
+    game = EXPERTS if spec.startswith("experts:") else MISTAKE_BOUND
+    pairs = []
+    for registry in (LEARNERS, ADVERSARIES):
+        for name in served.names(registry):
+            if game in registry[name].games:
+                pairs.append((name, registry))
+    return pairs
+
+
+def run(families: list[str], seconds: float) -> list[Family]:
+    budgets = calibrated(Budgets())
+    limits = HostLimits(budgets.setup_cpu_s, budgets.move_cpu_s,
+                        budgets.game_memory_mb << 20, budgets.solver_memory_mb << 20)
+    out = []
+    for name in families:
+        family = Family(name)
+        for spec in FAMILIES[name]:
+            for opponent, registry in opponents_for(spec):
+                measure(family, spec, opponent, registry, budgets, limits, seconds)
+        out.append(family)
+        print(f"{name}: challenge {family.challenge.cpu:.3f} s ({family.challenge.cpu_by}), "
+              f"{family.challenge.mib:.1f} MiB ({family.challenge.mib_by}); move "
+              f"{family.move.cpu:.3f} s ({family.move.cpu_by}), {family.move.mib:.1f} MiB "
+              f"({family.move.mib_by})", flush=True)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--family", action="append", choices=sorted(FAMILIES))
+    parser.add_argument("--seconds", type=float, default=20.0,
+                        help="wall seconds of moves per in-process pairing at most")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    print(f"exact Ldim here: {checks_per_second():.3g} instance checks a CPU second; "
+          f"defaults: {Budgets.setup_cpu_s:g} s a set-up, {Budgets.move_cpu_s:g} s a move, "
+          f"{Budgets.game_memory_mb} MiB a game", flush=True)
+    families = run(args.family or list(FAMILIES), args.seconds)
+    if args.json:
+        print(json.dumps([{"family": f.name, "challenge": vars(f.challenge),
+                           "move": vars(f.move), "refused": f.refused} for f in families]))
+        return
+    print("\n| family | a challenge: CPU s | MiB | a move: CPU s | MiB |")
+    print("|---|---|---|---|---|")
+    for f in families:
+        print(f"| {f.name} | {f.challenge.cpu:.2f} ({f.challenge.cpu_by}) | "
+              f"{f.challenge.mib:.0f} ({f.challenge.mib_by}) | {f.move.cpu:.3f} "
+              f"({f.move.cpu_by}) | {f.move.mib:.0f} ({f.move.mib_by}) |")
+
+
+if __name__ == "__main__":
+    main()
