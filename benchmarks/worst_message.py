@@ -35,14 +35,13 @@ import os
 import threading
 import time
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from littlestone.adversaries import ADVERSARIES
-from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import FiniteClass, HalfspaceClass
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
