@@ -186,6 +186,7 @@ def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Bu
         family.refused.append(f"{who}: {exc.code.value}")
         return
     admission_cpu, admission_mib = out
+    assert agent is not None
     rng = np.random.default_rng(0)
     xs = inputs(game, rng)
     if hosted(agent, game):
