@@ -269,13 +269,78 @@ def run(families: list[str], seconds: float) -> list[Family]:
     return out
 
 
+def hosting_cost(games: int = 20, moves: int = 2000) -> dict[str, float]:
+    """What playing an agent in a host of its own costs, against playing it in the
+    server's process: a host's start (fork and set-up) per game, and per move the wall
+    time and the CPU of both processes, for a cheap move (SOA on ``thresholds:n=255``
+    once its cache is warm: ``predict`` and ``update``), awaited as the server's driver
+    awaits it."""
+    from littlestone.games.classes import make_class
+
+    limits = HostLimits(5.0, 2.0, 256 << 20, 64 << 20)
+    game = GameSpec(MISTAKE_BOUND, moves, make_class("thresholds:n=255"))
+    agent = LEARNERS.make("soa")
+    AgentHost.open(limits).kill()  # (the fork server, started)
+
+    async def start_games() -> tuple[float, float, float]:
+        wall, cpu, host_cpu = 0.0, 0.0, 0.0
+        for _ in range(games):
+            started, before = time.perf_counter(), time.process_time()
+            host = AgentHost.open(limits)
+            await host.set_up(agent, game, 1)
+            wall += time.perf_counter() - started
+            cpu += time.process_time() - before
+            host_cpu += host.setup_cpu
+            host.kill()
+        return wall / games, cpu / games, host_cpu / games
+
+    async def hosted_moves() -> tuple[float, float, float]:
+        host = AgentHost.open(limits)
+        await host.set_up(agent, game, 1)
+        xs = np.random.default_rng(0).integers(255, size=moves)
+        for x in xs[:50]:  # (warm)
+            await host.move_async("predict", int(x))
+        host.move_cpu.clear()
+        started, before = time.perf_counter(), time.process_time()
+        for x in xs:
+            await host.move_async("predict", int(x))
+            await host.move_async("update", int(x), 0)
+        wall = time.perf_counter() - started
+        cpu = time.process_time() - before
+        host.kill()
+        return wall / moves, cpu / moves, sum(host.move_cpu) / moves
+
+    local = LEARNERS.make("soa")
+    local.start(game, 1)
+    xs = np.random.default_rng(0).integers(255, size=moves)
+    for x in xs[:50]:
+        local.predict(int(x))
+    started = time.thread_time()
+    for x in xs:
+        local.predict(int(x))
+        local.update(int(x), 0)
+    in_process = (time.thread_time() - started) / moves
+    start_wall, start_cpu, start_host = asyncio.run(start_games())
+    move_wall, move_cpu, move_host = asyncio.run(hosted_moves())
+    return {"host_start_wall_ms": 1e3 * start_wall, "host_start_server_cpu_ms": 1e3 * start_cpu,
+            "host_start_host_cpu_ms": 1e3 * start_host,
+            "move_in_process_us": 1e6 * in_process, "move_hosted_wall_us": 1e6 * move_wall,
+            "move_hosted_server_cpu_us": 1e6 * move_cpu, "move_hosted_host_cpu_us": 1e6 * move_host}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES))
     parser.add_argument("--seconds", type=float, default=20.0,
                         help="wall seconds of moves per in-process pairing at most")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--hosting", action="store_true",
+                        help="only what a host costs against the server's own process")
     args = parser.parse_args()
+    if args.hosting:
+        for key, value in hosting_cost().items():
+            print(f"{key}: {value:.1f}")
+        return
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     print(f"exact Ldim here: {checks_per_second():.3g} instance checks a CPU second; "
           f"defaults: {Budgets.setup_cpu_s:g} s a set-up, {Budgets.move_cpu_s:g} s a move, "

@@ -182,6 +182,45 @@ def _footer(server: Any, game_id: str) -> dict[str, Any]:
     return footer
 
 
+STUCK = """
+from littlestone.learners.base import Learner
+
+
+class Stuck(Learner):
+    \"\"\"Thinks in C, where the profiling timer's handler cannot run.\"\"\"
+
+    slow_moves = True
+    games = frozenset({"mistake-bound"})
+
+    def predict(self, x):
+        return float(sum(range(10 ** 13)) % 2)
+
+    def update(self, x, y):
+        pass
+"""
+
+
+async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_killed(tmp_path):
+    """A move that runs in C (no Python bytecode between, so no signal handler: here an
+    operator's agent file, ``sum(range(10 ** 13))``) cannot be stopped by the host's own
+    timer: the server watches the host's CPU clock and kills it a second past the
+    budget; the game ends against the agent, ``forfeit:learner:over_budget``."""
+    agent = tmp_path / "stuck.py"
+    agent.write_text(STUCK)
+    async with running_server(tmp_path / "data", agents=(("stuck", f"{agent}:Stuck"),),
+                              budgets=Budgets(move_cpu_s=0.2)) as server:
+        async with peer(server, "adversary") as ws:
+            start = await ask(ws, {"type": "challenge", "opponent": "stuck", "seed": 1,
+                                   "rules": {"game": "mistake-bound",
+                                             "class": "thresholds:n=15", "rounds": 5}})
+            assert start["type"] == "start", start
+            (host,) = server.host.hosts
+            end = await ask(ws, {"type": "instance", "t": 1, "x": 3})
+        assert end["type"] == "end" and end["status"] == "forfeit:learner:over_budget", end
+        assert gone(host.pid)
+        await honest_game(server)
+
+
 async def test_a_game_whose_peer_left_stops_its_work_at_once(tmp_path):
     """Break (fixed): an attacker's games went on computing after it left (rows
     ``running``, its token's slots held). Now the process of a hosted agent is killed

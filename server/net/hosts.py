@@ -217,34 +217,35 @@ class AgentHost:
 
     # -- calls -------------------------------------------------------------------------
 
-    def _send(self, message: tuple[Any, ...]) -> float:
-        """Send a call; the host's CPU seconds before it (None: gone)."""
+    def _send(self, message: tuple[Any, ...]) -> None:
+        """Send a call."""
         if self._killed:
-            raise HostGone("the agent's process is gone")
-        before = _cpu_of(self.pid)
-        if before is None:
-            self.kill()
-            raise HostGone("the agent's process is gone")
+            raise HostGone("the agent's process was stopped (its game is over)")
         try:
             self._connection.send_bytes(pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
         except OSError as exc:
             self.kill()
             raise HostGone("the agent's process is gone") from exc
-        return before
 
-    def _past(self, before: float, cpu_s: float) -> None:
-        """Kill the host if its call has spent more than ``cpu_s`` + :data:`KILL_MARGIN_S`
-        of CPU (it stops itself at ``cpu_s``: it is stuck where its timer cannot reach)."""
+    def _watch(self, first: float | None, cpu_s: float) -> float:
+        """A look at a call that runs long (every :data:`WATCH_EVERY_S`): kill the host
+        once it has spent more than ``cpu_s`` + :data:`KILL_MARGIN_S` of CPU on it (it
+        stops itself at ``cpu_s``: it is stuck where its timer cannot reach). ``first``
+        is the host's CPU clock at the first look, less the most it may have spent
+        before it (the host's clock is not read for every call: most are short)."""
         if self._killed:
             raise HostGone("the agent's process was stopped (its game is over)")
         spent = _cpu_of(self.pid)
         if spent is None:
             self.kill()
             raise HostGone("the agent's process is gone")
-        if spent - before > cpu_s + KILL_MARGIN_S:
+        if first is None:
+            return spent - WATCH_EVERY_S
+        if spent - first > cpu_s + KILL_MARGIN_S:
             self.kill()
             raise HostGone(f"the agent's process spent more than {cpu_s:g} s of CPU on "
                            "one call and was stopped", over_budget=True)
+        return first
 
     def _answer(self, message: tuple[Any, ...]) -> Any:
         """The answer to ``message``, read (it is there): its value, or the error it
@@ -270,7 +271,8 @@ class AgentHost:
 
     def _call(self, message: tuple[Any, ...], cpu_s: float) -> Any:
         """A call, waited for in the calling thread (which watches the host's CPU)."""
-        before = self._send(message)
+        self._send(message)
+        first: float | None = None
         while True:
             try:
                 if self._connection.poll(WATCH_EVERY_S):
@@ -278,28 +280,41 @@ class AgentHost:
             except (EOFError, OSError) as exc:
                 self.kill()
                 raise HostGone("the agent's process is gone") from exc
-            self._past(before, cpu_s)
+            first = self._watch(first, cpu_s)
         return self._answer(message)
 
     async def _call_async(self, message: tuple[Any, ...], cpu_s: float) -> Any:
-        """A call, awaited on the event loop (no thread waits for it)."""
+        """A call, awaited on the event loop (no thread waits for it; a timer watches
+        the host's CPU while it runs long)."""
         loop = asyncio.get_running_loop()
+        self._send(message)
+        answered: asyncio.Future[None] = loop.create_future()
+        first: float | None = None
+        timer: asyncio.TimerHandle | None = None
+
+        def readable() -> None:
+            if not answered.done():
+                answered.set_result(None)
+
+        def look() -> None:
+            nonlocal first, timer
+            if answered.done():
+                return
+            try:
+                first = self._watch(first, cpu_s)
+            except HostGone as exc:
+                answered.set_exception(exc)
+                return
+            timer = loop.call_later(WATCH_EVERY_S, look)
+
         fd = self._connection.fileno()
-        readable: asyncio.Future[None] = loop.create_future()
-
-        def wake() -> None:
-            if not readable.done():
-                readable.set_result(None)
-
-        loop.add_reader(fd, wake)
+        timer = loop.call_later(WATCH_EVERY_S, look)
+        loop.add_reader(fd, readable)
         try:
-            before = self._send(message)
-            while True:
-                done, _ = await asyncio.wait({readable}, timeout=WATCH_EVERY_S)
-                if done or self._killed:
-                    break
-                self._past(before, cpu_s)
+            await answered
         finally:
+            if timer is not None:
+                timer.cancel()
             with contextlib.suppress(Exception):
                 loop.remove_reader(fd)
         return self._answer(message)
@@ -311,7 +326,8 @@ class AgentHost:
         MoveOverBudget past the budget, UnsupportedGame if it cannot play the game,
         HostGone if the host died."""
         role = "learner" if isinstance(agent, Learner) else "adversary"
-        info = await self._call_async(("setup", role, agent.spec, rules_to_wire(game), seed),
+        spec = getattr(agent, "served_as", None) or agent.spec  # (an operator's file agent)
+        info = await self._call_async(("setup", role, spec, rules_to_wire(game), seed),
                                       self.limits.setup_cpu_s)
         proxy: HostedLearner | HostedAdversary = (
             HostedLearner(self, agent, info) if role == "learner"

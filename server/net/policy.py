@@ -157,6 +157,7 @@ def _build(registry: Registry[Any], spec: str) -> Player:
         agent: Player = registry.make(spec)
     except LittlestoneError as exc:
         raise ProtocolError(Code.UNSUPPORTED_GAME, str(exc)) from None
+    agent.served_as = spec  # type: ignore[union-attr]  # (what a host builds it from)
     return agent
 
 
