@@ -11,12 +11,14 @@ does for one message of the peer, on the code paths the server takes:
 
 - ``challenge``: the admission (:func:`littlestone.server.net.policy.admit`, in this
   process: the class built, the budgets checked) and the opponent's set-up: in its host
-  process for the agents that think long (:mod:`littlestone.server.net.hosts`, with the
-  default limits), else in this process;
+  process for the agents that think long or play a large class
+  (:mod:`littlestone.server.net.hosts`, with the default limits: reported apart, as
+  the host's), else in this process;
 - a move: the opponent's answer to one message (a learner's ``predict`` and ``update``,
   an adversary's ``instance`` and ``label``, or a block of an oblivious adversary's
   ``moves``; ``weights`` and ``update_costs``, ``advice`` and ``costs`` in the experts
-  game), the worst of the first :data:`MOVES`.
+  game), the worst of the first :data:`MOVES`; and the referee's work for one round of
+  the spec (:func:`referee_round`), in the server's process whoever plays.
 
 CPU is the CPU clock of the thread (in this process) or of the host process that did
 the work; memory is the peak of what the work allocated (tracemalloc, numpy's arrays
@@ -64,7 +66,7 @@ FAMILIES: dict[str, list[str]] = {
     "monotone-disjunctions": ["monotone-disjunctions:n=22", "monotone-disjunctions:n=12"],
     "k-disjunctions": ["k-disjunctions:n=65536,k=1", "k-disjunctions:n=13,k=4"],
     "conjunctions": ["conjunctions:n=13", "conjunctions:n=9"],
-    "quadratic": ["quadratic:n=2047", "quadratic:n=63"],
+    "quadratic": ["quadratic:n=2000", "quadratic:n=63"],
     "halfspaces": ["halfspaces:d=4096"],
     "experts": ["experts:100000"],
 }
@@ -88,9 +90,15 @@ class Cost:
 
 @dataclass
 class Family:
+    """The worst of a family's messages: what the server's own process spends on a
+    challenge and on a move, and what a host spends (an agent's process, bounded by
+    its limits, gone with its game)."""
+
     name: str
     challenge: Cost = field(default_factory=Cost)
     move: Cost = field(default_factory=Cost)
+    host_setup: Cost = field(default_factory=Cost)
+    host_move: Cost = field(default_factory=Cost)
     refused: list[str] = field(default_factory=list)
 
 
@@ -194,16 +202,15 @@ def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Bu
         try:
             base = private_mib(host.pid)
             peak: list[float] = []
+            family.challenge.add(admission_cpu, admission_mib, who)
             try:
                 with peak_private(host.pid, peak):
                     proxy = asyncio.run(host.set_up(agent, game, 1))
             except (MoveOverBudget, LittlestoneError, HostGone) as exc:
-                family.challenge.add(admission_cpu + host.setup_cpu,
-                                     admission_mib + max(0.0, peak[0] - base), who)
+                family.host_setup.add(host.setup_cpu, max(0.0, peak[0] - base), who)
                 family.refused.append(f"{who}: set-up refused ({type(exc).__name__})")
                 return
-            family.challenge.add(admission_cpu + host.setup_cpu,
-                                 admission_mib + peak[0] - base, who)
+            family.host_setup.add(host.setup_cpu, peak[0] - base, who)
             held = private_mib(host.pid)
             for _ in range(MOVES):
                 before = len(host.move_cpu)
@@ -214,7 +221,7 @@ def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Bu
                             getattr(proxy, name)(*args)
                 if not host.alive:
                     break
-                family.move.add(sum(host.move_cpu[before:]), max(0.0, peak[0] - held), who)
+                family.host_move.add(sum(host.move_cpu[before:]), max(0.0, peak[0] - held), who)
                 held = private_mib(host.pid)
         finally:
             host.kill()
@@ -240,6 +247,40 @@ def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Bu
             break
 
 
+def referee_round(family: Family, spec: str, budgets: Budgets) -> None:
+    """The referee's work for one round (the instance checked, the prediction scored,
+    the version space cut by the label; in the experts game the weights checked and the
+    costs scored), in the server's process: the worst of :data:`MOVES` rounds."""
+    from littlestone.games.experts import ExpertsReferee
+    from littlestone.games.game import game_seeds
+    from littlestone.games.mistake_bound import MistakeBoundReferee
+    from littlestone.local import history_for
+    from littlestone.server.net.policy import admit_rules
+
+    game = admit_rules(rules_of(spec), budgets)
+    coin = game_seeds(0).referee
+    rng = np.random.default_rng(0)
+    xs = inputs(game, rng)
+    out: list[float] = []
+    if game.game == EXPERTS:
+        experts = ExpertsReferee(game.n_experts, game.rounds, coin)
+        for _ in range(MOVES):
+            with measured(out):
+                experts.weights(np.full(game.n_experts, 1.0 / game.n_experts))
+                experts.costs(next(xs))
+            family.move.add(out[0], out[1], f"the referee on {spec}")
+        return
+    assert game.hclass is not None
+    referee = MistakeBoundReferee(game.hclass, game.rounds, coin, history=history_for(game))
+    for _ in range(MOVES):
+        x = next(xs)
+        with measured(out):
+            referee.instance(x)
+            referee.prediction(0.5)
+            referee.label(0)
+        family.move.add(out[0], out[1], f"the referee on {spec}")
+
+
 def opponents_for(spec: str) -> list[tuple[str, Any]]:
     served = Opponents()
     game = EXPERTS if spec.startswith("experts:") else MISTAKE_BOUND
@@ -259,13 +300,15 @@ def run(families: list[str], seconds: float) -> list[Family]:
     for name in families:
         family = Family(name)
         for spec in FAMILIES[name]:
+            referee_round(family, spec, budgets)
             for opponent, registry in opponents_for(spec):
                 measure(family, spec, opponent, registry, budgets, limits, seconds)
         out.append(family)
-        print(f"{name}: challenge {family.challenge.cpu:.3f} s ({family.challenge.cpu_by}), "
-              f"{family.challenge.mib:.1f} MiB ({family.challenge.mib_by}); move "
-              f"{family.move.cpu:.3f} s ({family.move.cpu_by}), {family.move.mib:.1f} MiB "
-              f"({family.move.mib_by})", flush=True)
+        print(f"{name}: " + "; ".join(
+            f"{what} {cost.cpu:.3f} s ({cost.cpu_by}), {cost.mib:.1f} MiB ({cost.mib_by})"
+            for what, cost in (("challenge", family.challenge), ("move", family.move),
+                               ("host set-up", family.host_setup),
+                               ("host move", family.host_move))), flush=True)
     return out
 
 
@@ -348,14 +391,16 @@ def main() -> None:
     families = run(args.family or list(FAMILIES), args.seconds)
     if args.json:
         print(json.dumps([{"family": f.name, "challenge": vars(f.challenge),
-                           "move": vars(f.move), "refused": f.refused} for f in families]))
+                           "move": vars(f.move), "host_setup": vars(f.host_setup),
+                           "host_move": vars(f.host_move), "refused": f.refused}
+                          for f in families]))
         return
-    print("\n| family | a challenge: CPU s | MiB | a move: CPU s | MiB |")
+    print("\n| family | server: challenge | server: move | host: set-up | host: move |")
     print("|---|---|---|---|---|")
     for f in families:
-        print(f"| {f.name} | {f.challenge.cpu:.2f} ({f.challenge.cpu_by}) | "
-              f"{f.challenge.mib:.0f} ({f.challenge.mib_by}) | {f.move.cpu:.3f} "
-              f"({f.move.cpu_by}) | {f.move.mib:.0f} ({f.move.mib_by}) |")
+        print(f"| {f.name} | " + " | ".join(
+            f"{c.cpu:.3f} s, {c.mib:.0f} MiB ({c.cpu_by})"
+            for c in (f.challenge, f.move, f.host_setup, f.host_move)) + " |")
 
 
 if __name__ == "__main__":
