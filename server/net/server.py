@@ -150,7 +150,8 @@ class GameServer:
         charged = await self.lanes.records.index(Store.disk_by_account)
         await self.lanes.records.run(self.host.disk.measure, charged)
         self._watching = asyncio.create_task(self.host.watch_disk())
-        self.lanes.hosts.executor.submit(warm_hosts)  # (the agents' fork server, at once)
+        if settings.unix is None:  # (a tournament's arena plays its own agents, in process)
+            self.lanes.hosts.executor.submit(warm_hosts)  # (the agents' fork server, now)
         budgets = settings.budgets
         log.info("server-side agents: %g s of CPU for a set-up, %g s for a move, %d MiB a "
                  "game; exact Ldim: %d instance checks a question (%.3g a CPU second here)",

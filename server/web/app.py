@@ -47,7 +47,7 @@ from websockets.http11 import Request, Response
 
 from littlestone.server.net.admission import TICKET_TTL_S
 from littlestone.server.net.server import GameServer
-from littlestone.server.net.settings import HUMAN
+from littlestone.server.net.settings import HUMAN, REVOKE_CHECK_S
 from littlestone.server.records.store import Store
 from littlestone.server.web import data, pages, play
 from littlestone.server.web.access import (
@@ -75,8 +75,6 @@ log = logging.getLogger(__name__)
 
 #: Worker threads for the page's database and log work.
 WORKERS = 2
-#: Seconds between a live feed's checks that its token was not revoked.
-REVOKE_CHECK_S = 5.0
 #: Games a list shows when the query does not say (``?limit=``).
 LIST_LIMIT = 50
 
