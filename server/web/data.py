@@ -76,6 +76,10 @@ class PageBudget(BudgetExceeded):
     """A request beyond what the page does for a viewer: answered 503."""
 
 
+#: The lock of this module's caches (the page's worker threads share them).
+_LOGS_LOCK = threading.Lock()
+
+
 #: The columns of a game's index row the page shows.
 SHOWN = ("game_id", "started", "finished", "source", "game", "class", "experts", "learner",
          "adversary", "seed", "horizon", "rounds", "status", "mistakes", "expected_mistakes",
@@ -117,9 +121,26 @@ def games(store: Store, live: Live, limit: int = 50, hidden: frozenset[str] = fr
     return [_row(r, live, names) for r in rows]
 
 
-@functools.lru_cache(maxsize=64)
+#: Classes the page keeps built, by spec (the least recently used go first), and the
+#: largest it keeps: a larger one is built for the request that needs it (64 of 2^22
+#: hypotheses would have been 4 GiB).
+_CLASSES: OrderedDict[str, HypothesisClass] = OrderedDict()
+CLASSES_KEPT, CLASS_KEPT_HYPOTHESES = 64, 1 << 16
+
+
 def _class(spec: str) -> HypothesisClass:
-    return make_class(spec)
+    with _LOGS_LOCK:
+        found = _CLASSES.get(spec)
+        if found is not None:
+            _CLASSES.move_to_end(spec)
+            return found
+    hclass = make_class(spec)
+    if not (isinstance(hclass, FiniteClass) and hclass.size > CLASS_KEPT_HYPOTHESES):
+        with _LOGS_LOCK:
+            _CLASSES[spec] = hclass
+            while len(_CLASSES) > CLASSES_KEPT:
+                _CLASSES.popitem(last=False)
+    return hclass
 
 
 @functools.lru_cache(maxsize=256)
@@ -172,7 +193,6 @@ def game(store: Store, live: Live, game_id: str) -> dict[str, Any] | None:
 
 #: Logs read, by (path, size, mtime), least recently used first, up to LOG_CACHE_BYTES.
 _LOGS: OrderedDict[tuple[str, int, int], GameLogData] = OrderedDict()
-_LOGS_LOCK = threading.Lock()
 
 
 def _read(path: str, size: int, mtime: int) -> GameLogData:
