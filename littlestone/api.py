@@ -650,6 +650,8 @@ def tournament_toml(config: dict[str, Any]) -> str:
         raise ArgumentError("tournament", "config", f"unknown key {sorted(raw)[0]!r} (keys: "
                             "tournament, classes, learners, adversaries, limits, or the "
                             f"[tournament] keys {', '.join(_TOURNAMENT_KEYS)} at the top)")
+    if "seeds" in head:
+        as_seeds(head["seeds"], "tournament")  # (a count of 10^9: refused here, in one line)
     lines.append("\n[tournament]")
     lines += [f"{key} = {_toml_value(value, 'tournament.' + key)}"
               for key, value in head.items()]
