@@ -127,7 +127,8 @@ def survivor_sample_size(epsilon: float, delta: float, mistake_bound: float) -> 
     output epsilon-good with probability 1 - delta (at most floor(M) + 1 hypotheses)."""
     if not 0 < epsilon < 1 or not 0 < delta < 1:
         raise SpecError(f"epsilon={epsilon} and delta={delta} must be in (0, 1)")
-    return math.ceil(math.log((math.floor(mistake_bound) + 1) / delta) / epsilon)
+    # (ln((M + 1)/delta) as a difference: 1/delta overflows for a subnormal delta)
+    return math.ceil((math.log(math.floor(mistake_bound) + 1) - math.log(delta)) / epsilon)
 
 
 def occam_sample_size(epsilon: float, delta: float, log_size: float) -> int:
@@ -135,7 +136,7 @@ def occam_sample_size(epsilon: float, delta: float, log_size: float) -> int:
     output epsilon-good with probability 1 - delta (the PAC notes, Theorem 1)."""
     if not 0 < epsilon < 1 or not 0 < delta < 1:
         raise SpecError(f"epsilon={epsilon} and delta={delta} must be in (0, 1)")
-    return math.ceil((log_size + math.log(1 / delta)) / epsilon)
+    return math.ceil((log_size - math.log(delta)) / epsilon)
 
 
 def failure_allowance(repeat: int, delta: float, alpha: float = FALSE_FAILURE) -> int:

@@ -36,6 +36,7 @@ import re
 import secrets
 import sys
 import tempfile
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,9 @@ DEFAULT_ROUNDS = 100
 DEFAULT_SEEDS = (0, 1, 2)
 #: Seeds are signed 64-bit integers (what the index keeps).
 SEED_RANGE = range(-(1 << 63), 1 << 63)
+#: The largest count of seeds (that many games a learner): ``seeds=10**9`` made a list
+#: of 10^9 integers before anything was played, and the machine ran out of memory.
+SEEDS_MAX = 1 << 20
 
 
 class ArgumentError(SpecError, TypeError):
@@ -287,7 +291,11 @@ def as_seeds(value: Any, function: str = "compare") -> list[int]:
     ([0, 1, 2], [7, 11])
     """
     if isinstance(value, int) and not isinstance(value, bool):
-        return list(range(_count(function, "seeds", value, low=1)))
+        count = _count(function, "seeds", value, low=1)
+        if count > SEEDS_MAX:
+            raise ArgumentError(function, "seeds", f"a count of at most {SEEDS_MAX} seeds (as "
+                                f"many games each), not {count}")
+        return list(range(count))
     if isinstance(value, str) or not isinstance(value, Iterable):
         raise ArgumentError(function, "seeds", f"a list of integers or a count, not "
                             f"{_kind(value)}")
@@ -642,6 +650,8 @@ def tournament_toml(config: dict[str, Any]) -> str:
         raise ArgumentError("tournament", "config", f"unknown key {sorted(raw)[0]!r} (keys: "
                             "tournament, classes, learners, adversaries, limits, or the "
                             f"[tournament] keys {', '.join(_TOURNAMENT_KEYS)} at the top)")
+    if "seeds" in head:
+        as_seeds(head["seeds"], "tournament")  # (a count of 10^9: refused here, in one line)
     lines.append("\n[tournament]")
     lines += [f"{key} = {_toml_value(value, 'tournament.' + key)}"
               for key, value in head.items()]
@@ -875,6 +885,10 @@ def connect(url: str, agent: Any, opponent: str | None = None, cls: Any = None,
 
     if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
         raise ArgumentError("connect", "url", f"a ws:// or wss:// URL, not {_kind(url)}")
+    try:  # (a bracket left open, a port past 65535: urllib's ValueError, raised late)
+        urllib.parse.urlsplit(url).port  # noqa: B018  # (reading it checks it)
+    except ValueError as exc:
+        raise ArgumentError("connect", "url", f"{url!r} is not a URL: {exc}") from None
     player = _remote_agent(agent, role)
     if opponent is not None and not isinstance(opponent, str):
         opponent = _spec_of(opponent, "adversaries" if isinstance(player, Learner)

@@ -167,8 +167,18 @@ def writable(path: str, option: str) -> None:
         raise UsageError(f"{option} {path}: no such folder {str(folder)!r}")
 
 
-#: Control characters (C0 but tab and newline, DEL, C1): what a terminal would obey.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: The characters that reorder what follows them on a screen (Unicode's bidirectional
+#: controls: an agent named ``\u202e...`` would make a line read backwards from there).
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+#: Control characters (C0 but tab and newline, DEL, C1, the bidirectional controls):
+#: what a terminal would obey.
+_CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    """A character as its escape: ``\\x1b``, ``\\u202e``."""
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 class TerminalSafe:
@@ -195,7 +205,7 @@ class TerminalSafe:
     def escape(text: str) -> str:
         r"""``text`` with its control characters as escapes (error messages on stderr,
         which naming a file or a log may fill: ``escape("a\x1b[2J")`` is ``'a\\x1b[2J'``)."""
-        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+        return _CONTROL.sub(_escaped, text)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.stream, name)
@@ -241,12 +251,12 @@ class TextLines(logging.Formatter):
         return _utc(record)
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        return _LOG_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}",
-                                super().formatMessage(record))
+        return _LOG_CONTROL.sub(_escaped, super().formatMessage(record))
 
 
-#: What a line of the text log may not hold: control characters, line breaks among them.
-_LOG_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+#: What a line of the text log may not hold: control characters, line breaks among them,
+#: and the bidirectional controls (which would make the rest of a line read reordered).
+_LOG_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029{_BIDI}]")
 
 
 class JsonLines(logging.Formatter):

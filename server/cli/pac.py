@@ -31,6 +31,10 @@ __all__ = ["pac"]
 
 #: The examples of a random-iterate run when --examples is not given.
 ITERATE_EXAMPLES = 200
+#: Examples one run may draw at most (of a halfspace class: numbers, examples x d): a
+#: tiny --epsilon or --delta asks for more than a run could ever take (epsilon = 1e-12:
+#: 10^13 examples), and is refused up front rather than run for ever or out of memory.
+EXAMPLES_MAX = 10_000_000
 CONVERSIONS = ("consistency", "survivor")
 
 
@@ -71,6 +75,13 @@ def pac(args: argparse.Namespace) -> int:
     return 0
 
 
+def _within(examples: int, what: str = "examples") -> None:
+    """Refuse a run of more than :data:`EXAMPLES_MAX` examples (``what``: of what)."""
+    if examples > EXAMPLES_MAX:
+        raise UsageError(f"pac: a run would take {examples:.3g} {what}, over the limit of "
+                         f"{EXAMPLES_MAX:g}: raise --epsilon or --delta, or lower --examples")
+
+
 def _draw_target(hclass: HypothesisClass, rng: np.random.Generator) -> Any:
     sample_target = getattr(hclass, "sample_target", None)
     if sample_target is not None:
@@ -87,6 +98,7 @@ def _consistency(args: argparse.Namespace, hclass: HypothesisClass, learner: Lea
                  log_size: float, rng: np.random.Generator) -> dict[str, Any]:
     bound = occam_sample_size(args.epsilon, args.delta, log_size)
     examples = bound if args.examples is None else args.examples
+    _within(examples)
     probs = distribution(hclass, args.dist, q=args.q)
     runs = [consistency_run(cast(Learner, learner.clone()), hclass, _draw_target(hclass, rng),
                             probs, examples, rng, seed=i) for i in range(args.repeat)]
@@ -118,6 +130,8 @@ def _survivor(args: argparse.Namespace, hclass: FiniteClass, learner: Learner,
     bound = wrapped.bound(game)
     if bound is None:
         raise UsageError(f"pac: {learner.spec} has no mistake bound on {hclass.spec}")
+    _within((math.floor(bound.value) + 1)
+            * survivor_sample_size(args.epsilon, args.delta, bound.value))
     probs = distribution(hclass, args.dist, q=args.q)
     runs = [longest_survivor(wrapped.clone(), hclass,  # type: ignore[arg-type]
                              int(rng.integers(hclass.size)), probs, args.epsilon,
@@ -147,6 +161,9 @@ def _random_iterate(args: argparse.Namespace, hclass: HalfspaceClass, learner: L
         raise UsageError("pac: on halfspaces it runs the Perceptron's random iterate "
                          "(--learner perceptron)")
     examples = ITERATE_EXAMPLES if args.examples is None else args.examples
+    if examples < 1:
+        raise UsageError("pac: the random iterate needs --examples >= 1")
+    _within(examples * hclass.d, f"numbers (examples x d = {hclass.d})")
     iterates = [random_iterate(learner.clone(), hclass, examples, rng)
                 for _ in range(args.repeat)]
     return {

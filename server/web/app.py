@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import msgpack
+from websockets.datastructures import MultipleValuesError
 from websockets.http11 import Request, Response
 
 from littlestone.server.net.admission import TICKET_TTL_S
@@ -206,9 +207,13 @@ def static(visit: Visit) -> Answer:
     return static_file(visit.params["name"]) or error(404, "no such file", False)
 
 
-def _cross_site(request: Request) -> bool:
-    """A request from another site's page (the browser says so: ``Sec-Fetch-Site``)."""
-    return request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site"
+def _another_page(request: Request) -> bool:
+    """A request a page of another origin made the browser send: of another site, or of
+    a sibling of this one (another port of this host), as ``Sec-Fetch-Site`` says
+    (``same-origin``: this page's own; ``none``: the person, typing or following a
+    bookmark)."""
+    return request.headers.get("Sec-Fetch-Site", "none").lower() not in ("same-origin",
+                                                                          "none")
 
 
 def _same_origin(request: Request) -> bool:
@@ -239,8 +244,6 @@ def login(visit: Visit) -> Answer:
     this origin's own form may log a browser in (:func:`_same_origin`): a sibling site's
     page would otherwise log a student in as someone else (login CSRF)."""
     request = visit.request
-    if _cross_site(request):
-        return error(403, "another site's page may not log you in or out", False)
     token = token_of(request) if request.method == "POST" else visit.query.get("token")
     if token is None:
         return html_response(pages.login_page())
@@ -260,7 +263,7 @@ def login(visit: Visit) -> Answer:
 
 
 def logout(visit: Visit) -> Answer:
-    if _cross_site(visit.request):
+    if _another_page(visit.request):
         return error(403, "another site's page may not log you in or out", False)
     return redirect("/login", [("Set-Cookie", f"{COOKIE}=; Max-Age=0; Path=/; "
                                 "HttpOnly; SameSite=Strict")])
@@ -400,8 +403,16 @@ class WebApp:
     def route(self, request: Request) -> Response | Awaitable[Response] | Upgrade | None:
         """A request's answer (the transport's ``http`` hook); ``None`` for an agent's
         WebSocket handshake. A ``HEAD`` is answered as its ``GET`` without the body
-        (RFC 9110 9.3.2: the same headers, Content-Length included)."""
-        answer = self._route(request)
+        (RFC 9110 9.3.2: the same headers, Content-Length included). A header the
+        routes read once (``Origin``, ``Host``, ``Sec-Fetch-Site``, ``Authorization``,
+        ``Upgrade``) given twice is a 400: which one counts is ambiguous (it used to
+        raise out of the transport, dropping the connection and logging a traceback
+        for every such request)."""
+        try:
+            answer = self._route(request)
+        except MultipleValuesError as exc:
+            api = split_target(request.path)[0][:1] == ("api",)
+            return error(400, f"bad request: the header {exc} is given more than once", api)
         if request.method != "HEAD" or answer is None or isinstance(answer, Upgrade):
             return answer
         if isinstance(answer, Response):

@@ -66,6 +66,10 @@ BIN_WIDTH, BINS = 0.25, 9
 #: and the newest of them its table lists (1000 rows made a 400 KB page, redrawn every
 #: 1.5 s; 100 make about 45 KB).
 CLASS_GAMES, CLASS_ROWS = 1000, 100
+#: What the class mode spends at most to know Ldim(H) of a class without a closed form:
+#: a truth table of |H| x |X| cells, and instance checks of exact Ldim (about 0.1-0.2
+#: microseconds each: some 20 ms a class, once). The menu's classes are far within both.
+CLASS_LDIM_TABLE, CLASS_LDIM_WORK = 1 << 20, 200_000
 
 
 def _instance_name(hclass: FiniteClass, x: int) -> str:
@@ -99,10 +103,15 @@ def class_info(spec: str) -> dict[str, Any] | None:
             "tree": data.tree(spec)}
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=2 * CLASS_GAMES)
 def ldim_of(spec: str) -> int | None:
-    """Ldim(H) of a finite class played here, when it is cheap to know (its closed form,
-    or exact within the page's tree budget); None otherwise (not asked again)."""
+    """Ldim(H) of a finite class played here, when it is cheap to know: its closed form,
+    or exact on a truth table of at most :data:`CLASS_LDIM_TABLE` cells within
+    :data:`CLASS_LDIM_WORK` instance checks; None otherwise. (Any peer can play games
+    on many classes that are costly to solve, and anyone who may look at the class mode
+    makes it count its hour's games again: the page's tree budget for each of them made
+    one view take minutes of CPU and gigabytes.) The cache holds more classes than the
+    class mode reads games, so each is worked out once."""
     try:
         hclass = make_class(spec)
     except LittlestoneError:
@@ -112,10 +121,11 @@ def ldim_of(spec: str) -> int | None:
     known = hclass.known_ldim()
     if known is not None:
         return known
-    try:  # (within the page's budget: instance checks, CPU, the solver's caches)
-        solver = solver_for(hclass)
-        with solver.limits(cpu_s=data.PAGE_CPU_S, max_bytes=data.TREE_BYTES):
-            return solver.ldim(budget=data.TREE_WORK)
+    if hclass.size * hclass.domain_size > CLASS_LDIM_TABLE:
+        return None
+    try:  # (within the page's CPU and the solver's caches too)
+        with solver_for(hclass).limits(cpu_s=data.PAGE_CPU_S, max_bytes=data.TREE_BYTES):
+            return class_ldim(hclass, CLASS_LDIM_WORK)[0]
     except LittlestoneError:
         return None
 
