@@ -38,10 +38,11 @@ from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, final
 
 __all__ = [
+    "CLIENT_TYPES",
+    "SERVER_TYPES",
     "Advice",
     "AdviceRequest",
     "Answer",
-    "CLIENT_TYPES",
     "Challenge",
     "ClientMessage",
     "Commit",
@@ -68,7 +69,6 @@ __all__ = [
     "Revoked",
     "Rounds",
     "Rules",
-    "SERVER_TYPES",
     "ServerMessage",
     "Start",
     "Watch",
