@@ -35,6 +35,7 @@ from littlestone.local import play
 from littlestone.protocol.messages import PROTOCOL_VERSION
 from littlestone.server.records.database import utc_now
 from littlestone.server.records.logs import LogWriter, log_level
+from littlestone.server.records.rows import AgentIdentity, GameStart, LoggedRules
 from littlestone.server.records.store import Store, new_game_id
 
 __all__ = ["LoggedGame", "agent_identity", "game_info", "log_footer", "log_header",
@@ -56,10 +57,10 @@ class LoggedGame:
     log: Path | None
 
 
-def agent_identity(agent: Agent) -> dict[str, Any]:
+def agent_identity(agent: Agent) -> AgentIdentity:
     """An agent's spec, and the SHA-256 of its file when it comes from one."""
     module = type(agent).__module__
-    out: dict[str, Any] = {"spec": agent.spec, "class": f"{module}.{type(agent).__qualname__}"}
+    out: AgentIdentity = {"spec": agent.spec, "class": f"{module}.{type(agent).__qualname__}"}
     source = getattr(sys.modules.get(module), "__file__", None)
     if source and module.startswith("littlestone_agent_"):
         out["file"] = source
@@ -69,7 +70,7 @@ def agent_identity(agent: Agent) -> dict[str, Any]:
     return out
 
 
-def game_info(game: GameSpec) -> dict[str, Any]:
+def game_info(game: GameSpec) -> LoggedRules:
     """The game's rules as the log header keeps them."""
     return {"game": game.game, "class": game.hclass.spec if game.hclass else None,
             "rounds": game.rounds, "experts": game.experts,
@@ -77,7 +78,7 @@ def game_info(game: GameSpec) -> dict[str, Any]:
 
 
 def log_header(game_id: str, source: str, game: GameSpec, seeds: GameSeeds,
-               learner: dict[str, Any], adversary: dict[str, Any]) -> dict[str, Any]:
+               learner: AgentIdentity, adversary: AgentIdentity) -> dict[str, Any]:
     """A log's header. The seeds are not in it, only S and SHA-256 of the game key: the
     key goes into the footer, once the game is over (:func:`log_footer`)."""
     return {
@@ -120,10 +121,12 @@ def play_logged(
     game_id = new_game_id()
     path = data / "games" / f"{game_id}.lslog"
     seeds = game_seeds(seed, key)
-    learner_info = {**agent_identity(learner), "spec": learner_spec or learner.spec}
-    adversary_info = {**agent_identity(adversary), "spec": adversary_spec or adversary.spec}
+    learner_info: AgentIdentity = {**agent_identity(learner),
+                                   "spec": learner_spec or learner.spec}
+    adversary_info: AgentIdentity = {**agent_identity(adversary),
+                                     "spec": adversary_spec or adversary.spec}
     header = log_header(game_id, source, game, seeds, learner_info, adversary_info)
-    info = {**game_info(game), "learner": learner_info["spec"],
+    info: GameStart = {**game_info(game), "learner": learner_info["spec"],
             "adversary": adversary_info["spec"], "seed": seed, "horizon": game.rounds,
             "source": source}
     try:

@@ -43,6 +43,7 @@ from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_for
 from littlestone.learners.base import LEARNERS
 from littlestone.server.net.settings import Budgets
 from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.rows import GameRow, TournamentRow
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.tournament.report import curve_of, log_path
@@ -91,7 +92,7 @@ def live_snapshot(running: dict[str, Any]) -> Live:
     return {game_id: (int(b.t), dict(b.totals)) for game_id, b in list(running.items())}
 
 
-def _row(row: dict[str, Any], live: Live, names: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _row(row: GameRow, live: Live, names: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A game's row for the page: live figures while it runs, and the names the
     tournament gave its players (a submission's file, not ``remote:learner-<hash>``)."""
     out = {k: row.get(k) for k in SHOWN}  # (not the log's path, nor its anchor)
@@ -216,7 +217,7 @@ def _read(path: str, size: int, mtime: int) -> GameLogData:
     return log
 
 
-def _log(store: Store, game_id: str) -> tuple[dict[str, Any], GameLogData] | None:
+def _log(store: Store, game_id: str) -> tuple[GameRow, GameLogData] | None:
     row = store.game(game_id)
     if row is None:
         return None
@@ -337,7 +338,7 @@ def _sizes(spec: str, path: str, size: int, n_rounds: int) -> NDArray[np.int32] 
     return sizes
 
 
-def tournaments(store: Store) -> list[dict[str, Any]]:
+def tournaments(store: Store) -> list[TournamentRow]:
     return store.tournaments()
 
 
