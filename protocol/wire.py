@@ -54,12 +54,14 @@ __all__ = [
     "Enter",
     "Entered",
     "Error",
+    "ExpertsRounds",
     "Hello",
     "Instance",
     "InstanceRequest",
     "Join",
     "Label",
     "LabelOf",
+    "LobbyRequest",
     "OutcomeOf",
     "Predict",
     "Prediction",
@@ -71,6 +73,7 @@ __all__ = [
     "Rules",
     "ServerMessage",
     "Start",
+    "Totals",
     "Watch",
     "Watching",
     "Weights",
@@ -220,6 +223,8 @@ class Reveal(TypedDict):
 
 ClientMessage = (Hello | Challenge | Create | Join | Enter | Watch | Revoke | Predict
                  | Weights | Commit | Instance | Advice | Label | Costs | Reveal)
+#: What a client may send between games (:data:`.session.LOBBY_MESSAGES`).
+LobbyRequest = Challenge | Create | Join | Enter | Watch | Revoke
 
 
 # -- server -> client ---------------------------------------------------------------
@@ -349,6 +354,20 @@ class RevealAsked(TypedDict):
 
 
 @final
+class Totals(TypedDict, total=False):
+    """The running totals of a game a spectator watches, after its last round logged
+    (PROTOCOL.md 5.4): mistakes in the mistake-bound game, losses and regrets in the
+    experts game."""
+
+    mistakes: float
+    expected_mistakes: float
+    loss: float
+    expected_loss: float
+    regret: float
+    expected_regret: float
+
+
+@final
 class Watching(TypedDict):
     """A spectator's first message: the game so far and its running totals (PROTOCOL.md
     5.4): mistakes in the mistake-bound game, losses and regrets in the experts game."""
@@ -369,17 +388,36 @@ class Watching(TypedDict):
 
 @final
 class Rounds(TypedDict):
-    """Rounds ``t0 .. t`` as the log keeps them, with the running totals after ``t``
-    (PROTOCOL.md 5.4)."""
+    """Rounds ``t0 .. t`` of a mistake-bound game as the log keeps them, with the running
+    totals after ``t`` (PROTOCOL.md 5.4)."""
 
     type: Literal["rounds"]
     game_id: str
     t0: int
     n: int
     t: int
-    y: NotRequired[list[Any]]
     p: NotRequired[list[float]]
+    y: NotRequired[list[int]]
     prediction: NotRequired[list[int]]
+    mistakes: NotRequired[float]
+    expected_mistakes: NotRequired[float]
+    loss: NotRequired[float]
+    expected_loss: NotRequired[float]
+    regret: NotRequired[float]
+    expected_regret: NotRequired[float]
+
+
+@final
+class ExpertsRounds(TypedDict):
+    """Round ``t`` (``t0 = t``, ``n = 1``) of an experts game, with the running totals
+    (PROTOCOL.md 5.4): ``y`` nil in a game of costs."""
+
+    type: Literal["rounds"]
+    game_id: str
+    t0: int
+    n: int
+    t: int
+    y: NotRequired[list[int | None]]
     round_loss: NotRequired[list[float]]
     round_expected_loss: NotRequired[list[float]]
     mistakes: NotRequired[float]
@@ -416,9 +454,9 @@ class Error(TypedDict):
     fatal: NotRequired[bool]
 
 
-ServerMessage = (Welcome | Created | Entered | Done | Revoked | Watching | Rounds | Start
-                 | InstanceRequest | AdviceRequest | Prediction | Answer | RevealAsked | End
-                 | Error)
+ServerMessage = (Welcome | Created | Entered | Done | Revoked | Watching | Rounds | ExpertsRounds
+                 | Start | InstanceRequest | AdviceRequest | Prediction | Answer | RevealAsked
+                 | End | Error)
 
 #: The message types of each direction (PROTOCOL.md 3-6).
 CLIENT_TYPES = frozenset({"hello", "challenge", "create", "join", "enter", "watch", "revoke",
