@@ -20,7 +20,8 @@ types in one place each way: :func:`.messages.from_client` (the server's session
 :func:`.messages.from_server` (the client). The maps inside a message that a peer
 writes and the protocol does not check field by field stay ``Mapping[str, Any]``: the
 ``rules`` of ``challenge`` and ``create`` (read by :func:`.messages.rules_from_wire`)
-and the ``result`` of ``end``. At run time a message is a plain dict:
+and the ``result`` of ``end`` (its keys are the game's and its learner's: open). At run
+time a message is a plain dict:
 
 >>> hello: Hello = {"type": "hello", "version": 1, "role": "learner", "agent": "demo",
 ...                 "token": None, "capabilities": []}
@@ -342,8 +343,8 @@ class Answer(TypedDict):
 
     type: Literal["answer"]
     t: int
-    w: NotRequired[Vector | None]
-    p: NotRequired[float | None]
+    w: NotRequired[Vector]
+    p: NotRequired[float]
 
 
 @final
@@ -436,7 +437,7 @@ class End(TypedDict):
 
     type: Literal["end"]
     status: str
-    result: Mapping[str, Any]
+    result: dict[str, Any]
     key: NotRequired[bytes | None]
     game_id: NotRequired[str]
     label: NotRequired[LabelOf]
