@@ -23,7 +23,6 @@ import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from littlestone import __version__
 from littlestone.adversaries.base import Adversary
@@ -35,7 +34,13 @@ from littlestone.local import play
 from littlestone.protocol.messages import PROTOCOL_VERSION
 from littlestone.server.records.database import utc_now
 from littlestone.server.records.logs import LogWriter, log_level
-from littlestone.server.records.rows import AgentIdentity, GameStart, LoggedRules
+from littlestone.server.records.rows import (
+    AgentIdentity,
+    GameStart,
+    LogFooter,
+    LoggedRules,
+    LogHeader,
+)
 from littlestone.server.records.store import Store, new_game_id
 
 __all__ = ["LoggedGame", "agent_identity", "game_info", "log_footer", "log_header",
@@ -78,7 +83,7 @@ def game_info(game: GameSpec) -> LoggedRules:
 
 
 def log_header(game_id: str, source: str, game: GameSpec, seeds: GameSeeds,
-               learner: AgentIdentity, adversary: AgentIdentity) -> dict[str, Any]:
+               learner: AgentIdentity, adversary: AgentIdentity) -> LogHeader:
     """A log's header. The seeds are not in it, only S and SHA-256 of the game key: the
     key goes into the footer, once the game is over (:func:`log_footer`)."""
     return {
@@ -89,10 +94,10 @@ def log_header(game_id: str, source: str, game: GameSpec, seeds: GameSeeds,
 
 
 def log_footer(seeds: GameSeeds, result: GameResult | None, status: str = ""
-               ) -> dict[str, Any]:
+               ) -> LogFooter:
     """A log's footer: the result (or, for a game cut short without one, ``status``)
     and the game key, which re-derives every seed now that the game is over."""
-    footer: dict[str, Any] = {"status": status, "finished": utc_now(), "result": {},
+    footer: LogFooter = {"status": status, "finished": utc_now(), "result": {},
                               "key": seeds.key.hex()}
     if result is not None:
         footer["status"], footer["result"] = result.status, result.to_dict()

@@ -13,10 +13,10 @@ its columns; ``class`` is a Python keyword, hence the functional form):
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
-__all__ = ["AgentIdentity", "GameRow", "GameStart", "LoggedRules", "ResultColumn", "TokenRow",
-           "TournamentRow"]
+__all__ = ["AgentIdentity", "GameRow", "GameStart", "LogFooter", "LogHeader", "LoggedRules",
+           "ResultColumn", "TokenRow", "TournamentRow"]
 
 #: A row of the ``games`` table: a game as it started, and its result once it ended
 #: (``status`` ``running`` until then; the result's columns None). ``log`` is the log's
@@ -62,6 +62,37 @@ AgentIdentity = TypedDict("AgentIdentity", {
     "file": NotRequired[str],
     "account": NotRequired[str | None],
 })
+
+
+
+class LogHeader(TypedDict):
+    """What a game's log begins with (:func:`.logged.log_header`): the game, its rules, its
+    players, the game seed S and SHA-256 of the game key (the key itself only in the
+    footer). A log read back is data anybody can write: its reader checks these field by
+    field (:mod:`.logs.reader`) and keeps the header as the map it read."""
+
+    game_id: str
+    package: str
+    protocol: int
+    started: str
+    source: str
+    rules: LoggedRules
+    seed: int
+    key_sha256: str
+    learner: AgentIdentity
+    adversary: AgentIdentity
+
+
+class LogFooter(TypedDict):
+    """What a finished game's log ends with (:func:`.logged.log_footer`): its status and
+    result (the keys of ``littlestone play --json``: the game's and its learner's, open),
+    the game key (hex) and the target an adversary revealed."""
+
+    status: str
+    finished: str
+    result: dict[str, Any]
+    key: str
+    revealed: NotRequired[Any]
 
 
 class TokenRow(TypedDict):
