@@ -7,21 +7,25 @@ Two unions, one a direction: :data:`ClientMessage` (what a learner, an adversary
 spectator sends: PROTOCOL.md 3-5) and :data:`ServerMessage` (what the server sends).
 ``instance`` and ``advice`` go both ways with other keys, so each direction has its own
 type for them (:class:`Instance` from an adversary, :class:`InstanceRequest` to a
-learner). Testing ``message["type"]`` narrows a union to one message::
+learner). Testing ``message["type"]`` narrows a union to one message:
 
-    def moved(message: ClientMessage) -> float | None:
-        if message["type"] == "predict":
-            return message["p"]     # a Predict: mypy knows "p"
-        return None
+>>> def moved(message: ClientMessage) -> float | None:
+...     if message["type"] == "predict":
+...         return message["p"]  # a Predict here: mypy knows its "p"
+...     return None  # (message["p"] here: mypy says Hello, Challenge ... have no "p")
+>>> moved({"type": "predict", "t": 1, "p": 0.5}), moved({"type": "join", "game_id": "g"})
+(0.5, None)
 
 A peer's frame is a plain ``dict[str, Any]`` until :func:`.messages.check` has held it to
 its schema (:data:`.messages.SCHEMAS`, the same fields as here); it is narrowed to these
 types in one place each way: :func:`.messages.from_client` (the server's session) and
-:func:`.messages.from_server` (the client). The maps inside a message that a peer
-writes and the protocol does not check field by field stay ``Mapping[str, Any]``: the
-``rules`` of ``challenge`` and ``create`` (read by :func:`.messages.rules_from_wire`)
-and the ``result`` of ``end`` (its keys are the game's and its learner's: open). At run
-time a message is a plain dict:
+:func:`.messages.from_server` (the client). Where the session's state lets only some
+types through (the lobby's requests, the moves a game waits for), the server narrows
+further with a ``cast`` that says so (``server/net/lobby.py``, ``players.py``). Two
+maps inside a message stay untyped: the ``rules`` of ``challenge`` and ``create``, a
+``Mapping[str, Any]`` as the peer wrote it until :func:`.messages.rules_from_wire` reads
+it, and the ``result`` of ``end``, a ``dict[str, Any]`` whose keys are the game's and
+its learner's report's (open). At run time a message is a plain dict:
 
 >>> hello: Hello = {"type": "hello", "version": 1, "role": "learner", "agent": "demo",
 ...                 "token": None, "capabilities": []}
