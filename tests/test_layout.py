@@ -29,7 +29,8 @@ def _package_files() -> list[Path]:
     return [*(p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))),
             *sorted((ROOT / "littlestone").glob("*.py"))]
 DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", ROOT / "SECURITY.md",
-             *sorted((ROOT / "docs").glob("*.md"))]
+             *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "docs" / "manual").glob("*.md"))]
 
 
 # -- the dependency arrows --------------------------------------------------------------
@@ -225,7 +226,7 @@ def test_every_link_resolves_inside_the_clone(document):
 def test_the_link_check_catches_a_link_out_of_the_clone(tmp_path):
     assert LINK.findall("see [design](../shared/DESIGN.md) and ![p](docs/x.png)") == [
         ("../shared/DESIGN.md", ""), ("", "docs/x.png")]
-    assert "the-command-line" in _anchors(ROOT / "README.md")
+    assert "the-command-line" in _anchors(ROOT / "docs" / "manual" / "command-line.md")
 
 
 def test_no_document_or_output_points_outside_the_repository(capsys):

@@ -126,9 +126,10 @@ def test_the_examples_import_from_littlestone_itself():
 
 
 def test_the_readme_python_examples_run():
-    """README's Python snippets (a learner of one's own, the From Python section) print
-    what their comments say: ``print(...)  # 6`` prints 6."""
-    text = (ROOT / "README.md").read_text()
+    """The Python snippets of README and the manual (a learner of one's own, the From
+    Python section) print what their comments say: ``print(...)  # 6`` prints 6."""
+    text = "".join((ROOT / path).read_text() for path in (
+        "README.md", "docs/manual/command-line.md", "docs/manual/tournaments.md"))
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert blocks
     for block in blocks:

@@ -643,12 +643,12 @@ def test_an_adversary_that_spoils_its_games_pays_for_it(hostile_tournament):
 
 def test_a_game_spoiled_after_the_learner_played_every_round_is_unscored_for_it(
         hostile_tournament):
-    """A decision (README, "Scoring faults and ties"): a game its adversary spoils is not
-    scored for its learner, even after round T. Counting it as played would be the
-    adversary's weapon (labels no target fits, then no reveal: every round a mistake,
-    charged to the learner); counting it as perfect, a gift it could make a friend. So it
-    neither lowers nor lifts the learner, and the adversary pays for it (it forced
-    nothing: the test above)."""
+    """A decision (docs/manual/tournaments.md, "Scoring faults and ties"): a game its
+    adversary spoils is not scored for its learner, even after round T. Counting it as
+    played would be the adversary's weapon (labels no target fits, then no reveal: every
+    round a mistake, charged to the learner); counting it as perfect, a gift it could
+    make a friend. So it neither lowers nor lifts the learner, and the adversary pays
+    for it (it forced nothing: the test above)."""
     _, board, rows = hostile_tournament
     row = rows[("halving", "spoiler.py:Spoiler")]
     assert row["result"]["rounds"] in (9, 10)  # the learner played (nearly) every round

@@ -127,10 +127,13 @@ def sentences(block: str) -> list[str]:
 
     >>> sentences("UML Thm. 21.3 holds. It bounds mistakes, e.g. on thresholds. Done")
     ['UML Thm. 21.3 holds.', 'It bounds mistakes, e.g. on thresholds.', 'Done']
+    >>> sentences("See the heatmap. It is red.")  # (a word ending in p. is no "p.")
+    ['See the heatmap.', 'It is red.']
     """
     out: list[str] = []
     for piece in _SENTENCE_END.split(block):
-        if out and out[-1].endswith(ABBREVIATIONS):
+        last = out[-1].rsplit(None, 1)[-1] if out and out[-1].strip() else ""
+        if last.lstrip("(") in ABBREVIATIONS:
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)

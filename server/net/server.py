@@ -7,7 +7,7 @@ spectating (:mod:`.spectators`). :func:`serve_forever` is ``littlestone serve``.
 
 It logs (``logging.getLogger(__name__)``, configured by the command line only) where it
 listens, the connections it drops or refuses because it is full, and its shutdown; the
-rooms log the rest (README.md, "The server's log").
+rooms log the rest (docs/manual/network.md, "The server's log").
 """
 
 from __future__ import annotations

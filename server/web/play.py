@@ -1,5 +1,5 @@
-"""Playing on the page (README, "Play it yourself"): what the play page offers a person,
-what it draws of a class, and the class mode a teacher shows.
+"""Playing on the page (docs/manual/live-page.md, "Play it yourself"): what the play
+page offers a person, what it draws of a class, and the class mode a teacher shows.
 
 A person plays through the page's script, which speaks PROTOCOL.md to the agents'
 endpoint like any client (``static/play.js``): this module only says which games the
