@@ -328,6 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="run the checks without bubblewrap where it cannot run")
     sub.add_parser("probe", help=argparse.SUPPRESS)  # a tournament's, in its sandbox
+    zygote = sub.add_parser("zygote", help=argparse.SUPPRESS)  # a loaded sandbox's fork server
+    zygote.add_argument("--scratch", required=True)
+    zygote.add_argument("--namespace", action="store_true")
 
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
     for kind, registry in registries:

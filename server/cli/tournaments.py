@@ -13,8 +13,8 @@ from typing import Any
 from littlestone import adversaries, learners
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.sandbox import Sandbox
-from littlestone.server.cli.common import UsageError
+from littlestone.sandbox import Sandbox, serve_forks
+from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.preflight import Refereed, play_check_games
@@ -30,7 +30,7 @@ from littlestone.testing import (
     yield_checks,
 )
 
-__all__ = ["check", "leaderboard_lines", "probe", "tournament"]
+__all__ = ["check", "leaderboard_lines", "probe", "tournament", "zygote"]
 
 #: How long ``check`` lets an agent run its checks in the sandbox.
 CHECK_SECONDS = 60
@@ -341,3 +341,32 @@ def probe(args: argparse.Namespace) -> int:
     sys.stdout.flush()
     print(json.dumps({"ok": True, "unsupported": reasons}))
     return 0
+
+
+def zygote(args: argparse.Namespace) -> int:
+    """(Inside a tournament's sandbox.) A loaded submission's fork server
+    (:func:`littlestone.sandbox.serve_forks`): the command line, the client and the
+    agents' registries are imported once, here, and never the submission; each game is
+    a fresh child that runs ``connect`` (or ``probe``) as its own process would."""
+    from littlestone.server.cli import network
+    from littlestone.server.cli.parser import build_parser
+
+    parser = build_parser()
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "connect": network.connect, "probe": probe}
+
+    def run(argv: list[str]) -> int:
+        parsed = parser.parse_args(argv)
+        if parsed.command not in commands:
+            return EXIT_USAGE
+        try:
+            return commands[parsed.command](parsed)
+        except (UsageError, LittlestoneError, RecursionError) as exc:  # as main() says it
+            print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        except Exception as exc:
+            print(f"littlestone: internal error: {type(exc).__name__}: "
+                  f"{TerminalSafe.escape(str(exc))}", file=sys.stderr)
+            return EXIT_INTERNAL
+
+    return serve_forks(run, Path(args.scratch), args.namespace)

@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
-from littlestone.sandbox import Run, Sandbox
+from littlestone.sandbox import Run, Sandbox, SandboxError, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.store import RESULT_COLUMNS, Store
@@ -44,8 +45,10 @@ from littlestone.server.tournament.pairing import Pairing, rules
 
 __all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_remote_agent"]
 
-#: How long a submission has, once started, to enter its game.
+#: How long a submission has, once started, to enter its game, and how often the
+#: tournament looks whether it has.
 ENTER_SECONDS = 60.0
+ENTER_POLL_SECONDS = 0.002
 T = TypeVar("T")
 
 def _outcome(row: dict[str, Any], message: str) -> dict[str, Any]:
@@ -145,10 +148,20 @@ class Arena:
         self.folder.cleanup()
 
 
+#: What runs a submission's process for a game: (arguments, timeout, standard input,
+#: game over?, census, alone) -> its Run (:meth:`.Sandbox.run`, :meth:`.LoadedSandbox.run`).
+Runner = Callable[[list[str], float, bytes, Callable[[], bool],
+                   Callable[[Callable[[], bool]], None], bool], Run]
+
+
 def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
-                    sandbox: Sandbox) -> dict[str, Any]:
+                    sandbox: Sandbox, pool: SandboxPool | None = None,
+                    files: Mapping[str, Path] | None = None) -> dict[str, Any]:
     """A game with one or two submitted files, each in its sandbox, entered into the
-    arena's Unix-socket server with a one-time credential."""
+    arena's Unix-socket server with a one-time credential: a fresh child of the file's
+    loaded sandbox in ``pool`` (loaded once, :class:`.SandboxPool`), or without a pool
+    a sandbox of its own, started for this game alone. ``files``: where a spec's file
+    is, when not where the config says (a Ray node's copy)."""
     server = arena.unix
     assert server is not None and arena.socket is not None
     tag = hashlib.sha256(f"{config.name}|{pairing.key}".encode()).hexdigest()[:16]
@@ -161,17 +174,31 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
     over = threading.Event()
     runs: dict[str, concurrent.futures.Future[Run]] = {}
     counts: dict[str, Callable[[], bool]] = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as pool:
+    unloaded: dict[str, str] = {}
+    with contextlib.ExitStack() as leases, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as threads:
+        runners: dict[str, Runner] = {}
+        for role, spec in roles:  # (in one order: two games never wait for each other)
+            file = _file(config, spec, files)
+            if pool is None:
+                runners[role] = functools.partial(_fresh, sandbox, file, arena.socket)
+                continue
+            try:
+                runners[role] = leases.enter_context(pool.lease(f"{role}:{spec}", file)).run
+            except SandboxError as exc:
+                unloaded[role] = str(exc)
         for role, spec in roles:
+            if role not in runners:
+                continue
             token = arena.call(_grant(server, config.name, accounts[role]))
-            file, rest = file_of(spec, config.base)
+            file, rest = _file(config, spec, files), file_of(spec, config.base)[1]
             args = ["connect", f"unix:{sandbox.socket(arena.socket)}", f"--{role}",
                     f"{sandbox.inside(file)}:{rest}", "--tournament", config.name,
                     "--token-file", "-", "--name", accounts[role]]
-            runs[role] = pool.submit(sandbox.run, file, args, timeout,
-                                     (token + "\n").encode(), arena.socket, over.is_set,
-                                     functools.partial(counts.__setitem__, role), True)
-        entered = _await_entrants(arena, server, config.name, accounts, runs)
+            runs[role] = threads.submit(runners[role], args, timeout, (token + "\n").encode(),
+                                        over.is_set, functools.partial(counts.__setitem__,
+                                                                       role), True)
+        entered = _await_entrants(server, config.name, accounts, runs)
         game_id = None
         if len(entered) == len(roles):
             game_id = arena.call(_play(server, config, pairing, accounts))
@@ -184,10 +211,9 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
     forked |= {role for role, run in outcomes.items() if run.forked}
     for role in forked:
         outcomes[role].forked = True
-    notes = _notes(outcomes)
-    store = Store(arena.data)  # this thread's own connection
-    row = store.game(game_id) if game_id else None
-    store.close()
+    notes = [f"the {role}'s sandbox could not be loaded: {why}"
+             for role, why in unloaded.items()] + _notes(outcomes)
+    row = arena.call(_game_row(server, game_id)) if game_id else None
     if row is None:
         absent = [role for role, _ in roles if role not in entered] or [roles[0][0]]
         status = f"crash:{absent[0] if len(absent) == 1 else 'both'}:no_game"
@@ -199,6 +225,21 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
         status = f"forked:{next(iter(forked)) if len(forked) == 1 else 'both'}"
         outcome["status"] = outcome["result"]["status"] = status
     return outcome
+
+
+def _file(config: TournamentConfig, spec: str, files: Mapping[str, Path] | None) -> Path:
+    return files[spec] if files and spec in files else file_of(spec, config.base)[0]
+
+
+def _fresh(sandbox: Sandbox, file: Path, socket: Path | None, args: list[str], timeout: float,
+           stdin: bytes, game_over: Callable[[], bool],
+           census: Callable[[Callable[[], bool]], None], alone: bool) -> Run:
+    """One game's run in a sandbox of its own (the path without a pool)."""
+    return sandbox.run(file, args, timeout, stdin, socket, game_over, census, alone)
+
+
+async def _game_row(server: GameServer, game_id: str) -> dict[str, Any] | None:
+    return server.store.game(game_id)
 
 
 async def _grant(server: GameServer, tournament: str, account: str) -> str:
@@ -224,9 +265,8 @@ async def _play(server: GameServer, config: TournamentConfig, pairing: Pairing,
     return await server.play_entrant(config.name, account, game, pairing.seed, opponent)
 
 
-def _await_entrants(arena: Arena, server: GameServer, tournament: str,
-                    accounts: dict[str, str], runs: dict[str, concurrent.futures.Future[Run]]
-                    ) -> set[str]:
+def _await_entrants(server: GameServer, tournament: str, accounts: dict[str, str],
+                    runs: dict[str, concurrent.futures.Future[Run]]) -> set[str]:
     """The roles whose agent entered, waiting until all have or the others are gone."""
     deadline = time.monotonic() + ENTER_SECONDS
     entered: set[str] = set()
@@ -234,9 +274,9 @@ def _await_entrants(arena: Arena, server: GameServer, tournament: str,
         entered = {role for role, account in accounts.items()
                    if server.entrant(tournament, account) == role}
         waiting = [role for role in accounts if role not in entered]
-        if not waiting or all(runs[role].done() for role in waiting):
+        if not waiting or all(role not in runs or runs[role].done() for role in waiting):
             break
-        time.sleep(0.05)
+        time.sleep(ENTER_POLL_SECONDS)
     return entered
 
 
@@ -249,7 +289,9 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
         if run.over_memory:
             notes.append(f"the {role} held more memory than its limit over all its "
                          "processes (killed)")
-        if run.code is None:
+        if run.stalled:
+            notes.append(f"the {role} stopped or killed its own sandbox (killed)")
+        elif run.code is None:
             if not (run.forked or run.over_memory):  # (else killed for that, said above)
                 notes.append(f"the {role} overran its time and was killed")
         elif run.code != 0:
