@@ -90,7 +90,7 @@ WATCH_SECONDS = 0.02
 #: tournament waits for a word from it before killing the sandbox (a game's process can
 #: stop or kill its own fork server: that ends its own game only).
 BEAT_SECONDS = 0.5
-STALL_SECONDS = 10.0
+STALL_SECONDS = 5.0
 #: How long a sandbox has to load (Python, numpy, the package) and say it is ready.
 LOAD_SECONDS = 60.0
 #: The fork server's own CPU seconds (each game's process has ``cpu_seconds`` of its own).
@@ -489,14 +489,14 @@ class LoadedSandbox:
         return self._stalled()
 
     def _forked_now(self) -> bool:
-        """Whether the running game has another process now (asked of the fork server;
-        one that does not answer is stopped: as if it had)."""
+        """Whether the running game has another process now, as the fork server says
+        (one that does not answer says nothing here: its run ends ``stalled``)."""
         if not self._send({"op": "census"}):
-            return True
+            return False
         with contextlib.suppress(queue.Empty):
             answer = self._census.get(timeout=STALL_SECONDS)
-            return answer is None or bool(answer["census"])
-        return True
+            return answer is not None and bool(answer["census"])
+        return False
 
     def _stalled(self) -> Run:
         """The fork server stopped answering or died: kill the sandbox."""

@@ -82,6 +82,8 @@ class Job:
 
     block: int
     games: tuple[Pairing, ...]
+    #: Built-in pairs only (on Ray: played by the same actors, through the local driver).
+    builtin: bool = False
 
 
 def plan(games: list[Pairing], workers: int, capacity: int) -> list[Job]:
@@ -360,6 +362,10 @@ class _RayField:
         worker.play(games, keep)
         return out, worker.loads
 
+    def play_builtin(self, games: list[Pairing], level: str
+                     ) -> list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]]:
+        return play_builtin_batch(self.config, games, level)
+
     def close(self) -> None:
         if self.worker is not None:
             self.worker.close()
@@ -368,8 +374,8 @@ class _RayField:
 
 def play_builtin_batch(config: TournamentConfig, games: list[Pairing], level: str
                        ) -> list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]]:
-    """(A Ray task.) Built-in pairs through the local driver, into a folder of the
-    task's own, each sent back (:func:`ship`) and the folder removed."""
+    """(On a Ray node.) Built-in pairs through the local driver, into a folder of its
+    own, each sent back (:func:`ship`) and the folder removed."""
     folder = Path(tempfile.mkdtemp(prefix="littlestone-ray-"))
     out = []
     try:
@@ -424,9 +430,14 @@ class RayWorker:
             {spec for _, spec in entrants})))
         return {(role, spec): entrant for role, spec, entrant in found}
 
-    def play(self, job: Job, on_game: Callable[[Pairing, dict[str, Any]], None]) -> None:
-        specs = {s for g in job.games for s in (g.learner, g.adversary)}
-        played, self.loads = self.ray.get(self.actor.play.remote(job.games, self._files(specs)))
+    def play(self, job: Job, on_game: Callable[[Pairing, dict[str, Any]], None],
+             level: str = "auto") -> None:
+        if job.builtin:
+            played = self.ray.get(self.actor.play_builtin.remote(list(job.games), level))
+        else:
+            specs = {s for g in job.games for s in (g.learner, g.adversary)}
+            played, self.loads = self.ray.get(self.actor.play.remote(job.games,
+                                                                     self._files(specs)))
         for game, outcome, shipped in played:
             with self.landing:
                 land(self.store, shipped)
@@ -440,7 +451,7 @@ class RayWorker:
 
 
 def play_jobs(workers: list[Any], jobs: list[Job],
-              on_game: Callable[[Pairing, dict[str, Any]], None]) -> None:
+              on_game: Callable[[Pairing, dict[str, Any]], None], level: str = "auto") -> None:
     """Play every job on the workers (each a :class:`LocalWorker` or :class:`RayWorker`),
     one thread each: a worker takes the next job of the block it holds, else a block
     nobody holds, else the block with the most jobs left."""
@@ -464,7 +475,10 @@ def play_jobs(workers: list[Any], jobs: list[Job],
 
     def run(index: int) -> None:
         while (job := next_job(index)) is not None:
-            workers[index].play(job, on_game)
+            if job.builtin:
+                workers[index].play(job, on_game, level)
+            else:
+                workers[index].play(job, on_game)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(workers))) as threads:
         for done in [threads.submit(run, i) for i in range(len(workers))]:

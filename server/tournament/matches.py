@@ -224,6 +224,12 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
     if forked and outcome["status"] == "complete":  # played to its end, but not alone
         status = f"forked:{next(iter(forked)) if len(forked) == 1 else 'both'}"
         outcome["status"] = outcome["result"]["status"] = status
+    stalled = sorted(role for role, run in outcomes.items() if run.stalled)
+    if stalled and outcome["status"].split(":")[1:2] != stalled:
+        # it stopped or killed its own fork server, which watched it: whatever the game
+        # became meanwhile (its opponent may have missed deadlines), it is its fault
+        status = f"stalled:{stalled[0] if len(stalled) == 1 else 'both'}"
+        outcome["status"] = outcome["result"]["status"] = status
     return outcome
 
 

@@ -18,7 +18,6 @@ import json
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from littlestone.sandbox import Sandbox
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.field import (
+    Job,
     LocalWorker,
     RayWorker,
     default_sandboxes,
@@ -207,40 +207,49 @@ def _replays(todo: list[Pairing], stored: list[dict[str, Any]], stale: list[str]
              retry: set[str], digests: dict[str, str | None], config: TournamentConfig
              ) -> dict[str, Any]:
     """What a run plays and why, what it keeps and what it forgets, as ``--json`` and the
-    terminal say it."""
+    terminal say it: games counted by reason, with the entrants the reason names."""
     by_base = {_key_of({**r, "version": None}): r for r in stored}
     seen = {(role, r[role]) for r in stored for role in ("learner", "adversary")}
-    why: Counter[str] = Counter()
+    why: dict[str, tuple[int, list[str]]] = {}
+
+    def count(reason: str, entrants: list[str], into: dict[str, tuple[int, list[str]]]) -> None:
+        n, names = into.get(reason, (0, []))
+        into[reason] = (n + 1, names + [e for e in entrants if e not in names])
+
     for game in todo:
         old = by_base.get(game.base)
         sides = (("learner", game.learner), ("adversary", game.adversary))
         if game.key in retry:
-            why["it failed to load before"] += 1
+            count("failed to load before", [s for _, s in sides if is_file_agent(s)], why)
         elif old is None:
             new = [spec for role, spec in sides if (role, spec) not in seen]
-            why[f"new: {' and '.join(new)}" if new else "not played yet"] += 1
+            count("new" if new else "not played yet", new, why)
         elif not old.get("version"):
-            why["stored before games were keyed by their files"] += 1
+            count("stored before games were keyed by their files", [], why)
         else:
             changed = [spec for role, spec in sides
                        if old.get(f"{role}_sha256") != digests.get(spec)]
-            why[f"file changed: {' and '.join(changed)}" if changed
-                else "the rules or limits changed"] += 1
+            count("file changed" if changed else "the rules or limits changed", changed, why)
     entered = {*config.learners, *config.adversaries}
-    gone: Counter[str] = Counter()
+    gone: dict[str, tuple[int, list[str]]] = {}
     stale_set = set(stale)
     for row in stored:
         if _key_of(row) in stale_set:
             left = [row[role] for role in ("learner", "adversary") if row[role] not in entered]
-            gone[f"no longer entered: {' and '.join(left)}" if left
-                 else "superseded (a file or the rules changed)"] += 1
-    parts = [f"plays {len(todo)} games" + (" (" + "; ".join(
-        f"{n} {reason}" for reason, n in why.most_common()) + ")" if why else "")]
+            count("no longer entered" if left else "superseded", left, gone)
+
+    def said(reasons: dict[str, tuple[int, list[str]]]) -> str:
+        return "; ".join(f"{n} {reason}" + (f": {', '.join(names)}" if names else "")
+                         for reason, (n, names) in sorted(reasons.items(),
+                                                          key=lambda r: -r[1][0]))
+
+    parts = [f"plays {len(todo)} games" + (f" ({said(why)})" if why else "")]
     parts.append(f"keeps {len(stored) - len(stale_set) - len(retry)} stored")
     if gone:
-        parts.append(f"forgets {sum(gone.values())} (" + "; ".join(
-            f"{n} {reason}" for reason, n in gone.most_common()) + ")")
-    return {"played": len(todo), "why": dict(why), "forgotten": dict(gone),
+        parts.append(f"forgets {sum(n for n, _ in gone.values())} ({said(gone)})")
+    return {"played": len(todo), "why": {k: {"games": n, "entrants": e}
+                                         for k, (n, e) in why.items()},
+            "forgotten": {k: {"games": n, "entrants": e} for k, (n, e) in gone.items()},
             "summary": ", ".join(parts)}
 
 
@@ -368,21 +377,12 @@ class _Fleet:
 
     def _ray_builtin(self, games: list[Pairing], level: str,
                      record: Callable[[Pairing, dict[str, Any]], None]) -> None:
-        """Built-in pairs as Ray tasks, each playing into a folder of its own on its
-        node and sending the games back (:func:`.field.land`)."""
-        from littlestone.server.tournament.field import land, play_builtin_batch
-
-        ray = self._ray()
-        task = ray.remote(play_builtin_batch)
-        refs = [task.remote(self.config, games[i:i + RAY_BUILTIN_BATCH], level)
+        """Built-in pairs on the Ray actors (which hold the cluster's CPUs), each batch
+        played into a folder of the actor's own and sent back (:func:`.field.land`)."""
+        jobs = [Job(-1 - i, tuple(games[i:i + RAY_BUILTIN_BATCH]), builtin=True)
                 for i in range(0, len(games), RAY_BUILTIN_BATCH)]
-        waiting = list(refs)
-        while waiting:
-            done, waiting = ray.wait(waiting, num_returns=1)
-            for game, outcome, shipped in ray.get(done[0]):
-                with self.lock:
-                    land(self.store, shipped)
-                record(game, outcome)
+        workers = self._workers()
+        play_jobs(workers, jobs, record, level)
 
     def play_files(self, games: list[Pairing], sandbox: Sandbox,
                    record: Callable[[Pairing, dict[str, Any]], None]) -> None:
