@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 
 import pytest
 
-from littlestone.local import play
-from littlestone.learners import LEARNERS
 from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.local import play
 from littlestone.sandbox import Limits, Sandbox, SandboxPool
 from littlestone.server.cli import main
 from littlestone.server.records.store import Store
@@ -58,8 +56,9 @@ def test_the_leak_detector_sees_what_one_process_carries_from_game_to_game():
         assert {"class attribute", "module global", "file in /tmp", "environment",
                 "open descriptor"} <= set(found()), found()
     finally:
-        from littlestone.learners.halving import Halving
         import sys
+
+        from littlestone.learners.halving import Halving
 
         for owner in (Halving, sys):
             if hasattr(owner, "leaky_mark"):
