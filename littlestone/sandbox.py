@@ -44,6 +44,7 @@ report says so.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import functools
@@ -91,8 +92,10 @@ WATCH_SECONDS = 0.02
 #: stop or kill its own fork server: that ends its own game only).
 BEAT_SECONDS = 0.5
 STALL_SECONDS = 5.0
-#: How long a sandbox has to load (Python, numpy, the package) and say it is ready.
+#: How long a sandbox has to load (Python, numpy, the package) and say it is ready, and
+#: to end when it is closed before it is killed.
 LOAD_SECONDS = 60.0
+CLOSE_SECONDS = 1.0
 #: The fork server's own CPU seconds (each game's process has ``cpu_seconds`` of its own).
 FORK_SERVER_CPU_SECONDS = 24 * 3600
 #: Signals a fork server ignores (its games' processes get them back at their default).
@@ -385,8 +388,9 @@ class LoadedSandbox:
         python = ["-m", "littlestone", "zygote", "--scratch", scratch]
         if not sandbox.unsafe:
             python.append("--namespace")
-        self.proc = sandbox._start(submission, python, socket, self.uid, self._workdir.name,
-                                   FORK_SERVER_CPU_SECONDS)
+        self.proc = _spawn(functools.partial(sandbox._start, submission, python, socket,
+                                             self.uid, self._workdir.name,
+                                             FORK_SERVER_CPU_SECONDS))
         assert self.proc.stdin is not None
         self._control = self.proc.stdin
         self._err = _Capture(self.proc.stderr, sandbox.limits.output_kb << 10)
@@ -505,12 +509,31 @@ class LoadedSandbox:
         return Run(None, "", self._err.text(), False, stalled=True)
 
     def close(self) -> None:
-        """Kill the sandbox and everything in it."""
+        """Let the fork server end (it does at the end of its commands, its game's
+        processes killed), then kill the sandbox and whatever is left in it."""
         self.usable = False
         with contextlib.suppress(OSError, ValueError):
             self._control.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(CLOSE_SECONDS)
         self.sandbox._kill(self.proc, self.uid, self.sandbox._pids(self.proc, self.uid))
         self._workdir.cleanup()
+
+
+_spawner: list[concurrent.futures.ThreadPoolExecutor] = []
+_spawner_lock = threading.Lock()
+
+
+def _spawn(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    """Start a loaded sandbox from one thread that lives as long as this process:
+    bubblewrap's ``--die-with-parent`` (PR_SET_PDEATHSIG) kills a sandbox when the
+    *thread* that started it ends, and a loaded sandbox outlives the thread that asked
+    for it (a tournament's game threads come and go)."""
+    with _spawner_lock:
+        if not _spawner:
+            _spawner.append(concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="littlestone-sandboxes"))
+    return _spawner[0].submit(start).result()
 
 
 class SandboxPool:
@@ -558,9 +581,13 @@ class SandboxPool:
                 self._changed.notify_all()
 
     def close(self) -> None:
-        """Close every loaded sandbox."""
+        """Close every loaded sandbox (told first, all of them, then waited for)."""
         with self._changed:
             closing, self._alive = list(self._alive.values()), OrderedDict()
+        for loaded in closing:
+            loaded.usable = False
+            with contextlib.suppress(OSError, ValueError):
+                loaded._control.close()
         for loaded in closing:
             loaded.close()
 
@@ -689,7 +716,8 @@ class _ForkServer:
                 if command.get("alone"):
                     self._kill_all()
                     self._say({"killed": "forked"})
-            if not over_memory and sum(_memory_of(p) for p in game) > memory:
+            if not over_memory and _resident(game) > memory and sum(
+                    _memory_of(p) for p in game) > memory:  # (resident: a cheap upper bound)
                 over_memory = True
                 self._kill_all()
                 self._say({"killed": "memory"})
@@ -864,6 +892,18 @@ def _memory_of(pid: int) -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) << 10
     return 0
+
+
+def _resident(pids: list[int]) -> int:
+    """The resident memory of processes, summed, in bytes: at least their proportional
+    share (:func:`_memory_of`, which costs a walk of their page tables), from
+    ``/proc/PID/statm`` at little cost."""
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+    return total
 
 
 def _package_folders() -> list[str]:

@@ -21,8 +21,11 @@ import concurrent.futures
 import contextlib
 import hashlib
 import math
-import multiprocessing
+import multiprocessing.connection
 import shutil
+import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import traceback
@@ -205,9 +208,11 @@ class FieldWorker:
 
 # -- local workers: processes of their own --------------------------------------------
 
-def _local_main(conn: Any, config: TournamentConfig, data: str, unsafe: bool,
-                capacity: int) -> None:
-    """A local worker process: a FieldWorker on the data folder, serving the pipe."""
+def serve_worker(fd: int) -> None:
+    """A local worker process (:class:`LocalWorker`): a FieldWorker on the data folder,
+    serving the socket ``fd``."""
+    conn = multiprocessing.connection.Connection(fd)
+    config, data, unsafe, capacity = conn.recv()
     worker = FieldWorker(config, Path(data), unsafe, capacity)
     sending = threading.Lock()
 
@@ -234,16 +239,19 @@ def _local_main(conn: Any, config: TournamentConfig, data: str, unsafe: bool,
 
 
 class LocalWorker:
-    """A :class:`FieldWorker` in a process of its own (spawned: the tournament's process
-    runs threads), writing into the data folder."""
+    """A :class:`FieldWorker` in a process of its own (a fresh interpreter: the
+    tournament's process runs threads, and may be anybody's script), writing into the
+    data folder; it is spoken to over a socket pair."""
 
     def __init__(self, config: TournamentConfig, data: Path, unsafe: bool, capacity: int) -> None:
-        context = multiprocessing.get_context("spawn")
-        self.conn, theirs = context.Pipe()
-        self.process = context.Process(target=_local_main, daemon=True,
-                                       args=(theirs, config, str(data), unsafe, capacity))
-        self.process.start()
+        ours, theirs = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", "from littlestone.server.tournament.field import "
+             f"serve_worker; serve_worker({theirs.fileno()})"],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
         theirs.close()
+        self.conn = multiprocessing.connection.Connection(ours.detach())
+        self.conn.send((config, str(data), unsafe, capacity))
         self.loads = 0
 
     def _serve(self, message: tuple[Any, ...], on: Callable[[tuple[Any, ...]], None]) -> None:
@@ -269,11 +277,14 @@ class LocalWorker:
         self._serve(("play", job.games), lambda a: on_game(a[1], a[2]))
 
     def close(self) -> None:
-        with contextlib.suppress(OSError, BrokenPipeError):
+        with contextlib.suppress(OSError):
             self.conn.send(("stop",))
-        self.process.join(30)
-        if self.process.is_alive():
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+        self.conn.close()
 
 
 # -- Ray: actors with a folder of their own, sending logs back -------------------------
@@ -497,4 +508,3 @@ def probe_entrants(workers: list[Any], entrants: list[tuple[str, str]]
                      if s]:
             found.update(done.result())
     return found
-
