@@ -401,6 +401,8 @@ class LoadedSandbox:
         #: Whether it may run another game (it answers, and its last game left nothing).
         self.usable = True
         self.runs = 0
+        #: The CPU seconds it had used when it was closed (:meth:`cpu_seconds`).
+        self.spent = 0.0
         ready = self._reply(LOAD_SECONDS)
         if ready is None or not ready.get("ready"):
             self.close()
@@ -508,9 +510,21 @@ class LoadedSandbox:
         self._err.join()
         return Run(None, "", self._err.text(), False, stalled=True)
 
+    def cpu_seconds(self) -> float:
+        """The CPU time its processes have used so far, their finished children (every
+        game's) included."""
+        total = 0
+        for pid in self.sandbox._pids(self.proc, self.uid):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+                total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        return total / os.sysconf("SC_CLK_TCK")
+
     def close(self) -> None:
         """Let the fork server end (it does at the end of its commands, its game's
         processes killed), then kill the sandbox and whatever is left in it."""
+        if self.usable:
+            self.spent = self.cpu_seconds()
         self.usable = False
         with contextlib.suppress(OSError, ValueError):
             self._control.close()
@@ -540,7 +554,8 @@ class SandboxPool:
     """Loaded sandboxes (:class:`LoadedSandbox`) by entrant, at most ``capacity`` alive:
     loading another closes the least recently used idle one. Each runs one game at a
     time (:meth:`lease` waits while it is busy); one that died or whose game left
-    anything behind is loaded again at its next lease. ``loads`` counts the loads."""
+    anything behind is loaded again at its next lease. ``loads`` counts the loads,
+    :meth:`cpu_seconds` the CPU time of every sandbox it loaded."""
 
     def __init__(self, sandbox: Sandbox, socket: Path | None, capacity: int) -> None:
         self.sandbox, self.socket, self.capacity = sandbox, socket, max(1, capacity)
@@ -548,6 +563,20 @@ class SandboxPool:
         self._busy: set[str] = set()
         self._changed = threading.Condition()
         self.loads = 0
+        self._closed_cpu = 0.0
+
+    def cpu_seconds(self) -> float:
+        """The CPU time of the sandboxes it loaded, their games included (those alive
+        now, as far as they are)."""
+        with self._changed:
+            alive = list(self._alive.values())
+            closed = self._closed_cpu
+        return closed + sum(loaded.cpu_seconds() for loaded in alive)
+
+    def _retire(self, loaded: LoadedSandbox) -> None:
+        loaded.close()
+        with self._changed:
+            self._closed_cpu += loaded.spent
 
     @contextlib.contextmanager
     def lease(self, key: str, submission: Path) -> Iterator[LoadedSandbox]:
@@ -560,13 +589,14 @@ class SandboxPool:
             loaded = self._alive.pop(key, None)
             if loaded is not None and not loaded.alive:
                 loaded.close()
+                self._closed_cpu += loaded.spent
                 loaded = None
             idle = [k for k in self._alive if k not in self._busy]
             retired = [self._alive.pop(k) for k in idle[:max(0, len(self._alive) + 1
                                                              - self.capacity)]]
         try:
             for old in retired:
-                old.close()
+                self._retire(old)
             if loaded is None:
                 self.loads += 1
                 loaded = self.sandbox.load(submission, self.socket)
@@ -578,18 +608,22 @@ class SandboxPool:
                     self._alive[key] = loaded
                 elif loaded is not None:
                     loaded.close()
+                    self._closed_cpu += loaded.spent
                 self._changed.notify_all()
 
     def close(self) -> None:
         """Close every loaded sandbox (told first, all of them, then waited for)."""
         with self._changed:
             closing, self._alive = list(self._alive.values()), OrderedDict()
+        spent = [loaded.cpu_seconds() for loaded in closing]
         for loaded in closing:
             loaded.usable = False
             with contextlib.suppress(OSError, ValueError):
                 loaded._control.close()
         for loaded in closing:
             loaded.close()
+        with self._changed:
+            self._closed_cpu += sum(spent)
 
 
 def serve_forks(run: Callable[[list[str]], int], scratch: Path, namespace: bool) -> int:

@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import math
 import multiprocessing.connection
+import resource
 import shutil
 import socket
 import subprocess
@@ -48,12 +49,13 @@ __all__ = ["GAMES_AT_ONCE", "SANDBOX_MB", "FieldWorker", "Job", "LocalWorker", "
            "default_sandboxes", "land", "plan", "play_jobs", "sandbox_keys"]
 
 #: Games a worker plays at once (each with its own sandboxes: a sandbox plays one game
-#: at a time). A game waits on its players' round trips: two keep a core busy.
-GAMES_AT_ONCE = 2
-#: The memory a loaded sandbox is reckoned to hold (its fork server: Python, numpy and
-#: the package; measured about 60 MiB resident, benchmarks/README.md), for
-#: :func:`default_sandboxes`.
-SANDBOX_MB = 120
+#: at a time). A game mostly waits on its players' round trips, and a slow entrant's
+#: game on its moves: three keep a worker's core busy.
+GAMES_AT_ONCE = 3
+#: The memory a loaded sandbox is reckoned to hold, for :func:`default_sandboxes`: its
+#: fork server (Python, numpy and the package) measured 61 MiB resident, 45 MiB
+#: proportional, 41 MiB of its own; a game's child adds its own pages while it runs.
+SANDBOX_MB = 64
 #: The share of the machine's available memory that loaded sandboxes may take.
 SANDBOX_MEMORY_SHARE = 0.25
 #: Learners a job holds (a worker's unit of work: about a minute of games).
@@ -191,6 +193,11 @@ class FieldWorker:
     def loads(self) -> int:
         return self.pool.loads
 
+    def cpu_seconds(self) -> float:
+        """The CPU time of this worker's process and of the sandboxes it loaded."""
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        return own.ru_utime + own.ru_stime + self.pool.cpu_seconds()
+
     def ship(self, game_id: str | None) -> dict[str, Any] | None:
         """:func:`ship` a game of this worker's arena (read in the arena's own thread)."""
         server = self.arena.unix
@@ -233,7 +240,7 @@ def serve_worker(fd: int) -> None:
                     worker.play(message[1], lambda game, outcome: send("game", game, outcome))
             except Exception:  # a bug of ours: the tournament says it and stops
                 send("error", traceback.format_exc())
-            send("done", worker.loads)
+            send("done", worker.loads, worker.cpu_seconds())
     finally:
         worker.close()
 
@@ -253,6 +260,8 @@ class LocalWorker:
         self.conn = multiprocessing.connection.Connection(ours.detach())
         self.conn.send((config, str(data), unsafe, capacity))
         self.loads = 0
+        #: The CPU seconds of the worker's process and sandboxes, as of its last job.
+        self.cpu = 0.0
 
     def _serve(self, message: tuple[Any, ...], on: Callable[[tuple[Any, ...]], None]) -> None:
         self.conn.send(message)
@@ -262,7 +271,7 @@ class LocalWorker:
             except EOFError:
                 raise RuntimeError("a tournament worker process died") from None
             if answer[0] == "done":
-                self.loads = answer[1]
+                self.loads, self.cpu = answer[1], answer[2]
                 return
             if answer[0] == "error":
                 raise RuntimeError(f"a tournament worker failed:\n{answer[1]}")
@@ -360,7 +369,8 @@ class _RayField:
         return [(role, spec, worker.probe(role, spec)) for role, spec in entrants]
 
     def play(self, games: tuple[Pairing, ...], files: Mapping[str, tuple[str, bytes]]
-             ) -> tuple[list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]], int]:
+             ) -> tuple[list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]], int,
+                        float]:
         worker = self._ready(files)
         out: list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]] = []
         lock = threading.Lock()
@@ -371,7 +381,7 @@ class _RayField:
                 out.append((game, outcome, shipped))
 
         worker.play(games, keep)
-        return out, worker.loads
+        return out, worker.loads, worker.cpu_seconds()
 
     def play_builtin(self, games: list[Pairing], level: str
                      ) -> list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]]:
@@ -430,6 +440,7 @@ class RayWorker:
         self.actor = actor.options(**(options or {})).remote(config, unsafe, capacity)
         self.sent: set[str] = set()
         self.loads = 0
+        self.cpu = 0.0
 
     def _files(self, specs: set[str]) -> dict[str, tuple[str, bytes]]:
         files = submitted_files(self.config, specs - self.sent)
@@ -447,8 +458,8 @@ class RayWorker:
             played = self.ray.get(self.actor.play_builtin.remote(list(job.games), level))
         else:
             specs = {s for g in job.games for s in (g.learner, g.adversary)}
-            played, self.loads = self.ray.get(self.actor.play.remote(job.games,
-                                                                     self._files(specs)))
+            played, self.loads, self.cpu = self.ray.get(
+                self.actor.play.remote(job.games, self._files(specs)))
         for game, outcome, shipped in played:
             with self.landing:
                 land(self.store, shipped)

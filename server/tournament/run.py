@@ -176,14 +176,15 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             if remotes is not None:
                 remotes.result()
         bar.close()
-        loads = fleet.loads
+        loads, cpu = fleet.loads, sum(float(w.cpu) for w in fleet.field)
     finally:
         fleet.close()
     rows = store.tournament_games(config.name)
     report = rank(config.name, rows, skipped)
     report.unloaded = unloaded
     report.sandbox = sandbox.describe() if sandbox is not None else "no submissions"
-    report.replayed = {**replays, "sandboxes_loaded": loads}
+    report.replayed = {**replays, "sandboxes_loaded": loads,
+                       "field_cpu_seconds": round(cpu, 3)}
     report.report = str(write_report(report, data))
     return report
 
