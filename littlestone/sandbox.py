@@ -86,7 +86,7 @@ SUBMISSION_DIR = "/submission"
 UID_BASE = 200_000
 _uids = itertools.count()
 #: How often a fork server looks at its game's processes (a second one, their memory).
-WATCH_SECONDS = 0.02
+WATCH_SECONDS = 0.05
 #: How often a fork server says it is alive while its game runs, and how long the
 #: tournament waits for a word from it before killing the sandbox (a game's process can
 #: stop or kill its own fork server: that ends its own game only).
@@ -727,6 +727,8 @@ class _ForkServer:
         code: int | None = None
         exited = forked = over_memory = finish = False
         beat = time.monotonic() + BEAT_SECONDS
+        seen: int | None = -1
+        game = [pid]
         while not finish and not self.eof:
             readable, _, _ = select.select([self.control_in, *reading], [], [], WATCH_SECONDS)
             for fd in readable:
@@ -744,7 +746,11 @@ class _ForkServer:
             if reaped and not exited:
                 exited, code = True, status
                 self._say({"exited": code})
-            game = self._game_pids()
+            allocated = self._last_pid()  # (a process or a thread started since: look)
+            if allocated is None or allocated != seen:
+                seen, game = allocated, self._game_pids()
+            elif exited:
+                game = []
             if len(game) > 1 and not forked:
                 forked = True
                 if command.get("alone"):
@@ -823,6 +829,16 @@ class _ForkServer:
             if child == pid:
                 code = os.waitstatus_to_exitcode(status)
                 reaped, found = True, (code if code >= 0 else None)
+
+    def _last_pid(self) -> int | None:
+        """The last process or thread id its PID namespace gave out (None outside one):
+        while it stays the same, no process has started, and the game's processes need
+        no looking for."""
+        if not self.namespace:
+            return None
+        with contextlib.suppress(OSError, ValueError):
+            return int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+        return None
 
     def _game_pids(self) -> list[int]:
         """The processes of the game: every living process under this one."""
