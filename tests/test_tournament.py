@@ -72,25 +72,36 @@ def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
     assert board["report"].endswith("hostile.html") and Path(board["report"]).is_file()
 
 
-def test_a_tournament_does_not_resume_with_a_submission_replaced(tmp_path, capsys):
-    """A second run plays only what is missing, so a file replaced between the runs
-    would rank an entrant on the games of two programs: the data folder refuses it (one
-    line), and takes the run again once the file is back as it was."""
+def test_a_replaced_submission_replays_its_own_games_only(tmp_path, capsys):
+    """A second run plays only what is missing, and a game is keyed by the bytes of the
+    files that played it: a file replaced between two runs re-plays that entrant's
+    games (its earlier ones are forgotten, never ranked beside the new), and keeps the
+    others; put back as it was, its first games are played again, not restored."""
     source = (EXAMPLES / "minimal_learner.py").read_text()
     (tmp_path / "alice.py").write_text(source)
     config = write_config(tmp_path, "resume", ["alice.py:MajorityVote", "halving"],
                           ["random-target"], rounds=5, seeds=1)
     data = tmp_path / "data"
     args = ["tournament", str(config), "--data", str(data), "--workers", "1", "--json"]
+
+    def ids() -> dict[str, str]:
+        return {r["learner"]: r["game_id"] for r in Store(data).tournament_games("resume")}
+
     assert main(args) == 0
-    capsys.readouterr()
+    first = ids()
     (tmp_path / "alice.py").write_text(source + "\n# a better version, after the deadline\n")
-    assert main(args) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "other submitted files" in err, err
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "plays 1 games (1 file changed: alice.py:MajorityVote), keeps 1 stored" in err, err
+    second = ids()
+    assert second["halving"] == first["halving"]
+    assert second["alice.py:MajorityVote"] != first["alice.py:MajorityVote"]
+    assert len(second) == 2
     (tmp_path / "alice.py").write_text(source)
     assert main(args) == 0
-    assert len(Store(data).tournament_games("resume")) == 2
+    third = ids()
+    assert third["alice.py:MajorityVote"] not in (first["alice.py:MajorityVote"],
+                                                  second["alice.py:MajorityVote"])
 
 
 def test_an_adversary_that_starts_processes_to_starve_its_learner_loses_at_once(

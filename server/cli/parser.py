@@ -301,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--ray", metavar="ADDRESS",
                             help="fan out over a Ray cluster at ADDRESS ('local' starts one "
                             "with --workers CPUs); needs the ray extra")
+    tournament.add_argument("--sandboxes", type=positive_int, metavar="N",
+                            help="submissions kept loaded at once, over all workers "
+                            "(default: a quarter of the available memory, 64 MiB each)")
     tournament.add_argument("--json", action="store_true", help="print the leaderboard")
     tournament.add_argument("--keep-going", action="store_true",
                             help="when entrants fail to load, play the others and rank "

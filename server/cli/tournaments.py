@@ -73,7 +73,8 @@ def tournament(args: argparse.Namespace) -> int:
 def _tournament(args: argparse.Namespace, config: Any) -> int:
     report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
                             ray_address=args.ray, keep_going=args.keep_going,
-                            unsafe=args.unsafe_no_sandbox, log_level=args.log)
+                            unsafe=args.unsafe_no_sandbox, log_level=args.log,
+                            sandboxes=args.sandboxes)
     for failed in report.unloaded:
         print(f"littlestone: {failed['role']} {failed['entrant']} failed to load: "
               f"{failed['reason']}", file=sys.stderr)

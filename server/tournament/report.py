@@ -110,6 +110,10 @@ def _publish_log(source: Path, folder: Path) -> Path:
     return target
 
 
+#: The most games whose curves the report draws (each reads its log): a class's whole
+#: field, some 20,000 games, links each log and the commands that verify and plot it.
+CURVES_MAX = 1000
+
 #: The scores each leaderboard ranks on, in order.
 _KEYS = {"learner": ("worst", "median"), "adversary": ("forcing",)}
 
@@ -222,9 +226,13 @@ def write_report(report: TournamentReport, data: Path) -> Path:
         parts.append("<h2>Pairings not played</h2><ul>" + "".join(
             f"<li>{esc(s['learner'])} vs {esc(s['adversary'])} on {esc(str(s['class']))} "
             f"({esc(s['game'])}): {esc(s['reason'])}</li>" for s in report.skipped) + "</ul>")
-    parts.append("<h2>Games</h2><table><tr><th>learner</th><th>adversary</th><th>class</th>"
-                 "<th>seed</th><th>status</th><th>learner's score</th><th>adversary's "
-                 "forcing</th><th>curve</th><th>log</th></tr>")
+    curves = len(report.games) <= CURVES_MAX
+    parts.append("<h2>Games</h2>" + ("" if curves else (
+        f"<p>{len(report.games)} games: curves are drawn for at most {CURVES_MAX}; "
+        "<code>littlestone replay GAME_ID --plot FILE.svg</code> draws any game's.</p>"))
+        + "<table><tr><th>learner</th><th>adversary</th><th>class</th>"
+        "<th>seed</th><th>status</th><th>learner's score</th><th>adversary's "
+        "forcing</th><th>curve</th><th>log</th></tr>")
     for row in report.games:
         verify = (f"<code>littlestone replay {esc(row['game_id'])} --data {esc(str(data))} "
                   f"--verify</code>" if row.get("game_id") else "")
@@ -236,7 +244,8 @@ def write_report(report: TournamentReport, data: Path) -> Path:
                      f"<td>{esc(row['status'])}{_fault_note(row)}<br><small>"
                      f"{esc(row.get('message') or '')}</small></td>"
                      f"<td>{_score_cell(row, 0)}</td>"
-                     f"<td>{_score_cell(row, 1)}</td><td>{_curve(row, data)}</td>"
+                     f"<td>{_score_cell(row, 1)}</td>"
+                     f"<td>{_curve(row, data) if curves else ''}</td>"
                      f"<td>{log}</td></tr>")
     parts.append("</table></body></html>")
     path.write_text("\n".join(parts))

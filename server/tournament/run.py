@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import hashlib
 import json
 import sys
@@ -189,12 +190,16 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     return report
 
 
-def rate_entrant(config: TournamentConfig, data: Path, workers: int, **options: Any
-                 ) -> TournamentReport:
-    """Rate a new or re-submitted entrant against the field stored in ``data``: the
-    config names it (added, or its file replaced), and only its games are played;
-    the rest of the ranking comes from what is stored (:func:`run_tournament`'s
-    ``options``)."""
+def rate_entrant(config: TournamentConfig, data: Path, entrant: str, role: str,
+                 workers: int, **options: Any) -> TournamentReport:
+    """Rate one new or re-submitted entrant (a spec, as ``role``) against the field
+    stored in ``data`` under ``config``: it joins the config if it is not in it, only
+    its games are played (those of its earlier file forgotten), and the ranking comes
+    from what is stored (:func:`run_tournament`'s ``options``)."""
+    if role == "learner" and entrant not in config.learners:
+        config = dataclasses.replace(config, learners=(*config.learners, entrant))
+    elif role == "adversary" and entrant not in config.adversaries:
+        config = dataclasses.replace(config, adversaries=(*config.adversaries, entrant))
     return run_tournament(config, data, workers, **options)
 
 
@@ -264,6 +269,7 @@ class _ProbeCache:
                  probe: Callable[[list[tuple[str, str]]], dict[tuple[str, str], Entrant]]
                  ) -> None:
         self.path = data / "tournaments" / f"{config.name}-probes.json"
+        self.name = config.name
         self.probe = probe
         asked = json.dumps([rules_to_wire(rules(config, s)) for s in spaces(config)])
         self.stamp = {spec: hashlib.sha256(f"{spec}|{digest}|{asked}".encode()).hexdigest()
@@ -281,6 +287,9 @@ class _ProbeCache:
                 found[(role, spec)] = Entrant(spec, role, tuple(kept))
             else:
                 asking.append((role, spec))
+        if len(asking) > 1:
+            _say(f"littlestone: tournament {self.name}: loading {len(asking)} submissions, "
+                 "each in its sandbox")
         fresh = self.probe(asking) if asking else {}
         found.update(fresh)
         for (role, spec), entrant in fresh.items():
