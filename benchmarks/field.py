@@ -127,14 +127,16 @@ def _student_adversary(k: int) -> tuple[str, str]:
 
 
 def make_field(folder: Path, students: int, name: str = "field", seeds: int = SEEDS,
-               rounds: int = ROUNDS, builtins: bool = True) -> Path:
-    """Write ``students`` students' submissions under ``folder/submissions`` and the
-    tournament file ``folder/NAME.toml``; returns its path."""
+               rounds: int = ROUNDS, builtins: bool = True, first: int = 0,
+               classes: tuple[str, ...] = tuple(CLASSES)) -> Path:
+    """Write the submissions of ``students`` students (numbered from ``first``: student
+    k's kind is k mod 8) under ``folder/submissions`` and the tournament file
+    ``folder/NAME.toml``; returns its path."""
     submissions = folder / "submissions"
     submissions.mkdir(parents=True, exist_ok=True)
     learners = list(BUILTIN_LEARNERS) if builtins else []
     adversaries = list(BUILTIN_ADVERSARIES) if builtins else []
-    for k in range(students):
+    for k in range(first, first + students):
         for role, (source, cls), into in (("learner", _student_learner(k), learners),
                                           ("adversary", _student_adversary(k), adversaries)):
             path = submissions / f"student{k:02d}_{role}.py"
@@ -145,7 +147,7 @@ def make_field(folder: Path, students: int, name: str = "field", seeds: int = SE
         f"learners = {json.dumps(learners)}\nadversaries = {json.dumps(adversaries)}\n\n"
         f'[tournament]\nname = "{name}"\nrounds = {rounds}\nseeds = {seeds}\n'
         'games = ["mistake-bound"]\n\n'
-        + "".join(f'[[classes]]\nspec = "{c}"\n\n' for c in CLASSES)
+        + "".join(f'[[classes]]\nspec = "{c}"\n\n' for c in classes)
         + "[limits]\nmove_deadline = 2\ntime_bank = 5\ncpu_seconds = 60\n")
     return config
 

@@ -257,3 +257,23 @@ def test_a_small_field_on_a_ray_cluster_of_two_nodes(tmp_path):
     for game in report.games:
         assert Path(game["log"]).parent == data / "games"
         assert main(["replay", game["game_id"], "--data", str(data), "--verify"]) == 0
+
+
+def test_a_small_class_field_is_refereed_logged_and_verifiable(tmp_path):
+    """The field benchmark's class, small (benchmarks/field.py; the whole field is too
+    long for the tests): students whose learners fork, crash and think slowly and whose
+    adversaries fork, each game refereed by the server and logged, every log verified
+    against the data folder's anchors."""
+    from benchmarks.field import make_field
+
+    config = make_field(tmp_path, 4, first=4, seeds=1, rounds=60, builtins=False,
+                        classes=("thresholds:n=31",))
+    report = run_tournament(load_config(config), tmp_path / "data", 2, progress=False)
+    assert len(report.games) == 4 * 4
+    assert report.replayed["sandboxes_loaded"] >= 8
+    assert all(g["game_id"] for g in report.games), report.games
+    for game in report.games:
+        assert game["status"].split(":")[0] in ("complete", "disconnected", "forked"), game
+        assert main(["replay", game["game_id"], "--data", str(tmp_path / "data"),
+                     "--verify"]) == 0
+    assert {r["learner"] for r in report.learners} == {g["learner"] for g in report.games}
