@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing
 import shutil
@@ -158,26 +159,37 @@ def _run(config: Path, data: Path, workers: int, **options: Any) -> tuple[float,
     return time.perf_counter() - started, report
 
 
-PAIR = """learners = ["{learner}"]
-adversaries = ["{adversary}"]
+PAIRS = """learners = {learners}
+adversaries = {adversaries}
 [tournament]
 name = "{name}"
 rounds = 200
-seeds = {games}
+seeds = {seeds}
 [[classes]]
 spec = "thresholds:n=63"
 """
 
 
-def _pair_seconds(folder: Path, learner: str, adversary: str, games: int,
-                  **options: Any) -> float:
-    """The time of a tournament of one pair's ``games`` games, one worker."""
-    name = f"pair{abs(hash((learner, adversary, games, str(options)))) % 10**8}"
+def _pairs_seconds(folder: Path, learners: list[str], adversaries: list[str], seeds: int,
+                   **options: Any) -> float:
+    """The time of a one-worker tournament of ``learners`` x ``adversaries``, ``seeds``
+    games a pair."""
+    name = f"pairs{abs(hash((*learners, *adversaries, seeds, str(options)))) % 10**8}"
     config = folder / f"{name}.toml"
-    config.write_text(PAIR.format(learner=learner, adversary=adversary, name=name, games=games))
+    config.write_text(PAIRS.format(learners=json.dumps(learners),
+                                   adversaries=json.dumps(adversaries), name=name, seeds=seeds))
     seconds, report = _run(config, folder / name, 1, **options)
-    assert len(report.games) == games, report.games
+    assert len(report.games) == len(learners) * len(adversaries) * seeds, report.games
     return seconds
+
+
+def _marginal(folder: Path, learners: list[str], adversaries: list[str], small: int,
+              large: int, **options: Any) -> float:
+    """Seconds a game, beyond the start-up: (T(large) - T(small)) / the games between."""
+    pairs = len(learners) * len(adversaries)
+    return ((_pairs_seconds(folder, learners, adversaries, large, **options)
+             - _pairs_seconds(folder, learners, adversaries, small, **options))
+            / (pairs * (large - small)))
 
 
 async def _ping_pongs(path: str, count: int) -> None:
@@ -195,8 +207,11 @@ def _echo_server(path: str, ready: Any) -> None:
     from littlestone.transport import serve_unix
 
     async def echo(ws: Any) -> None:
-        while True:
-            await ws.send(await ws.recv())
+        from websockets.exceptions import ConnectionClosed
+
+        with contextlib.suppress(ConnectionClosed):
+            while True:
+                await ws.send(await ws.recv())
 
     async def main() -> None:
         server = await serve_unix(echo, path)
@@ -233,26 +248,37 @@ def round_trip_floor(round_trips: int = 400, repeat: int = 5) -> float:
 def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float, str]]:
     """The marginal cost of a 200-round game with both sides submitted (the examples'
     learner and adversary), one worker, against the same game between built-in agents
-    (halving and random-target): (T(large) - T(small)) / (large - small) each, in one
-    run; and the round-trip floor."""
+    (halving and random-target), each (T(large) - T(small)) / the games between, in one
+    run: one pair (a game at a time: its latency), then three submitted learners x
+    three submitted adversaries (the worker plays three games at once); the round-trip
+    floor; and a sandbox started for each game, as before."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        learner = f"{EXAMPLES}/minimal_learner.py:MajorityVote"
-        adversary = f"{EXAMPLES}/minimal_adversary.py:Contrarian"
-        submitted = (_pair_seconds(folder, learner, adversary, large)
-                     - _pair_seconds(folder, learner, adversary, small)) / (large - small)
-        builtin = (_pair_seconds(folder, "halving", "random-target", large)
-                   - _pair_seconds(folder, "halving", "random-target", small)) / (large - small)
-        fresh = _pair_seconds(folder, learner, adversary, 4, fresh_processes=True) / 4
+        for k in range(3):
+            shutil.copy(EXAMPLES / "minimal_learner.py", folder / f"learner{k}.py")
+            shutil.copy(EXAMPLES / "minimal_adversary.py", folder / f"adversary{k}.py")
+        learners = [str(folder / f"learner{k}.py:MajorityVote") for k in range(3)]
+        adversaries = [str(folder / f"adversary{k}.py:Contrarian") for k in range(3)]
+        one = _marginal(folder, learners[:1], adversaries[:1], small, large)
+        builtin = _marginal(folder, ["halving"], ["random-target"], small, large)
+        nine = _marginal(folder, learners, adversaries, max(1, small // 9),
+                         max(2, large // 9))
+        nine_builtin = _marginal(folder, ["halving", "soa", "consistent"],
+                                 ["random-target", "iid", "shattered-tree"],
+                                 max(1, small // 9), max(2, large // 9))
+        fresh = _marginal(folder, learners[:1], adversaries[:1], 2, 6, fresh_processes=True)
     floor = round_trip_floor()
-    return [(f"a 200-round game, both sides submitted (loaded once), one worker: marginal "
-             f"{submitted * 1000:.0f} ms a game\n    vs built-in halving vs random-target "
+    return [(f"a 200-round game, both sides submitted (loaded once), one pair, one worker: "
+             f"marginal {one * 1000:.0f} ms a game\n    vs built-in halving vs random-target "
              f"({builtin * 1000:.1f} ms a game; ratio = how many times slower)",
-             submitted, builtin, "s"),
-            (f"the same game vs its floor, 400 WebSocket round trips on a Unix socket "
-             f"({floor * 1000:.0f} ms)", submitted, floor, "s"),
-            (f"the same game vs a sandbox started for each game (before: {fresh * 1000:.0f} "
-             "ms a game, start-up included)", submitted, fresh, "s")]
+             one, builtin, "s"),
+            (f"the same, 3 submitted learners x 3 submitted adversaries, one worker (3 games "
+             f"at once): {nine * 1000:.0f} ms a game\n    vs 3 x 3 built-in pairs, one worker "
+             f"({nine_builtin * 1000:.1f} ms a game)", nine, nine_builtin, "s"),
+            (f"one pair vs its floor, 400 WebSocket round trips on a Unix socket "
+             f"({floor * 1000:.0f} ms)", one, floor, "s"),
+            (f"one pair vs a sandbox started for each game, as before ({fresh * 1000:.0f} ms "
+             "a game)", one, fresh, "s")]
 
 
 def bench_field(students: int = 40, workers: int = 2, sample: int = 24

@@ -141,6 +141,9 @@ class Run:
     #: Whether its sandbox stopped answering, or died, while it ran (its fork server
     #: stopped or killed by the game's own process): the sandbox was killed.
     stalled: bool = False
+    #: Whether it was ended because its game was over (a loaded sandbox's game process
+    #: is not waited for once its game has ended well, :meth:`LoadedSandbox.end`).
+    ended: bool = False
 
 
 class SandboxError(OSError):
@@ -459,18 +462,21 @@ class LoadedSandbox:
                                "memory_mb": limits.memory_mb,
                                "output_kb": limits.output_kb}}):
             return self._stalled()
-        forked = over_memory = False
+        forked = over_memory = ended = False
         heard, over_at = time.monotonic(), None
         while time.monotonic() - started < timeout:
             message = self._reply(POLL_SECONDS)
             if message is None:  # the fork server is gone (killed by its game's process)
                 return self._stalled()
-            if "silent" not in message:
+            if "silent" not in message and "end" not in message:
                 heard = time.monotonic()
             if "exited" in message:  # (its status comes with "finished")
                 break
             if "killed" in message:
                 forked, over_memory = message["killed"] == "forked", message["killed"] == "memory"
+                break
+            if "end" in message:  # its game ended well: what it does after is not needed
+                ended = True
                 break
             if time.monotonic() - heard > STALL_SECONDS:
                 return self._stalled()
@@ -491,8 +497,14 @@ class LoadedSandbox:
                     self.usable = False  # its game left what a wipe cannot remove
                 return Run(done["code"], str(done["out"]), str(done["err"]),
                            forked or bool(done["forked"]),
-                           bool(done["truncated"]), over_memory or bool(done["over_memory"]))
+                           bool(done["truncated"]), over_memory or bool(done["over_memory"]),
+                           ended=ended and done["code"] is None)
         return self._stalled()
+
+    def end(self) -> None:
+        """The running game has ended well: :meth:`run` ends its process at once rather
+        than wait for it to exit (or :data:`GRACE_SECONDS` after the game)."""
+        self._replies.put({"end": True})
 
     def _forked_now(self) -> bool:
         """Whether the running game has another process now, as the fork server says

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
-from littlestone.sandbox import Run, Sandbox, SandboxError, SandboxPool
+from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxError, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.store import RESULT_COLUMNS, Store
@@ -178,15 +178,18 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
     with contextlib.ExitStack() as leases, \
             concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as threads:
         runners: dict[str, Runner] = {}
+        loaded: list[LoadedSandbox] = []
         for role, spec in roles:  # (in one order: two games never wait for each other)
             file = _file(config, spec, files)
             if pool is None:
                 runners[role] = functools.partial(_fresh, sandbox, file, arena.socket)
                 continue
             try:
-                runners[role] = leases.enter_context(pool.lease(f"{role}:{spec}", file)).run
+                loaded.append(leases.enter_context(pool.lease(f"{role}:{spec}", file)))
             except SandboxError as exc:
                 unloaded[role] = str(exc)
+                continue
+            runners[role] = loaded[-1].run
         for role, spec in roles:
             if role not in runners:
                 continue
@@ -204,16 +207,19 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
             game_id = arena.call(_play(server, config, pairing, accounts))
         # before done: an agent waiting for it still has every process it started
         forked = {role for role in entered if role in counts and counts[role]()}
+        row = arena.call(_game_row(server, game_id)) if game_id else None
         for account in accounts.values():
             arena.call(_release(server, config.name, account))
         over.set()
+        if row is not None and row["status"] == "complete" and not forked:
+            for each in loaded:  # (what a process prints after a good game is not needed)
+                each.end()
         outcomes = {role: future.result() for role, future in runs.items()}
     forked |= {role for role, run in outcomes.items() if run.forked}
     for role in forked:
         outcomes[role].forked = True
     notes = [f"the {role}'s sandbox could not be loaded: {why}"
              for role, why in unloaded.items()] + _notes(outcomes)
-    row = arena.call(_game_row(server, game_id)) if game_id else None
     if row is None:
         absent = [role for role, _ in roles if role not in entered] or [roles[0][0]]
         status = f"crash:{absent[0] if len(absent) == 1 else 'both'}:no_game"
@@ -297,7 +303,7 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
                          "processes (killed)")
         if run.stalled:
             notes.append(f"the {role} stopped or killed its own sandbox (killed)")
-        elif run.code is None:
+        elif run.code is None and not run.ended:
             if not (run.forked or run.over_memory):  # (else killed for that, said above)
                 notes.append(f"the {role} overran its time and was killed")
         elif run.code != 0:

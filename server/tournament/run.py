@@ -127,7 +127,7 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         store.drop_tournament_games(config.name, sorted(set(stale) | (retry & current)))
         bar = _Progress(config.name, len(games) - len(pending),
                         len(games) - len(pending) + len(todo), progress)
-        lock = threading.Lock()
+        lock = fleet.lock  # (one writer at a time: Ray's landed games share it)
         rules_of: dict[tuple[str, str | None], Any] = {}
 
         def record(pairing: Pairing, outcome: dict[str, Any]) -> None:
@@ -147,7 +147,6 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 })
                 bar.update(outcome["status"] != "complete")
 
-        fleet.lock = lock
         failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
 
         def broken(p: Pairing) -> tuple[str, str] | None:
