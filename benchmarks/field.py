@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import json
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -281,6 +282,66 @@ def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float
              "a game)", one, fresh, "s")]
 
 
+def bench_cpu(games: int = 40) -> list[tuple[str, float, float, str]]:
+    """Where a submitted pair's game spends its CPU: the tournament's worker (the game
+    server refereeing, the sandboxes' bookkeeping), the two fork servers, the two game
+    processes; next to a built-in pair's game (halving vs random-target, in process,
+    logged), all CPU seconds measured by the kernel."""
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.learners import LEARNERS
+    from littlestone.server.records.logged import play_logged
+    from littlestone.server.tournament.field import FieldWorker
+    from littlestone.server.tournament.pairing import pairings, rules
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        shutil.copy(EXAMPLES / "minimal_learner.py", folder / "learner.py")
+        shutil.copy(EXAMPLES / "minimal_adversary.py", folder / "adversary.py")
+        config_path = folder / "cpu.toml"
+        config_path.write_text(PAIRS.format(learners='["learner.py:MajorityVote"]',
+                                            adversaries='["adversary.py:Contrarian"]',
+                                            name="cpu", seeds=games + 1))
+        config = load_config(config_path)
+        played, _ = pairings(config, {})
+        worker = FieldWorker(config, folder / "data", False, 4)
+        try:
+            worker.play(tuple(played[:1]), lambda game, outcome: None)  # (loaded)
+            before = _split(worker)
+            worker.play(tuple(played[1:]), lambda game, outcome: None)
+            after = _split(worker)
+        finally:
+            worker.close()
+        started = time.process_time()
+        for seed in range(games):
+            play_logged(rules(config, played[0]), LEARNERS.make("halving"),
+                        ADVERSARIES.make("random-target"), seed, folder / "builtin")
+        builtin = (time.process_time() - started) / games
+    worker_cpu, servers, children = ((b - a) / games for a, b in zip(before, after,
+                                                                     strict=True))
+    total = worker_cpu + servers + children
+    return [(f"CPU of a 200-round game, both sides submitted: {total * 1000:.0f} ms (the "
+             f"worker, its game server refereeing: {worker_cpu * 1000:.0f}; the two fork "
+             f"servers: {servers * 1000:.0f}; the two game processes: "
+             f"{children * 1000:.0f})\n    vs a built-in pair's ({builtin * 1000:.1f} ms)",
+             total, builtin, "s")]
+
+
+def _split(worker: Any) -> tuple[float, float, float]:
+    """CPU seconds so far: the worker's process, its fork servers', their children's."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    servers = children = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for loaded in worker.pool._alive.values():
+        for pid in loaded.sandbox._pids(loaded.proc, loaded.uid):
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+                servers += (int(fields[11]) + int(fields[12])) / tick
+                children += (int(fields[13]) + int(fields[14])) / tick
+    return own.ru_utime + own.ru_stime, servers, children
+
+
 def bench_field(students: int = 40, workers: int = 2, sample: int = 24
                 ) -> list[tuple[str, float, float, str]]:
     """The field of ``students`` on ``workers`` workers, then one learner re-submitted;
@@ -345,11 +406,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", choices=["pair", "field", "ray"])
+    parser.add_argument("--only", choices=["pair", "cpu", "field", "ray"])
     args = parser.parse_args(argv)
     rows = []
     if args.only in (None, "pair"):
         rows += bench_pair()
+    if args.only in (None, "pair", "cpu"):
+        rows += bench_cpu()
     if args.only in (None, "field"):
         rows += bench_field(args.students, args.workers)
     if args.only in (None, "ray"):

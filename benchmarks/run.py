@@ -719,9 +719,10 @@ def main(argv: list[str] | None = None) -> int:
                                  50 if args.quick else 2000, repeat)
     rows += bench_tournament()
     rows += bench_sandbox(5 if args.quick else 20)
-    from benchmarks.field import bench_field, bench_pair, bench_ray
+    from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray
 
     rows += bench_pair(4, 12) if args.quick else bench_pair()
+    rows += bench_cpu(10 if args.quick else 40)
     rows += bench_field(4, 2) if args.quick else bench_field()
     rows += bench_ray(2 if args.quick else 6)
     rows += bench_coin(repeat)

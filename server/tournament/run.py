@@ -66,8 +66,10 @@ class SandboxMissing(LittlestoneError):
 #: How often a long run says how far it is when no progress bar is drawn (off a
 #: terminal, or with ``--json``).
 PROGRESS_SECONDS = 30.0
-#: Built-in games a Ray task plays at once (each task's start-up is paid once).
+#: Built-in games a Ray actor plays at once (each call's round trip is paid once).
 RAY_BUILTIN_BATCH = 50
+#: Entrants a line names for one reason to play or forget games (``--json`` has all).
+NAMED = 5
 
 
 def run_tournament(config: TournamentConfig, data: Path, workers: int,
@@ -244,9 +246,14 @@ def _replays(todo: list[Pairing], stored: list[dict[str, Any]], stale: list[str]
             count("no longer entered" if left else "superseded", left, gone)
 
     def said(reasons: dict[str, tuple[int, list[str]]]) -> str:
-        return "; ".join(f"{n} {reason}" + (f": {', '.join(names)}" if names else "")
-                         for reason, (n, names) in sorted(reasons.items(),
-                                                          key=lambda r: -r[1][0]))
+        def names(entrants: list[str]) -> str:
+            if len(entrants) <= NAMED:
+                return ", ".join(entrants)
+            return f"{', '.join(entrants[:NAMED])} and {len(entrants) - NAMED} more"
+
+        return "; ".join(f"{n} {reason}" + (f": {names(who)}" if who else "")
+                         for reason, (n, who) in sorted(reasons.items(),
+                                                        key=lambda r: -r[1][0]))
 
     parts = [f"plays {len(todo)} games" + (f" ({said(why)})" if why else "")]
     parts.append(f"keeps {len(stored) - len(stale_set) - len(retry)} stored")
