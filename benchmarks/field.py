@@ -380,7 +380,7 @@ def bench_ray(students: int = 6) -> list[tuple[str, float, float, str]]:
         from ray.cluster_utils import Cluster
     except ImportError:
         return []
-    rates = {}
+    rates, cores = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         config = make_field(folder, students, name="rayfield", seeds=2, builtins=False)
@@ -397,9 +397,11 @@ def bench_ray(students: int = 6) -> list[tuple[str, float, float, str]]:
                 ray.shutdown()
                 cluster.shutdown()
             rates[nodes] = len(report.games) / seconds
+            cores[nodes] = report.replayed["field_cpu_seconds"] / seconds
     return [(f"a field of {students} students' submissions ({students * students * 6} games) "
-             "on a local Ray cluster of two nodes (1 CPU each)\n    vs one node",
-             rates[2], rates[1], "games/s")]
+             f"on a local Ray cluster of two nodes (1 CPU each; their actors and sandboxes "
+             f"kept {cores[2]:.2f} cores busy)\n    vs one node (which kept {cores[1]:.2f} of "
+             f"this machine's {os.cpu_count()} cores busy)", rates[2], rates[1], "games/s")]
 
 
 def main(argv: list[str] | None = None) -> int:
