@@ -130,17 +130,17 @@ class _Picker:
     """Hands a job's games to the worker's threads: the first whose sandboxes are free."""
 
     def __init__(self, games: tuple[Pairing, ...]) -> None:
-        self.games = list(games)
+        self.games = [(game, sandbox_keys(game)) for game in games]
         self.busy: set[str] = set()
         self.changed = threading.Condition()
 
     def take(self) -> Pairing | None:
         with self.changed:
             while self.games:
-                for i, game in enumerate(self.games):
-                    if not sandbox_keys(game) & self.busy:
+                for i, (game, keys) in enumerate(self.games):
+                    if not keys & self.busy:
                         del self.games[i]
-                        self.busy |= sandbox_keys(game)
+                        self.busy |= keys
                         return game
                 self.changed.wait()
             return None
