@@ -19,6 +19,7 @@ from littlestone.sandbox import Limits, Sandbox, SandboxPool
 from littlestone.server.cli import main
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, rank, run_tournament
+from littlestone.server.tournament.run import rate_entrant
 
 pytestmark = pytest.mark.skipif(Sandbox.unavailable() is not None,
                                 reason=f"no sandbox here: {Sandbox.unavailable()}")
@@ -200,6 +201,11 @@ def test_an_incremental_run_replays_only_what_changed(tmp_path, capsys):
     assert len(fourth) == 8
     rows = Store(data).tournament_games("inc")
     assert rank("inc", rows, []).learners == board["learners"]
+    # one more entrant, rated against the stored field (the config does not name it)
+    rated = rate_entrant(load_config(config), data, "consistent", "learner", 1,
+                         progress=False)
+    assert rated.replayed["played"] == 4 and len(rated.games) == 12
+    assert "consistent" in {r["learner"] for r in rated.learners}
 
 
 def test_the_same_ranking_as_a_sandbox_per_game(tmp_path):
