@@ -235,11 +235,12 @@ def test_the_same_ranking_as_a_sandbox_per_game(tmp_path):
         "sandboxes_loaded"]
 
 
-def test_a_small_field_on_a_ray_cluster_of_two_nodes(tmp_path):
+def test_a_small_field_on_a_ray_cluster_of_two_nodes(tmp_path, monkeypatch):
     """Two Ray nodes (on this machine), each sandboxing with bubblewrap: the games of a
     small field come back with their logs, which the tournament's process alone writes
-    into its data folder (the workers are never told where it is); every game verifies
-    against that folder's anchors."""
+    into its data folder (the workers are never told where it is, and the folder is
+    named relative to the tournament's working directory, which Ray's workers do not
+    share); every game verifies against that folder's anchors."""
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
@@ -249,7 +250,8 @@ def test_a_small_field_on_a_ray_cluster_of_two_nodes(tmp_path):
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
     cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
-    data = tmp_path / "data"
+    monkeypatch.chdir(tmp_path)
+    data = Path("data")
     try:
         ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
         report = run_tournament(load_config(config), data, 2, progress=False,
@@ -261,7 +263,7 @@ def test_a_small_field_on_a_ray_cluster_of_two_nodes(tmp_path):
     assert len(nodes) == 2
     assert len(report.games) == 8 and all(g["status"] == "complete" for g in report.games)
     for game in report.games:
-        assert Path(game["log"]).parent == data / "games"
+        assert Path(game["log"]).resolve().parent == tmp_path / "data" / "games"
         assert main(["replay", game["game_id"], "--data", str(data), "--verify"]) == 0
 
 
