@@ -603,9 +603,11 @@ class SandboxPool:
                 loaded.close()
                 self._closed_cpu += loaded.spent
                 loaded = None
-            idle = [k for k in self._alive if k not in self._busy]
-            retired = [self._alive.pop(k) for k in idle[:max(0, len(self._alive) + 1
-                                                             - self.capacity)]]
+            retired = []
+            if loaded is None:  # one more to load: beyond the capacity, the oldest idle go
+                # (those in use count too: each is one loaded sandbox)
+                over = len(self._alive) + len(self._busy) - self.capacity
+                retired = [self._alive.pop(k) for k in list(self._alive)[:max(0, over)]]
         try:
             for old in retired:
                 self._retire(old)

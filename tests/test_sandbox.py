@@ -329,3 +329,31 @@ def test_a_process_of_its_own_session_is_seen_and_ends_a_game_run(tmp_path, monk
         with contextlib.suppress(FileNotFoundError):  # gone, or a zombie nobody reaps
             assert Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[0] \
                 == "Z"
+
+
+def test_the_pool_keeps_at_most_its_capacity_loaded_the_least_recently_used_closed(tmp_path):
+    """Loaded sandboxes are bounded: loading one more closes the least recently used
+    idle one (its fork server gone), and a sandbox in use is never closed."""
+    from littlestone.sandbox import SandboxPool
+
+    files = []
+    for name in ("a", "b", "c"):
+        files.append(tmp_path / f"{name}.py")
+        files[-1].write_text("from littlestone.learners.halving import Halving as X\n")
+    pool = SandboxPool(Sandbox(Limits()), None, 2)
+    try:
+        with pool.lease("a", files[0]) as a:
+            with pool.lease("b", files[1]):
+                pass
+            with pool.lease("c", files[2]):  # b is idle and least recently used: closed
+                pass
+            assert a.alive  # (in use)
+        assert pool.loads == 3 and sorted(pool._alive) == ["a", "c"]
+        with pool.lease("a", files[0]) as again:
+            assert again is a  # still loaded: not loaded again
+        with pool.lease("b", files[1]):  # c is the least recently used now
+            pass
+        assert pool.loads == 4 and sorted(pool._alive) == ["a", "b"]
+    finally:
+        pool.close()
+    assert not a.alive
