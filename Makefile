@@ -1,10 +1,11 @@
 # make demo: set up and run the main job; make test: set up and run every check.
+# make docs: build the documentation site into site/ and print its prose figures.
 # Both build .venv first; `make .venv` only builds the environment.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox
+.PHONY: demo test lint typecheck pytest bench clean sandbox docs docs-strict notebooks
 
 # Submissions run in bubblewrap (Debian's bubblewrap): installed here when missing and
 # we may (root); otherwise the demo's own example submissions run without it, said so.
@@ -35,7 +36,7 @@ demo: $(VENV) sandbox
 	$(BIN)/littlestone check examples/minimal_learner.py:MajorityVote $(NO_SANDBOX)
 	$(BIN)/littlestone tournament examples/tournament.toml $(NO_SANDBOX)
 
-test: $(VENV) lint typecheck pytest
+test: $(VENV) lint typecheck docs-strict pytest
 
 lint: $(VENV)
 	$(BIN)/ruff check .
@@ -47,8 +48,27 @@ typecheck: $(VENV)
 pytest: $(VENV)
 	$(BIN)/pytest
 
+# The site builds offline (mkdocs.yml: no fonts or scripts from a CDN). Material's
+# banner about MkDocs 2.0 is silenced. The prose figures are printed beside the targets.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+PROSE := README.md benchmarks/README.md PROTOCOL.md SECURITY.md docs
+
+docs: $(VENV)
+	$(MKDOCS) build
+	$(BIN)/python -m tools.prose $(PROSE)
+
+# --strict: a broken link, anchor or cross-reference fails the build
+docs-strict: $(VENV)
+	$(MKDOCS) build --strict --quiet
+	$(BIN)/python -m tools.prose $(PROSE)
+
+# The notebooks of docs/ run in `make test` (tests/test_notebooks.py: nbclient, a fresh
+# kernel each, their text outputs compared); this executes them and writes their outputs.
+notebooks: $(VENV)
+	$(BIN)/python -m tests.test_notebooks
+
 bench: $(VENV)
 	$(BIN)/python -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) littlestone-data .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info
+	rm -rf $(VENV) site littlestone-data .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info

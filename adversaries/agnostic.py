@@ -208,7 +208,7 @@ class NoisyTree(Adversary):
             if ldim == 0 or self._solver.ldim(v, self.budget) == 0:
                 x = 0  # nothing splits V: every hypothesis errs alike
             else:
-                x, _, _ = self._solver.best_split(v)
+                x, _, _ = self._solver.best_split(v, self.budget)
             labels = self._rng.integers(0, 2, n)
             plan.extend((x, int(y)) for y in labels)
             majority = 1 if 2 * int(labels.sum()) >= n else 0

@@ -36,7 +36,30 @@ __all__ = ["ADVERSARIES", "Adversary", "register"]
 
 
 class Adversary(Agent):
-    """Base class of every adversary; override what your games need."""
+    """Base class of every adversary; override what your games need.
+
+    A subclass that does not set ``games`` plays the games whose methods it overrides:
+    ``instance`` the mistake-bound game, ``advice`` the experts game with free experts.
+
+    >>> class Zeros(Adversary):
+    ...     def instance(self): return 0
+    ...     def label(self, x, p): return 0
+    >>> sorted(Zeros.games)
+    ['mistake-bound']
+    >>> from littlestone.games.classes import make_class
+    >>> from littlestone.learners import LEARNERS
+    >>> from littlestone.local import play
+    >>> game = GameSpec("mistake-bound", 5, make_class("thresholds:n=7"))
+    >>> result = play(game, LEARNERS.make("halving"), Zeros())
+    >>> result.status, result.mistakes <= 1
+    ('complete', True)
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.games:  # set neither here nor by a parent: what it overrides says
+            cls.games = frozenset(game for game, method in PLAYED_BY
+                                  if getattr(cls, method) is not getattr(Adversary, method))
 
     #: Whether the whole sequence is fixed before round 1 (it may then commit to it).
     oblivious: bool = False
@@ -96,6 +119,9 @@ class Adversary(Agent):
         """The experts' costs v_t (or a label, after advice), having seen the answer."""
         raise NotImplementedError(f"{self.id} does not play free experts")
 
+
+#: The method whose override makes an adversary play each game (when it sets no ``games``).
+PLAYED_BY = (("mistake-bound", "instance"), ("experts", "advice"))
 
 #: Every registered adversary, by id.
 ADVERSARIES: Registry[Adversary] = Registry("adversary", Adversary)

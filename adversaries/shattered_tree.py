@@ -90,7 +90,7 @@ class ShatteredTree(Adversary):
         assert self._solver is not None
         if self._fixed is not None:
             return "instance" not in self._fixed.nodes.get(self._node, {})
-        return self._solver.ldim(self._v) == 0
+        return self._solver.ldim(self._v, self.budget) == 0
 
     def instance(self) -> int:
         assert self._solver is not None and self._hclass is not None, "start() first"
@@ -98,7 +98,7 @@ class ShatteredTree(Adversary):
             return int(self._rng.integers(self._hclass.domain_size))
         if self._fixed is not None:
             return int(self._fixed.nodes[self._node]["instance"])
-        x, _, _ = self._solver.best_split(self._v)
+        x, _, _ = self._solver.best_split(self._v, self.budget)
         return x
 
     @staticmethod

@@ -21,9 +21,10 @@ from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from littlestone.server.records import replay
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import estimated_bytes, log_level, read_log
+from littlestone.server.records.replay import export as export_rounds
+from littlestone.server.records.resimulation import filled
 
 GAMES = [  # label, game, learner, adversary, full length
     ("perceptron, halfspaces:d=100", GameSpec(MISTAKE_BOUND, 20_000,
@@ -60,7 +61,7 @@ def main() -> None:
                 continue
             sizes[level] = done.log.stat().st_size
             started = time.perf_counter()
-            replay.export(replay.filled(read_log(done.log)), "csv", io.StringIO())
+            export_rounds(filled(read_log(done.log)), "csv", io.StringIO())
             export[level] = time.perf_counter() - started
         full_game = GameSpec(game.game, length, game.hclass, game.experts)
         print(f"| {label} | {game.rounds:,} | {sizes['full'] / game.rounds:,.1f} | "

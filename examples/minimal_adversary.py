@@ -10,15 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from littlestone.adversaries import Adversary
-from littlestone.games.classes import FiniteClass
-from littlestone.games.game import GameSpec
+from littlestone import Adversary, FiniteClass, GameSpec
 
 
 class Contrarian(Adversary):
     """Label against the learner's likelier prediction while some hypothesis agrees.
 
-    >>> from littlestone.games.classes import make_class
+    >>> from littlestone import make_class
     >>> adversary = Contrarian()
     >>> adversary.start(GameSpec("mistake-bound", 5, make_class("thresholds:n=8")), seed=0)
     >>> x = adversary.instance(); adversary.label(x, 1.0) in (0, 1)

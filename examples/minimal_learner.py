@@ -16,15 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from littlestone.games.classes import FiniteClass
-from littlestone.games.game import GameSpec
-from littlestone.learners import Learner
+from littlestone import FiniteClass, GameSpec, Learner
 
 
 class MajorityVote(Learner):
     """Predict 1 when at least half of the consistent hypotheses say 1.
 
-    >>> from littlestone.games.classes import make_class
+    >>> from littlestone import make_class
     >>> learner = MajorityVote()
     >>> learner.start(GameSpec("mistake-bound", 5, make_class("thresholds:n=8")), seed=0)
     >>> learner.predict(0), learner.predict(7)

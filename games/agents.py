@@ -149,7 +149,12 @@ A = TypeVar("A", bound=Agent)
 
 
 class Registry(Generic[A]):
-    """Agents of one family (learners or adversaries) by id; builds them from specs."""
+    """Agents of one family (learners or adversaries) by id; builds them from specs.
+
+    >>> from littlestone.learners import LEARNERS
+    >>> "halving" in LEARNERS, LEARNERS.make("hedge:eta=0.5").params()["eta"]
+    (True, 0.5)
+    """
 
     def __init__(self, kind: str, base: type[A]) -> None:
         self.kind = kind

@@ -5,6 +5,7 @@ Tree::
     LittlestoneError
     ├── SpecError (ValueError)            a class, agent or game spec that cannot be used
     │   └── UnsupportedGame               an agent that cannot play this game or class
+    │       └── BeyondBudget (BudgetExceeded)  ... within its budget (exact Ldim too costly)
     ├── BudgetExceeded                    exact work that would not finish within a stated budget
     └── MoveError                         a move that breaks the rules of the game
         ├── IllegalMove (ValueError)      malformed or out-of-range move (p outside [0, 1] ...)
@@ -19,6 +20,7 @@ A :class:`MoveError` names the ``role`` that made the move (``"learner"`` or
 from __future__ import annotations
 
 __all__ = [
+    "BeyondBudget",
     "BudgetExceeded",
     "IllegalMove",
     "LittlestoneError",
@@ -32,7 +34,15 @@ __all__ = [
 
 
 class LittlestoneError(Exception):
-    """Root of every error littlestone raises on purpose."""
+    """Root of every error littlestone raises on purpose.
+
+    >>> from littlestone.games.classes import make_class
+    >>> try:
+    ...     make_class("thresholds:n=-1")
+    ... except LittlestoneError as exc:
+    ...     print(type(exc).__name__)
+    SpecError
+    """
 
 
 class SpecError(LittlestoneError, ValueError):
@@ -45,6 +55,11 @@ class UnsupportedGame(SpecError):
 
 class BudgetExceeded(LittlestoneError):
     """Exact computation refused because it would exceed a stated budget."""
+
+
+class BeyondBudget(UnsupportedGame, BudgetExceeded):
+    """An agent cannot play this game within its budget (its exact Ldim, or randomised
+    value, would cost more): a server answers ``over_budget``, not ``unsupported_game``."""
 
 
 class MoveError(LittlestoneError):

@@ -37,7 +37,7 @@ from littlestone.games.coin import coin_for
 from littlestone.games.commitment import MIN_SALT_BYTES, SequenceHash, digest
 from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViolation
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult
-from littlestone.games.mistake_bound import check_label, check_probability
+from littlestone.games.mistake_bound import check_label, check_probability, faulted_prediction
 
 __all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase", "check_vector", "check_weights",
            "draw_index"]
@@ -291,7 +291,7 @@ class ExpertsReferee:
             self._sequence.add(label)
         costs = self._advice if label == 0 else 1.0 - self._advice
         if self._faulted:
-            self._faulted, self._p = False, 1.0 - label
+            self._faulted, self._p = False, faulted_prediction(label)
         return self._score(costs, label)
 
     def costs(self, costs: object) -> ExpertsRecord:

@@ -55,6 +55,16 @@ class GameSpec:
     ``hclass`` is H (mistake-bound game) or the class whose hypotheses are the experts
     (experts game with class-derived advice); ``experts`` is d in an experts game
     (|H| when class-derived). ``horizon_known`` says whether the learner is told T.
+
+    >>> from littlestone.games.classes import make_class
+    >>> GameSpec("mistake-bound", 100, make_class("thresholds:n=7")).horizon
+    100
+    >>> GameSpec("experts", 50, make_class("singletons:n=4")).n_experts  # one per hypothesis
+    4
+    >>> GameSpec("experts", 50)
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.SpecError: the experts game needs --experts D >= 1 or a finite --class
     """
 
     game: GameName
@@ -224,6 +234,10 @@ class GameResult:
     ``crash:learner:ZeroDivisionError`` ...). ``rounds`` counts the rounds scored.
     In the experts game ``mistakes`` is the realised cumulative loss (the number of
     mistakes when costs are 0/1) and ``expected_mistakes`` the expected one.
+
+    >>> result = GameResult("mistake-bound", "complete", 10, 2, 2.5, 0.0, 0.0)
+    >>> result.complete, result.to_dict()["mistakes"]
+    (True, 2)
     """
 
     game: GameName

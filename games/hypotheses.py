@@ -66,7 +66,15 @@ class HypothesisClass(abc.ABC):
 
 
 class FiniteClass(HypothesisClass):
-    """A finite class on the integer domain ``0..domain_size-1``."""
+    """A finite class on the integer domain ``0..domain_size-1``.
+
+    >>> from littlestone.games.classes import make_class
+    >>> H = make_class("thresholds:n=3")
+    >>> isinstance(H, FiniteClass), H.size, H.domain_size
+    (True, 4, 3)
+    >>> H.evaluate(1).tolist(), H.hypothesis(2)  # h(1) for every h; the third h
+    ([False, False, True, True], 'x < 2')
+    """
 
     size: int
     domain_size: int

@@ -58,7 +58,7 @@ from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViol
 from littlestone.games.game import MISTAKE_BOUND, GameResult, RoundRecord
 
 __all__ = ["COIN_BLOCK", "MARGIN_TOLERANCE", "MistakeBoundReferee", "Phase", "check_label",
-           "check_probability"]
+           "check_probability", "faulted_prediction"]
 
 #: How many coin flips the referee draws from its generator at a time.
 COIN_BLOCK = 4096
@@ -90,6 +90,16 @@ def check_probability(p: object) -> float:
     if not 0.0 <= value <= 1.0:  # also rejects nan
         raise IllegalMove(LEARNER, "p_range", f"prediction {value} is outside [0, 1]")
     return value
+
+
+def faulted_prediction(y: int) -> float:
+    """The p a round the learner faulted is scored with (late or illegal, PROTOCOL.md 6):
+    a mistake whatever its coin, p = 1 - y.
+
+    >>> faulted_prediction(1), faulted_prediction(0)
+    (0.0, 1.0)
+    """
+    return 1.0 - y
 
 
 def check_label(y: object) -> int:
@@ -202,7 +212,7 @@ class MistakeBoundReferee:
         except MoveError as exc:
             self._fail(exc)
         if self._faulted:
-            self._faulted, self._p = False, 1.0 - label
+            self._faulted, self._p = False, faulted_prediction(label)
         x = self._x
         if self.version_space is not None:
             self._restrict(x, label)

@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import FiniteClass
-from littlestone.games.errors import BudgetExceeded, UnsupportedGame
+from littlestone.games.errors import BeyondBudget, BudgetExceeded
 
 __all__ = [
     "RANDOMIZED_BUDGET",
@@ -255,6 +255,6 @@ def randomized_within_budget(hclass: FiniteClass, horizon: int | None, budget: i
         solver.scaled(horizon=horizon, budget=budget)
         return solver
     except BudgetExceeded as exc:
-        raise UnsupportedGame(
+        raise BeyondBudget(
             f"{who} cannot play {hclass.spec}: the exact randomised value is beyond its "
             f"budget (budget={budget} instance checks; {exc})") from None

@@ -34,7 +34,32 @@ __all__ = ["LEARNERS", "Learner", "register"]
 
 
 class Learner(Agent):
-    """Base class of every learner; override what your games need."""
+    """Base class of every learner; override what your games need.
+
+    A subclass that does not set ``games`` plays the games whose methods it overrides:
+    ``predict`` the mistake-bound game, ``weights`` the experts game.
+
+    >>> class AlwaysOne(Learner):
+    ...     def predict(self, x): return 1.0
+    ...     def update(self, x, y): pass
+    >>> sorted(AlwaysOne.games)
+    ['mistake-bound']
+    >>> from littlestone.games.classes import make_class
+    >>> learner = AlwaysOne()
+    >>> learner.start(GameSpec("mistake-bound", 5, make_class("thresholds:n=7")), seed=0)
+    >>> learner.predict(3)
+    1.0
+    >>> learner.start(GameSpec("experts", 5, experts=2), seed=0)
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.UnsupportedGame: learner AlwaysOne cannot play this game: it plays ...
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.games:  # set neither here nor by a parent: what it overrides says
+            cls.games = frozenset(game for game, method in PLAYED_BY
+                                  if getattr(cls, method) is not getattr(Learner, method))
 
     def start(self, game: GameSpec, seed: int) -> None:
         """Reset for a new game; raise :class:`UnsupportedGame` if it cannot be played."""
@@ -91,6 +116,9 @@ class Learner(Agent):
         """What the learner measured during the game (added to the game's result)."""
         return {}
 
+
+#: The method whose override makes a learner play each game (when it sets no ``games``).
+PLAYED_BY = (("mistake-bound", "predict"), ("experts", "weights"))
 
 #: Every registered learner, by id.
 LEARNERS: Registry[Learner] = Registry("learner", Learner)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,10 @@ class Consistent(Learner):
             return Bound(game.hclass.size - 1, "|H| - 1 (UML Cor. 21.2)")
         return None
 
+    def log_hypotheses(self, game: GameSpec) -> float | None:
+        """ln |H|: it outputs a hypothesis of H consistent with every example (games.pac)."""
+        return math.log(game.hclass.size) if isinstance(game.hclass, FiniteClass) else None
+
 
 @register
 class SOA(Learner):
@@ -71,7 +76,8 @@ class SOA(Learner):
 
     It computes Ldim exactly through the class's shared cache (games.ldim.solver_for),
     and refuses before round 1, naming the budget, a class whose Ldim it cannot compute
-    within ``budget`` version spaces or whose truth table exceeds the matrix budget.
+    within ``budget`` instance checks or whose truth table exceeds the matrix budget;
+    each prediction asks within ``budget`` too (BudgetExceeded beyond).
 
     >>> from littlestone.games.classes import make_class
     >>> soa = SOA()
@@ -104,7 +110,7 @@ class SOA(Learner):
 
     def predict(self, x: Any) -> float:
         assert self._solver is not None, "start() first"
-        ldim0, ldim1 = self._solver.split_ldims(self._v, x)
+        ldim0, ldim1 = self._solver.split_ldims(self._v, x, self.budget)
         return 1.0 if ldim1 >= ldim0 else 0.0
 
     def update(self, x: Any, y: int) -> None:

@@ -198,7 +198,7 @@ class Hedge(ExpertLearner):
     ``tight`` (eta = sqrt(8 ln d / T), T announced: regret <= sqrt(T ln d / 2), half of
     UML's; Cesa-Bianchi & Lugosi Thm 2.2, Hoeffding's lemma on the linear loss <w, v>),
     ``doubling`` (restart in epochs of 2^m rounds, each tuned: within
-    sqrt(2)/(sqrt(2)-1) ~= 3.41 of the tuned bound; UML Ex. 21.4), ``anytime``
+    sqrt(2)/(sqrt(2)-1) ~= 3.41 of the tuned bound; UML ch. 21, Exercise 4), ``anytime``
     (eta_t = sqrt(8 ln d / t): regret <= sqrt(2 T ln d) + sqrt(ln d / 8); Cesa-Bianchi &
     Lugosi Thm 2.3), ``fixed`` (the given ``eta``: ln d / eta + eta T / 2), ``auto`` (the
     default: ``fixed`` when eta is given, else ``tuned`` when T is announced, else
@@ -294,7 +294,7 @@ class Hedge(ExpertLearner):
         if self._mode == "doubling":
             factor = math.sqrt(2) / (math.sqrt(2) - 1)
             return Bound(factor * tuned, "expected regret <= sqrt(2)/(sqrt(2)-1) sqrt(2 T ln d) "
-                         "(doubling trick, UML Ex. 21.4)")
+                         "(doubling trick, UML ch. 21, Exercise 4)")
         if self._mode == "anytime":
             return Bound(tuned + math.sqrt(log_d / 8), "expected regret <= sqrt(2 T ln d) + "
                          "sqrt(ln d / 8) (anytime eta_t, Cesa-Bianchi & Lugosi Thm 2.3)")

@@ -1,6 +1,6 @@
 """Charts, as the tournament's report and the web page draw them: a game's curve (SVG,
 with axes, a legend and the bound's name) and the payoff heatmap's colours, on the
-theoretical scale.
+theoretical scale; and the Jinja2 environment both draw their pages with.
 
 A learner's score is its mistakes / Ldim(H) (mistake-bound game) or its regret /
 sqrt(T ln d) (experts game) (:mod:`.ranking`), so **1.0 is the minimax value**: the
@@ -9,22 +9,36 @@ learner, and the order of the best learner's worst-case regret (sqrt((T/2) ln d)
 asymptotically). A cell at or below 1.0 is green; above, it turns yellow and then red,
 fully red from :data:`HEAT_WORST` on, whatever the tournament's own maximum.
 
+The geometry is computed here (:func:`curve_chart`); the markup is a template
+(``templates/curve.svg``, ``templates/legend.html``) in an :func:`environment` that
+escapes every value: no value is escaped by hand.
+
 Imports nothing of ours.
 
 >>> heat_color(1.0) == heat_color(0.5) != heat_color(1.5)
 True
->>> svg = curve_svg([1, 2, 3], [1, 1, 2], bound=3.0, bound_name="Ldim(H)")
->>> svg.startswith("<svg") and "Ldim(H)" in svg and "rounds" in svg
+>>> svg = curve_svg([1, 2, 3], [1, 1, 2], bound=3.0, bound_name="Ldim(H) <b>")
+>>> svg.startswith("<svg") and "Ldim(H) &lt;b&gt;" in svg and "rounds" in svg
 True
 """
 
 from __future__ import annotations
 
-import html
+import functools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["HEAT_WORST", "SCALE_NOTE", "curve_svg", "heat_color", "heat_legend", "nice_ticks"]
+from markupsafe import Markup
+
+# jinja2 is imported when a page is first drawn (:func:`environment`): the command line
+# and a sandboxed submission start without it
+if TYPE_CHECKING:
+    import jinja2
+
+__all__ = ["HEAT_WORST", "LEGEND_CHARS", "SCALE_NOTE", "CurveChart", "Tick", "curve_chart",
+           "curve_svg", "environment", "heat_color", "heat_legend", "nice_ticks"]
 
 #: Scores from this value on are fully red (3 times the minimax value).
 HEAT_WORST = 3.0
@@ -33,6 +47,38 @@ HEAT_WORST = 3.0
 SCALE_NOTE = ("Colours on the theoretical scale: 1.0 is the minimax value (Ldim(H) "
               "mistakes; regret of order sqrt(T ln d)); green at or below it, yellow to red "
               f"above it, fully red from {HEAT_WORST:g}; grey where nothing was scored.")
+
+#: Longest legend entry a curve shows (a bound's name is cut there).
+LEGEND_CHARS = 60
+
+
+def environment(package: str) -> jinja2.Environment:
+    """A Jinja2 environment over the ``templates/`` folder shipped in ``package``, as
+    the page, the report and the charts share it: every value escaped (``autoescape``
+    on for HTML, SVG and any other template: a value becomes markup only as a chart's
+    :class:`~markupsafe.Markup`), a name the template does not get is an error, not an
+    empty string, and the charts are at hand (``curve_svg``, ``heat_color``,
+    ``heat_legend``).
+
+    >>> template = environment("littlestone").from_string("<p>{{ name }}</p>")
+    >>> template.render(name="<script>alert(1)</script>")
+    '<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>'
+    """
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader(package, "templates"),
+        autoescape=jinja2.select_autoescape(["html", "svg"], default_for_string=True,
+                                            default=True),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+        auto_reload=False)
+    env.globals.update(curve_svg=curve_svg, heat_color=heat_color, heat_legend=heat_legend)
+    return env
+
+
+@functools.cache
+def _charts() -> jinja2.Environment:
+    return environment("littlestone")
 
 
 def heat_color(value: float | None) -> str:
@@ -50,13 +96,21 @@ def heat_color(value: float | None) -> str:
     return f"hsl({round(60 - 60 * share)}, 75%, {round(72 - 10 * share)}%)"
 
 
-def heat_legend() -> str:
-    """A row of swatches: the scale's colours at 0, 1, 1.5, 2 and 3+."""
-    cells = "".join(f"<span class='swatch' style='background:{heat_color(v)};padding:0 .6em;"
-                    f"margin-right:2px'>{label}</span>"
-                    for v, label in ((0.0, "0"), (1.0, "1.0 minimax"), (1.5, "1.5"),
-                                     (2.0, "2"), (HEAT_WORST, f"{HEAT_WORST:g}+")))
-    return f"<p class='legend'>{cells}<br><small>{html.escape(SCALE_NOTE)}</small></p>"
+#: The legend's swatches: a score and its label.
+_SWATCHES = ((0.0, "0"), (1.0, "1.0 minimax"), (1.5, "1.5"), (2.0, "2"),
+             (HEAT_WORST, f"{HEAT_WORST:g}+"))
+
+
+def heat_legend() -> Markup:
+    """A row of swatches: the scale's colours at 0, 1, 1.5, 2 and 3+, and the scale
+    in one sentence (:data:`SCALE_NOTE`).
+
+    >>> str(heat_legend()).count("class=\\"swatch\\""), "minimax value" in heat_legend()
+    (5, True)
+    """
+    swatches = [(heat_color(value), label) for value, label in _SWATCHES]
+    return Markup(_charts().get_template("legend.html").render(
+        swatches=swatches, note=SCALE_NOTE))
 
 
 def nice_ticks(top: float, count: int = 4) -> list[float]:
@@ -79,71 +133,107 @@ def _label(value: float) -> str:
     return f"{value:g}" if abs(value) < 1e5 else f"{value:.0e}"
 
 
-def curve_svg(ts: Sequence[float], ys: Sequence[float], expected: Sequence[float] | None = None,
-              bound: float | None = None, bound_name: str = "", ylabel: str = "mistakes",
-              width: int = 300, height: int = 150, points: int = 300) -> str:
-    """A cumulative curve (realised, and expected over the coin when given) against the
-    rounds, with the bound as a dashed line named in the legend; axes with ticks."""
-    legend = [("#1f3a93", "", ylabel)]
-    if bound is not None and math.isfinite(bound):
-        legend.append(("crimson", "4,3", f"bound {bound:.4g}: {bound_name}"))
-    if expected is not None and len(expected) == len(ts):
-        legend.append(("#6c8ed8", "2,2", f"expected {ylabel} (over the coin)"))
-    left, right, top_pad = 42, 8, 8
-    bottom = 26 + 11 * len(legend)
-    height += 11 * len(legend)
-    plot_w, plot_h = width - left - right, height - top_pad - bottom
+@dataclass(frozen=True)
+class Tick:
+    """A tick of an axis: where it is drawn (pixels along the axis) and its label."""
+
+    at: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Line:
+    """A series of the chart: its colour, dash pattern and legend text, and its points
+    (``"x,y x,y ..."`` in pixels; empty for the bound, a horizontal line at ``y``)."""
+
+    colour: str
+    dash: str
+    text: str
+    points: str = ""
+    y: float | None = None
+    width: float = 1.5
+
+
+@dataclass(frozen=True)
+class CurveChart:
+    """A cumulative curve laid out in pixels: the plot's box, the ticks on both axes,
+    the series (realised, expected, the bound) and the axis label. ``templates/curve.svg``
+    draws it.
+
+    >>> chart = curve_chart([1, 2, 3], [0, 1, 1], bound=2.0, bound_name="Ldim(H)")
+    >>> [t.label for t in chart.y_ticks], [line.text for line in chart.lines]
+    (['0', '0.5', '1', '1.5', '2'], ['mistakes', 'bound 2: Ldim(H)'])
+    """
+
+    width: int
+    height: int
+    left: int
+    top: int
+    plot_width: int
+    plot_height: int
+    x_ticks: tuple[Tick, ...]
+    y_ticks: tuple[Tick, ...]
+    lines: tuple[Line, ...]
+    ylabel: str
+
+    @property
+    def bottom(self) -> int:
+        """The x axis's height in pixels, from the top."""
+        return self.top + self.plot_height
+
+
+def curve_chart(ts: Sequence[float], ys: Sequence[float],
+                expected: Sequence[float] | None = None, bound: float | None = None,
+                bound_name: str = "", ylabel: str = "mistakes", width: int = 300,
+                height: int = 150, points: int = 300) -> CurveChart:
+    """The layout of a cumulative curve (realised, and expected over the coin when
+    given) against the rounds, with the bound as a dashed line named in the legend; at
+    most about ``points`` points a series."""
+    has_bound = bound is not None and math.isfinite(bound)
+    has_expected = expected is not None and len(expected) == len(ts)
+    left, right, top = 42, 8, 8
+    entries = 1 + has_bound + has_expected
+    bottom = 26 + 11 * entries
+    height += 11 * entries
+    plot_width, plot_height = width - left - right, height - top - bottom
     t_max = max(max(ts, default=1), 1)
     values = [*ys, *(expected or []), *([bound] if bound is not None else []), 1.0]
-    y_ticks = nice_ticks(max(v for v in values if math.isfinite(v)))
-    y_top = y_ticks[-1] or 1.0
-    x_ticks = nice_ticks(t_max, 3)
-    x_top = x_ticks[-1] or 1.0
+    y_values = nice_ticks(max(v for v in values if math.isfinite(v)))
+    y_top = y_values[-1] or 1.0
+    x_values = nice_ticks(t_max, 3)
+    x_top = x_values[-1] or 1.0
 
     def x(t: float) -> float:
-        return left + plot_w * t / x_top
+        return left + plot_width * t / x_top
 
     def y(v: float) -> float:
-        return top_pad + plot_h * (1 - min(max(v, min(0.0, v)), y_top) / y_top)
+        return top + plot_height * (1 - min(max(v, min(0.0, v)), y_top) / y_top)
 
     step = max(1, len(ts) // points)
     keep = [i for i in range(len(ts)) if i % step == 0 or i == len(ts) - 1]
 
-    def line(series: Sequence[float], style: str) -> str:
-        pts = " ".join(f"{x(ts[i]):.1f},{y(series[i]):.1f}" for i in keep)
-        return f'<polyline fill="none" {style} points="{pts}"/>'
+    def polyline(series: Sequence[float]) -> str:
+        return " ".join(f"{x(ts[i]):.1f},{y(series[i]):.1f}" for i in keep)
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" class="curve" font-size="9" '
-           'font-family="sans-serif">',
-           f'<line x1="{left}" y1="{top_pad}" x2="{left}" y2="{top_pad + plot_h}" '
-           'stroke="#555"/>',
-           f'<line x1="{left}" y1="{top_pad + plot_h}" x2="{left + plot_w}" '
-           f'y2="{top_pad + plot_h}" stroke="#555"/>']
-    for v in y_ticks:
-        out.append(f'<line x1="{left - 3}" x2="{left}" y1="{y(v):.1f}" y2="{y(v):.1f}" '
-                   f'stroke="#555"/><text x="{left - 5}" y="{y(v) + 3:.1f}" '
-                   f'text-anchor="end">{_label(v)}</text>')
-    for v in x_ticks:
-        out.append(f'<line x1="{x(v):.1f}" x2="{x(v):.1f}" y1="{top_pad + plot_h}" '
-                   f'y2="{top_pad + plot_h + 3}" stroke="#555"/><text x="{x(v):.1f}" '
-                   f'y="{top_pad + plot_h + 12}" text-anchor="middle">{_label(v)}</text>')
-    out.append(f'<text x="{left + plot_w / 2:.0f}" y="{top_pad + plot_h + 22}" '
-               'text-anchor="middle">rounds</text>')
-    out.append(f'<text x="10" y="{top_pad + plot_h / 2:.0f}" text-anchor="middle" '
-               f'transform="rotate(-90 10 {top_pad + plot_h / 2:.0f})">'
-               f'{html.escape(ylabel)}</text>')
-    if bound is not None and math.isfinite(bound):
-        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y(bound):.1f}" '
-                   f'y2="{y(bound):.1f}" stroke="crimson" stroke-dasharray="4,3"/>')
-    if expected is not None and len(expected) == len(ts):
-        out.append(line(expected, 'stroke="#6c8ed8" stroke-dasharray="2,2"'))
-    if ts:
-        out.append(line(ys, 'stroke="#1f3a93" stroke-width="1.5"'))
-    for i, (color, dash, text) in enumerate(legend):
-        ly = top_pad + plot_h + 30 + 11 * i
-        out.append(f'<line x1="{left}" x2="{left + 14}" y1="{ly - 3}" y2="{ly - 3}" '
-                   f'stroke="{color}" stroke-width="1.5" stroke-dasharray="{dash}"/>'
-                   f'<text x="{left + 18}" y="{ly}">{html.escape(text[:60])}</text>')
-    out.append("</svg>")
-    return "".join(out)
+    lines = [Line("#1f3a93", "", ylabel, polyline(ys) if ts else "")]
+    if has_bound:
+        assert bound is not None
+        lines.append(Line("crimson", "4,3", f"bound {bound:.4g}: {bound_name}",
+                          y=y(bound), width=1.0))
+    if has_expected:
+        assert expected is not None
+        lines.append(Line("#6c8ed8", "2,2", f"expected {ylabel} (over the coin)",
+                          polyline(expected), width=1.0))
+    return CurveChart(width, height, left, top, plot_width, plot_height,
+                      tuple(Tick(x(v), _label(v)) for v in x_values),
+                      tuple(Tick(y(v), _label(v)) for v in y_values), tuple(lines), ylabel)
+
+
+def curve_svg(ts: Sequence[float], ys: Sequence[float], expected: Sequence[float] | None = None,
+              bound: float | None = None, bound_name: str = "", ylabel: str = "mistakes",
+              width: int = 300, height: int = 150, points: int = 300) -> Markup:
+    """A cumulative curve as SVG markup (:func:`curve_chart`, drawn by
+    ``templates/curve.svg``)."""
+    chart = curve_chart(ts, ys, expected, bound, bound_name, ylabel, width, height, points)
+    return Markup(_charts().get_template("curve.svg").render(
+        chart=chart, legend_chars=LEGEND_CHARS))

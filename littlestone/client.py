@@ -10,12 +10,14 @@ runs on: it imports the protocol and the transport, never the server.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ssl
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
+from websockets.exceptions import ConnectionClosed
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import ClassBudget, FiniteClass
@@ -36,7 +38,8 @@ from littlestone.protocol.messages import (
 )
 from littlestone.transport import Connection, connect
 
-__all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerError", "play_remote", "watch_remote"]
+__all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "play_remote",
+           "watch_remote"]
 
 #: What the client accepts from a server (it trusts the server's sizes and nesting).
 CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
@@ -77,6 +80,51 @@ class ServerError(LittlestoneError):
         self.code = code
 
 
+#: The close code of a server that shuts down (RFC 6455 section 7.4.1).
+GOING_AWAY = 1001
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class ServerClosed(LittlestoneError):
+    """The server closed the connection before the game ended. Code 1001 (going away)
+    means it shut down (PROTOCOL.md 1.1): it records the game ``aborted:shutdown``.
+
+    >>> str(ServerClosed(1001, "server shutting down"))
+    'the server shut down: game aborted'
+    >>> str(ServerClosed(None, ""))
+    'the connection to the server was lost: game aborted'
+    """
+
+    def __init__(self, code: int | None, reason: str) -> None:
+        self.code = code
+        if code == GOING_AWAY:
+            said = "the server shut down"
+        elif code is None:
+            said = "the connection to the server was lost"
+        else:
+            said = f"the server closed the connection ({code}{' ' + reason if reason else ''})"
+        super().__init__(f"{said}: game aborted")
+
+
+def _closed_is_one_line(run: Callable[P, Coroutine[Any, Any, R]]
+                        ) -> Callable[P, Coroutine[Any, Any, R]]:
+    """``run``, with websockets' ConnectionClosed turned into :class:`ServerClosed`."""
+
+    @functools.wraps(run)
+    async def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await run(*args, **kwargs)
+        except ConnectionClosed as exc:
+            close = exc.rcvd
+            raise ServerClosed(close.code if close is not None else None,
+                               close.reason if close is not None else "") from None
+
+    return wrapped
+
+
+@_closed_is_one_line
 async def play_remote(
     url: str, agent: Learner | Adversary, opponent: str | None, game: GameSpec,
     seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
@@ -177,6 +225,7 @@ def _revealed_key(start: dict[str, Any], end: dict[str, Any]) -> bytes | None:
     return bytes(key)
 
 
+@_closed_is_one_line
 async def watch_remote(url: str, game_id: str, token: str | None = None,
                        name: str = "littlestone-spectator",
                        on_message: Callable[[dict[str, Any]], Any] | None = None,

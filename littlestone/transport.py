@@ -49,7 +49,7 @@ from websockets.uri import parse_uri
 __all__ = ["UNIX_SCHEME", "Connection", "Deadline", "HttpRoute", "Server", "Upgrade",
            "client_tls", "connect", "serve", "serve_unix", "server_tls"]
 
-log = logging.getLogger("littlestone.server")
+log = logging.getLogger(__name__)
 
 #: Seconds for the opening handshake, and for the closing one before the socket is dropped.
 OPEN_TIMEOUT_S = 10.0
@@ -491,6 +491,8 @@ class Server:
         self.server: asyncio.Server | None = None
         #: Plain HTTP on this port (:data:`HttpRoute`), read at each request.
         self.http: HttpRoute | None = None
+        #: Told of each socket dropped over a cap, and which: max_sockets, per_address.
+        self.on_refused: Callable[[Connection, str], None] | None = None
 
     def connection(self) -> Connection:
         return Connection(ServerProtocol(max_size=self.max_size), on_open=self._open,
@@ -499,10 +501,14 @@ class Server:
     def admit(self, connection: Connection) -> bool:
         """A socket has connected: counted, or refused (False) over a cap."""
         address = connection.address
-        if ((self.max_sockets is not None and self.sockets_of.total() >= self.max_sockets)
-                or (self.per_address is not None and address != "unix"
-                    and self.sockets_of[address] >= self.per_address)):
+        cap = ("max_sockets" if self.max_sockets is not None
+               and self.sockets_of.total() >= self.max_sockets else
+               "per_address" if self.per_address is not None and address != "unix"
+               and self.sockets_of[address] >= self.per_address else None)
+        if cap is not None:
             connection.server = None  # never counted: nothing to take back
+            if self.on_refused is not None:
+                self.on_refused(connection, cap)
             return False
         self.sockets_of[address] += 1
         return True
@@ -575,25 +581,29 @@ class Server:
 
 async def serve(handler: Handler, host: str, port: int, max_size: int | None = 1 << 20,
                 tls: ssl.SSLContext | None = None, max_sockets: int | None = None,
-                per_address: int | None = None) -> Server:
+                per_address: int | None = None, backlog: int = 100) -> Server:
     """Listen on host:port (TLS with ``tls``: wss://); each WebSocket connection runs
     ``handler`` in its own task and is closed when the handler returns (1011 if it
-    raised). ``max_sockets``, ``per_address``: see :class:`Server`."""
+    raised). ``max_sockets``, ``per_address``: see :class:`Server`. ``backlog``: the
+    connections the kernel queues before they are accepted (a burst of that many
+    connections at once is answered, not dropped; the kernel caps it at
+    ``net.core.somaxconn``)."""
     server = Server(handler, max_size, max_sockets, per_address)
     server.server = await asyncio.get_running_loop().create_server(
         server.connection, host, port, ssl=tls, ssl_handshake_timeout=OPEN_TIMEOUT_S if tls
-        else None)
+        else None, backlog=backlog)
     return server
 
 
 async def serve_unix(handler: Handler, path: str | Path, max_size: int | None = 1 << 20,
-                     max_sockets: int | None = None) -> Server:
+                     max_sockets: int | None = None, backlog: int = 100) -> Server:
     """Listen on the Unix socket ``path`` (what a tournament's sandboxes reach: they have
     no network at all); its URL is ``unix:PATH``."""
     server = Server(handler, max_size, max_sockets)
     server.server = await asyncio.get_running_loop().create_unix_server(
-        server.connection, str(path))
+        server.connection, str(path), backlog=backlog)
     return server
+
 
 
 #: A client's URL for a Unix socket: ``unix:`` followed by the socket's path.

@@ -27,6 +27,7 @@ class Code(enum.StrEnum):
     NOT_FOUND = "not_found"
     UNSUPPORTED_GAME = "unsupported_game"
     OVER_BUDGET = "over_budget"
+    UNAVAILABLE = "unavailable"
     INTERNAL = "internal"
 
 

@@ -185,10 +185,24 @@ def instances_to_wire(hclass: HypothesisClass, xs: Any) -> list[Any]:
 
 
 def instance_from_wire(hclass: HypothesisClass, value: Any) -> Any:
-    """An instance from the wire (its domain is the referee's to check)."""
+    """An instance from the wire (its domain is the referee's to check). A ``bin`` is
+    an instance only of a class whose domain goes past 64-bit integers (PROTOCOL.md 2:
+    a boolean class of more than 62 variables); anywhere else it is ``bad_message``.
+
+    >>> from littlestone.games.classes import make_class
+    >>> instance_from_wire(make_class("thresholds:n=7"), 3)
+    3
+    >>> instance_from_wire(make_class("thresholds:n=7"), b"\\x03")
+    Traceback (most recent call last):
+    ...
+    littlestone.protocol.errors.ProtocolError: an instance of thresholds:n=7 is an int, not a bin
+    """
     if isinstance(hclass, HalfspaceClass):
         return vector_from_wire(value)
     if isinstance(value, bytes):
+        if getattr(hclass, "domain_size", 0) <= 1 << 63:
+            raise ProtocolError(Code.BAD_MESSAGE, f"an instance of {hclass.spec} is an int, "
+                                "not a bin")
         return int.from_bytes(value, "little")
     if isinstance(value, int) and not isinstance(value, bool):
         return value

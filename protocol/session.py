@@ -77,6 +77,9 @@ class ServerSession:
         self.token_digest: str | None = None
         #: What the token lets this session do: one of :data:`PRIVILEGES`.
         self.privilege = "player"
+        #: What the peer said of itself in ``hello.capabilities`` (the strings; a server
+        #: acts on those it knows, e.g. ``human``, and ignores the rest).
+        self.capabilities: frozenset[str] = frozenset()
         self._expected: frozenset[str] = frozenset()
         self._t: int | None = None
         #: The rounds of this game in which the player faulted (a late move for one of
@@ -153,6 +156,7 @@ class ServerSession:
             raise ProtocolError(Code.UNAUTHORIZED, "this token only watches: connect with "
                                 "role spectator")
         self.role, self.agent, self.state = message["role"], message["agent"], "lobby"
+        self.capabilities = frozenset(c for c in message["capabilities"] if isinstance(c, str))
         return message
 
     def welcome(self, server: str, limits: dict[str, Any]) -> dict[str, Any]:

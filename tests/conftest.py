@@ -25,7 +25,7 @@ def _no_user_data(tmp_path_factory):
     without --data (in process or as subprocesses) use a folder of the session's own."""
     import os
 
-    from littlestone.server.records.store import DATA_VARIABLE
+    from littlestone.server.records.folder import DATA_VARIABLE
 
     before = os.environ.get(DATA_VARIABLE)
     os.environ[DATA_VARIABLE] = str(tmp_path_factory.mktemp("littlestone-data"))

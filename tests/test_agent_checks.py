@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import littlestone.server.records.replay  # noqa: F401 - registers the replay adversary
+import littlestone.server.records.playback  # noqa: F401 - registers the replay adversary
 from littlestone.adversaries import ADVERSARIES
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS

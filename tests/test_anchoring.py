@@ -27,10 +27,12 @@ from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec, RoundRecord
 from littlestone.learners import LEARNERS
 from littlestone.server.cli import main
+from littlestone.server.records.anchors import resolve
+from littlestone.server.records.folder import is_index
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import ForeignLog, LogWriter, read_log
-from littlestone.server.records.replay import resolve, verify
-from littlestone.server.records.store import Store, anchor_hmac, is_index
+from littlestone.server.records.store import Store, anchor_hmac
+from littlestone.server.records.verify import verify
 from tests.servers import running_server
 
 GAME = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=63"))
@@ -297,7 +299,8 @@ HOLDER = textwrap.dedent("""
     from littlestone.adversaries import ADVERSARIES
     from littlestone.games.errors import SpecError
     from littlestone.server.records.logs import LogError, read_log
-    from littlestone.server.records.replay import resolve
+    from littlestone.server.records import playback  # registers the replay adversary
+    from littlestone.server.records.anchors import resolve
     from littlestone.server.records.store import Store
 
     data = Path(sys.argv[1])
@@ -402,3 +405,40 @@ async def test_two_servers_on_one_data_folder_index_every_game(tmp_path, capsys)
     for game_id in ids[::7]:
         code, text, _ = run(capsys, "replay", game_id, "--data", str(data), "--verify")
         assert code == 0 and text.startswith("verified: ")
+
+
+# -- (f) the index the reader names wins over the one beside the log (issue 25) ---------
+
+
+async def test_a_named_data_folder_alone_anchors_a_log_and_the_verdict_names_it(
+        tmp_path, capsys):
+    """Break (fixed): ``replay LOG --verify --data TEACHER`` said "verified ... anchored"
+    for a doctored game whose anchor was the forger's own index beside the log, although
+    TEACHER's index holds no such game. The index ``--data`` names is the only one asked;
+    without ``--data`` the log's neighbour answers, and each verdict names its index."""
+    teacher, forger = tmp_path / "teacher", tmp_path / "forger"
+    Store(teacher).close()  # the teacher's folder: an index, without this game
+    (out,) = await server_games(forger, 1)
+    path = Path(Store(forger).game(out["game_id"])["log"])
+    code, text, _ = run(capsys, "replay", str(path), "--verify", "--data", str(teacher))
+    assert code == 1 and text.startswith("not anchored: no index row for game")
+    assert str(teacher / "littlestone.db") in text and str(forger) not in text
+    code, text, _ = run(capsys, "replay", str(path), "--verify")
+    assert code == 0 and f"anchored: the index {forger / 'littlestone.db'} recorded" in text
+    # by its id, the game is looked up (and anchored) in the folder named, or not at all
+    code, _, err = run(capsys, "replay", out["game_id"], "--verify", "--data", str(teacher))
+    assert code == 2 and "no log file or game id" in err
+
+
+async def test_verify_says_interrupted_where_a_game_was_interrupted(tmp_path, capsys):
+    """Break (fixed): ``--verify`` of a game cut off (``kill -9``: ``interrupted``; a full
+    disk: ``aborted:storage``) said it was "indexed by a littlestone that kept no
+    digests", which was false."""
+    data = tmp_path / "data"
+    (out,) = await server_games(data, 1)
+    path = Path(Store(data).game(out["game_id"])["log"])
+    for status, said in (("interrupted", "interrupted: the process that ran the game"),
+                         ("aborted:storage", "interrupted: the disk was full")):
+        edit_row(data, out["game_id"], status=status, chain_sha256=None, chain_hmac=None)
+        code, text, _ = run(capsys, "replay", str(path), "--verify")
+        assert code == 1 and said in text and "kept no digests" not in text, text

@@ -316,7 +316,7 @@ def test_a_tree_of_a_smaller_interval_class_is_a_tree_of_a_larger_one(tmp_path):
 def test_the_suite_plays_in_a_folder_of_its_own():
     """make test writes nothing into the user's ./littlestone-data: commands without
     --data (in process and in subprocesses) use $LITTLESTONE_DATA, set by conftest."""
-    from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, default_data
+    from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 
     assert os.environ[DATA_VARIABLE] == default_data()
     assert Path(default_data()).is_absolute() and Path(default_data()).name != DEFAULT_DATA

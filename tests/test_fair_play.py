@@ -18,7 +18,7 @@ from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from littlestone.learners import LEARNERS
 from littlestone.local import play
 from littlestone.server.records.logs import read_log
-from littlestone.server.records.replay import verify
+from littlestone.server.records.verify import verify
 from tests.cheaters import CoinPredictor, DrawCharger, TargetRecomputer
 from tests.servers import running_server
 

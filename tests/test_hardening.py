@@ -361,7 +361,7 @@ async def test_stop_ends_games_and_open_ones_within_seconds(tmp_path):
 
 async def test_an_internal_error_ends_its_game_with_a_footer_and_the_server_goes_on(
         tmp_path, monkeypatch):
-    import littlestone.server.net.server as server_module
+    import littlestone.server.net.hosting as server_module
 
     real = server_module.run_game
 

@@ -129,12 +129,19 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
                    "littlestone/learners/base.py", "littlestone/adversaries/base.py",
                    "littlestone/protocol/codec.py", "littlestone/server/cli/__init__.py",
                    "littlestone/transport.py",
-                   "littlestone/server/records/logs.py",
+                   "littlestone/server/records/logs/reader.py",
                    "littlestone/server/tournament/run.py", "littlestone/client.py",
                    "littlestone/server/web/app.py",  # and the page's files, as package data
                    "littlestone/server/web/static/littlestone.js",
                    "littlestone/server/web/static/uPlot.iife.min.js",
-                   "littlestone/server/web/static/uPlot.LICENSE"):
+                   "littlestone/server/web/static/uPlot.LICENSE",
+                   "littlestone/server/web/static/play.js",
+                   "littlestone/server/web/static/msgpack.min.js",
+                   "littlestone/server/web/static/msgpack.LICENSE",
+                   "littlestone/server/web/templates/base.html",  # and the templates
+                   "littlestone/server/web/templates/game.html",
+                   "littlestone/server/tournament/templates/report.html",
+                   "littlestone/templates/curve.svg"):
         assert module in names, module
     assert not any(n.startswith("littlestone/tests") for n in names)
     entry = zipfile.ZipFile(wheel).read(

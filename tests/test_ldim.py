@@ -13,8 +13,17 @@ from hypothesis import strategies as st
 from littlestone.games.classes import FiniteClass, MatrixClass, make_class
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import (
+    LDIM_BUDGET,
     SMALL,
+    LdimProgress,
     LdimSolver,
+    _bit_counts,
+    _compact,
+    _Form,
+    _pack,
+    _shift_down,
+    _spans,
+    _unpack,
     bitset,
     bitset_indices,
     class_ldim,
@@ -256,3 +265,172 @@ def test_intervals_exact_values():
     """Ldim of intervals on n points, computed exactly (docs/theory.md)."""
     values = {n: class_ldim(make_class(f"intervals:n={n}"))[0] for n in (1, 2, 3, 4, 8, 16, 64)}
     assert values == {1: 1, 2: 2, 3: 2, 4: 3, 8: 4, 16: 6, 64: 10}
+
+
+@pytest.mark.parametrize("spec,expected", [("intervals:n=128", 12), ("intervals:n=200", 13),
+                                           ("intervals:n=256", 14), ("intervals:n=300", 14)])
+def test_intervals_exact_values_at_the_frontier(spec, expected):
+    """The larger values of docs/theory.md, which the union forms now reach in seconds."""
+    assert class_ldim(make_class(spec)) == (expected, "exact")
+
+
+# -- the packed words of large version spaces ------------------------------------------
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("rows,cols", [(1, 1), (3, 63), (254, 64), (255, 65), (256, 130),
+                                       (600, 200), (511, 7)])
+def test_packed_words_agree_with_numpy(seed, rows, cols):
+    rng = np.random.default_rng(seed)
+    matrix = rng.random((rows, cols)) < rng.random()
+    words = _pack(matrix)
+    assert words.shape == (rows, max(1, -(-cols // 64)))
+    assert np.array_equal(_unpack(words, cols), matrix)
+    assert np.array_equal(_bit_counts(words)[:cols], matrix.sum(axis=0))
+    assert not _bit_counts(words)[cols:].any()  # the padding stays clear
+    for n in (0, 1, 5, 63, 64, 65, 130):
+        shifted = np.zeros_like(matrix)
+        shifted[:, : max(0, cols - n)] = matrix[:, n:]
+        assert np.array_equal(_unpack(_shift_down(words, n), cols), shifted)
+    # dropped columns: one, a run, several runs, more runs than are shifted
+    for kept in (np.delete(np.arange(cols), rng.integers(cols)),
+                 np.flatnonzero(rng.random(cols) < 0.7), np.arange(cols // 3, cols),
+                 np.flatnonzero(np.arange(cols) % 3 != 1)):
+        if len(kept):
+            got = _compact(words, kept)
+            assert np.array_equal(_unpack(got, len(kept)), matrix[:, kept])
+            # past them: only columns that were not kept (the ones after the last,
+            # shifted down alike, or nothing when the kept ones were gathered)
+            after = matrix[:, kept[-1] + 1:]
+            rest = _unpack(got, got.shape[1] * 64)[:, len(kept): len(kept) + after.shape[1]]
+            assert np.array_equal(rest, after) or not rest.any()
+    nonzero = matrix.any(axis=1)
+    low, high = _spans(words[nonzero])
+    assert np.array_equal(low, matrix[nonzero].argmax(axis=1))
+    assert np.array_equal(high, cols - 1 - matrix[nonzero][:, ::-1].argmax(axis=1))
+
+
+# -- unions: every hypothesis but the first reads 1 on one group of instances ----------
+
+def union_of(groups: list[np.ndarray]) -> np.ndarray:
+    """The all-zeros hypothesis, then each group's hypotheses on its own instances
+    (consecutive), zeros elsewhere."""
+    cols = sum(g.shape[1] for g in groups)
+    rows = [np.zeros(cols, dtype=bool)]
+    at = 0
+    for g in groups:
+        for row in g:
+            if row.any():
+                full = np.zeros(cols, dtype=bool)
+                full[at: at + g.shape[1]] = row
+                rows.append(full)
+        at += g.shape[1]
+    return np.array(rows)
+
+
+def random_group(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
+    table = rng.random((rows, cols)) < 0.5
+    return np.unique(table[table.any(axis=1)], axis=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unions_agree_with_the_definition(seed):
+    """Unions of random classes on groups of instances, with a group repeated so that
+    the search meets the same union in several orders: the union keys give the
+    definition's values, with the first hypothesis the shared one and without."""
+    rng = np.random.default_rng(seed)
+    group = random_group(rng, int(rng.integers(8, 16)), 4)
+    other = random_group(rng, int(rng.integers(3, 8)), 3)
+    matrix = union_of([group, other, group])
+    expected = memoised_ldim(matrix)
+    one_label = {v: memoised_ldim(matrix[bitset_indices(v)])
+                 for x in range(matrix.shape[1])
+                 for v in LdimSolver(matrix).split((1 << len(matrix)) - 1, x) if v}
+    shuffled = matrix[rng.permutation(len(matrix))]
+    for small in (1, 8, SMALL):
+        solver = LdimSolver(matrix, small=small)
+        assert solver.ldim() == expected
+        for v, value in one_label.items():  # every version space one label away
+            assert solver.ldim(v) == value
+        if small == 1:  # the numpy path all the way down: the unions were keyed as such
+            assert any(key.startswith(b"U") for key in solver._cache)
+        assert LdimSolver(shuffled, small=small).ldim() == expected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_union_keys_ignore_the_order_of_the_groups(seed):
+    rng = np.random.default_rng(seed)
+    groups = [random_group(rng, int(rng.integers(2, 8)), int(rng.integers(1, 5)))
+              for _ in range(3)]
+    forward = _Form(_pack(union_of(groups)), unions=True)
+    backward = _Form(_pack(union_of(groups[::-1])), unions=True)
+    assert forward.union and backward.union
+    assert forward.key == backward.key
+    # one group alone is not a union, and is keyed by its bits
+    alone = _Form(_pack(union_of(groups[:1])), unions=True)
+    assert not alone.union
+    assert alone.key != forward.key
+
+
+def test_a_union_and_its_groups_differ_from_a_product():
+    """A product of two classes over two groups is one group (docs/theory.md), so it is
+    never keyed as a union; its Ldim is the sum."""
+    a = np.array([[0, 0], [1, 0], [1, 1]], dtype=bool)
+    b = np.array([[0], [1]], dtype=bool)
+    product = np.array([np.concatenate([x, y]) for x in a for y in b])
+    assert not _Form(_pack(product), unions=True).union
+    assert LdimSolver(product, small=1).ldim() == memoised_ldim(product) == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(tables, tables, st.sampled_from(["left outer", "right outer", "shuffled"]),
+       st.randoms(use_true_random=False))
+def test_products_in_any_order_add_their_ldims(left, right, order, rnd):
+    """A product found whatever the order of its hypotheses and instances: in the order
+    of its pairs (either factor varying slowest) with no look-up, otherwise by one."""
+    a = np.unique(np.array(left, dtype=bool), axis=0)
+    b = np.unique(np.array(right, dtype=bool), axis=0)
+    if order == "left outer":
+        rows = [np.concatenate([x, y]) for x in a for y in b]
+    else:
+        rows = [np.concatenate([x, y]) for y in b for x in a]
+    if order == "shuffled":
+        rnd.shuffle(rows)
+    product = np.array(rows)
+    columns = list(range(product.shape[1]))
+    rnd.shuffle(columns)
+    product = product[:, columns]
+    expected = memoised_ldim(product)
+    assert expected == memoised_ldim(a) + memoised_ldim(b)
+    for small in (SMALL, 1):
+        assert LdimSolver(product, small=small).ldim() == expected
+
+
+def test_progress_reports_and_can_stop_the_computation():
+    matrix = make_class("intervals:n=128").matrix()
+    solver = LdimSolver(matrix)
+    seen: list[LdimProgress] = []
+    solver.progress = seen.append
+    value = solver.ldim()
+    assert seen, "a computation of more than PROGRESS_EVERY checks reports"
+    spent = [p.spent for p in seen]
+    assert spent == sorted(spent) and spent[-1] <= seen[-1].budget == LDIM_BUDGET
+    assert all(p.cached > 0 for p in seen)
+
+    stopped = LdimSolver(matrix)
+
+    def stop(progress: LdimProgress) -> None:
+        raise KeyboardInterrupt
+
+    stopped.progress = stop
+    with pytest.raises(KeyboardInterrupt):
+        stopped.ldim()
+    stopped.progress = None
+    assert stopped.ldim() == value  # what was cached before the stop stays good
+
+
+def test_no_instance_splits_a_class_without_instances():
+    """Hypotheses that no instance tells apart count once: Ldim 0 (it was 1 with two or
+    three of them and no instances at all)."""
+    for rows in (1, 2, 3, 5):
+        assert LdimSolver(np.zeros((rows, 0), dtype=bool)).ldim() == 0
+        assert LdimSolver(np.ones((rows, 4), dtype=bool), small=1).ldim() == 0

@@ -16,7 +16,6 @@ from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.records import replay
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import (
     AUTO_FULL_BYTES,
@@ -25,7 +24,10 @@ from littlestone.server.records.logs import (
     log_level,
     read_log,
 )
+from littlestone.server.records.replay import against, export
+from littlestone.server.records.resimulation import filled, is_compact
 from littlestone.server.records.store import Store
+from littlestone.server.records.verify import verify
 from tests.servers import running_server
 
 GAMES = [
@@ -42,7 +44,7 @@ def exported(log) -> str:
     import io
 
     out = io.StringIO()
-    replay.export(replay.filled(log), "jsonl", out)
+    export(filled(log), "jsonl", out)
     return out.getvalue()
 
 
@@ -54,16 +56,16 @@ def test_a_compact_log_replays_as_the_full_one(tmp_path, game, learner, adversar
                            tmp_path / level, level=level)
         assert done.log is not None
         logs[level] = read_log(done.log)
-        report = replay.verify(logs[level], tmp_path / level, done.game_id)
+        report = verify(logs[level], tmp_path / level, done.game_id)
         assert report.ok and report.anchored, report.message
     full, compact = logs["full"], logs["compact"]
     assert compact.n_rounds == 0 and compact.size < min(4096, full.size)
-    assert replay.is_compact(compact) and not replay.is_compact(full)
+    assert is_compact(compact) and not is_compact(full)
     assert exported(compact) == exported(full)
     assert compact.footer["result"] == full.footer["result"]
-    mine, theirs = replay.against(compact, learner)
+    mine, theirs = against(compact, learner)
     assert (mine.mistakes, theirs.mistakes) == tuple(
-        r.mistakes for r in replay.against(full, learner))
+        r.mistakes for r in against(full, learner))
 
 
 def test_a_compact_log_whose_result_was_rewritten_fails_verify(tmp_path):
@@ -81,7 +83,7 @@ def test_a_compact_log_whose_result_was_rewritten_fails_verify(tmp_path):
     footer["result"] = dict(footer["result"], mistakes=0)
     writer.close(footer)
     assert logs_module.read_log(forged).footer["result"]["mistakes"] == 0
-    report = replay.verify(read_log(forged), tmp_path, done.game_id)
+    report = verify(read_log(forged), tmp_path, done.game_id)
     assert not report.ok and not report.records_ok and "mistakes" in report.message
 
 

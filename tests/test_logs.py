@@ -19,8 +19,9 @@ from littlestone.local import play
 from littlestone.server.cli import main
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import MAGIC, LogCorrupted, LogError, read_log
-from littlestone.server.records.replay import against, verify
+from littlestone.server.records.replay import against
 from littlestone.server.records.store import Store
+from littlestone.server.records.verify import verify
 from tests.agents_for_tests import NoisyAdvice, Spoiler
 
 GAMES = [
@@ -58,21 +59,21 @@ def test_round_trip_of_every_record_field(tmp_path, name, spec, d, learner, adve
 
 def small_log(tmp_path: Path) -> Path:
     """A log with one frame per round (an adaptive adversary, rounds not gathered)."""
-    from littlestone.server.records import logs
+    from littlestone.server.records.logs import writer
 
     game = GameSpec(MISTAKE_BOUND, 12, make_class("thresholds:n=63"))
-    saved, logs.ROUND_BATCH = logs.ROUND_BATCH, 1
+    saved, writer.ROUND_BATCH = writer.ROUND_BATCH, 1
     try:
         log = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("shattered-tree"),
                           0, tmp_path).log
         assert log is not None
         return log
     finally:
-        logs.ROUND_BATCH = saved
+        writer.ROUND_BATCH = saved
 
 
 def frame_ends(data: bytes) -> list[int]:
-    """Byte offsets where each frame ends, read from the format (PROTOCOL of logs.py)."""
+    """Byte offsets where each frame ends, read from the format (records/logs/__init__.py)."""
     import msgpack
 
     ends, offset = [], len(MAGIC)
@@ -352,7 +353,7 @@ def test_opening_an_index_another_process_holds_locked_waits_for_it(tmp_path):
 def test_a_locked_index_is_retried_and_other_errors_are_not():
     import sqlite3
 
-    from littlestone.server.records.store import _retry_locked
+    from littlestone.server.records.database import retry_locked
 
     calls = []
 
@@ -362,7 +363,7 @@ def test_a_locked_index_is_retried_and_other_errors_are_not():
             raise sqlite3.OperationalError("database is locked")
         return "opened"
 
-    assert _retry_locked(locked_twice) == "opened" and len(calls) == 3
+    assert retry_locked(locked_twice) == "opened" and len(calls) == 3
 
     def broken():
         calls.append(1)
@@ -370,5 +371,27 @@ def test_a_locked_index_is_retried_and_other_errors_are_not():
 
     calls.clear()
     with pytest.raises(sqlite3.OperationalError, match="no such table"):
-        _retry_locked(broken)
+        retry_locked(broken)
     assert len(calls) == 1
+
+
+def test_the_replay_adversary_is_registered_but_never_built_for_a_peer(tmp_path):
+    """The ``replay`` adversary reads the log its spec names: registered by importing
+    its room (as every server process does, through the command line), listed nowhere a
+    peer looks, and refused by name, by game id and by path."""
+    from littlestone.protocol.errors import ProtocolError
+    from littlestone.server.net.policy import Opponents
+    from littlestone.server.net.settings import Budgets
+    from littlestone.server.records import playback
+
+    assert ADVERSARIES["replay"] is playback.Replay
+    game = GameSpec(MISTAKE_BOUND, 10, make_class("thresholds:n=15"))
+    done = play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 0,
+                       tmp_path)
+    assert ADVERSARIES.make(f"replay:log={done.log}").unsupported(game) is None  # it works
+    opponents = Opponents()
+    assert "replay" not in opponents.names(ADVERSARIES)
+    for spec in ("replay", f"replay:log={done.game_id}", f"replay:log={done.log}",
+                 f"replay:log={done.game_id},data={tmp_path.name}"):
+        with pytest.raises(ProtocolError, match=r"does not serve|not by file"):
+            opponents.make(spec, ADVERSARIES, Budgets())

@@ -69,8 +69,15 @@ def records(rows: Any) -> list[list[Any]]:
     return [[v.tolist() if isinstance(v, np.ndarray) else v for v in r] for r in rows]
 
 
-def test_the_ladder_constant_is_the_servers():
-    assert local.FAULTS_TO_FORFEIT == FAULTS_TO_FORFEIT
+def test_the_ladder_has_one_home():
+    """The local runner keeps no ladder of its own; the server's number and its players'
+    ladder are the game loop's."""
+    from littlestone.games import loop
+    from littlestone.server.net import players
+
+    assert FAULTS_TO_FORFEIT is loop.FAULTS_TO_FORFEIT
+    assert not hasattr(local, "FAULTS_TO_FORFEIT") and not hasattr(local, "_Ladder")
+    assert players.FaultLadder is loop.FaultLadder
 
 
 GAMES = [  # (game, class, adversary): the local driver's block path, round path, experts

@@ -160,7 +160,7 @@ async def test_markup_in_the_query_or_the_path_is_never_echoed_raw(tmp_path):
                      f"{evil}", f"/api/tree?class={evil}", f"/api/games?limit={evil}",
                      f"/login?token={evil}", f"/static/{evil}", f"/api/games?learner={evil}"):
             status, headers, body = await get(base + path, headers=auth(server.token))
-            assert status in (200, 400, 401, 404), (path, status)
+            assert status in (200, 400, 401, 403, 404), (path, status)
             if headers["Content-Type"].startswith("text/html"):
                 assert b"<script>alert" not in body and b"<svg onload" not in body, path
             else:  # JSON (an error may quote the query) is never sniffed as HTML
@@ -174,8 +174,11 @@ async def test_a_stranger_page_cannot_log_a_browser_in_or_out(tmp_path):
     """Break (fixed): ``GET /login?token=T`` from another site's link or image set the
     cookie (a stranger's page logged a student's browser in as the stranger, whose
     page it then showed), and ``/logout`` logged it out. Browsers say where a request
-    comes from (``Sec-Fetch-Site``): a cross-site one is refused; the form, a typed
-    address and a bookmark still work. No route changes anything by another method."""
+    comes from (``Sec-Fetch-Site``): a cross-site one is refused. Break (fixed, issue 25):
+    a sibling subdomain's page (``same-site``), or a request that says nothing, still
+    logged a browser in: only this origin's own form does now (``same-origin``, or its
+    ``Origin`` or ``Referer`` when the browser is too old to say). No route changes
+    anything by another method."""
     async with running_server(tmp_path) as server:
         base = f"http://127.0.0.1:{server.port}"
         cross = {"Sec-Fetch-Site": "cross-site"}
@@ -185,23 +188,37 @@ async def test_a_stranger_page_cannot_log_a_browser_in_or_out(tmp_path):
         status, headers, _ = await get(base + "/login", method="POST",
                                        headers={**cross, **auth(server.token)})
         assert status == 403 and "Set-Cookie" not in headers
-        for site in ("same-origin", "none", "same-site"):
+        for said, logged_in in (("Sec-Fetch-Site: same-origin", True),
+                                ("Referer: http://x/login", True), ("Origin: http://x", True),
+                                ("Sec-Fetch-Site: same-site", False),
+                                ("Sec-Fetch-Site: none", False), ("Origin: http://x:2", False),
+                                ("Referer: http://sub.x/", False), (None, False)):
             answer = await _raw(server.port, (
                 f"GET /login?token={server.token} HTTP/1.1\r\nHost: x\r\n"
-                f"Sec-Fetch-Site: {site}\r\n\r\n").encode())
+                + (f"{said}\r\n" if said else "") + "\r\n").encode())
             head = answer.partition(b"\r\n\r\n")[0].decode()
-            assert head.startswith("HTTP/1.1 303 ") and "SameSite=Strict" in head
+            if not logged_in:
+                assert head.startswith("HTTP/1.1 403 ") and "Set-Cookie" not in head, said
+                continue
+            assert head.startswith("HTTP/1.1 303 ") and "SameSite=Strict" in head, said
             assert "HttpOnly" in head and "Location: /" in head
             assert "Referrer-Policy: no-referrer" in head  # the token is in the URL
+        # the form itself is shown to anyone (it holds nothing)
+        assert (await get(base + "/login", headers={"Sec-Fetch-Site": "same-site"}))[0] == 200
         # a forged token with a header in it: unknown, no cookie, no header injected
         status, headers, _body = await get(
-            f"{base}/login?token={server.token}%0d%0aSet-Cookie:%20x=1")
+            f"{base}/login?token={server.token}%0d%0aSet-Cookie:%20x=1",
+            headers={"Sec-Fetch-Site": "same-origin"})
         assert status == 401 and "Set-Cookie" not in headers
         for method in ("POST", "PUT", "DELETE", "PATCH"):
-            for path in ("/api/games", "/", "/api/tokens", "/api/revoke"):
+            for path in ("/api/games", "/", "/logout", "/static/littlestone.js"):
+                status, headers, _ = await get(base + path, method=method,
+                                               headers=auth(server.token))
+                assert status == 405 and headers["Allow"] == "GET, HEAD", (method, path)
+            for path in ("/api/tokens", "/api/revoke"):  # no such route, by any method
                 status, _, _ = await get(base + path, method=method,
                                          headers=auth(server.token))
-                assert status == 405, (method, path)
+                assert status == 404, (method, path)
         await honest(server)
 
 

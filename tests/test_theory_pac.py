@@ -36,8 +36,9 @@ def runs(spec: str, learner: str, dist: str, epsilon: float, delta: float,
         bound = printed.value
     rng = np.random.default_rng(len(spec) + len(learner))
     probs = distribution(hclass, dist)
-    out = [longest_survivor(LEARNERS.make(learner), hclass, int(rng.integers(hclass.size)), probs,
-                            epsilon, delta, bound, rng, seed=i) for i in range(REPEAT)]
+    out = [longest_survivor(LEARNERS.make(f"conservative:of={learner}"), hclass,
+                            int(rng.integers(hclass.size)), probs, epsilon, delta, bound, rng,
+                            seed=i) for i in range(REPEAT)]
     return np.array([r.error for r in out]), [r.examples for r in out], bound
 
 

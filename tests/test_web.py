@@ -108,7 +108,7 @@ async def test_the_api_lists_a_game_its_rounds_curve_and_tree(tmp_path):
                                     headers={"Authorization": f"Bearer {server.token}"})
         html = body.decode()
         assert status == 200 and "remote:alice" in html and "<svg" in html
-        assert "data-t='3'" in html and "data-t='2'" not in html  # the replay's page
+        assert 'data-t="3"' in html and 'data-t="2"' not in html  # the replay's page
         assert "Ldim(H)" in html or "log2|H|" in html  # the bound is named
 
 
@@ -119,7 +119,7 @@ async def test_a_token_or_the_public_view_is_needed(tmp_path):
         status, _, body = await get(f"{base}/api/games")
         assert status == 401 and b"token" in body
         status, _, body = await get(f"{base}/")
-        assert status == 401 and b"<form id='login'" in body
+        assert status == 401 and b'<form id="login"' in body
         assert (await get(f"{base}/api/games", headers={"Authorization": "Bearer nope"}))[0] \
             == 401
         assert (await get(f"{base}/static/littlestone.js"))[0] == 200  # holds no data
@@ -131,7 +131,8 @@ async def test_a_token_or_the_public_view_is_needed(tmp_path):
         assert (await get(f"{base}/api/games", headers={"Cookie": cookie}))[0] == 200
         # with the form's script: POST with the bearer token, 204 and the cookie
         status, headers, _ = await get(f"{base}/login", method="POST",
-                                       headers={"Authorization": f"Bearer {server.token}"})
+                                       headers={"Authorization": f"Bearer {server.token}",
+                                                **SAME_ORIGIN})
         assert status == 204 and headers["Set-Cookie"].startswith("littlestone_token=")
         # a tournament not started yet: its page waits for it; the API says not found
         bearer = {"Authorization": f"Bearer {server.token}"}
@@ -149,14 +150,20 @@ async def test_a_token_or_the_public_view_is_needed(tmp_path):
         assert played["status"] == "complete"
 
 
+#: What a browser says of a request from this origin's own page (the login form's).
+SAME_ORIGIN = {"Sec-Fetch-Site": "same-origin"}
+
+
 def _no_redirect(url: str) -> tuple[int, dict[str, str], bytes]:
+    """GET ``url`` as this origin's login form does, without following a redirect."""
     class Keep(urllib.request.HTTPRedirectHandler):
         def redirect_request(self, *args: Any, **kwargs: Any) -> None:
             return None
 
     opener = urllib.request.build_opener(Keep)
     try:
-        with opener.open(url, timeout=20) as response:
+        with opener.open(urllib.request.Request(url, headers=SAME_ORIGIN),
+                         timeout=20) as response:
             return response.status, dict(response.headers), response.read()
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers), exc.read()
@@ -247,8 +254,8 @@ def test_the_report_colours_on_the_theoretical_scale_and_its_logs_travel(tmp_pat
                             row("crasher", "crash:learner:ValueError", 0, None)], [])
     path = write_report(report, data)
     page = path.read_text()
-    optimum = re.search(r"<th>soa</th><td style='background:([^']+)'", page)
-    crashed = re.search(r"<th>crasher</th><td style='background:([^']+)'", page)
+    optimum = re.search(r'<th>soa</th><td style="background:([^"]+)"', page)
+    crashed = re.search(r'<th>crasher</th><td style="background:([^"]+)"', page)
     assert optimum and crashed
     assert optimum.group(1) == heat_color(1.0) == heat_color(0.25)  # 1.0 = minimax: green
     assert crashed.group(1) == heat_color(100.0) != optimum.group(1)  # 7.25 > 3: red
@@ -259,7 +266,7 @@ def test_the_report_colours_on_the_theoretical_scale_and_its_logs_travel(tmp_pat
     # publish the reports folder alone: every log link still resolves
     published = tmp_path / "elsewhere"
     shutil.copytree(path.parent, published)
-    links = re.findall(r"<a href='([^']+)'>log</a>", page)
+    links = re.findall(r'<a href="([^"]+)">log</a>', page)
     assert len(links) == 1 and not links[0].startswith(("/", ".."))
     assert (published / links[0]).read_bytes() == Path(played.log).read_bytes()
 
@@ -454,7 +461,8 @@ def _no_redirect_tls(url: str, context: Any) -> tuple[int, dict[str, str]]:
 
     opener = urllib.request.build_opener(Keep, urllib.request.HTTPSHandler(context=context))
     try:
-        with opener.open(url, timeout=20) as response:
+        with opener.open(urllib.request.Request(url, headers=SAME_ORIGIN),
+                         timeout=20) as response:
             return response.status, dict(response.headers)
     except urllib.error.HTTPError as exc:
         return exc.code, dict(exc.headers)
@@ -578,3 +586,142 @@ async def test_a_head_request_gets_the_gets_headers_and_no_body(tmp_path, target
         assert head_headers.split(b"\r\n")[0] == got_headers.split(b"\r\n")[0]  # status
         length = f"Content-Length: {len(got_body)}".encode()
         assert length in got_headers and length in head_headers
+
+
+# -- templates that escape every value, and the route table (issue 24) ----------------
+
+EVIL = "<script>alert(1)</script>'\"><img src=x onerror=alert(2)>"
+
+
+def _shown_as_text(html: str, evil: str = EVIL) -> None:
+    """``evil`` is on the page as text: escaped, never as markup."""
+    assert "<script>alert" not in html and "<img src=x" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html or "&lt;img src=x" in html
+
+
+async def test_a_hostile_tournament_and_entrant_name_is_escaped_on_every_page(tmp_path):
+    """A tournament and its entrants named ``<script>…`` (a submission's file name is
+    its entrant's name): every page and part that shows them shows the text, and the
+    index's link reaches the tournament's page though the name holds a ``/``."""
+    async with running_server(tmp_path) as server:
+        out = await play_one(server, name=EVIL[:60])
+        server.store.start_tournament(EVIL, "x")
+        for key, status in (("k1", "complete"), ("k2", "crash:learner:ValueError")):
+            server.store.add_tournament_game(EVIL, key, {
+                "game_id": out["game_id"] if key == "k1" else None, "status": status,
+                "learner": f"{EVIL}.py:A", "adversary": EVIL, "game": "mistake-bound",
+                "class": EVIL, "seed": 3, "horizon": 30, "normaliser_value": 4.0,
+                "result": {"rounds": 30, "mistakes": 4, "expected_mistakes": 4.0}})
+        base = f"http://127.0.0.1:{server.port}"
+        headers = {"Authorization": f"Bearer {server.token}"}
+        status, _, body = await get(f"{base}/", headers=headers)
+        link = re.search(r'<a href="(/tournaments/[^"]+)">', body.decode())
+        assert status == 200 and link is not None
+        _shown_as_text(body.decode())
+        for path in (link.group(1), link.group(1) + "?part=board", f"/games/{out['game_id']}",
+                     "/?part=games"):
+            status, _, body = await get(base + path, headers=headers)
+            assert status == 200, path
+            _shown_as_text(body.decode())
+        status, _, body = await get(base + link.group(1), headers=headers)
+        page = body.decode()
+        assert "<h1>Tournament &lt;script&gt;alert(1)&lt;/script&gt;" in page
+        assert "Payoff heatmap" in page and "Failed games" in page  # the board, shown
+        assert page.count("&lt;img src=x onerror=alert(2)&gt;") >= 4  # name, entrants
+
+
+def test_a_hostile_name_is_escaped_in_the_report(tmp_path):
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.server.records.logged import play_logged
+
+    played = play_logged(THRESHOLDS, LEARNERS.make("soa"), ADVERSARIES.make("shattered-tree"),
+                         1, tmp_path)
+    (game,) = Store(tmp_path).games()
+    name = "t<img src=x onerror=alert(3)>"  # (a file name: no "/")
+    rows = [{"game_id": game["game_id"], "status": status, "game": "mistake-bound",
+             "class": EVIL, "learner": EVIL, "adversary": f"{EVIL}.py:B", "seed": 1,
+             "horizon": 30, "normaliser_value": 4.0, "log": str(played.log),
+             "message": EVIL, "result": {"rounds": 30, "mistakes": 4, "expected_mistakes": 4,
+                                         "bound": 4.0, "bound_name": EVIL}}
+            for status in ("complete", "crash:learner:ValueError")]
+    report = rank(name, rows, [{"learner": EVIL, "adversary": "x", "class": EVIL,
+                                "game": "experts", "reason": EVIL}])
+    page = write_report(report, tmp_path).read_text()
+    _shown_as_text(page)
+    assert "<img src=x onerror=alert(3)>" not in page
+    assert "<title>t&lt;img src=x onerror=alert(3)&gt;</title>" in page
+    assert "bound 4: &lt;script&gt;" in page  # in the curve's legend (SVG) too
+
+
+def test_no_value_is_escaped_by_hand():
+    """The page, the report and the charts leave escaping to the templates' environment
+    (autoescape on): no ``escape()`` in their code, no template that switches it off or
+    marks a value safe, and markup made from a string only of a rendered template."""
+    root = Path(__file__).resolve().parent.parent
+    code = [*sorted((root / "server" / "web").glob("*.py")),
+            root / "server" / "tournament" / "report.py", root / "littlestone" / "charts.py"]
+    templates = [*sorted((root / "server" / "web" / "templates").iterdir()),
+                 *sorted((root / "server" / "tournament" / "templates").iterdir()),
+                 *sorted((root / "littlestone" / "templates").iterdir())]
+    assert len(code) >= 8 and len(templates) >= 10
+    for path in code:
+        text = path.read_text()
+        for hand in (r"\bescape\(", r"import html\b", r"from html import", r"\bquoteattr\("):
+            assert not re.search(hand, text), (path.name, hand)
+        for made in re.findall(r"Markup\((.*)", text):
+            assert ".render(" in made, (path.name, made)
+    for path in templates:
+        text = path.read_text()
+        assert not re.search(r"\|\s*safe|autoescape\s+false|Markup", text), path.name
+
+
+def test_the_templates_environment_escapes_html_and_svg():
+    from littlestone.charts import environment
+
+    env = environment("littlestone.server.web")
+    assert env.autoescape("page.html") and env.autoescape("chart.svg")
+    assert "&lt;b&gt;" in env.from_string("{{ x }}").render(x="<b>")
+
+
+async def test_the_route_table_answers_its_routes_and_refuses_the_rest(tmp_path):
+    """Each route of the table answers its own path; an unknown path is a 404 (JSON
+    under /api/, a page elsewhere) whoever asks; a known path asked with another method
+    is a 405 naming the methods it takes (``Allow``)."""
+    from littlestone.server.web.app import ROUTES
+    from littlestone.server.web.routes import WEBSOCKET
+
+    async with running_server(tmp_path) as server:
+        out = await play_one(server)
+        server.store.start_tournament("cup", "x")
+        base = f"http://127.0.0.1:{server.port}"
+        bearer = {"Authorization": f"Bearer {server.token}"}
+        values = {"game_id": out["game_id"], "name": "cup"}
+        answered = set()
+        for route in ROUTES:
+            if route.method != "GET":
+                continue
+            path = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], route.pattern)
+            path = path.replace("/static/cup", "/static/littlestone.css")
+            path += "?class=thresholds:n=15" if path == "/api/tree" else ""
+            path += "?spec=thresholds:n=7" if path == "/api/play/class" else ""
+            status, headers, body = await get(base + path, headers=bearer)
+            assert status == 200, (path, status, body[:200])
+            assert headers["Content-Type"].startswith(
+                "application/json" if path.startswith("/api/") else ("text/", "application/"))
+            answered.add(route.pattern)
+        assert {"/", "/games/{game_id}", "/api/games/{game_id}/records"} <= answered
+        assert any(r.method == WEBSOCKET for r in ROUTES)
+        for path, api in (("/nowhere", False), ("/api/nowhere", True),
+                          (f"/games/{out['game_id']}/more", False), ("/api", True)):
+            for headers in (bearer, {}):
+                status, got, body = await get(base + path, headers=headers)
+                assert status == 404, (path, headers)
+                assert got["Content-Type"].startswith("application/json" if api else "text/html")
+        for method, path, allow in (("DELETE", "/api/games", "GET, HEAD"),
+                                    ("PUT", "/login", "GET, HEAD, POST"),
+                                    ("POST", "/logout", "GET, HEAD"),
+                                    ("POST", f"/games/{out['game_id']}", "GET, HEAD")):
+            status, got, body = await get(base + path, method=method, headers=bearer)
+            assert status == 405 and got["Allow"] == allow, (method, path, status)
+            assert allow in (json.loads(body)["error"] if path.startswith("/api/")
+                             else body.decode())

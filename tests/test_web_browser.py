@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -214,6 +216,169 @@ def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_pa
     finally:
         background.close()
     for name in ("web-game.png", "web-tournament.png"):
+        assert (shots / name).stat().st_size > 10_000
+        if os.environ.get("LITTLESTONE_DOCS_SCREENSHOTS"):
+            shutil.copy(shots / name, DOCS / name)
+
+
+def verify(data: Path, game_id: str) -> str:
+    """``littlestone replay --verify`` of a game, from the command line (exit status 0)."""
+    done = subprocess.run([sys.executable, "-m", "littlestone", "replay", game_id,
+                           "--data", str(data), "--verify"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def set_up(page: Any, url: str, role: str, game: str, opponent: str, rounds: int,
+           hclass: str | None = None, experts: int | None = None) -> None:
+    """The play page's form, filled in and sent."""
+    page.goto(url + "/play")
+    page.check(f"input[name=role][value={role}]")
+    page.check(f"input[name=game][value={game}]")
+    if hclass is not None:
+        page.select_option("select[name=class]", hclass)
+    if experts is not None:
+        page.select_option("select[name=experts]", str(experts))
+    page.select_option("select[name=opponent]", opponent)
+    page.fill("input[name=rounds]", str(rounds))
+    page.click("#start")
+
+
+def turn(page: Any, phase: str, t: int) -> None:
+    page.wait_for_selector(f"#board[data-phase={phase}][data-round='{t}']", timeout=20000)
+
+
+def over(page: Any) -> tuple[str, str]:
+    """The game's id and status once the page says it is over."""
+    page.wait_for_selector("#board[data-phase=over][data-status]", timeout=20000)
+    return (page.get_attribute("#board", "data-game-id") or "",
+            page.get_attribute("#board", "data-status") or "")
+
+
+def test_a_person_plays_both_sides_through_the_page(tmp_path, browser):
+    """The play page (littlestone.server.web.play, static/play.js): a person plays as the
+    learner against the shattered tree with the 0/1 keys (and once with a probability),
+    as the adversary against Halving, and both sides of the experts game; the referee
+    refuses a label that empties the version space; every game is refereed, logged and
+    verified like any other, and the class mode counts them."""
+    data = tmp_path / "data"
+    shots = data / "screenshots"
+    shots.mkdir(parents=True)
+    background = Background(data)
+    try:
+        context = browser.new_context(viewport={"width": 1100, "height": 900})
+        context.add_cookies([{"name": "littlestone_token", "value": background.token,
+                              "url": background.url}])
+        page = context.new_page()
+        store = Store(data)
+
+        # -- the learner against the shattered tree: the keys, and once a probability --
+        set_up(page, background.url, "learner", "mistake-bound", "shattered-tree", 5,
+               "thresholds:n=7")
+        turn(page, "predict", 1)
+        assert "120 s a move" in page.locator("#status").inner_text()  # the server's
+        for t in range(1, 6):
+            turn(page, "predict", t)
+            if t == 2:
+                assert page.locator("#space svg circle.current").count() == 1
+                page.screenshot(path=str(shots / "play-learner.png"), full_page=True)
+            if t == 4:
+                page.fill("#p", "0.25")
+                page.click("#answer-p")
+            else:
+                page.keyboard.press("1" if t % 2 else "0")
+        game_id, status = over(page)
+        assert status == "complete"
+        # the tree's path: the root and Ldim(thresholds:n=7) = 3 nodes down it are lit
+        assert page.get_attribute("#tree", "data-lit") == "4"
+        row = store.game(game_id)
+        assert row is not None and row["learner"] == "remote:person"
+        assert float(page.get_attribute("#result", "data-mistakes") or -1) == row["mistakes"]
+        # the page's own sum of |p - y| is the referee's expected mistakes
+        expected = float(page.get_attribute("#mistakes", "data-expected") or -1)
+        assert abs(expected - row["expected_mistakes"]) < 1e-9
+        assert row["mistakes"] >= 3  # the tree forces Ldim(H) on deterministic answers
+        assert verify(data, game_id).startswith("verified")
+
+        # -- the adversary against Halving: instances that split V, labels against it --
+        set_up(page, background.url, "adversary", "mistake-bound", "halving", 3,
+               "thresholds:n=7")
+        forced = 0
+        for t in range(1, 4):
+            turn(page, "instance", t)
+            sizes = [page.locator("#turn button[data-x]").nth(x).inner_text()
+                     for x in range(7)]
+            # the most even split (each side's |V| is shown on the button)
+            best = max(range(7), key=lambda x: min(int(v) for v in sizes[x].split()[-3::2]))
+            page.click(f"#turn button[data-x='{best}']")
+            turn(page, "label", t)
+            prompt = page.locator("#turn .prompt").inner_text()
+            p = float(prompt.split("p = ")[1].split(" ")[0])
+            label = 0 if p >= 0.5 else 1
+            assert page.get_attribute(f"#label-{label}", "data-realizable") == "1"
+            forced += 1
+            if t == 2:
+                page.screenshot(path=str(shots / "play-adversary.png"), full_page=True)
+            page.keyboard.press(str(label))
+        game_id, status = over(page)
+        assert status == "complete"
+        row = store.game(game_id)
+        assert row is not None and row["adversary"] == "remote:person"
+        assert row["mistakes"] == forced == 3  # Halving errs on every even split
+        verify(data, game_id)
+
+        # -- a label that empties the version space: the referee refuses it -------------
+        set_up(page, background.url, "adversary", "mistake-bound", "halving", 2,
+               "singletons:n=8")
+        turn(page, "instance", 1)
+        page.click("#turn button[data-x='0']")
+        turn(page, "label", 1)
+        page.keyboard.press("1")  # V = {x = 0}
+        turn(page, "instance", 2)
+        page.click("#turn button[data-x='0']")
+        turn(page, "label", 2)
+        assert page.get_attribute("#label-0", "data-realizable") == "0"  # the page says so
+        page.keyboard.press("0")
+        game_id, status = over(page)
+        assert status == "rule_violation:adversary:empty_version_space"
+
+        # -- expert advice, both ways: the regret curve against sqrt((T/2) ln d) --------
+        set_up(page, background.url, "learner", "experts", "random-costs", 6, experts=2)
+        for t in range(1, 7):
+            turn(page, "weights", t)
+            page.keyboard.press(str(t % 2))  # all weight on expert 0 or 1
+        game_id, status = over(page)
+        assert status == "complete"
+        assert page.get_attribute("#curve", "data-points") == "6"
+        row = store.game(game_id)
+        assert row is not None
+        shown = page.locator("#regret").inner_text()
+        assert f"expected regret {row['expected_regret']:.4g}" in shown or \
+            f"expected regret {row['expected_regret']:g}" in shown
+        verify(data, game_id)
+
+        set_up(page, background.url, "adversary", "experts", "hedge", 4, experts=3)
+        for t in range(1, 5):
+            turn(page, "costs", t)
+            page.keyboard.press(str(t % 3))  # expert t mod 3 costs 1
+            page.keyboard.press("Enter")
+        game_id, status = over(page)
+        assert status == "complete"
+        page.screenshot(path=str(shots / "play-experts.png"), full_page=True)
+        verify(data, game_id)
+
+        # -- the class mode: every game of the hour, mistakes against Ldim --------------
+        page.goto(background.url + "/class")
+        assert page.locator("#class-table tr[data-game-id]").count() == 5
+        assert page.get_attribute("#histogram-learner", "data-scored") == "1"
+        assert page.get_attribute("#histogram-adversary", "data-scored") == "1"
+        page.screenshot(path=str(shots / "class-mode.png"), full_page=True)
+        context.close()
+    finally:
+        background.close()
+    for name in ("play-learner.png", "play-adversary.png", "play-experts.png",
+                 "class-mode.png"):
         assert (shots / name).stat().st_size > 10_000
         if os.environ.get("LITTLESTONE_DOCS_SCREENSHOTS"):
             shutil.copy(shots / name, DOCS / name)

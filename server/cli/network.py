@@ -16,14 +16,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from littlestone import adversaries, learners
-from littlestone.client import AgentCrashed, ServerError, play_remote, watch_remote
+from littlestone.client import (
+    AgentCrashed,
+    ServerClosed,
+    ServerError,
+    play_remote,
+    watch_remote,
+)
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.protocol.codec import Limits
-from littlestone.server.cli.common import UsageError, emit, game_output, table
+from littlestone.server.cli.common import UsageError, emit, game_output, operator_log, table
 from littlestone.server.net import ServerSettings, serve_forever
 from littlestone.server.net.settings import Budgets, ConnectionLimits
-from littlestone.server.records.store import Store, TokenError
+from littlestone.server.records.store import Store
+from littlestone.server.records.tokens import TokenError
 from littlestone.transport import client_tls, server_tls
 
 __all__ = ["connect", "serve", "token", "watch"]
@@ -56,14 +63,18 @@ def serve(args: argparse.Namespace) -> int:
         host=args.host, port=args.port, data=Path(args.data), anonymous=args.anonymous,
         move_deadline=args.move_deadline, time_bank=args.time_bank,
         limits=Limits(max_frame=args.max_frame), tls=tls, budgets=budgets,
-        connections=connections, agents=tuple(agents), log_level=args.log)
+        connections=connections, agents=tuple(agents), log_level=args.log,
+        human_move_deadline=args.human_move_deadline, human_time_bank=args.human_time_bank,
+        public_play=args.public_play and not args.no_web)
+    public = args.public or args.public_play
 
     def ready(server: Any) -> None:
         mode = "ANONYMOUS: agents need no token" if args.anonymous else "tokens required"
         print(f"littlestone serving on {server.url} ({mode}); data in {args.data}", flush=True)
         if not args.no_web:
             page = server.url.replace("ws", "http", 1) + "/"
-            view = ("public, read-only" if args.public
+            view = ("public: anyone may play as a guest" if settings.public_play
+                    else "public, read-only" if public
                     else "a token is needed: log in with one from `littlestone token add`")
             print(f"littlestone: web page on {page} ({view})", flush=True)
 
@@ -71,10 +82,11 @@ def serve(args: argparse.Namespace) -> int:
         if not args.no_web:
             from littlestone.server.web import attach
 
-            attach(server, public=args.public)
+            attach(server, public=public)
 
     try:
-        asyncio.run(serve_forever(settings, ready, setup))
+        with operator_log(args.log_level, args.log_format):
+            asyncio.run(serve_forever(settings, ready, setup))
     except OSError as exc:
         raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
                          ) from None
@@ -196,7 +208,7 @@ def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(run)
     except AgentCrashed:
         raise
-    except ServerError as exc:
+    except (ServerError, ServerClosed) as exc:  # ServerClosed: "the server shut down: ..."
         raise UsageError(f"{command}: {exc}") from None
     except (OSError, TimeoutError) as exc:
         reason = str(exc) or type(exc).__name__
@@ -204,7 +216,7 @@ def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
             reason = (f"the TLS handshake failed ({reason}): is it a plain ws:// server, or "
                       "one whose certificate needs --tls-ca?")
         raise UsageError(f"{command}: cannot reach {url}: {reason}") from None
-    except Exception as exc:  # websockets' handshake and URI errors, a closed connection
+    except Exception as exc:  # websockets' handshake and URI errors
         raise UsageError(f"{command}: {type(exc).__name__}: {exc}") from None
 
 

@@ -11,6 +11,8 @@ from littlestone import __version__, adversaries, learners
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
 from littlestone.server.cli.common import (
+    LOG_FORMATS,
+    OPERATOR_LOG_LEVELS,
     Parser,
     count_int,
     port_int,
@@ -18,9 +20,10 @@ from littlestone.server.cli.common import (
     positive_int,
     seed_int,
 )
-from littlestone.server.net.settings import Budgets, ConnectionLimits
+from littlestone.server.net.settings import Budgets, ConnectionLimits, ServerSettings
+from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS
-from littlestone.server.records.store import DATA_VARIABLE, DEFAULT_DATA, TOKEN_ROLES, default_data
+from littlestone.server.records.tokens import TOKEN_ROLES
 
 #: The frames ``serve --max-frame`` may allow: room for a lobby message, at most 64 MiB.
 MIN_FRAME, MAX_FRAME = 4096, 64 << 20
@@ -54,6 +57,19 @@ LOG_HELP = ("how much the game's log keeps: full (every round), compact (the see
             f"unless the log would pass {AUTO_FULL_BYTES >> 20} MiB, then compact)")
 
 
+def _operator_log(command: argparse.ArgumentParser, default: str) -> None:
+    """``--log-level`` and ``--log-format``: the server's log on standard error."""
+    command.add_argument("--log-level", choices=OPERATOR_LOG_LEVELS, default=default,
+                         help="the server's log on standard error: info shows where it "
+                         "listens, each game's start, faults and end, every refusal with "
+                         "its code, budgets hit, shutdown; debug adds each connection; "
+                         f"never a token nor a game key (default {default})")
+    command.add_argument("--log-format", choices=LOG_FORMATS, default="text",
+                         help="text: a line per record; json: one JSON object per line, "
+                         "with the record's fields (game_id, status, code, peer, "
+                         "token_name ...) (default text)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     data = default_data()
     data_help = f"the data folder: logs and index (default ${DATA_VARIABLE}, else {DEFAULT_DATA})"
@@ -77,19 +93,30 @@ def build_parser() -> argparse.ArgumentParser:
     ldim.add_argument("--json", action="store_true", help="print one JSON object")
 
     pac = sub.add_parser(
-        "pac", help="online-to-batch: a mistake-bound learner made PAC, measured",
-        description="Run a deterministic learner on i.i.d. examples until a hypothesis "
-        "survives (1/epsilon) ln((M+1)/delta) of them in a row, many times, and measure the "
-        "output's true error against epsilon and delta (on halfspaces: the Perceptron's "
-        "random iterate against 1/(n gamma^2)).",
+        "pac", help="the PAC track: consistency and online-to-batch, measured",
+        description="Many runs of a PAC learner on i.i.d. examples of a target, each "
+        "output's true error measured exactly against epsilon and delta. A consistent "
+        "learner gets (1/epsilon)(ln|H| + ln(1/delta)) examples; a deterministic mistake-"
+        "bound learner, made conservative, runs until a hypothesis survives "
+        "(1/epsilon) ln((floor(M)+1)/delta) of them in a row; on halfspaces, the "
+        "Perceptron's random iterate against 1/(n gamma^2).",
     )
-    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC")
+    pac.add_argument("--class", dest="hclass", required=True, metavar="SPEC",
+                     help="a class, or a concept class of the PAC notes: "
+                     "monotone-conjunctions:n=N, k-cnf:n=N,k=K, decision-lists:n=N")
     pac.add_argument("--learner", required=True, metavar="SPEC")
+    pac.add_argument("--conversion", choices=("consistency", "survivor"),
+                     help="consistency (a learner that counts its hypotheses: the default "
+                     "then) or the longest survivor")
     pac.add_argument("--epsilon", type=float, default=0.1)
     pac.add_argument("--delta", type=float, default=0.05)
-    pac.add_argument("--dist", choices=("uniform", "zipf"), default="uniform")
-    pac.add_argument("--examples", type=count_int, default=200, metavar="N",
-                     help="examples per run of the random iterate (halfspaces)")
+    pac.add_argument("--dist", choices=("uniform", "zipf", "bernoulli"), default="uniform",
+                     help="the examples' distribution; bernoulli: each variable 1 with "
+                     "probability --q")
+    pac.add_argument("--q", type=float, default=0.5, help="the bernoulli distribution's q")
+    pac.add_argument("--examples", type=count_int, default=None, metavar="N",
+                     help="examples per run: of the random iterate (halfspaces, default 200), "
+                     "or instead of the consistency bound's m")
     pac.add_argument("--repeat", type=count_int, default=100, metavar="R")
     pac.add_argument("--seed", type=seed_int, default=0, metavar="S")
     pac.add_argument("--json", action="store_true", help="print one JSON object")
@@ -134,7 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
         "4 corrupted (the hash chain breaks), 5 incomplete (cut off; shown as far as it goes).",
     )
     replay.add_argument("log", metavar="LOG_OR_GAME_ID")
-    replay.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    replay.add_argument("--data", metavar="DIR", help=data_help + "; when named, its index "
+                        "alone anchors the log, not one that lies beside it")
     action = replay.add_mutually_exclusive_group()  # one thing at a time
     action.add_argument("--verify", action="store_true",
                         help="check the log's anchor in the index, re-simulate from the "
@@ -167,6 +195,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--time-bank", type=_bank, default=60.0, metavar="SECONDS",
                        help="seconds a player may run over its deadlines in a game (default "
                        "60; 0: none)")
+    human = ServerSettings()
+    serve.add_argument("--human-move-deadline", type=positive_float,
+                       default=human.human_move_deadline, metavar="SECONDS",
+                       help="seconds for each move of a player that says it is a person "
+                       f"(the web page's play; default {human.human_move_deadline:g})")
+    serve.add_argument("--human-time-bank", type=_bank, default=human.human_time_bank,
+                       metavar="SECONDS", help="a person's time bank in a game (default "
+                       f"{human.human_time_bank:g})")
     serve.add_argument("--max-frame", type=_frame, default=1 << 20, metavar="BYTES",
                        help=f"largest frame a peer may send in a game ({MIN_FRAME}-"
                        f"{MAX_FRAME}; default {1 << 20})")
@@ -177,27 +213,46 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--public", action="store_true",
                        help="show the web page (http://HOST:PORT/) and its API to anyone, "
                        "read-only, without a token (default: a token is needed)")
+    serve.add_argument("--public-play", action="store_true",
+                       help="let anyone play on the web page as a guest, without a token "
+                       "(a classroom; implies --public; --guest-games per address)")
     serve.add_argument("--no-web", action="store_true",
                        help="answer no plain HTTP: agents' WebSockets only")
     serve.add_argument("--agent", action="append", default=[], metavar="NAME=SPEC",
                        help="also serve this agent to peers under NAME (a built-in with its "
                        "parameters, or your own FILE.py:Class: loaded now, trusted); "
                        "repeatable. Peers otherwise get registered built-ins only")
+    _operator_log(serve, "info")
     budgets = serve.add_argument_group(
         "budgets", "what one peer may ask for (PROTOCOL.md 1.2); beyond: over_budget")
     for field in dataclasses.fields(Budgets):
-        flag = "--" + field.name.replace("_", "-")
+        flag = "--" + field.name.removesuffix("_s").replace("_", "-")
         help_text = {
             "max_rounds": "rounds of one game", "max_hypotheses": "hypotheses of a class",
             "max_dimension": "dimension of halfspaces", "max_experts": "experts of a game",
-            "ldim_work": "exact-Ldim instance checks of a server-side SOA or shattered-tree",
+            "setup_cpu_s": "CPU seconds of a server-side agent's set-up",
+            "move_cpu_s": "CPU seconds of one move of a server-side agent (beyond: its "
+                          "over_budget fault)",
+            "ldim_work": "exact-Ldim instance checks of one question of a server-side SOA "
+                         "or shattered-tree",
             "max_truth_table": "|H| x |X| cells exact Ldim may build",
+            "solver_memory_mb": "MiB of exact-Ldim caches one server-side agent may fill",
             "game_memory_mb": "estimated MiB one game may hold",
             "game_disk_mb": "estimated MiB one game may write (log, halfspace history)",
+            "token_disk_mb": "MiB of logs one token's games may take",
+            "data_disk_mb": "MiB the data folder may take",
+            "min_free_mb": "MiB the data folder's disk keeps free",
+            "page_cpu_s": "CPU seconds of one page's tree",
             "max_games": "games refereed at once",
         }[field.name]
-        budgets.add_argument(flag, type=positive_int, default=field.default, metavar="N",
-                             help=f"{help_text} (default {field.default})")
+        seconds = field.name.endswith("_s")
+        default = ("what --setup-cpu buys at the speed measured at start"
+                   if field.default is None else f"{field.default:g}" if seconds
+                   else str(field.default))
+        budgets.add_argument(flag, dest=field.name, type=positive_float if seconds
+                             else positive_int, default=field.default,
+                             metavar="SECONDS" if seconds else "N",
+                             help=f"{help_text} (default {default})")
     limits = serve.add_argument_group(
         "connections", "what one connection, address or token may hold, and for how long "
         "(PROTOCOL.md 1.1)")
@@ -214,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
             "games_per_token": "games one token plays at once",
             "message_rate": "lobby messages a second, on average",
             "message_burst": "lobby messages in a burst",
+            "guest_games": "games one address plays at once as a guest (--public-play)",
         }[field.name]
         parse = positive_float if seconds or field.name == "message_rate" else positive_int
         limits.add_argument(flag, dest=field.name, type=parse, default=field.default,
@@ -319,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="where --serve listens (default 127.0.0.1)")
     tournament.add_argument("--public", action="store_true",
                             help="--serve's page needs no token (read-only)")
+    _operator_log(tournament, "warning")
 
     check = sub.add_parser(
         "check", help="check an agent file before submitting it",

@@ -11,8 +11,12 @@ from typing import Any
 
 from littlestone.server.cli.common import TerminalSafe, UsageError, cell, writable
 from littlestone.server.records import replay as replaying
+from littlestone.server.records.anchors import locate
+from littlestone.server.records.folder import default_data
 from littlestone.server.records.logs import ForeignLog, LogCorrupted, LogError, checked, read_log
+from littlestone.server.records.resimulation import filled
 from littlestone.server.records.store import Store
+from littlestone.server.records.verify import verify
 
 __all__ = ["games", "replay"]
 
@@ -74,7 +78,7 @@ def replay(args: argparse.Namespace) -> int:
                              f"{', '.join(s[1:] for s in PLOT_FORMATS)} file")
         writable(args.plot, "replay: --plot")
     try:
-        path, game_id = replaying.locate(args.log, args.data)
+        path, game_id = locate(args.log, args.data or default_data())
         log = checked(read_log(path))
     except ForeignLog as exc:
         print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
@@ -84,8 +88,12 @@ def replay(args: argparse.Namespace) -> int:
         return EXIT_VERIFY_FAILED if args.verify else EXIT_CORRUPTED
     except (LogError, OSError) as exc:
         raise UsageError(f"replay: {exc}") from None
+    # the index that anchors the log: the one --data names, alone (a forger's own
+    # index beside the log must not vouch for it), else the log's neighbour; a game
+    # named by its id, the index it was found in
+    data = args.data if game_id is None else (args.data or default_data())
     if args.verify:  # (a compact log: its result, re-simulated)
-        report = replaying.verify(log, args.data, game_id)
+        report = verify(log, data, game_id)
         if args.json:
             print(json.dumps({"verified": report.ok, "message": report.message,
                               "rounds_checked": report.rounds_checked,
@@ -96,11 +104,11 @@ def replay(args: argparse.Namespace) -> int:
             print(("" if report.anchored is None else "differs: ") + report.message)
         return 0 if report.ok else EXIT_VERIFY_FAILED
     try:
-        log = replaying.filled(log, args.data, game_id)  # a compact log's, re-simulated
+        log = filled(log, data, game_id)  # a compact log's, re-simulated
     except LogError as exc:
         raise UsageError(f"replay: {exc}") from None
     if args.against:
-        original, other = replaying.against(log, args.against, args.data, game_id)
+        original, other = replaying.against(log, args.against, data, game_id)
         left, right = original.to_dict(), other.to_dict()
         if args.json:
             print(json.dumps({"original": {"learner": log.header["learner"]["spec"], **left},

@@ -14,7 +14,13 @@ from littlestone import adversaries, learners
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.sandbox import Sandbox, serve_forks
-from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
+from littlestone.server.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    TerminalSafe,
+    UsageError,
+    operator_log,
+)
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.preflight import Refereed, play_check_games
@@ -24,6 +30,7 @@ from littlestone.testing import (
     CHECK_EXPERTS,
     CHECK_ROUNDS,
     IN_TOURNAMENT,
+    Advice,
     CheckSkipped,
     in_tournament,
     refereed_games,
@@ -46,6 +53,12 @@ def tournament(args: argparse.Namespace) -> int:
     if args.ray is not None:
         check_ray_address(args.ray)
     config = load_config(args.config)
+    with operator_log(args.log_level, args.log_format):  # (its arena runs game servers)
+        return _tournament_served(args, config)
+
+
+def _tournament_served(args: argparse.Namespace, config: Any) -> int:
+    """The tournament, and with ``--serve`` its live page until Ctrl-C."""
     if args.serve is None:
         return _tournament(args, config)
     from littlestone.server.web import serve_web
@@ -171,12 +184,15 @@ def check(args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for check in yield_checks(agent):
         name = check.__name__.removeprefix("check_").replace("_", " ")
-        row: dict[str, Any] = {"check": name, "ok": True, "skipped": False, "message": "",
-                               "in_tournament": in_tournament(check), "refereed": False}
+        row: dict[str, Any] = {"check": name, "ok": True, "skipped": False, "advice": False,
+                               "message": "", "in_tournament": in_tournament(check),
+                               "refereed": False}
         try:
             check()
         except CheckSkipped as exc:
             row.update(skipped=True, message=str(exc))
+        except Advice as exc:  # passed, with a suggestion (a docstring example)
+            row.update(advice=True, message=str(exc))
         except AssertionError as exc:
             row.update(ok=False, message=str(exc))
         except Exception as exc:  # the agent's own bug, with its file and line
@@ -244,6 +260,7 @@ def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> dict[str, Any]:
     and message are taken from it (what a failure costs in a tournament is ours)."""
     name = str(row["check"])[:100]
     return {"check": name, "ok": row["ok"], "skipped": row.get("skipped") is True,
+            "advice": row.get("advice") is True and row["ok"],
             "message": ours(str(row.get("message", "")))[:2000],
             "in_tournament": IN_TOURNAMENT.get("check_" + name.replace(" ", "_"), ""),
             "refereed": False}
@@ -289,12 +306,13 @@ def _refereed_row(agent: str, played: list[Refereed], said: dict[str, Any] | Non
     if not ok and failed is not None and said is not None and not said["ok"]:
         own = str(said.get("message", ""))
         message += f" (its own run: {own.partition(failed.where + ': ')[2] or own})"
-    return {"check": PLAYS, "ok": ok, "skipped": False, "message": message,
+    return {"check": PLAYS, "ok": ok, "skipped": False, "advice": False, "message": message,
             "in_tournament": IN_TOURNAMENT["check_plays_a_game"], "refereed": True}
 
 
 def _verdict(args: argparse.Namespace, kind: str, rows: list[dict[str, Any]]) -> int:
-    """Print the rows and the verdict (written here, outside the submission's process)."""
+    """Print the rows and the verdict (written here, outside the submission's process).
+    Advice (a passed check with a suggestion) is shown and passes: exit status 0."""
     passed = all(r["ok"] for r in rows)
     costly = [r["check"] for r in rows if not r["ok"] and r["in_tournament"]]
     if args.json:
@@ -303,14 +321,19 @@ def _verdict(args: argparse.Namespace, kind: str, rows: list[dict[str, Any]]) ->
     else:
         print(f"{args.agent}: {'a learner' if kind == 'learner' else 'an adversary'}")
         for row in rows:
-            mark = "skip" if row["skipped"] else "ok  " if row["ok"] else "FAIL"
-            scored = "" if row["ok"] or row["skipped"] else (
-                f"  [tournament: {row['in_tournament']}]" if row["in_tournament"]
-                else "  [advice: a tournament does not score this]")
+            mark = ("skip" if row["skipped"] else "tip " if row["advice"] else
+                    "ok  " if row["ok"] else "FAIL")
+            scored = ("" if (row["ok"] and not row["advice"]) or row["skipped"] else
+                      f"  [tournament: {row['in_tournament']}]" if not row["ok"]
+                      and row["in_tournament"] else
+                      "  [advice: a tournament does not score this]")
             print(f"  {mark}  {row['check']}" + (f": {row['message']}" if row["message"]
                                                   else "") + scored)
         advice = [r["check"] for r in rows if not r["ok"] and not r["in_tournament"]]
-        if passed:
+        tips = [r["check"] for r in rows if r["advice"]]
+        if passed and tips:
+            print(f"every check passed: ready for a tournament (advice: {', '.join(tips)})")
+        elif passed:
             print("every check passed: ready for a tournament")
         elif costly:
             print(f"not ready: a tournament would score these against it: {', '.join(costly)}")

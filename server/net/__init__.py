@@ -5,8 +5,14 @@ The WebSocket connections both ends use are :mod:`littlestone.transport`.
 - :mod:`.settings`: what a server is started with, and the fault ladder's numbers;
 - :mod:`.players`: remote learners and adversaries (deadlines, time bank, faults);
 - :mod:`.driver`: a game with remote players, through the same referees as ``play``;
+- :mod:`.policy`: what a peer may ask for (the budgets, the served opponents);
+- :mod:`.admission`: tokens and credentials, a token's share, the lobby's message rate;
+- :mod:`.peers`: a peer as the operator's log names it, and the refusals it is told;
 - :mod:`.spectators`: a running game's rounds for those who watch it;
-- :mod:`.server`: sessions, challenges, open games, tournament entrants.
+- :mod:`.hosting`: the games a server referees (admitted, played, logged, indexed);
+- :mod:`.matchmaking`: open games and their joiners, a tournament's entrants;
+- :mod:`.lobby`: a connection's session, from hello to close;
+- :mod:`.server`: the server where these meet, and ``littlestone serve``.
 
 The client, which a student's agent runs, is :mod:`littlestone.client`.
 This room imports the games, the agents, the protocol and the records; only the

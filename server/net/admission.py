@@ -1,7 +1,7 @@
-"""Who a session is and what it may hold of a server: its token's account and role, or
-a tournament's one-time credential (:class:`Credentials`), its token's share of
-connections and games (:class:`Tally`, :class:`~.settings.ConnectionLimits`), and its
-lobby's message rate (:class:`MessageRate`).
+"""Who a session is and what it may hold of a server: its token's account and role, a
+tournament's one-time credential, or a web page's play ticket (:class:`Credentials`),
+its token's share of connections and games (:class:`Tally`,
+:class:`~.settings.ConnectionLimits`), and its lobby's message rate (:class:`MessageRate`).
 
 >>> tally = Tally()
 >>> with tally.hold("ann"):
@@ -12,20 +12,69 @@ lobby's message rate (:class:`MessageRate`).
 >>> rate = MessageRate(per_second=1.0, burst=2, now=lambda: 0.0)
 >>> [rate.take(), rate.take(), rate.take()]
 [True, True, False]
+
+A play ticket (PROTOCOL.md 3.2) is good for one connection, soon, as a player of the
+account it was minted for (a page's logged-in token, which stays in its HttpOnly
+cookie), and only while that token is valid:
+
+>>> import tempfile, pathlib
+>>> store = Store(pathlib.Path(tempfile.mkdtemp()))
+>>> token = store.add_token("ann", "admin")
+>>> credentials = Credentials(store)
+>>> ticket = credentials.ticket(token)
+>>> credentials.account(ticket), credentials.account(ticket)
+(('ann', 'player'), None)
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 from littlestone.server.records.store import Store
 
-__all__ = ["Credentials", "MessageRate", "Tally"]
+__all__ = [
+    "GUEST",
+    "TICKETS_MAX",
+    "TICKET_TTL_S",
+    "Credentials",
+    "MessageRate",
+    "Tally",
+    "Ticket",
+]
+
+#: Seconds a play ticket may wait for its connection's ``hello``.
+TICKET_TTL_S = 30.0
+#: Play tickets not yet used that a server keeps at most (the oldest go first).
+TICKETS_MAX = 4096
+#: The account a guest's ticket names until its connection says from where it comes
+#: (its lobby then names it ``guest-`` and a keyed hash of the address).
+GUEST = "guest"
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """A play ticket: the account it plays as, the SHA-256 of the token it was minted
+    for (None: a guest's, on a server whose operator opened public play), and until when
+    (monotonic clock) its ``hello`` may come."""
+
+    account: str
+    parent: str | None
+    expires: float
+
+    @property
+    def guest(self) -> bool:
+        return self.parent is None
 
 
 class Credentials:
@@ -38,15 +87,70 @@ class Credentials:
         #: may only enter one tournament (account -> tournament).
         self.grants: dict[str, str] = {}
         self.restricted: dict[str, str] = {}
+        #: Play tickets not yet used, by SHA-256 (in the order they were minted), and
+        #: those used by a session still open (its lobby forgets it when it closes).
+        self.tickets: dict[str, Ticket] = {}
+        self.redeemed: dict[str, Ticket] = {}
+        #: The key of the guests' names (a guest is named by its address, unreadably).
+        self._guest_key = secrets.token_bytes(16)
 
     def account(self, token: str) -> tuple[str, str] | None:
-        """The account and role of a token (PROTOCOL.md 3.1); a one-time credential is
-        used up by this (one connection)."""
-        digest = hashlib.sha256(token.encode()).hexdigest()
+        """The account and role of a token (PROTOCOL.md 3.1); a one-time credential or
+        a play ticket is used up by this (one connection)."""
+        digest = _digest(token)
         granted = self.grants.pop(digest, None)
         if granted is not None:
             return granted, "player"
+        ticket = self.tickets.pop(digest, None)
+        if ticket is not None:
+            if ticket.expires < time.monotonic() or (
+                    ticket.parent is not None and self.store.token_account(ticket.parent) is None):
+                return None  # too late, or its token was revoked meanwhile
+            self.redeemed[digest] = ticket
+            return ticket.account, "player"
         return self.store.token_account(digest)
+
+    def ticket(self, token: str | None, ttl_s: float = TICKET_TTL_S) -> str:
+        """A play ticket for the account of ``token`` (None: a guest's): a player of
+        that account for one connection whose ``hello`` comes within ``ttl_s`` seconds
+        (PROTOCOL.md 3.2). LookupError: an unknown token; PermissionError: a token that
+        only watches."""
+        now = time.monotonic()
+        parent = None
+        account = GUEST
+        if token is not None:
+            parent = _digest(token)
+            found = self.store.token_account(parent)
+            if found is None:
+                raise LookupError("unknown token")
+            account, role = found
+            if role == "spectator":
+                raise PermissionError("this token only watches: it cannot play")
+        for digest, old in list(self.tickets.items()):  # (oldest first)
+            if old.expires < now or len(self.tickets) >= TICKETS_MAX:
+                del self.tickets[digest]
+        ticket = "lsp_" + secrets.token_urlsafe(24)
+        self.tickets[_digest(ticket)] = Ticket(account, parent, now + ttl_s)
+        return ticket
+
+    def parent(self, digest: str) -> str | None:
+        """The digest a session's token is checked by before each lobby request: its own,
+        or, for a play ticket, its token's (None: a guest's, with nothing to revoke)."""
+        ticket = self.redeemed.get(digest)
+        return digest if ticket is None else ticket.parent
+
+    def guest_name(self, address: str) -> str:
+        """A guest's account: ``guest-`` and a keyed hash of its address (the same all
+        the server's life, unreadable as an address).
+
+        >>> import tempfile, pathlib
+        >>> credentials = Credentials(Store(pathlib.Path(tempfile.mkdtemp())))
+        >>> name = credentials.guest_name("10.0.0.7")
+        >>> name.startswith("guest-"), name == credentials.guest_name("10.0.0.7")
+        (True, True)
+        """
+        mac = hmac.new(self._guest_key, address.encode(), hashlib.sha256).hexdigest()
+        return f"guest-{mac[:8]}"
 
     def grant(self, tournament: str, account: str) -> str:
         """A one-time credential for ``account``, good for one connection that may only

@@ -1,42 +1,50 @@
-"""The remote driver: the local driver's loop written with awaits.
+"""The remote driver: the game loop's asyncio runner.
 
-:func:`run_game` drives the same referees as :func:`littlestone.local.play`,
-with either player local (an :class:`~littlestone.learners.Learner` or
-:class:`~littlestone.adversaries.Adversary`) or behind a connection
-(:mod:`.players`): the same rules, coins and records. Faults, forfeits, disconnects and
-a local player's crash end the game with a status; nothing here ends the server.
+:func:`run_game` answers the moves of the same game loop as :func:`littlestone.local.play`
+(:class:`littlestone.games.loop.GameLoop`), with either player local (an
+:class:`~littlestone.learners.Learner` or :class:`~littlestone.adversaries.Adversary`)
+or behind a connection (:mod:`.players`): the same rules, coins and records. Faults,
+forfeits, disconnects and a local player's crash end the game with a status; nothing
+here ends the server. A server-side agent played in a process of its own
+(:mod:`.hosts`) is awaited on the event loop; its move past its budget is its
+``over_budget`` fault on the fault ladder (PROTOCOL.md 6): a learner's loses the round,
+an adversary's is asked again, the third forfeits.
 
-Imports the games, the agents, the protocol's encoders, the players and the local
-driver's history; nothing of the server's sessions or storage.
+Imports the games, the agents, the players and the local runner's history; nothing of
+the server's sessions or storage.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any, TypeVar
 
 from littlestone.adversaries.base import Adversary
-from littlestone.games.classes import FiniteClass
 from littlestone.games.errors import MoveError
-from littlestone.games.experts import ExpertsReferee
-from littlestone.games.experts import Phase as ExpertsPhase
 from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec
-from littlestone.games.mistake_bound import MistakeBoundReferee, Phase
+from littlestone.games.loop import (
+    FAULT,
+    LEARNER,
+    Crash,
+    Disconnected,
+    FaultLadder,
+    GameEnded,
+    GameLoop,
+    Move,
+    RoundLog,
+)
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
-from littlestone.protocol.messages import instances_to_wire
-from littlestone.server.net.players import (
-    FAULT,
-    Disconnected,
-    Forfeit,
-    RemoteAdversary,
-    RemoteLearner,
-    RemotePlayer,
+from littlestone.server.net.hosts import (
+    HostedAdversary,
+    HostedLearner,
+    HostGone,
+    MoveOverBudget,
 )
+from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
 from littlestone.server.net.settings import REMOTE_BLOCK
-from littlestone.server.records.logs import LogWriter
 
 __all__ = ["run_game"]
 
@@ -45,81 +53,102 @@ T = TypeVar("T")
 
 async def run_game(
     game: GameSpec, seeds: GameSeeds, learner: Learner | RemoteLearner,
-    adversary: Adversary | RemoteAdversary, writer: LogWriter | None = None,
+    adversary: Adversary | RemoteAdversary, writer: RoundLog | None = None,
 ) -> GameResult:
-    """One game through the referee, either player local or remote (the same rules,
+    """One game through the game loop, either player local or remote (the same rules,
     coins and records as :func:`littlestone.local.play` under the same seeds)."""
-    referee: MistakeBoundReferee | ExpertsReferee
-    if game.game == EXPERTS:
-        hclass = game.hclass if isinstance(game.hclass, FiniteClass) else None
-        referee = ExpertsReferee(game.n_experts, game.rounds, seeds.referee, hclass=hclass)
-    else:
-        assert game.hclass is not None
-        referee = MistakeBoundReferee(game.hclass, game.rounds, seeds.referee,
-                                      history=history_for(game))
+    queued = isinstance(learner, RemoteLearner) and isinstance(adversary, Adversary) and (
+        game.game != EXPERTS or adversary.oblivious)
+    loop = GameLoop(game, seeds.referee, block=REMOTE_BLOCK if queued else 0,
+                    history=history_for(game), log=writer, in_process=False)
     try:
         for player, own in ((learner, seeds.learner), (adversary, seeds.adversary)):
+            if isinstance(player, HostedLearner | HostedAdversary):
+                continue  # set up already, in its process
             if isinstance(player, Learner | Adversary):  # set-up may be slow: off the loop
                 await _local(player, player.start, game, own, slow=True)
             else:
                 player.hclass, player.n_experts = game.hclass, game.experts
-        if isinstance(adversary, Adversary):
-            digest = await _local(adversary, adversary.commitment)
-            if digest is not None:
-                referee.commit(digest)
-        if isinstance(referee, MistakeBoundReferee):
-            await _mistake_bound_rounds(game, referee, learner, adversary, writer)
-        else:
-            await _experts_rounds(game, referee, learner, adversary, writer)
-        due = (referee.phase is Phase.REVEAL if isinstance(referee, MistakeBoundReferee)
-               else referee.phase is ExpertsPhase.REVEAL)
-        if due:
-            revealed = (await adversary.reveal() if isinstance(adversary, RemoteAdversary)
-                        else await _local(adversary, adversary.reveal))
-            # checking every label and margin of a long halfspace game takes seconds
-            await asyncio.to_thread(referee.reveal,
-                                    *(revealed if revealed is not None else (None, b"")))
-    except MoveError:
-        pass  # recorded by the referee against its author
-    except Forfeit as exc:
-        referee.abort(f"forfeit:{exc.role}:{exc.code.value}", str(exc))
-    except Disconnected as exc:
-        referee.abort(f"disconnected:{exc.role}", str(exc))
-    except _Commit as exc:
-        referee.abort("illegal_move:adversary:commit", str(exc))
-    except _Crash as crash:  # a local player's bug ends its game, never the server
-        name = type(crash.error).__name__
-        referee.abort(f"crash:{crash.role}:{name}", f"{crash.role} raised {name}")
-    result = referee.result()
-    result.revealed = getattr(referee, "revealed", None)
+                player.ladder = loop.ladders[player.role]
+    except GameEnded as ended:
+        loop.end(ended)
+        result = loop.result()
+    else:
+        result = await _run(loop, learner, adversary)
     if isinstance(learner, Learner):
         with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
             # (off the event loop: a bound may take a while, e.g. a kernel Perceptron's)
             result.bound = await asyncio.to_thread(learner.final_bound, game,
                                                    result.to_dict())
             result.extra.update(learner.report())
-    if isinstance(game.hclass, FiniteClass):
-        result.extra["size"] = game.hclass.size
-    faults = [dict(f, role=p.role) for p in (learner, adversary) if isinstance(p, RemotePlayer)
-              for f in p.faults]
-    if faults:
-        result.extra["faults"] = faults
     return result
 
 
-class _Crash(Exception):
-    """A local player raised: its game ends against it."""
+async def _run(loop: GameLoop, learner: Learner | RemoteLearner,
+               adversary: Adversary | RemoteAdversary) -> GameResult:
+    """Answer the loop's moves: a remote player's from its connection (the round first),
+    a hosted agent's from its process, a local agent's by calling it. What a move raises
+    is thrown into the loop."""
+    moves: Generator[Move, Any, GameResult] = loop.moves()
+    step: Move | GameResult = _resume(moves.send, None)
+    while isinstance(step, tuple):
+        role, name, t, args, extra = step
+        player = learner if role == LEARNER else adversary
+        try:
+            if isinstance(player, RemotePlayer):
+                answer = await getattr(player, name)(t, *args, *extra)
+            elif isinstance(player, HostedLearner | HostedAdversary):
+                other = adversary if role == LEARNER else learner
+                answer = await _hosted(player, loop.ladders[role], name, t, args, other)
+            else:
+                answer = await _local(player, getattr(player, name), *args)
+        except BaseException as error:  # (a cancelled game too: the loop scores its block)
+            step = _resume(moves.throw, error)
+            continue
+        if name == "reveal":  # checking every label and margin of a long halfspace game
+            step = await asyncio.to_thread(_resume, moves.send, answer)  # takes seconds
+        else:
+            step = _resume(moves.send, answer)
+    return step
 
-    def __init__(self, role: str, error: BaseException) -> None:
-        super().__init__(f"the {role} raised {type(error).__name__}")
-        self.role, self.error = role, error
+
+def _resume(how: Callable[[Any], Move], value: Any) -> Move | GameResult:
+    """The loop's next move, or its result when the game is over."""
+    try:
+        return how(value)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]  # the loop returns its result
+
+
+async def _hosted(agent: HostedLearner | HostedAdversary, ladder: FaultLadder, name: str,
+                  t: int, args: tuple[Any, ...], opponent: Any) -> Any:
+    """A hosted agent's move, awaited from its process. Past its budget it is the
+    agent's ``over_budget`` fault: a learner's move ends there (its prediction is scored
+    as a mistake), an adversary's is asked again; the third fault forfeits (raised by
+    the ladder). A process gone ends the game: the remote ``opponent`` left (its process
+    was killed for it), or against the agent (killed far past its budget, or dead)."""
+    role = ladder.role
+    while True:
+        try:
+            return await agent.host.move_async(name, *args)
+        except MoveOverBudget as exc:
+            ladder.fault(t or None, "over_budget", str(exc))
+            if ladder.ends_move:
+                return FAULT if name in ("predict", "weights") else None
+        except HostGone as exc:
+            if isinstance(opponent, RemotePlayer) and opponent.ws.closed.done():
+                raise Disconnected(opponent.role) from None
+            raise GameEnded(f"forfeit:{role}:over_budget" if exc.over_budget
+                            else f"crash:{role}:HostGone", str(exc)) from None
 
 
 async def _local(agent: Learner | Adversary, move: Callable[..., T], *args: Any,
                  slow: bool = False) -> T:
     """A local agent's move (or set-up): in a worker thread when it may be slow (its
     set-up, or every move of an agent whose moves ask exact Ldim: SOA, shattered-tree),
-    so that no other game waits on it; an exception ends the game against the agent."""
+    so that no other game waits on it; an exception ends the game against the agent
+    (:class:`~littlestone.games.loop.Crash`, its message without details: they stay on
+    the server)."""
     try:
         if slow or agent.slow_moves:
             return await asyncio.to_thread(move, *args)
@@ -127,157 +156,5 @@ async def _local(agent: Learner | Adversary, move: Callable[..., T], *args: Any,
     except MoveError:
         raise  # the referee's own check of a move
     except Exception as error:
-        raise _Crash("learner" if isinstance(agent, Learner) else "adversary", error) from None
-
-
-class _Commit(Exception):
-    """A commitment sent after round 1."""
-
-
-async def _adversary_instance(referee: Any, adversary: Any, t: int) -> Any:
-    if isinstance(adversary, Adversary):
-        return await _local(adversary, adversary.instance)
-    while True:
-        move = await adversary.instance(t)
-        if isinstance(move, tuple) and move and move[0] == "commit":
-            if t != 1:
-                raise _Commit("a commitment after round 1")
-            referee.commit(move[1])
-            continue
-        return move
-
-
-async def _mistake_bound_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: Any,
-                                adversary: Any, writer: LogWriter | None) -> None:
-    first = 1
-    if isinstance(learner, RemoteLearner) and isinstance(adversary, Adversary):
-        first += await _queued_rounds(game, referee, learner, adversary, writer)
-    for t in range(first, game.rounds + 1):
-        x = referee.instance(await _adversary_instance(referee, adversary, t))
-        p = (await _local(learner, learner.predict, x)
-             if isinstance(learner, Learner) else await learner.predict(t, x))
-        if p is FAULT:
-            referee.prediction_fault()
-            p = 0.5
-        else:
-            referee.prediction(p)
-        y = (await _local(adversary, adversary.label, x, p)
-             if isinstance(adversary, Adversary) else await adversary.label(t, x, p))
-        record = referee.label(y)
-        if writer is not None:
-            writer.round(record)
-        if isinstance(learner, Learner):
-            await _local(learner, learner.update, x, record.y)
-        else:
-            await learner.update(t, x, record.y)
-
-
-async def _queued_rounds(game: GameSpec, referee: MistakeBoundReferee, learner: RemoteLearner,
-                         adversary: Adversary, writer: LogWriter | None) -> int:
-    """A remote learner against an oblivious built-in adversary: the adversary's moves
-    come in blocks (as in the local driver), each instance goes out already encoded and
-    the block is scored in one pass when it is played (the same records as round by
-    round: a fault is scored p = 1 - y, as :meth:`MistakeBoundReferee.prediction_fault`
-    does). Returns the rounds played (0: the adversary is not oblivious)."""
-    played = 0
-    while played < game.rounds:
-        block = await _local(adversary, adversary.moves, min(game.rounds - played, REMOTE_BLOCK))
-        if block is None:
-            if played:
-                raise RuntimeError("an oblivious adversary stopped offering moves")
-            return 0
-        xs, ys = block
-        referee.queue(xs, ys)
-        wires = instances_to_wire(referee.hclass, xs)
-        predictions: list[float] = []
-        try:
-            await learner.play_queued(referee.t + 1, wires, ys, predictions)
-        finally:  # the rounds answered are scored, even when the game ends mid-block
-            referee.score_queued(predictions, records=False)
-            if writer is not None and referee.last_block is not None:
-                writer.rounds(*referee.last_block)
-                referee.last_block = None
-        played += len(ys)
-    return played
-
-
-async def _queued_experts_rounds(game: GameSpec, referee: ExpertsReferee,
-                                 learner: RemoteLearner, adversary: Adversary,
-                                 writer: LogWriter | None) -> int:
-    """A remote learner against an oblivious built-in adversary of class-derived
-    experts: the adversary's instances and labels come in blocks and each round is
-    answered from the connection's callback (the same records as round by round; an
-    oblivious adversary's label does not depend on the learner's answer). Returns the
-    rounds played (0: the adversary is not oblivious)."""
-    assert referee.hclass is not None
-    played = 0
-    while played < game.rounds:
-        block = await _local(adversary, adversary.moves, min(game.rounds - played, REMOTE_BLOCK))
-        if block is None:
-            if played:
-                raise RuntimeError("an oblivious adversary stopped offering moves")
-            return 0
-        xs, ys = block
-        await learner.play_queued_experts(referee, xs, instances_to_wire(referee.hclass, xs),
-                                          ys, writer)
-        played += len(ys)
-    return played
-
-
-async def _experts_rounds(game: GameSpec, referee: ExpertsReferee, learner: Any,
-                          adversary: Any, writer: LogWriter | None) -> None:
-    class_derived = referee.hclass is not None
-    first = 1
-    if (class_derived and isinstance(learner, RemoteLearner)
-            and isinstance(adversary, Adversary) and adversary.oblivious):
-        first += await _queued_experts_rounds(game, referee, learner, adversary, writer)
-    for t in range(first, game.rounds + 1):
-        x = None
-        if isinstance(adversary, Adversary):
-            if class_derived:
-                x = referee.instance(await _local(adversary, adversary.instance))
-            else:
-                advice = await _local(adversary, adversary.advice)
-                if advice is not None:
-                    referee.advice(advice)
-        else:
-            while True:
-                kind, value = await adversary.advice(t)
-                if kind == "commit":
-                    if t != 1:
-                        raise _Commit("a commitment after round 1")
-                    referee.commit(value)
-                    continue
-                break
-            if kind == "instance":
-                x = referee.instance(value)
-            elif value is not None:
-                referee.advice(value)
-        advice_now = referee.current_advice
-        answer = (await _local(learner, learner.weights, advice_now)
-                  if isinstance(learner, Learner)
-                  else await learner.weights(t, x, advice_now))
-        if answer is FAULT:
-            referee.answer_fault()
-            shown: Any = 0.5
-        elif isinstance(answer, float | int) and not isinstance(answer, bool):
-            referee.prediction(answer)
-            shown = float(answer)
-        else:
-            referee.weights(answer)
-            shown = answer
-        if isinstance(adversary, Adversary):
-            outcome = (await _local(adversary, adversary.label, x, referee.induced_prediction)
-                       if class_derived else await _local(adversary, adversary.costs, shown))
-        else:
-            outcome = await adversary.outcome(t, shown, faulted=answer is FAULT)
-        if isinstance(outcome, int) and not isinstance(outcome, bool):
-            record = referee.label(outcome)
-        else:
-            record = referee.costs(outcome)
-        if writer is not None:
-            writer.expert(record)
-        if isinstance(learner, Learner):
-            await _local(learner, learner.update_costs, record.costs, record.y)
-        else:
-            await learner.update_costs(t, record.costs, record.y)
+        raise Crash("learner" if isinstance(agent, Learner) else "adversary", error,
+                    detailed=False) from None

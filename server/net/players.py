@@ -1,13 +1,16 @@
 """Players behind a connection: the server's side of a remote learner or adversary.
 
-:class:`RemoteLearner` and :class:`RemoteAdversary` turn protocol messages into moves
-with the per-move deadline, the time bank and the fault ladder (PROTOCOL.md 6), so that
-the driver (:mod:`.driver`) treats them like local agents. Against an oblivious
-built-in adversary a remote learner's rounds are answered from the connection's
+:class:`RemoteLearner` and :class:`RemoteAdversary` answer the game loop's moves
+(:data:`littlestone.games.loop.Move`: the agent's method, called with the round first)
+from protocol messages, under the loop's move clock and fault ladder (PROTOCOL.md 6), so
+that the driver (:mod:`.driver`) treats them like local agents. Against an oblivious
+built-in adversary a remote learner's queued rounds are answered from the connection's
 callback (:class:`_FastRounds`; :class:`_FastExperts` in the experts game with
-class-derived experts); anything unusual goes the round-by-round way.
+class-derived experts), scored by the loop's own steps; anything unusual goes the
+round-by-round way.
 
-Imports the protocol, the referees' checks and the transport; nothing of the server.
+Imports the game loop, the protocol, the referees' checks and the transport; nothing of
+the server.
 """
 
 from __future__ import annotations
@@ -20,49 +23,45 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.commitment import MIN_SALT_BYTES
-from littlestone.games.errors import IllegalMove, MoveError
-from littlestone.games.experts import ExpertsReferee, check_vector, check_weights
+from littlestone.games.errors import IllegalMove, LittlestoneError
+from littlestone.games.experts import check_vector, check_weights
+from littlestone.games.game import ExpertsRecord
+from littlestone.games.loop import (
+    FAULT,
+    Commit,
+    Disconnected,
+    FaultLadder,
+    Forfeit,
+    MoveClock,
+    QueuedExperts,
+    QueuedRounds,
+)
 from littlestone.games.mistake_bound import check_label, check_probability
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import (
     instance_from_wire,
     instance_to_wire,
+    instances_to_wire,
     vector_from_wire,
     vector_to_wire,
 )
 from littlestone.protocol.session import ServerSession
-from littlestone.server.net.settings import FAULTS_TO_FORFEIT, ServerSettings
-from littlestone.server.records.logs import LogWriter
+from littlestone.server.net.settings import ServerSettings
 from littlestone.transport import Connection, Deadline
 
 __all__ = ["FAULT", "Disconnected", "Forfeit", "RemoteAdversary", "RemoteLearner", "RemotePlayer"]
 
 
-class Forfeit(Exception):
-    """A player reached the fault that forfeits the game."""
-
-    def __init__(self, role: str, code: Code) -> None:
-        super().__init__(f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({code.value})")
-        self.role, self.code = role, code
-
-
-class Disconnected(Exception):
-    """A remote player went away mid-game."""
-
-    def __init__(self, role: str) -> None:
-        super().__init__(f"the {role} disconnected")
-        self.role = role
-
-
 class RemotePlayer:
-    """Receiving moves from a connection: deadlines, the time bank and the fault ladder."""
+    """Receiving moves from a connection, under the per-move deadline and the time bank
+    (``clock``) and the fault ladder (``ladder``: the game loop's, set by the driver)."""
 
     def __init__(self, ws: Connection, session: ServerSession, settings: ServerSettings,
                  role: str) -> None:
         self.ws, self.session, self.settings, self.role = ws, session, settings, role
-        self.faults: list[dict[str, Any]] = []
-        self.bank = settings.time_bank
+        self.ladder = FaultLadder(role)
+        self.clock = MoveClock(settings.move_deadline, settings.time_bank)
         #: The game's class and number of experts (set by the driver before round 1).
         self.hclass: Any = None
         self.n_experts: int | None = None
@@ -77,35 +76,34 @@ class RemotePlayer:
             raise Disconnected(self.role) from None
 
     async def fault(self, code: Code, message: str, t: int | None) -> None:
-        self.faults.append({"t": t, "code": code.value, "message": message})
-        self.session.fault(t)
-        with contextlib.suppress(Disconnected):
-            await self.send(ProtocolError(code, message).to_message())
-        if len(self.faults) >= FAULTS_TO_FORFEIT:
-            raise Forfeit(self.role, code)
-
-    #: Whether a fault ends the move (the round is scored against the player: a learner)
-    #: or the move is asked again (an adversary: the round is not played without it).
-    fault_ends_move = False
+        """A fault on the ladder (the last raises :class:`Forfeit`), told to the player."""
+        try:
+            self.ladder.fault(t, code.value, message)
+        finally:
+            self.session.fault(t)
+            with contextlib.suppress(Disconnected):
+                await self.send(ProtocolError(code, message).to_message())
 
     async def receive(self, *kinds: str, t: int | None,
                       accept: Callable[[dict[str, Any]], Any],
                       started: float | None = None) -> Any:
         """The next acceptable move: ``accept`` turns a message into a move or raises
         IllegalMove/ProtocolError. Every bad or late message is a fault (a move for a round
-        already decided is dropped); after a learner's fault :data:`FAULT` is returned.
-        The clock runs from ``started`` (loop time; default now)."""
+        already decided is dropped); after a fault that ends the move (a learner's)
+        :data:`FAULT` is returned. The clock runs from ``started`` (loop time; default
+        now)."""
         self.session.expect(*kinds, t=t)
         ws = self.ws
         if started is None:  # a stale message does not restart the clock
             started = ws.loop.time()
+        ends_move = self.ladder.ends_move
         while True:
             try:
-                frame = await ws.recv(self.deadline(started))
+                frame = await ws.recv(self.clock.deadline(started))
             except TimeoutError:
-                self.bank = 0.0
+                self.clock.timed_out()
                 await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
-                if self.fault_ends_move:
+                if ends_move:
                     return FAULT
                 started = ws.loop.time()
                 continue
@@ -126,25 +124,13 @@ class RemotePlayer:
             else:
                 self._charge(started)
                 return move
-            if self.fault_ends_move:
+            if ends_move:
                 return FAULT
             started = self.ws.loop.time()
 
-    def deadline(self, started: float) -> float:
-        """When a move asked for at ``started`` (loop time) is late: the per-move deadline
-        plus what is left in the time bank."""
-        return started + self.settings.move_deadline + self.bank
-
     def _charge(self, started: float, now: float | None = None) -> None:
-        """Time beyond the move deadline comes out of the time bank."""
-        late = (self.ws.loop.time() if now is None else now) - started
-        late -= self.settings.move_deadline
-        if late > 0:
-            self.bank = max(0.0, self.bank - late)
-
-
-#: What a remote learner's move is after a fault: the round is scored against it.
-FAULT = object()
+        """A move asked for at ``started`` came now (loop time): the clock charges it."""
+        self.clock.charge(started, self.ws.loop.time() if now is None else now)
 
 
 def _probability(message: dict[str, Any]) -> float:
@@ -157,8 +143,6 @@ def _probability(message: dict[str, Any]) -> float:
 class RemoteLearner(RemotePlayer):
     """A learner behind a connection. Its ``update`` only remembers the label, which then
     rides with the next instance (PROTOCOL.md 5.1): one round trip per round."""
-
-    fault_ends_move = True
 
     def __init__(self, ws: Connection, session: ServerSession,
                  settings: ServerSettings) -> None:
@@ -173,26 +157,24 @@ class RemoteLearner(RemotePlayer):
     async def update(self, t: int, x: Any, y: int) -> None:
         self.pending = {"t": t, "y": y}
 
-    async def play_queued(self, t0: int, wires: list[Any], ys: list[int],
-                          predictions: list[float]) -> None:
-        """Play queued rounds t0, t0 + 1, ...: send each instance (``wires``: as on the
-        wire) with the label before it, append each p to ``predictions`` (1 - y after a
-        fault). The same messages, checks and fault ladder as :meth:`predict` round by
-        round; rounds that go as expected are answered from the connection's callback
-        (:class:`_FastRounds`), anything else (a fault, a stale move, a timeout, a
-        closed connection, a peer that does not read) takes the way of :meth:`receive`.
-        """
-        n, i = len(ys), 0
-        while i < n:
+    async def play_queued(self, t0: int, queued: QueuedRounds) -> None:
+        """Play the queued rounds t0, t0 + 1, ...: send each instance with the label
+        before it, hand each move to ``queued`` (which keeps p, or the fault). The same
+        messages, checks and fault ladder as :meth:`predict` round by round; rounds that
+        go as expected are answered from the connection's callback (:class:`_FastRounds`),
+        anything else (a fault, a stale move, a timeout, a closed connection, a peer that
+        does not read) takes the way of :meth:`receive`."""
+        wires = instances_to_wire(self.hclass, queued.xs)
+        predictions, n = queued.predictions, len(queued.ys)
+        while (i := len(predictions)) < n:
             await self.send(self._instance(t0 + i, wires[i]))
-            started = self.ws.loop.time()
-            fast = _FastRounds(self, t0, wires, ys, predictions, i, started)
-            i, started, sent = await fast.run()
+            fast = _FastRounds(self, queued, wires, self.ws.loop.time())
+            started, sent = await fast.run()
+            i = len(predictions)
             if i < n and sent:  # round i's instance is out: its move comes the slow way
                 p = await self.receive("predict", t=t0 + i, accept=_probability,
                                        started=started)
-                self.answered(t0 + i, ys[i], p, predictions)
-                i += 1
+                self.pending = {"t": t0 + i, "y": queued.answer(p)}
 
     def _instance(self, t: int, wire: Any) -> dict[str, Any]:
         """Round t's instance (as on the wire), with the label of the round before."""
@@ -201,16 +183,11 @@ class RemoteLearner(RemotePlayer):
             message["label"] = self.pending
         return message
 
-    def answered(self, t: int, y: int, p: Any, predictions: list[float]) -> None:
-        """Round t's move: p (FAULT: scored as a mistake, p = 1 - y); its label y then
-        rides with the next instance."""
-        y = int(y)
-        predictions.append(1.0 - y if p is FAULT else p)
-        self.pending = {"t": t, "y": y}
-
-    async def weights(self, t: int, x: Any, advice: Any) -> Any:
+    async def weights(self, t: int, advice: Any, x: Any) -> Any:
+        """Weights or p (checked: a bad move is a fault), or FAULT; ``x`` the instance of
+        class-derived experts (the learner evaluates its class on it)."""
         message: dict[str, Any] = {"type": "advice", "t": t, "advice": None}
-        if x is not None:  # class-derived experts: the learner evaluates its class on x
+        if x is not None:
             message["x"] = instance_to_wire(self.hclass, x)
         elif advice is not None:
             message["advice"] = vector_to_wire(advice)
@@ -238,31 +215,25 @@ class RemoteLearner(RemotePlayer):
     async def update_costs(self, t: int, costs: Any, y: int | None) -> None:
         self.pending = {"t": t, "costs": vector_to_wire(costs), "y": y}
 
-    async def play_queued_experts(self, referee: ExpertsReferee, xs: list[Any],
-                                  wires: list[Any], ys: list[int],
-                                  writer: LogWriter | None) -> None:
+    async def play_queued_experts(self, t: int, queued: QueuedExperts) -> None:
         """Play queued rounds of the experts game with class-derived experts: for each,
-        the referee takes the instance, the learner gets it (``wires``: as on the wire)
-        with the outcome before it, and its weights (or p) are scored against the label
-        ``ys[i]``. The same messages, checks, records and fault ladder as
-        :meth:`weights` round by round; rounds that go as expected are answered from the
-        connection's callback (:class:`_FastExperts`), anything else takes the way of
-        :meth:`receive`. A move the referee rejects ends the game (MoveError), as round
-        by round."""
-        n, i, fresh = len(ys), 0, True
-        while i < n:
-            if fresh:  # else the referee has round i's instance: only its frame is due
-                referee.instance(xs[i])
-            await self.send(self._advice(referee.t + 1, wires[i]))
-            fast = _FastExperts(self, referee, xs, wires, ys, writer, i,
-                                self.ws.loop.time())
-            i, started, sent = await fast.run()
-            fresh = sent
-            if i < n and sent:  # round i's advice is out: its move comes the slow way
-                answer = await self.receive("predict", "weights", t=referee.t + 1,
+        the referee takes the instance, the learner gets it with the outcome before it,
+        and ``queued`` scores its weights (or p) against the queued label. The same
+        messages, checks, records and fault ladder as :meth:`weights` round by round;
+        rounds that go as expected are answered from the connection's callback
+        (:class:`_FastExperts`), anything else takes the way of :meth:`receive`. A move
+        the referee rejects ends the game (MoveError), as round by round."""
+        wires = instances_to_wire(self.hclass, queued.xs)
+        n = len(queued.ys)
+        while queued.i < n:
+            i = queued.next_round()  # (the callback may have taken it already)
+            await self.send(self._advice(queued.t, wires[i]))
+            fast = _FastExperts(self, queued, wires, self.ws.loop.time())
+            started, sent = await fast.run()
+            if queued.i < n and sent:  # round i's advice is out: its move comes the slow way
+                answer = await self.receive("predict", "weights", t=queued.t,
                                             accept=_experts_answer, started=started)
-                self.scored(referee, answer, ys[i], writer)
-                i += 1
+                self.told(queued.answer(answer))
 
     def _advice(self, t: int, wire: Any) -> dict[str, Any]:
         """Round t's instance of class-derived experts, with the outcome before it."""
@@ -271,19 +242,8 @@ class RemoteLearner(RemotePlayer):
             message["outcome"] = self.pending
         return message
 
-    def scored(self, referee: ExpertsReferee, answer: Any, y: int,
-               writer: LogWriter | None) -> None:
-        """The learner's answer (weights, p, or FAULT: charged the maximal loss) and the
-        label y to the referee; the outcome then rides with the next advice."""
-        if answer is FAULT:
-            referee.answer_fault()
-        elif isinstance(answer, float):
-            referee.prediction(answer)
-        else:
-            referee.weights(answer)
-        record = referee.label(y)
-        if writer is not None:
-            writer.expert(record)
+    def told(self, record: ExpertsRecord) -> None:
+        """A queued round was scored: its outcome rides with the next advice."""
         self.pending = {"t": record.t, "costs": vector_to_wire(record.costs), "y": record.y}
 
 
@@ -301,25 +261,25 @@ class _FastRounds:
     instance in the same callback, without waking the game's task (one round trip costs
     the server a few microseconds less: benchmarks/README.md). Any other message, a
     deadline passing, a peer that stops reading or a closed connection stops it:
-    :meth:`run` then returns (next round, its clock's start, whether its instance was
+    :meth:`run` then returns (its clock's start, whether the next round's instance was
     sent) and :meth:`RemoteLearner.play_queued` takes over."""
 
-    def __init__(self, learner: RemoteLearner, t0: int, wires: list[Any], ys: list[int],
-                 predictions: list[float], i: int, started: float) -> None:
-        self.learner, self.t0, self.wires, self.ys = learner, t0, wires, ys
-        self.predictions, self.i, self.started, self.sent = predictions, i, started, True
+    def __init__(self, learner: RemoteLearner, queued: QueuedRounds, wires: list[Any],
+                 started: float) -> None:
+        self.learner, self.queued, self.wires = learner, queued, wires
+        self.started, self.sent = started, True
         ws = learner.ws
         self.deadline = Deadline(ws.loop, ws.stop_answering)
 
-    async def run(self) -> tuple[int, float, bool]:
+    async def run(self) -> tuple[float, bool]:
         learner = self.learner
-        learner.session.expect("predict", t=self.t0 + self.i)
-        self.deadline.set(learner.deadline(self.started))
+        learner.session.expect("predict", t=self.queued.t0 + len(self.queued.predictions))
+        self.deadline.set(learner.clock.deadline(self.started))
         try:
             await learner.ws.answer(self)
         finally:
             self.deadline.cancel()
-        return self.i, self.started, self.sent
+        return self.started, self.sent
 
     def __call__(self, frame: bytes | str) -> bool:
         learner = self.learner
@@ -330,15 +290,15 @@ class _FastRounds:
         ws = learner.ws
         now = ws.loop.time()
         learner._charge(self.started, now)
-        i, t0 = self.i, self.t0
-        learner.answered(t0 + i, self.ys[i], p, self.predictions)
-        i = self.i = i + 1
-        if i == len(self.ys):
+        queued = self.queued
+        t = queued.t0 + len(queued.predictions)
+        learner.pending = {"t": t, "y": queued.answer(p)}
+        if len(queued.predictions) == len(queued.ys):
             ws.stop_answering()
-        elif ws.send_nowait(encode(learner._instance(t0 + i, self.wires[i]))):
+        elif ws.send_nowait(encode(learner._instance(t + 1, self.wires[t + 1 - queued.t0]))):
             self.started = now
-            learner.session.expect("predict", t=t0 + i)
-            self.deadline.set(learner.deadline(now))
+            learner.session.expect("predict", t=t + 1)
+            self.deadline.set(learner.clock.deadline(now))
         else:
             self.sent = False
             ws.stop_answering()
@@ -353,29 +313,30 @@ class _FastExperts:
     move, a deadline, a peer that does not read or a closed connection stops it; a move
     the referee rejects stops it too, and :meth:`run` raises that error."""
 
-    def __init__(self, learner: RemoteLearner, referee: ExpertsReferee, xs: list[Any],
-                 wires: list[Any], ys: list[int], writer: LogWriter | None, i: int,
+    def __init__(self, learner: RemoteLearner, queued: QueuedExperts, wires: list[Any],
                  started: float) -> None:
-        self.learner, self.referee, self.xs, self.wires = learner, referee, xs, wires
-        self.ys, self.writer, self.i, self.started, self.sent = ys, writer, i, started, True
-        self.error: MoveError | None = None
+        self.learner, self.queued, self.wires = learner, queued, wires
+        self.started, self.sent = started, True
+        #: What stopped the block from inside the callback (a move the referee rejects,
+        #: a log that cannot be written), raised by :meth:`run`.
+        self.error: LittlestoneError | None = None
         ws = learner.ws
         self.deadline = Deadline(ws.loop, ws.stop_answering)
 
-    async def run(self) -> tuple[int, float, bool]:
+    async def run(self) -> tuple[float, bool]:
         learner = self.learner
-        learner.session.expect("predict", "weights", t=self.referee.t + 1)
-        self.deadline.set(learner.deadline(self.started))
+        learner.session.expect("predict", "weights", t=self.queued.t)
+        self.deadline.set(learner.clock.deadline(self.started))
         try:
             await learner.ws.answer(self)
         finally:
             self.deadline.cancel()
         if self.error is not None:
             raise self.error
-        return self.i, self.started, self.sent
+        return self.started, self.sent
 
     def __call__(self, frame: bytes | str) -> bool:
-        learner, referee = self.learner, self.referee
+        learner, queued = self.learner, self.queued
         try:
             answer = _experts_answer(learner.session.receive(frame))
         except (ProtocolError, IllegalMove):
@@ -383,22 +344,20 @@ class _FastExperts:
         ws = learner.ws
         now = ws.loop.time()
         learner._charge(self.started, now)
-        i = self.i
         try:
-            learner.scored(referee, answer, self.ys[i], self.writer)
-            i = self.i = i + 1
-            if i < len(self.ys):
-                referee.instance(self.xs[i])
-        except MoveError as exc:
+            learner.told(queued.answer(answer))
+            if queued.i < len(queued.ys):
+                queued.next_round()
+        except LittlestoneError as exc:  # (MoveError; a log that cannot be written)
             self.error = exc
             ws.stop_answering()
             return True
-        if i == len(self.ys):
+        if queued.i == len(queued.ys):
             ws.stop_answering()
-        elif ws.send_nowait(encode(learner._advice(referee.t + 1, self.wires[i]))):
+        elif ws.send_nowait(encode(learner._advice(queued.t, self.wires[queued.i]))):
             self.started = now
-            learner.session.expect("predict", "weights", t=referee.t + 1)
-            self.deadline.set(learner.deadline(now))
+            learner.session.expect("predict", "weights", t=queued.t)
+            self.deadline.set(learner.clock.deadline(now))
         else:
             self.sent = False
             ws.stop_answering()
@@ -406,7 +365,8 @@ class _FastExperts:
 
 
 class RemoteAdversary(RemotePlayer):
-    """An adversary behind a connection (PROTOCOL.md 5.3)."""
+    """An adversary behind a connection (PROTOCOL.md 5.3). Its commitment comes with its
+    first move (:class:`~littlestone.games.loop.Commit`), not asked for apart."""
 
     def __init__(self, ws: Connection, session: ServerSession,
                  settings: ServerSettings) -> None:
@@ -421,15 +381,23 @@ class RemoteAdversary(RemotePlayer):
         """``commit`` is expected before round 1 only, once (else out of turn: a fault)."""
         return ("commit",) if t == 1 and not self.committed else ()
 
-    def _commit(self, m: dict[str, Any]) -> tuple[str, bytes]:
+    def _commit(self, m: dict[str, Any]) -> Commit:
         digest = m["digest"]
         if len(digest) != 32:
             raise IllegalMove("adversary", "commitment", f"a commitment is 32 bytes (SHA-256), "
                               f"not {len(digest)}")
         self.committed = True
-        return ("commit", digest)
+        return Commit(digest)
+
+    async def commitment(self, t: int) -> None:
+        """None: a remote adversary commits with its first move."""
+        return None
 
     async def instance(self, t: int) -> Any:
+        """x_t (or a :class:`Commit` before round 1); in the experts game, the instance
+        whose hypotheses' values are the advice."""
+        if self.n_experts is not None:
+            return await self.advice(t)
         return await self.receive("instance", *self._may_commit(t), t=t, accept=self._instance)
 
     def _instance(self, m: dict[str, Any]) -> Any:
@@ -437,12 +405,19 @@ class RemoteAdversary(RemotePlayer):
             return self._commit(m)
         return instance_from_wire(self.hclass, m["x"])
 
-    async def label(self, t: int, x: Any, p: float) -> int:
+    async def label(self, t: int, x: Any, p: float, shown: Any = None,
+                    faulted: bool = False) -> Any:
+        """y_t, having seen p; in the experts game, the outcome having seen the answer as
+        ``shown`` (:meth:`costs`)."""
+        if self.n_experts is not None:
+            return await self.costs(t, shown, faulted)
         await self.send({"type": "prediction", "t": t, "p": p})
         y = await self.receive("label", t=t, accept=lambda m: check_label(m["y"]))
         return int(y)
 
     async def advice(self, t: int) -> Any:
+        """The advice a_t (or None), the instance of class-derived experts, or a
+        :class:`Commit` before round 1."""
         def accept(m: dict[str, Any]) -> Any:
             if m["type"] == "commit":
                 return self._commit(m)
@@ -451,25 +426,25 @@ class RemoteAdversary(RemotePlayer):
                     raise IllegalMove("adversary", "instance", "this game has no class: send "
                                       "advice")
                 self._advised = True
-                return ("instance", instance_from_wire(self.hclass, m["x"]))
+                return instance_from_wire(self.hclass, m["x"])
             if self.hclass is not None:
                 raise IllegalMove("adversary", "advice", "class-derived experts: send an "
                                   "instance")
             if m["advice"] is None:
                 self._advised = False
-                return ("advice", None)
+                return None
             advice = vector_from_wire(m["advice"])
             if self.n_experts is not None:
                 check_vector(advice, self.n_experts, "adversary", "advice")
             self._advised = True
-            return ("advice", advice)
+            return advice
 
         return await self.receive("advice", "instance", *self._may_commit(t), t=t,
                                   accept=accept)
 
-    async def outcome(self, t: int, answer: Any, faulted: bool = False) -> Any:
-        """The outcome of round t, after showing the learner's answer (weights or p; p =
-        1/2 after the learner's fault, ``faulted``)."""
+    async def costs(self, t: int, answer: Any, faulted: bool = False) -> Any:
+        """The outcome of round t (costs, or a label after advice), after showing the
+        learner's answer (weights or p; p = 1/2 after the learner's fault, ``faulted``)."""
         message: dict[str, Any] = {"type": "answer", "t": t}
         if isinstance(answer, np.ndarray):
             message["w"] = vector_to_wire(answer)
@@ -493,7 +468,7 @@ class RemoteAdversary(RemotePlayer):
 
         return await self.receive("label", "costs", t=t, accept=accept)
 
-    async def reveal(self) -> tuple[Any, bytes]:
+    async def reveal(self, t: int) -> tuple[Any, bytes]:
         await self.send({"type": "reveal?"})
 
         def accept(m: dict[str, Any]) -> tuple[Any, bytes]:

@@ -4,17 +4,21 @@ Everything here runs before a game exists, on what a peer sent (``challenge`` an
 ``create``): the rules are checked against the server's :class:`~.settings.Budgets`
 before a class is built, no spec may name a file (the server reads and runs nothing a
 peer names), and an opponent is a registered built-in that the server serves, or an
-agent the operator listed at ``serve`` time. :func:`admit` is slow for large classes
-(it builds the class, and exact Ldim for SOA or shattered-tree), so the server runs it
-in a worker thread, never on its event loop.
+agent the operator listed at ``serve`` time. :func:`admit` takes a while for large
+classes (it builds the class), so the server runs it in its admissions' lane, never on
+its event loop. Whether an agent can play the game is its own question
+(``unsupported``): for an agent the server plays in a process of its own (exact Ldim,
+a large class: :func:`.hosts.hosted`) it is asked there, within the set-up's budget.
 
 Refusals are :class:`~littlestone.protocol.errors.ProtocolError`: ``over_budget`` for a
-request beyond a budget, ``unsupported_game`` for anything the server does not serve;
-their messages name the request, never a file or a path of the server.
+request beyond a budget (:class:`~.peers.OverBudget`, which names the budget for the
+operator's log), ``unsupported_game`` for anything the server does not serve; their
+messages name the request, never a file or a path of the server.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,16 +27,19 @@ from littlestone.games.agents import Registry
 from littlestone.games.classes import ClassBudget, FiniteClass, HalfspaceClass
 from littlestone.games.errors import BudgetExceeded, LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.ldim import checks_per_second
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.learners.kernel import KernelPerceptron
 from littlestone.local import HISTORY_IN_MEMORY
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_from_wire
+from littlestone.server.net.hosts import hosted
+from littlestone.server.net.peers import OverBudget
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
 from littlestone.server.records.logs import FULL_ARRAYS_MAX
 
-__all__ = ["Opponents", "admit", "admit_rules", "game_disk", "game_memory"]
+__all__ = ["Opponents", "admit", "admit_rules", "calibrated", "game_disk", "game_memory"]
 
 #: A server-side opponent.
 Player = Learner | Adversary
@@ -40,14 +47,25 @@ Player = Learner | Adversary
 LDIM_PARAM = "budget"
 
 
+def calibrated(budgets: Budgets) -> Budgets:
+    """The budgets with ``ldim_work`` in instance checks: what ``setup_cpu_s`` buys at
+    the solver's speed on this machine (measured once a process:
+    :func:`~littlestone.games.ldim.checks_per_second`), unless the operator gave it."""
+    if budgets.ldim_work is not None:
+        return budgets
+    work = max(1, int(budgets.setup_cpu_s * checks_per_second()))
+    return dataclasses.replace(budgets, ldim_work=work)
+
+
 def admit_rules(rules: dict[str, Any], budgets: Budgets) -> GameSpec:
     """The game a ``rules`` map asks for, within ``budgets``; the class is built only
     once its size is known to be within them, and never from a file."""
     rounds, experts = rules.get("rounds"), rules.get("experts")
     if isinstance(rounds, int) and rounds > budgets.max_rounds:
-        raise _over(f"{rounds} rounds, over the budget of {budgets.max_rounds}")
+        raise _over("max_rounds", f"{rounds} rounds, over the budget of {budgets.max_rounds}")
     if isinstance(experts, int) and experts > budgets.max_experts:
-        raise _over(f"{experts} experts, over the budget of {budgets.max_experts}")
+        raise _over("max_experts", f"{experts} experts, over the budget of "
+                    f"{budgets.max_experts}")
     budget = ClassBudget(max_hypotheses=budgets.max_hypotheses,
                          max_dimension=budgets.max_dimension, files=False)
     try:
@@ -55,11 +73,12 @@ def admit_rules(rules: dict[str, Any], budgets: Budgets) -> GameSpec:
     except ProtocolError:
         raise
     except BudgetExceeded as exc:
-        raise _over(str(exc)) from None
+        raise _over("max_hypotheses|max_dimension", str(exc)) from None
     except LittlestoneError as exc:
         raise ProtocolError(Code.UNSUPPORTED_GAME, str(exc)) from None
     if game.game == EXPERTS and game.n_experts > budgets.max_experts:
-        raise _over(f"{game.n_experts} experts, over the budget of {budgets.max_experts}")
+        raise _over("max_experts", f"{game.n_experts} experts, over the budget of "
+                    f"{budgets.max_experts}")
     return game
 
 
@@ -117,16 +136,18 @@ class Opponents:
                                 f"{', '.join(named_files)} names a file, which this server "
                                 "does not open for its peers")
         if any(p.name == LDIM_PARAM for p in cls.param_info()):
+            work = budgets.ldim_work or calibrated(budgets).ldim_work
+            assert work is not None
             asked = raw.get(LDIM_PARAM)
             if asked is None:
-                raw = {**raw, LDIM_PARAM: str(budgets.ldim_work)}
+                raw = {**raw, LDIM_PARAM: str(work)}
             elif not (asked.isascii() and asked.isdigit()):
-                raise _over(f"{name}: {LDIM_PARAM}={asked} is not a whole number of "
-                            f"instance checks up to {budgets.ldim_work}")
-            elif (len(asked.lstrip("0")) > len(str(budgets.ldim_work))  # (int() of a
-                  or int(asked.lstrip("0") or "0") > budgets.ldim_work):  # long one raises)
-                raise _over(f"{name}: {LDIM_PARAM}={asked} is over the budget of "
-                            f"{budgets.ldim_work} instance checks")
+                raise _over("ldim_work", f"{name}: {LDIM_PARAM}={asked} is not a whole "
+                            f"number of instance checks up to {work}")
+            elif (len(asked.lstrip("0")) > len(str(work))  # (int() of a long one raises)
+                  or int(asked.lstrip("0") or "0") > work):
+                raise _over("ldim_work", f"{name}: {LDIM_PARAM}={asked} is over the "
+                            f"budget of {work} instance checks")
         params: dict[str, object] = dict(raw)
         return _build(registry, format_spec(name, params))
 
@@ -136,20 +157,23 @@ def _build(registry: Registry[Any], spec: str) -> Player:
         agent: Player = registry.make(spec)
     except LittlestoneError as exc:
         raise ProtocolError(Code.UNSUPPORTED_GAME, str(exc)) from None
+    agent.served_as = spec  # type: ignore[union-attr]  # (what a host builds it from)
     return agent
 
 
-def game_memory(game: GameSpec, opponent: Player | None) -> int:
+def game_memory(game: GameSpec, opponent: Player | None, solver_bytes: int = 0) -> int:
     """An estimate, in bytes, of what one game holds on the server: the class's
-    evaluation arrays and version space, an exact-Ldim opponent's truth table, the
-    blocks of halfspace instances in flight and their history, the experts' vectors, a
-    kernel Perceptron's instances and kernel matrices (quadratic in the rounds)."""
+    evaluation arrays and version space, an exact-Ldim opponent's truth table and the
+    caches it may fill (``solver_bytes``: the solver is the game's own, counted here),
+    the blocks of halfspace instances in flight and their history, the experts'
+    vectors, a kernel Perceptron's instances and kernel matrices (quadratic in the
+    rounds)."""
     hclass = game.hclass
     total = 1 << 20
     if isinstance(hclass, FiniteClass):
         total += 48 * hclass.size
         if opponent is not None and any(p.name == LDIM_PARAM for p in opponent.param_info()):
-            total += 2 * hclass.size * hclass.domain_size
+            total += 2 * hclass.size * hclass.domain_size + solver_bytes
     elif isinstance(hclass, HalfspaceClass):
         total += 4 * REMOTE_BLOCK * hclass.d * 8 + min(game.rounds * hclass.d * 8,
                                                        HISTORY_IN_MEMORY)
@@ -186,18 +210,18 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     if (agent is not None and isinstance(hclass, FiniteClass)
             and any(p.name == LDIM_PARAM for p in agent.param_info())
             and hclass.size * hclass.domain_size > budgets.max_truth_table):
-        raise _over(f"{agent.spec} on {hclass.spec} needs a truth table of "
+        raise _over("max_truth_table", f"{agent.spec} on {hclass.spec} needs a truth table of "
                     f"{hclass.size * hclass.domain_size} cells, over the budget of "
                     f"{budgets.max_truth_table}")
-    memory = game_memory(game, agent)
+    memory = game_memory(game, agent, budgets.solver_memory_mb << 20)
     if memory > budgets.game_memory_mb << 20:
-        raise _over(f"the game would hold about {memory >> 20} MiB, over the budget of "
-                    f"{budgets.game_memory_mb} MiB")
+        raise _over("game_memory_mb", f"the game would hold about {memory >> 20} MiB, over "
+                    f"the budget of {budgets.game_memory_mb} MiB")
     disk = game_disk(game)
     if disk > budgets.game_disk_mb << 20:
-        raise _over(f"the game would write about {disk >> 20} MiB, over the budget of "
-                    f"{budgets.game_disk_mb} MiB")
-    if agent is not None:
+        raise _over("game_disk_mb", f"the game would write about {disk >> 20} MiB, over "
+                    f"the budget of {budgets.game_disk_mb} MiB")
+    if agent is not None and not hosted(agent, game):  # (a host asks it, in its process)
         try:
             reason = agent.unsupported(game)
         except LittlestoneError as exc:
@@ -208,5 +232,6 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     return game, agent
 
 
-def _over(what: str) -> ProtocolError:
-    return ProtocolError(Code.OVER_BUDGET, f"over budget: {what}")
+def _over(budget: str, what: str) -> OverBudget:
+    """``over_budget``: ``what`` is over ``budget`` (a field of :class:`Budgets`)."""
+    return OverBudget(budget, f"over budget: {what}")

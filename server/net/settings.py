@@ -1,22 +1,25 @@
 """What a game server is started with, and the numbers of its rules (PROTOCOL.md 3, 6).
 
-Imports nothing of the server's: the players, the driver and the server read it.
+Imports nothing of the server's: the players, the driver and the server read it. The
+fault that forfeits a game is the game loop's (:mod:`littlestone.games.loop`), the
+same in every runner; re-exported here with the server's other numbers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+from littlestone.games.loop import FAULTS_TO_FORFEIT
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
-__all__ = ["FAULTS_TO_FORFEIT", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK", "Budgets",
-           "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
+__all__ = ["FAULTS_TO_FORFEIT", "HUMAN", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK",
+           "REVOKE_CHECK_S",
+           "Budgets", "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
 
-#: The fault that forfeits a game (PROTOCOL.md 6).
-FAULTS_TO_FORFEIT = 3
 #: Largest frame a session sends in the lobby (its messages are small); a larger one is
 #: not decoded, and closes the connection (PROTOCOL.md 1.1).
 LOBBY_MAX_FRAME = 64 << 10
@@ -26,13 +29,22 @@ LOBBY_FAULTS = 16
 #: (smaller than the local driver's blocks: a block's arrays live while its rounds
 #: cross the network, and 2048-round blocks fragmented the heap by ~15 MiB).
 REMOTE_BLOCK = 256
+#: Seconds between the checks that a spectator's token (over the wire, or a web page's
+#: live feed) was not revoked while it watches (PROTOCOL.md 3.1).
+REVOKE_CHECK_S = 5.0
+#: The capability a peer names in its ``hello`` when a person makes its moves (the web
+#: page's play, or any client): its games get the server's deadlines for people
+#: (:attr:`ServerSettings.human_move_deadline`, PROTOCOL.md 3.2).
+HUMAN = "human"
 
 
 @dataclass(frozen=True)
 class Budgets:
     """What a peer may ask a server for (PROTOCOL.md 1.2; ``serve --help``). Each is
     checked before anything is built for the game, and a request beyond one is refused
-    with ``over_budget``; the server and every other game go on."""
+    with ``over_budget``; the server and every other game go on. The work a request
+    starts is held to the CPU seconds and bytes stated here whatever it is (a
+    server-side agent's set-up and each of its moves, a page's tree)."""
 
     #: Rounds of one game.
     max_rounds: int = 1_000_000
@@ -42,17 +54,41 @@ class Budgets:
     max_dimension: int = 4096
     #: Experts of an experts game.
     max_experts: int = 100_000
-    #: Instance checks exact Ldim may spend for a server-side SOA or shattered-tree (about
-    #: 0.1-0.2 microseconds each: about a second), and the largest truth table |H| x |X|
-    #: it may build.
-    ldim_work: int = 5_000_000
+    #: CPU seconds the set-up of a server-side agent may take (its class built, exact
+    #: Ldim or the randomised value of the whole class): beyond, the challenge is
+    #: refused (``over_budget``); and each of its moves: beyond, the move is its
+    #: ``over_budget`` fault (PROTOCOL.md 6). Measured on the CPU clock of the process
+    #: that does the work, not on the wall clock.
+    setup_cpu_s: float = 5.0
+    move_cpu_s: float = 2.0
+    #: Instance checks exact Ldim may spend on one question of a server-side agent (SOA,
+    #: shattered-tree ...: their ``budget`` parameter may not exceed it). None: what
+    #: ``setup_cpu_s`` buys at the solver's speed on this machine, measured when the
+    #: server starts (:func:`littlestone.games.ldim.checks_per_second`).
+    ldim_work: int | None = None
+    #: The largest truth table |H| x |X| such an agent may build.
     max_truth_table: int = 1 << 24
-    #: Estimated memory of one game (the class, the opponent's tables, the blocks of
-    #: instances in flight, the history kept for the final check), in MiB.
+    #: The caches exact Ldim may fill for one server-side agent, in MiB (counted in its
+    #: game's memory).
+    solver_memory_mb: int = 64
+    #: Estimated memory of one game (the class, the opponent's tables and caches, the
+    #: blocks of instances in flight, the history kept for the final check), in MiB: a
+    #: server-side agent that runs in a process of its own is held to it there.
     game_memory_mb: int = 256
     #: Estimated disk one game takes (its log, the history of a halfspace game's
     #: instances kept for the final check), in MiB.
     game_disk_mb: int = 1024
+    #: The disk one token's games may take, in MiB: the logs of its games in the index
+    #: and the estimates of those it plays now.
+    token_disk_mb: int = 4096
+    #: The disk the data folder may take in all, in MiB (its logs, counted when the
+    #: server starts and as games end, and the estimates of the games running).
+    data_disk_mb: int = 16384
+    #: Free space the data folder's disk must keep after a new game's estimate, in MiB
+    #: (what the index, the logs' footers and the operating system need).
+    min_free_mb: int = 256
+    #: CPU seconds one page's tree (``/api/tree``, the play page's class) may take.
+    page_cpu_s: float = 2.0
     #: Games the server referees at once.
     max_games: int = 256
 
@@ -86,6 +122,9 @@ class ConnectionLimits:
     #: is a fault (``over_budget``), as a bad message is.
     message_rate: float = 20.0
     message_burst: int = 40
+    #: Games one IP address plays at once as a guest of the page's public play
+    #: (``serve --public-play``; PROTOCOL.md 3.2): guests have no token to count by.
+    guest_games: int = 2
 
 
 def raise_fd_limit(wanted: int) -> int:
@@ -124,3 +163,25 @@ class ServerSettings:
     #: How much a game's log keeps: ``full``, or ``none`` (the index row only). A remote
     #: player's moves cannot be re-simulated, so ``compact`` keeps them too (= ``full``).
     log_level: str = "full"
+    #: The per-move deadline and the time bank of a player whose ``hello`` says it is a
+    #: person (capability :data:`HUMAN`): generous, and the server's, never the peer's.
+    human_move_deadline: float = 120.0
+    human_time_bank: float = 600.0
+    #: The web page lets anyone play as a guest, without a token (``serve --public-play``;
+    #: opt-in, within ``ConnectionLimits.guest_games`` per address).
+    public_play: bool = False
+
+    def for_player(self, capabilities: frozenset[str]) -> ServerSettings:
+        """The settings a player's moves are timed by: a person's deadlines when its
+        ``hello`` named :data:`HUMAN`, else these.
+
+        >>> settings = ServerSettings()
+        >>> settings.for_player(frozenset({"human"})).move_deadline
+        120.0
+        >>> settings.for_player(frozenset()) is settings
+        True
+        """
+        if HUMAN not in capabilities:
+            return self
+        return dataclasses.replace(self, move_deadline=self.human_move_deadline,
+                                   time_bank=self.human_time_bank)

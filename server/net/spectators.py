@@ -6,7 +6,8 @@ The broadcast hangs on the game's :class:`~littlestone.server.records.logs.LogWr
 of rounds, or up to 256 rounds played one at a time, or one experts round), and never
 slows the game: each message goes to a spectator only if its connection takes it at
 once (:meth:`.transport.Connection.send_nowait`). A spectator that does not keep up
-misses batches; the running totals in every message stay exact.
+misses batches; the running totals in every message stay exact. :func:`watch` is a
+spectator's session while it watches.
 
 >>> import msgpack, numpy as np
 >>> class Spectator:  # a connection that takes every message
@@ -27,13 +28,19 @@ misses batches; the running totals in every message stay exact.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from littlestone.protocol.codec import encode
+from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.session import ServerSession
+from littlestone.server.net.peers import PeerLog, refuse
+from littlestone.server.net.settings import REVOKE_CHECK_S
+from littlestone.transport import Connection
 
-__all__ = ["Broadcast", "wire_result"]
+__all__ = ["Broadcast", "watch", "wire_result"]
 
 
 def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
@@ -121,3 +128,38 @@ class Broadcast:
         frame = encode(message)
         for connection in list(self.spectators):
             connection.send_nowait(frame)  # False: it does not keep up, and misses this one
+
+
+async def watch(ws: Connection, session: ServerSession, peer: PeerLog,
+                message: dict[str, Any], running: Mapping[str, Broadcast],
+                revoked: Callable[[], Awaitable[bool]] | None = None,
+                check_every: float = REVOKE_CHECK_S) -> None:
+    """A spectator follows a running game until its end (PROTOCOL.md 5.4), or until its
+    token is revoked (``revoked``, asked every ``check_every`` seconds: then
+    ``unauthorized``, and the connection closes, as the web page's feed does)."""
+    broadcast = running.get(message["game_id"])
+    if broadcast is not None and session.privilege == "player" and (
+            session.account is not None and session.account not in broadcast.accounts):
+        broadcast = None  # a player's token watches its own games only: as unknown
+    if broadcast is None:
+        await refuse(ws, peer, ProtocolError(Code.NOT_FOUND, "no running game with id "
+                                             f"{message['game_id']}"))
+        return
+    peer.debug("watches game %s", broadcast.game_id, extra={"game_id": broadcast.game_id})
+    session.start_game()  # nothing is expected from a spectator until the end
+    broadcast.spectators.add(ws)
+    try:
+        await ws.send(encode(broadcast.watching()))
+        end = asyncio.ensure_future(broadcast.over.wait())
+        try:
+            while not (end.done() or ws.closed.done()):
+                await asyncio.wait((end, ws.closed), timeout=check_every,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                if not end.done() and revoked is not None and await revoked():
+                    raise ProtocolError(Code.UNAUTHORIZED, "this token was revoked",
+                                        fatal=True)
+        finally:
+            end.cancel()
+    finally:
+        broadcast.spectators.discard(ws)
+        session.end_game()

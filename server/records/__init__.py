@@ -1,11 +1,24 @@
 """The records room: what a game leaves behind, and what can be done with it.
 
-- :mod:`.logs`: the append-only, hash-chained msgpack log of one game;
-- :mod:`.store`: the SQLite index of games, agents, tokens and tournaments;
-- :mod:`.anchors`: a log checked against the index row of its game (its anchor);
-- :mod:`.logged`: a local game played with its log and its index row;
-- :mod:`.replay`: showing, verifying, re-playing, plotting and exporting a log, and
-  the ``replay`` adversary that plays a log back.
+Bottom to top (each module imports only those above it in this list):
 
-Imports the games, the agents and the local driver; never the network.
+- :mod:`.folder`: the data folder, and which of its files are the index's (told apart
+  without opening them);
+- :mod:`.logs`: the append-only, hash-chained msgpack log of one game: its format,
+  levels, writer and reader;
+- :mod:`.database`: the SQLite index's connection, tables and migrations;
+- :mod:`.tokens`: the index's tokens (who may connect to a server, as what);
+- :mod:`.store`: the index's games, agents, tournaments and the anchors' key;
+- :mod:`.anchors`: a log and the index row of its game: found by game id, checked
+  against its row;
+- :mod:`.logged`: a local game played with its log and its index row;
+- :mod:`.strangers`: what a log may make this process build when it is re-simulated;
+- :mod:`.resimulation`: a logged game played again from its seeds (a compact log's
+  rounds re-derived);
+- :mod:`.playback`: the ``replay`` adversary, which plays a logged game back;
+- :mod:`.verify`: ``replay --verify``: chain, anchor and re-simulation;
+- :mod:`.replay`: ``replay``'s other uses: against another learner, summary, rows,
+  export, plot.
+
+Imports the games, the agents and the local runner; never the network.
 """

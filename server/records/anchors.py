@@ -1,4 +1,5 @@
-"""Anchors: a log checked against the index row of its game.
+"""Anchors: a log and the index row of its game. A game id names its log
+(:func:`locate`); the row vouches for the log (:func:`anchoring`).
 
 When a game ends, its index row keeps the final chain digest of its log and an HMAC of
 it under the data folder's secret (:meth:`.store.Store.finish_game`). A log rewritten
@@ -25,8 +26,8 @@ True
 >>> _ = copy.write_bytes(done.log.read_bytes())
 >>> anchoring(read_log(copy)).message
 'not anchored: no index row for game ... (no index found)'
->>> anchoring(read_log(copy), data).anchored
-True
+>>> print(anchoring(read_log(copy), data).message)
+anchored: the index .../littlestone.db recorded this log's final chain digest when game ... ended
 """
 
 from __future__ import annotations
@@ -37,10 +38,52 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from littlestone.server.records.logs import GameLogData
-from littlestone.server.records.store import INDEX_NAME, RESULT_COLUMNS, Store
+from littlestone.server.records.folder import DEFAULT_DATA, INDEX_NAME, is_index
+from littlestone.server.records.logs import ForeignLog, GameLogData, LogError
+from littlestone.server.records.store import INTERRUPTED, RESULT_COLUMNS, STORAGE_STATUS, Store
 
-__all__ = ["Anchoring", "anchoring", "data_folder_of"]
+__all__ = ["Anchoring", "anchoring", "data_folder_of", "locate", "resolve"]
+
+
+def locate(log_or_id: str, data: str | Path = DEFAULT_DATA) -> tuple[Path, str | None]:
+    """The log file named by a path, or by a game id in the data folder's index (then
+    with that id, which :func:`anchoring` checks it against). The index and SQLite's
+    files beside it are refused (:class:`~.logs.ForeignLog`) before anything opens them.
+
+    >>> locate("no-such-game", "/nowhere")
+    Traceback (most recent call last):
+    ...
+    littlestone.server.records.logs.format.LogError: no log file or game id 'no-such-game' ...
+    """
+    path = Path(log_or_id)
+    if is_index(path):
+        raise ForeignLog(f"{path} is the SQLite index, not a game log")
+    if path.is_file():
+        return path, None
+    if (Path(data) / INDEX_NAME).is_file():
+        store = Store(Path(data))
+        try:
+            row = store.game(log_or_id)
+        finally:
+            store.close()
+        if row is not None:
+            logged = Path(row["log"]) if row.get("log") else None
+            if logged is not None and is_index(logged):
+                raise ForeignLog(f"game {log_or_id}: its log {logged} is the SQLite index, "
+                                 "not a game log")
+            if logged is not None and logged.is_file():
+                return logged, log_or_id
+            if logged is None:
+                raise LogError(f"game {log_or_id} was played with log level none: it has no "
+                               "log (littlestone games --json shows its index row)")
+            raise LogError(f"game {log_or_id}: its log {row.get('log')!r} is missing")
+    raise LogError(f"no log file or game id {log_or_id!r} (data folder {data})")
+
+
+def resolve(log_or_id: str, data: str | Path = DEFAULT_DATA) -> Path:
+    """The log file named by a path or by a game id in the data folder's index
+    (:func:`locate`)."""
+    return locate(log_or_id, data)[0]
 
 
 def data_folder_of(path: Path) -> Path | None:
@@ -69,37 +112,40 @@ class Anchoring:
 
 def anchoring(log: GameLogData, data: str | Path | None = None, game_id: str | None = None
               ) -> Anchoring:
-    """Check a log against the index row of its game: the row of ``game_id`` in the index
-    of ``data`` when the log was named by its game id; otherwise the row of the game its
-    header names, in the index of the data folder the log lies in, else of ``data``."""
+    """Check a log against the index row of its game. ``data`` is a data folder the
+    caller named (``replay --data``): its index alone is asked, whatever lies beside
+    the log (a forger's own index there must not vouch for a log the named one never
+    saw). Without ``data``, the index of the data folder the log lies in is asked.
+    ``game_id``: the log was named by its game id in ``data`` (then its row). The
+    message names the index that answered."""
     named = str(log.header.get("game_id"))
     wanted = game_id or named
-    folders = [data] if game_id is not None else [data_folder_of(log.path), data]
+    folders = [data] if data is not None else [data_folder_of(log.path)]
     looked = []
     for folder in folders:
         if folder is None or not (Path(folder) / INDEX_NAME).is_file():
             continue
-        looked.append(str(folder))
+        index = Path(folder) / INDEX_NAME
+        looked.append(str(index))
         store = Store(Path(folder))
         try:
             row = store.game(wanted)
             if row is not None:
-                return _against_row(log, row, store, wanted)
+                return _against_row(log, row, store, wanted, index)
         finally:
             store.close()
-    where = f" in the index of {' or '.join(looked)}" if looked else " (no index found)"
+    where = f" in {' or '.join(looked)}" if looked else " (no index found)"
     return Anchoring(None, f"not anchored: no index row for game {wanted}{where}")
 
 
-def _against_row(log: GameLogData, row: dict[str, Any], store: Store, game_id: str
-                 ) -> Anchoring:
-    """The log against its game's index row: the row's HMAC, its digest, its columns."""
+def _against_row(log: GameLogData, row: dict[str, Any], store: Store, game_id: str,
+                 index: Path) -> Anchoring:
+    """The log against its game's index row (in ``index``): the row's HMAC, its digest,
+    its columns."""
     recorded = row.get("chain_sha256")
     if not recorded:
-        why = ("the game has not ended" if row.get("status") == "running" else
-               "it was indexed by a littlestone that kept no digests")
         return Anchoring(None, f"not anchored: the index row of game {game_id} holds no "
-                         f"chain digest ({why})")
+                         f"chain digest ({_unfinished(row)}; the index {index})")
     mac = store.chain_hmac(game_id, str(recorded))
     if mac is None or not hmac.compare_digest(str(row.get("chain_hmac") or ""), mac):
         return Anchoring(False, f"the index row of game {game_id} fails its HMAC: its digest "
@@ -115,8 +161,24 @@ def _against_row(log: GameLogData, row: dict[str, Any], store: Store, game_id: s
     if differs is not None:
         return Anchoring(False, f"the index row of game {game_id} differs from its log: "
                          f"{differs}: the row was edited")
-    return Anchoring(True, f"anchored: the index recorded this log's final chain digest when "
-                     f"game {game_id} ended")
+    return Anchoring(True, f"anchored: the index {index} recorded this log's final chain "
+                     f"digest when game {game_id} ended")
+
+
+def _unfinished(row: dict[str, Any]) -> str:
+    """Why a game's row holds no digest: it runs, it was interrupted (its process
+    ended first: ``interrupted``; the disk filled: ``aborted:storage``), or it was
+    indexed by a littlestone that kept none."""
+    status = str(row.get("status") or "")
+    if status == "running":
+        return "the game has not ended"
+    if status == INTERRUPTED:
+        return ("interrupted: the process that ran the game ended before it did; its log "
+                "holds the game up to its last whole round")
+    if status == STORAGE_STATUS:
+        return ("interrupted: the disk was full (aborted:storage); its log holds the game "
+                "up to its last whole frame")
+    return "it was indexed by a littlestone that kept no digests"
 
 
 def _same_cell(cell: Any, value: Any) -> bool:

@@ -33,8 +33,9 @@ from littlestone.games.game import GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.learners.base import Learner
 from littlestone.local import play
 from littlestone.protocol.messages import PROTOCOL_VERSION
+from littlestone.server.records.database import utc_now
 from littlestone.server.records.logs import LogWriter, log_level
-from littlestone.server.records.store import Store, new_game_id, utc_now
+from littlestone.server.records.store import Store, new_game_id
 
 __all__ = ["LoggedGame", "agent_identity", "game_info", "log_footer", "log_header",
            "package_version", "play_logged"]

@@ -2,18 +2,29 @@
 
 :func:`attach` makes a :class:`~littlestone.server.net.server.GameServer` answer plain
 HTTP on its own port (``littlestone serve``); :func:`serve_web` serves the page alone,
-in a thread (``littlestone tournament --serve``). Routes (all read-only):
+in a thread (``littlestone tournament --serve``). The routes are a table,
+:data:`ROUTES` (method, path pattern, handler; :mod:`.routes` finds a request's): an
+unknown path is a 404, a known one asked with another method a 405 that names the
+methods it takes (``Allow``). All are read-only:
 
-- ``/``, ``/games/ID``, ``/tournaments/NAME``: the pages (``?part=`` a fragment);
+- ``/``, ``/games/ID``, ``/tournaments/NAME``, ``/play``, ``/class``: the pages
+  (``?part=`` a fragment);
 - ``/api/games``, ``/api/games/ID``, ``/api/games/ID/curve``,
   ``/api/games/ID/records?start=&count=``, ``/api/tournaments``,
-  ``/api/tournaments/NAME``, ``/api/tree?class=SPEC``: JSON;
+  ``/api/tournaments/NAME``, ``/api/tree?class=SPEC``, ``/api/live``, ``/api/play``,
+  ``/api/play/class?spec=SPEC``: JSON;
 - ``/live/ID`` (a WebSocket): a running game's spectator feed (PROTOCOL.md 5.4) as JSON
   messages; the browser's messages are never read: it cannot send a move;
-- ``/static/NAME``, ``/login``, ``/logout``.
+- ``/static/NAME``, ``/login``, ``/logout``;
+- ``POST /api/play/ticket``: a play ticket for the page's script (PROTOCOL.md 3.2),
+  which then plays on the agents' endpoint like any client: the one route that hands
+  out something, and only to this origin's page.
 
 Database work and log reading run in worker threads, each with its own connection to
-the index: a page never holds up a game.
+the index: a page never holds up a game. The heavy work a viewer may start (a tree:
+exact Ldim) runs in a thread of its own within the page's budget (``serve
+--page-cpu``, :mod:`.data`), beyond which the answer is 503: it never holds up
+another page either.
 """
 
 from __future__ import annotations
@@ -32,11 +43,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import msgpack
+from websockets.datastructures import MultipleValuesError
 from websockets.http11 import Request, Response
 
+from littlestone.server.net.admission import TICKET_TTL_S
 from littlestone.server.net.server import GameServer
+from littlestone.server.net.settings import HUMAN, REVOKE_CHECK_S
 from littlestone.server.records.store import Store
-from littlestone.server.web import data, pages
+from littlestone.server.web import data, pages, play
 from littlestone.server.web.access import (
     COOKIE,
     Access,
@@ -51,19 +65,19 @@ from littlestone.server.web.responses import (
     json_response,
     redirect,
     respond,
-    split_target,
     static_file,
 )
+from littlestone.server.web.routes import WEBSOCKET, Found, Route, find, split_target
 from littlestone.transport import Connection, Handler, Upgrade, serve
 
-__all__ = ["WebApp", "attach", "serve_web"]
+__all__ = ["ROUTES", "Visit", "WebApp", "attach", "serve_web"]
 
-log = logging.getLogger("littlestone.server")
+log = logging.getLogger(__name__)
 
 #: Worker threads for the page's database and log work.
 WORKERS = 2
-#: Seconds between a live feed's checks that its token was not revoked.
-REVOKE_CHECK_S = 5.0
+#: Games a list shows when the query does not say (``?limit=``).
+LIST_LIMIT = 50
 
 
 @functools.lru_cache(maxsize=2)
@@ -88,6 +102,277 @@ class _JsonSpectator:
             return False
 
 
+@dataclasses.dataclass(frozen=True)
+class Visit:
+    """A request as a route's handler sees it: the values of its path's ``{names}``,
+    its query, who is looking (None on an open route: nobody is asked), the running
+    games' figures and those hidden from this viewer, the index as the handler's
+    thread reads it, and the app."""
+
+    request: Request
+    params: dict[str, str]
+    query: dict[str, str]
+    who: str | None
+    live: data.Live
+    hidden: frozenset[str]
+    store: Store
+    app: WebApp
+
+    def number(self, name: str, default: int) -> int:
+        """An integer of the query (ValueError, a 400, when it is not one)."""
+        return int(self.query.get(name, default))
+
+
+#: What a handler answers: a response, a WebSocket's handler, or None: not found (a 404).
+Answer = Response | Upgrade | None
+
+
+# -- the handlers: one a route ---------------------------------------------------------
+
+
+def index(visit: Visit) -> Answer:
+    games = data.games(visit.store, visit.live, visit.number("limit", LIST_LIMIT), visit.hidden)
+    if visit.query.get("part") == "games":
+        return html_response(pages.games_table(games))
+    return html_response(pages.index_page(games, data.tournaments(visit.store), visit.who))
+
+
+def game_page(visit: Visit) -> Answer:
+    game_id = visit.params["game_id"]
+    game = data.game(visit.store, visit.live, game_id)
+    if game is None:
+        return None
+    records = data.records(visit.store, game_id, visit.number("start", 1), pages.REPLAY_ROWS)
+    return html_response(pages.game_page(game, data.curve(visit.store, game_id), records,
+                                         visit.who))
+
+
+def tournament_page(visit: Visit) -> Answer:
+    """A tournament's page; ``?part=board`` its leaderboard alone (404 until it has
+    one). A tournament not started yet (``tournament --serve``) has a page that waits."""
+    name = visit.params["name"]
+    board = data.tournament(visit.store, name)
+    if visit.query.get("part") == "board":
+        return None if board is None else html_response(pages.leaderboard(board))
+    return html_response(pages.tournament_page(name, board, visit.who))
+
+
+def api_games(visit: Visit) -> Answer:
+    filters = {k: visit.query.get(k) for k in ("learner", "adversary", "class", "status")}
+    return json_response({"games": data.games(visit.store, visit.live,
+                                              visit.number("limit", LIST_LIMIT),
+                                              visit.hidden, **filters)})
+
+
+def _json(found: Any) -> Answer:
+    return None if found is None else json_response(found)
+
+
+def api_game(visit: Visit) -> Answer:
+    return _json(data.game(visit.store, visit.live, visit.params["game_id"]))
+
+
+def api_curve(visit: Visit) -> Answer:
+    return _json(data.curve(visit.store, visit.params["game_id"]))
+
+
+def api_records(visit: Visit) -> Answer:
+    return _json(data.records(visit.store, visit.params["game_id"], visit.number("start", 1),
+                              visit.number("count", pages.REPLAY_ROWS)))
+
+
+def api_tournaments(visit: Visit) -> Answer:
+    return json_response({"tournaments": data.tournaments(visit.store)})
+
+
+def api_tournament(visit: Visit) -> Answer:
+    return _json(data.tournament(visit.store, visit.params["name"]))
+
+
+def api_tree(visit: Visit) -> Answer:
+    """A class's shattered tree: only a class played here (a viewer builds nothing
+    else), within the page's budget (beyond: 503)."""
+    spec = visit.query.get("class")
+    if not spec or spec.endswith("*") or not visit.store.games(limit=1, **{"class": spec}):
+        return None
+    return json_response(data.tree(spec, visit.app.page_cpu_s))
+
+
+def api_live(visit: Visit) -> Answer:
+    return json_response({"running": [{"game_id": g, "round": t, **totals}
+                                      for g, (t, totals) in visit.live.items()]})
+
+
+def static(visit: Visit) -> Answer:
+    return static_file(visit.params["name"]) or error(404, "no such file", False)
+
+
+def _another_page(request: Request) -> bool:
+    """A request a page of another origin made the browser send: of another site, or of
+    a sibling of this one (another port of this host), as ``Sec-Fetch-Site`` says
+    (``same-origin``: this page's own; ``none``: the person, typing or following a
+    bookmark)."""
+    return request.headers.get("Sec-Fetch-Site", "none").lower() not in ("same-origin",
+                                                                          "none")
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether a request provably comes from this origin's own page: the browser says
+    ``Sec-Fetch-Site: same-origin``, or, a browser too old to say, its ``Origin`` (else
+    its ``Referer``) is this host. A sibling of the site (another subdomain or port:
+    ``same-site``), a typed address (``none``) or a request that says nothing is not.
+
+    >>> from websockets.datastructures import Headers
+    >>> def asks(**headers):
+    ...     return _same_origin(Request("/login", Headers({"Host": "h:1", **headers})))
+    >>> asks(**{"Sec-Fetch-Site": "same-origin"}), asks(**{"Sec-Fetch-Site": "same-site"})
+    (True, False)
+    >>> asks(Referer="http://h:1/login"), asks(Origin="http://h:2"), asks()
+    (True, False, False)
+    """
+    site = request.headers.get("Sec-Fetch-Site")
+    if site is not None:
+        return site.lower() == "same-origin"
+    host = request.headers.get("Host")
+    source = request.headers.get("Origin") or request.headers.get("Referer")
+    return source is not None and host is not None and urlsplit(source).netloc == host
+
+
+def login(visit: Visit) -> Answer:
+    """``POST /login`` with the token as a bearer token (the form's script), or
+    ``GET /login?token=`` (the form without JavaScript): a cookie for the page. Only
+    this origin's own form may log a browser in (:func:`_same_origin`): a sibling site's
+    page would otherwise log a student in as someone else (login CSRF)."""
+    request = visit.request
+    token = token_of(request) if request.method == "POST" else visit.query.get("token")
+    if token is None:
+        return html_response(pages.login_page())
+    if not _same_origin(request):
+        return error(403, "log in with this page's own form", request.method == "POST")
+    if visit.app.access.tokens(token) is None:
+        if request.method == "POST":
+            return error(401, "unknown token", True)
+        return html_response(pages.login_page("unknown token"), 401)
+    server = visit.app.server
+    secure = "; Secure" if server is not None and server.settings.tls else ""
+    cookie = [("Set-Cookie", f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
+               f"{secure}")]
+    if request.method == "POST":
+        return respond(204, b"", "text/plain", cookie)
+    return redirect("/", cookie)
+
+
+def logout(visit: Visit) -> Answer:
+    if _another_page(visit.request):
+        return error(403, "another site's page may not log you in or out", False)
+    return redirect("/login", [("Set-Cookie", f"{COOKIE}=; Max-Age=0; Path=/; "
+                                "HttpOnly; SameSite=Strict")])
+
+
+def _other_origin(request: Request) -> bool:
+    """A request from a page of another origin (its ``Origin``, when it says one; or
+    ``Sec-Fetch-Site``: another site, or a sibling of this one, e.g. another port)."""
+    origin = request.headers.get("Origin")
+    if origin is not None and urlsplit(origin).netloc != request.headers.get("Host"):
+        return True
+    return request.headers.get("Sec-Fetch-Site", "same-origin").lower() not in (
+        "same-origin", "none")
+
+
+def live_feed(visit: Visit) -> Answer:
+    """The WebSocket of a running game's spectator feed, for a page of this origin."""
+    origin = visit.request.headers.get("Origin")
+    if origin is not None and urlsplit(origin).netloc != visit.request.headers.get("Host"):
+        return error(403, "another site's page may not watch here", True)
+    return Upgrade(visit.app.watch(visit.params["game_id"], token_of(visit.request)))
+
+
+def play_page(visit: Visit) -> Answer:
+    """The play page: a form for the game, and room for the script to play it."""
+    server = visit.app.server
+    return html_response(pages.play_page(
+        play.MENU, visit.who, server is not None,
+        server.settings.for_player(frozenset({HUMAN})) if server is not None else None))
+
+
+def play_ticket(visit: Visit) -> Answer:
+    """``POST /api/play/ticket``: a play ticket (PROTOCOL.md 3.2) for the page's script, for
+    the account of the request's token (its HttpOnly cookie), or a guest's when the
+    operator opened public play (``serve --public-play``). Only this origin's page may
+    ask: the ticket is in the answer, which the script sends in its ``hello``."""
+    request, server = visit.request, visit.app.server
+    if _other_origin(request):
+        return error(403, "another site's page may not play here", True)
+    if server is None:
+        return error(404, "no games are played here: this port serves the page", True)
+    token = token_of(request)
+    if token is not None and visit.app.access.tokens(token) is None:
+        token = None  # an unknown or revoked token: as if none (a guest, if guests play)
+    if token is None and not server.settings.public_play:
+        return error(401, "log in with a token to play (this server's operator has not "
+                     "opened play to guests)", True)
+    try:
+        ticket = server.credentials.ticket(token)
+    except PermissionError as exc:
+        return error(403, str(exc), True)
+    except LookupError:
+        return error(401, "unknown token", True)
+    return json_response({"ticket": ticket, "expires_in": TICKET_TTL_S,
+                          "guest": token is None})
+
+
+def api_play(visit: Visit) -> Answer:
+    """The play page's menu, and the deadlines a person's moves get here."""
+    server = visit.app.server
+    limits = None
+    if server is not None:
+        human = server.settings.for_player(frozenset({HUMAN}))
+        limits = {"move_deadline_ms": int(human.move_deadline * 1000),
+                  "time_bank_ms": int(human.time_bank * 1000),
+                  "guests": server.settings.public_play}
+    return json_response({**play.MENU, "limits": limits})
+
+
+def api_play_class(visit: Visit) -> Answer:
+    """A menu class's truth table, Ldim and shattered tree (:func:`.play.class_info`)."""
+    return _json(play.class_info(visit.query.get("spec", "")))
+
+
+def class_page(visit: Visit) -> Answer:
+    """The class mode: everyone's games of the last hour, and mistakes against Ldim
+    (``?part=board``: the part the script refreshes)."""
+    board = play.class_mode(visit.store, visit.live, visit.hidden)
+    if visit.query.get("part") == "board":
+        return html_response(pages.class_board(board))
+    return html_response(pages.class_page(board, visit.who))
+
+
+#: The route table: the first route whose method and pattern fit a request answers it.
+ROUTES: list[Route[Callable[[Visit], Answer]]] = [
+    Route("GET", "/", index),
+    Route("GET", "/games/{game_id}", game_page),
+    Route("GET", "/tournaments/{name}", tournament_page),
+    Route("GET", "/api/games", api_games),
+    Route("GET", "/api/games/{game_id}", api_game),
+    Route("GET", "/api/games/{game_id}/curve", api_curve),
+    Route("GET", "/api/games/{game_id}/records", api_records),
+    Route("GET", "/api/tournaments", api_tournaments),
+    Route("GET", "/api/tournaments/{name}", api_tournament),
+    Route("GET", "/api/tree", api_tree, heavy=True),
+    Route("GET", "/api/live", api_live),
+    Route("GET", "/api/play", api_play, worker=False),
+    Route("GET", "/api/play/class", api_play_class, heavy=True),
+    Route("GET", "/play", play_page, worker=False),
+    Route("POST", "/api/play/ticket", play_ticket, worker=False),
+    Route("GET", "/class", class_page, heavy=True),
+    Route(WEBSOCKET, "/live/{game_id}", live_feed, worker=False),
+    Route("GET", "/static/{name}", static, guarded=False, worker=False),
+    Route("GET", "/login", login, guarded=False, worker=False),
+    Route("POST", "/login", login, guarded=False, worker=False),
+    Route("GET", "/logout", logout, guarded=False, worker=False),
+]
+
+
 class WebApp:
     """The web room's routes over one data folder (and a server's running games)."""
 
@@ -98,20 +383,36 @@ class WebApp:
         #: The index as the event loop reads it (tokens only).
         self.store = server.store if server is not None else Store(self.data)
         self.access = Access(public=public, tokens=store_tokens(self.store))
+        #: CPU seconds of one request's heavy work (``serve --page-cpu``).
+        self.page_cpu_s = (server.settings.budgets.page_cpu_s if server is not None
+                           else data.PAGE_CPU_S)
         self._local = threading.local()
         self._pool = concurrent.futures.ThreadPoolExecutor(
             WORKERS, thread_name_prefix="littlestone-web")
+        #: The page's heavy work (exact Ldim): one thread, apart from the index's readers,
+        #: so that a tree being built never holds up another page.
+        self._heavy = concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="littlestone-web-heavy")
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self._heavy.shutdown(wait=False, cancel_futures=True)
 
     # -- routing (on the event loop) -------------------------------------------------
 
     def route(self, request: Request) -> Response | Awaitable[Response] | Upgrade | None:
         """A request's answer (the transport's ``http`` hook); ``None`` for an agent's
         WebSocket handshake. A ``HEAD`` is answered as its ``GET`` without the body
-        (RFC 9110 9.3.2: the same headers, Content-Length included)."""
-        answer = self._route(request)
+        (RFC 9110 9.3.2: the same headers, Content-Length included). A header the
+        routes read once (``Origin``, ``Host``, ``Sec-Fetch-Site``, ``Authorization``,
+        ``Upgrade``) given twice is a 400: which one counts is ambiguous (it used to
+        raise out of the transport, dropping the connection and logging a traceback
+        for every such request)."""
+        try:
+            answer = self._route(request)
+        except MultipleValuesError as exc:
+            api = split_target(request.path)[0][:1] == ("api",)
+            return error(400, f"bad request: the header {exc} is given more than once", api)
         if request.method != "HEAD" or answer is None or isinstance(answer, Upgrade):
             return answer
         if isinstance(answer, Response):
@@ -124,148 +425,65 @@ class WebApp:
 
     def _route(self, request: Request) -> Response | Awaitable[Response] | Upgrade | None:
         path, query = split_target(request.path)
-        if request.headers.get("Upgrade", "").lower() == "websocket":
-            if not path.startswith("/live/"):
+        upgrade = request.headers.get("Upgrade", "").lower() == "websocket"
+        found = find(ROUTES, WEBSOCKET if upgrade else request.method, path)
+        if not isinstance(found, Found):
+            if upgrade:
                 return None  # the agents' endpoint, as it always was
-            return self._upgrade(request, path.removeprefix("/live/"))
-        if path.startswith("/static/"):
-            return static_file(path.removeprefix("/static/")) or error(404, "no such file",
-                                                                       False)
-        if path in ("/login", "/logout") and \
-                request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
-            return error(403, "another site's page may not log you in or out", False)
-        if path == "/login":
-            return self._login(request, query)
-        if path == "/logout":
-            return redirect("/login", [("Set-Cookie", f"{COOKIE}=; Max-Age=0; Path=/; "
-                                        "HttpOnly; SameSite=Strict")])
-        api = path.startswith("/api/")
-        if request.method not in ("GET", "HEAD"):
-            return error(405, "read-only: GET only", api)
-        who = viewer(request, self.access)
-        if who is None:
-            if api:
-                return error(401, "a token is needed (Authorization: Bearer TOKEN)", True)
-            return html_response(pages.login_page(), 401)
-        running = self.server.running if self.server is not None else {}
-        hidden = hidden_games(request, self.access, running)
-        if any(game_id in hidden for game_id in path.split("/")):
-            return error(404, "not found", api)  # a player follows its own games only
-        live = {game_id: value for game_id, value in data.live_snapshot(running).items()
-                if game_id not in hidden}
-        return self._in_thread(lambda store: self._dispatch(path, query, who, live, store,
-                                                            frozenset(hidden)))
+            api = path[:1] == ("api",)
+            if found.status == 405:
+                allow = ", ".join(found.allow)
+                return error(405, f"not allowed here: this path takes {allow}", api,
+                             [("Allow", allow)])
+            return error(404, "not found", api)
+        route, params = found.route, found.params
+        who: str | None = None
+        hidden: frozenset[str] = frozenset()
+        live: data.Live = {}
+        if route.guarded:
+            who = viewer(request, self.access)
+            if who is None:
+                if route.api:
+                    return error(401, "a token is needed (Authorization: Bearer TOKEN)", True)
+                return html_response(pages.login_page(), 401)
+            running = self.server.running if self.server is not None else {}
+            hidden = frozenset(hidden_games(request, self.access, running))
+            if any(value in hidden for value in params.values()):
+                return error(404, "not found", route.api)  # a player follows its own games
+            live = {game_id: value for game_id, value in data.live_snapshot(running).items()
+                    if game_id not in hidden}
 
-    def _in_thread(self, work: Callable[[Store], Response]) -> Awaitable[Response]:
+        def answer(store: Store) -> Response | Upgrade:
+            visit = Visit(request, params, query, who, live, hidden, store, self)
+            try:
+                answered = route.handler(visit)
+            except ValueError as exc:  # a bad number in the query
+                return error(400, f"bad request: {exc}", route.api)
+            except data.PageBudget as exc:  # more than the page does for a viewer
+                return error(503, str(exc), route.api, [("Retry-After", "60")])
+            return error(404, "not found", route.api) if answered is None else answered
+
+        if not route.worker:
+            return answer(self.store)
+        return self._in_thread(answer, self._heavy if route.heavy else self._pool)
+
+    def _in_thread(self, work: Callable[[Store], Response | Upgrade],
+                   pool: concurrent.futures.ThreadPoolExecutor) -> Awaitable[Response]:
         def call() -> Response:
             store = getattr(self._local, "store", None)
             if store is None:
                 store = self._local.store = Store(self.data)
-            return work(store)
+            answer = work(store)
+            assert isinstance(answer, Response), "a WebSocket is answered on the event loop"
+            return answer
 
-        return asyncio.get_running_loop().run_in_executor(self._pool, call)
-
-    def _login(self, request: Request, query: dict[str, str]) -> Response:
-        """``POST /login`` with the token as a bearer token (the form's script), or
-        ``GET /login?token=`` (the form without JavaScript): a cookie for the page."""
-        token = token_of(request) if request.method == "POST" else query.get("token")
-        if token is None:
-            return html_response(pages.login_page())
-        if self.access.tokens(token) is None:
-            if request.method == "POST":
-                return error(401, "unknown token", True)
-            return html_response(pages.login_page("unknown token"), 401)
-        secure = "; Secure" if self.server is not None and self.server.settings.tls else ""
-        cookie = [("Set-Cookie", f"{COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
-                   f"{secure}")]
-        if request.method == "POST":
-            return respond(204, b"", "text/plain", cookie)
-        return redirect("/", cookie)
-
-    def _dispatch(self, path: str, query: dict[str, str], who: str, live: data.Live,
-                  store: Store, hidden: frozenset[str] = frozenset()) -> Response:
-        """A page or an API answer (in a worker thread); ``hidden`` running games are
-        left out of the lists, as if they did not exist (PROTOCOL.md 3.1)."""
-        parts = [p for p in path.split("/") if p]
-        api = bool(parts) and parts[0] == "api"
-        if api:
-            parts = parts[1:]
-        found: Any = None
-        try:
-            found = self._answer(parts, query, who, live, store, api, hidden)
-        except ValueError as exc:  # a bad number in the query
-            return error(400, f"bad request: {exc}", api)
-        if found is None:
-            return error(404, "not found", api)
-        if isinstance(found, Response):
-            return found
-        return json_response(found) if api else html_response(found)
-
-    def _answer(self, parts: list[str], query: dict[str, str], who: str, live: data.Live,
-                store: Store, api: bool, hidden: frozenset[str]) -> Any:
-        if not parts:
-            if api:
-                return None
-            games = data.games(store, live, int(query.get("limit", 50)), hidden)
-            if query.get("part") == "games":
-                return pages.games_table(games)
-            return pages.index_page(games, data.tournaments(store), who)
-        head, rest = parts[0], parts[1:]
-        if head == "games" and not rest and api:
-            filters = {k: query.get(k) for k in ("learner", "adversary", "class", "status")}
-            return {"games": data.games(store, live, int(query.get("limit", 50)), hidden,
-                                        **filters)}
-        if head == "games" and rest:
-            game = data.game(store, live, rest[0])
-            if game is None:
-                return None
-            if not api and len(rest) == 1:
-                start = int(query.get("start", 1))
-                return pages.game_page(game, data.curve(store, rest[0]),
-                                       data.records(store, rest[0], start, 20), who)
-            if api and len(rest) == 1:
-                return game
-            if api and rest[1:] == ["curve"]:
-                return data.curve(store, rest[0])
-            if api and rest[1:] == ["records"]:
-                return data.records(store, rest[0], int(query.get("start", 1)),
-                                    int(query.get("count", 20)))
-            return None
-        if head == "tournaments" and not rest and api:
-            return {"tournaments": data.tournaments(store)}
-        if head == "tournaments" and len(rest) == 1:
-            board = data.tournament(store, rest[0])
-            if api or (board is None and query.get("part") == "board"):
-                return board
-            if board is None:  # not started yet (tournament --serve): wait for it
-                return pages.tournament_page(rest[0], None, who)
-            if query.get("part") == "board":
-                return pages.leaderboard(board)
-            return pages.tournament_page(rest[0], board, who)
-        if head == "tree" and api and query.get("class"):
-            spec = query["class"]  # only a class played here: a viewer builds nothing else
-            if spec.endswith("*") or not store.games(limit=1, **{"class": spec}):
-                return None
-            return data.tree(spec)
-        if head == "live" and api:
-            return {"running": [{"game_id": g, "round": t, **totals}
-                                for g, (t, totals) in live.items()]}
-        return None
+        return asyncio.get_running_loop().run_in_executor(pool, call)
 
     # -- the live feed ----------------------------------------------------------------
 
-    def _upgrade(self, request: Request, game_id: str) -> Response | Upgrade:
-        if viewer(request, self.access) is None:
-            return error(401, "a token is needed", True)
-        running = self.server.running if self.server is not None else {}
-        if game_id in hidden_games(request, self.access, running):
-            return error(404, "not found", True)  # a player watches its own games only
-        origin = request.headers.get("Origin")
-        if origin is not None and urlsplit(origin).netloc != request.headers.get("Host"):
-            return error(403, "another site's page may not watch here", True)
-        return Upgrade(self._watch(game_id, token_of(request)))
-
-    def _watch(self, game_id: str, token: str | None) -> Handler:
+    def watch(self, game_id: str, token: str | None) -> Handler:
+        """A browser's live feed of a running game, until it ends, the browser goes or
+        ``token`` is revoked."""
         async def watch(connection: Connection) -> None:
             broadcast = self.server.running.get(game_id) if self.server is not None else None
             if broadcast is None:

@@ -5,6 +5,13 @@ Each function reads the data folder's index (a :class:`Store` of the calling thr
 and the logs; running games' figures come as a snapshot of the server's broadcasts
 (:func:`live_snapshot`, taken on the event loop). Nothing here writes.
 
+What a viewer can make the page do is bounded (PROTOCOL.md 1.2, SECURITY.md): a tree
+by its instance checks (:data:`TREE_WORK`), the CPU seconds of the thread that builds
+it and the bytes of the solver's caches (:data:`TREE_BYTES`); a log read for a curve or
+rounds by its size (:data:`PAGE_LOG_BYTES`); the version space followed along a replay
+by CPU seconds. Past them the function raises :class:`PageBudget` (the page's 503).
+The caches of this module are bounded in bytes.
+
 >>> import tempfile, pathlib
 >>> store = Store(pathlib.Path(tempfile.mkdtemp()))
 >>> game_id = store.start_game({"game": "mistake-bound", "class": "thresholds:n=7",
@@ -19,35 +26,58 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
+import time
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from littlestone.charts import heat_color
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import BudgetExceeded, LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
-from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_within_budget
+from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_for
 from littlestone.learners.base import LEARNERS
+from littlestone.server.net.settings import Budgets
 from littlestone.server.records.logs import GameLogData, LogError, read_log
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.tournament.report import curve_of, log_path
 
-__all__ = ["DRAW_DEPTH", "Live", "bound_of", "curve", "game", "games", "live_snapshot",
-           "records", "tournament", "tournaments", "tree"]
+__all__ = ["DRAW_DEPTH", "PAGE_LOG_BYTES", "Live", "PageBudget", "bound_of", "curve", "game",
+           "games", "live_snapshot", "records", "tournament", "tournaments", "tree"]
 
 #: A running game as the server's broadcast has it: rounds so far and running totals.
 Live = dict[str, tuple[int, dict[str, float]]]
 #: Deepest shattered tree the page draws (2^depth leaves).
 DRAW_DEPTH = 7
-#: Exact-Ldim instance checks the page may spend on a tree (about a second).
+#: Exact-Ldim instance checks the page may spend on a tree, and the bytes its solver's
+#: caches may hold (the CPU seconds are the server's ``page_cpu_s``).
 TREE_WORK = 5_000_000
+TREE_BYTES = 64 << 20
+#: The CPU seconds of a page's heavy work when no server says (``serve --page-cpu``).
+PAGE_CPU_S = Budgets.page_cpu_s
+#: Seconds a tree beyond the page's budget is answered 503 at once, not tried again.
+TREE_RETRY_S = 60.0
+#: Largest log the page reads (for a curve, a replay's rounds): a larger one is left to
+#: ``littlestone replay``; and the bytes of logs it keeps read at most.
+PAGE_LOG_BYTES = 64 << 20
+LOG_CACHE_BYTES = 128 << 20
 #: Largest class whose version space the replay view follows.
 VERSION_SPACE_MAX = 1 << 22
 #: Most rounds one page of the replay holds.
 PAGE_MAX = 500
+
+
+class PageBudget(BudgetExceeded):
+    """A request beyond what the page does for a viewer: answered 503."""
+
+
+#: The lock of this module's caches (the page's worker threads share them).
+_LOGS_LOCK = threading.Lock()
 
 
 #: The columns of a game's index row the page shows.
@@ -91,9 +121,26 @@ def games(store: Store, live: Live, limit: int = 50, hidden: frozenset[str] = fr
     return [_row(r, live, names) for r in rows]
 
 
-@functools.lru_cache(maxsize=64)
+#: Classes the page keeps built, by spec (the least recently used go first), and the
+#: largest it keeps: a larger one is built for the request that needs it (64 of 2^22
+#: hypotheses would have been 4 GiB).
+_CLASSES: OrderedDict[str, HypothesisClass] = OrderedDict()
+CLASSES_KEPT, CLASS_KEPT_HYPOTHESES = 64, 1 << 16
+
+
 def _class(spec: str) -> HypothesisClass:
-    return make_class(spec)
+    with _LOGS_LOCK:
+        found = _CLASSES.get(spec)
+        if found is not None:
+            _CLASSES.move_to_end(spec)
+            return found
+    hclass = make_class(spec)
+    if not (isinstance(hclass, FiniteClass) and hclass.size > CLASS_KEPT_HYPOTHESES):
+        with _LOGS_LOCK:
+            _CLASSES[spec] = hclass
+            while len(_CLASSES) > CLASSES_KEPT:
+                _CLASSES.popitem(last=False)
+    return hclass
 
 
 @functools.lru_cache(maxsize=256)
@@ -144,9 +191,29 @@ def game(store: Store, live: Live, game_id: str) -> dict[str, Any] | None:
     return out
 
 
-@functools.lru_cache(maxsize=4)  # (a log is read whole: a few at most in memory)
+#: Logs read, by (path, size, mtime), least recently used first, up to LOG_CACHE_BYTES.
+_LOGS: OrderedDict[tuple[str, int, int], GameLogData] = OrderedDict()
+
+
 def _read(path: str, size: int, mtime: int) -> GameLogData:
-    return read_log(path)
+    """A log, read whole (once while it is unchanged, within the cache's bytes)."""
+    if size > PAGE_LOG_BYTES:
+        raise PageBudget(f"this game's log is {size >> 20} MiB, more than the page reads "
+                         f"({PAGE_LOG_BYTES >> 20} MiB): littlestone replay shows it")
+    key = (path, size, mtime)
+    with _LOGS_LOCK:
+        found = _LOGS.get(key)
+        if found is not None:
+            _LOGS.move_to_end(key)
+            return found
+    log = read_log(path)
+    with _LOGS_LOCK:
+        _LOGS[key] = log
+        total = sum(k[1] for k in _LOGS)
+        while len(_LOGS) > 1 and total > LOG_CACHE_BYTES:
+            (_, dropped, _), _ = _LOGS.popitem(last=False)
+            total -= dropped
+    return log
 
 
 def _log(store: Store, game_id: str) -> tuple[dict[str, Any], GameLogData] | None:
@@ -221,7 +288,7 @@ def records(store: Store, game_id: str, start: int = 1, count: int = 20
             "prediction": int(drawn[i]), "mistake": bool(drawn[i] != y[i]),
             "loss": float(loss[i]), "mistakes": int(mistakes[i]),
             "expected_mistakes": float(expected[i]),
-            "version_space": sizes[i] if sizes is not None else None}))
+            "version_space": int(sizes[i]) if sizes is not None else None}))
     return out
 
 
@@ -232,14 +299,21 @@ def _short(item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def _version_space_sizes(spec: str | None, log: GameLogData) -> list[int] | None:
+def _version_space_sizes(spec: str | None, log: GameLogData) -> NDArray[np.int32] | None:
     """|V| after each round (a finite class within bounds), once per log."""
     path = Path(log.path)
     return _sizes(spec, str(path), log.size, log.n_rounds) if spec else None
 
 
-@functools.lru_cache(maxsize=16)
-def _sizes(spec: str, path: str, size: int, n_rounds: int) -> list[int] | None:
+#: Rounds between two looks at the CPU clock while following a version space.
+_SIZES_CHECK = 256
+
+
+@functools.lru_cache(maxsize=16)  # (4 bytes a round: 4 MiB for a game of 10^6 rounds)
+def _sizes(spec: str, path: str, size: int, n_rounds: int) -> NDArray[np.int32] | None:
+    """|V| after each round, or None: not a finite class within bounds, or more CPU
+    than :data:`PAGE_CPU_S` to follow (an adversary repeating an instance that splits
+    nothing keeps a class of 4 million hypotheses whole for a million rounds)."""
     try:
         hclass = _class(spec)
     except LittlestoneError:
@@ -249,14 +323,17 @@ def _sizes(spec: str, path: str, size: int, n_rounds: int) -> list[int] | None:
     stat = Path(path).stat()
     log = _read(path, stat.st_size, stat.st_mtime_ns)
     alive = np.arange(hclass.size)
-    sizes: list[int] = []
     xs, ys = log.columns.get("x", []), log.columns.get("y", [])
-    for t in range(min(n_rounds, len(ys))):
+    count = min(n_rounds, len(ys))
+    sizes = np.ones(count, dtype=np.int32)
+    deadline = time.thread_time() + PAGE_CPU_S
+    for t in range(count):
         if alive.size == 1:  # realizable: V never empties, so one stays one
-            sizes.extend([1] * (min(n_rounds, len(ys)) - t))
             break
+        if t % _SIZES_CHECK == 0 and time.thread_time() > deadline:
+            return None
         alive = alive[hclass.evaluate(int(xs[t]), alive) == bool(ys[t])]
-        sizes.append(int(alive.size))
+        sizes[t] = alive.size
     return sizes
 
 
@@ -280,12 +357,33 @@ def tournament(store: Store, name: str) -> dict[str, Any] | None:
     return board
 
 
-@functools.lru_cache(maxsize=16)
-def tree(spec: str) -> dict[str, Any]:
+#: Trees beyond the page's budget: spec -> (when, why), answered 503 at once for
+#: :data:`TREE_RETRY_S`.
+_TREES_REFUSED: dict[str, tuple[float, str]] = {}
+
+
+def tree(spec: str, cpu_s: float = PAGE_CPU_S) -> dict[str, Any]:
     """A shattered tree of depth Ldim(H) of a finite class (the one the shattered-tree
     adversary walks down: it splits the version space as the tree does), laid out for
     drawing: leaves left to right by their path, each parent above the middle of its
-    children. ``error`` says why there is none."""
+    children. ``error`` says why there is none; :class:`PageBudget` when it would
+    cost more than the page's budget: :data:`TREE_WORK` instance checks, ``cpu_s``
+    seconds of the calling thread's CPU, :data:`TREE_BYTES` of the solver's caches."""
+    refused = _TREES_REFUSED.get(spec)
+    if refused is not None and time.monotonic() - refused[0] < TREE_RETRY_S:
+        raise PageBudget(refused[1])
+    try:
+        return _tree(spec, cpu_s)
+    except BudgetExceeded as exc:
+        why = f"the tree of {spec} is beyond the page's budget: {exc}"
+        if len(_TREES_REFUSED) > 1024:
+            _TREES_REFUSED.clear()
+        _TREES_REFUSED[spec] = (time.monotonic(), why)
+        raise PageBudget(why) from None
+
+
+@functools.lru_cache(maxsize=16)
+def _tree(spec: str, cpu_s: float) -> dict[str, Any]:
     try:
         hclass = _class(spec)
     except LittlestoneError as exc:
@@ -293,13 +391,15 @@ def tree(spec: str) -> dict[str, Any]:
     if not isinstance(hclass, FiniteClass):
         return {"error": f"{spec} is not a finite class: no shattered tree"}
     try:
-        solver, depth = solver_within_budget(hclass, TREE_WORK, "the page")
-    except LittlestoneError as exc:
+        solver = solver_for(hclass)
+    except BudgetExceeded as exc:
         return {"error": str(exc)}
-    if depth > min(DRAW_DEPTH, TREE_DEPTH_LIMIT):
-        return {"error": f"Ldim = {depth}: a tree of {2 ** depth} leaves is too large to "
-                f"draw (at most depth {DRAW_DEPTH})", "ldim": depth}
-    graph = shattered_tree(solver, hclass)
+    with solver.limits(cpu_s=cpu_s, max_bytes=TREE_BYTES):
+        depth = solver.ldim(budget=TREE_WORK)
+        if depth > min(DRAW_DEPTH, TREE_DEPTH_LIMIT):
+            return {"error": f"Ldim = {depth}: a tree of {2 ** depth} leaves is too large to "
+                    f"draw (at most depth {DRAW_DEPTH})", "ldim": depth}
+        graph = shattered_tree(solver, hclass, TREE_WORK)
     leaves = sorted(n for n in graph.nodes if graph.out_degree(n) == 0)  # left to right
     x: dict[str, float] = {leaf: i for i, leaf in enumerate(leaves)}
     for node in sorted(graph.nodes, key=len, reverse=True):

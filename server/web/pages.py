@@ -1,216 +1,206 @@
-"""The page, rendered on the server: every list and table is plain HTML that works with
-JavaScript off; ``static/littlestone.js`` then makes the live parts live (the curve,
-the tree, the replay's stepping, lists that refresh themselves).
+"""The page, rendered on the server from Jinja2 templates (``templates/``: ``base.html``
+the frame, one template a page, and the parts the script refreshes): every list and
+table is plain HTML that works with JavaScript off; ``static/littlestone.js`` then makes
+the live parts live (the curve, the tree, the replay's stepping, lists that refresh
+themselves).
+
+Every value is escaped by the templates' environment (:func:`littlestone.charts.environment`,
+autoescape on): a name a peer chose shows as text, never as markup, and nothing here
+escapes by hand. The functions below only gather what a template shows.
 
 >>> html = games_table([{"game_id": "g1", "game": "mistake-bound", "class": "thresholds:n=7",
-...     "learner": "halving", "adversary": "shattered-tree", "round": 3, "horizon": 9,
+...     "learner": "<b>halving</b>", "adversary": "shattered-tree", "round": 3, "horizon": 9,
 ...     "mistakes": 3.0, "regret": None, "status": "running"}])
->>> "halving" in html and "3 / 9" in html and 'href="/games/g1"' in html
+>>> "&lt;b&gt;halving" in html and "3 / 9" in html and 'href="/games/g1"' in html
 True
 """
 
 from __future__ import annotations
 
-from html import escape
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
-from littlestone.charts import SCALE_NOTE, curve_svg, heat_color, heat_legend
+from littlestone.charts import SCALE_NOTE, curve_svg, environment, heat_color
 from littlestone.server.tournament.ranking import RULES
 
-__all__ = ["game_page", "games_table", "index_page", "leaderboard", "login_page", "page",
-           "tournament_page"]
+if TYPE_CHECKING:
+    import jinja2
+
+    from littlestone.server.net.settings import ServerSettings
+
+__all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "class_board", "class_page", "error_page",
+           "game_page", "games_table", "index_page", "leaderboard", "login_page",
+           "play_page", "render", "tournament_page"]
+
+#: Rounds one page of a game's replay shows.
+REPLAY_ROWS = 20
+#: Failed games a tournament's page lists (the API has them all).
+FAILED_SHOWN = 100
+#: The game summary's rows, in order.
+SUMMARY = ("learner", "adversary", "game", "class", "experts", "horizon", "round", "mistakes",
+           "expected_mistakes", "regret", "expected_regret", "status", "seed", "tournament",
+           "started", "finished")
 
 
-def _num(value: Any) -> str:
+def num(value: Any) -> str:
+    """A figure as the page shows it: 4 significant digits, ``-`` for none (the
+    templates' ``num`` filter; what it returns is escaped like any value).
+
+    >>> num(None), num(2 / 3), num(12), num("<i>")
+    ('-', '0.6667', '12', '<i>')
+    """
     if value is None:
         return "-"
     if isinstance(value, float):
         return f"{value:.4g}"
-    return escape(str(value))
+    return str(value)
 
 
-def page(title: str, body: str, viewer: str | None, kind: str = "index",
-         data: dict[str, str] | None = None) -> str:
-    """The frame of every page: its title, the static files, the navigation."""
-    attributes = "".join(f' data-{k}="{escape(v)}"' for k, v in (data or {}).items())
-    who = (f"<span class='who'>viewing as {escape(viewer)} · <a href='/logout'>log out</a>"
-           "</span>" if viewer and viewer != "public" else
-           "<span class='who'>public read-only view</span>" if viewer else "")
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{escape(title)} · littlestone</title>"
-            "<link rel='stylesheet' href='/static/uPlot.min.css'>"
-            "<link rel='stylesheet' href='/static/littlestone.css'>"
-            "<script src='/static/uPlot.iife.min.js' defer></script>"
-            "<script src='/static/littlestone.js' defer></script></head>"
-            f"<body data-page='{kind}'{attributes}><header><a class='home' href='/'>"
-            f"littlestone</a> <a href='/#games'>games</a> <a href='/#tournaments'>tournaments"
-            f"</a>{who}</header><main><h1>{escape(title)}</h1>{body}</main></body></html>")
+def segment(value: Any) -> str:
+    """A value as one segment of a path, every reserved character quoted (``/`` too:
+    the router decodes each segment on its own).
+
+    >>> segment("class 1/a?b")
+    'class%201%2Fa%3Fb'
+    """
+    return quote(str(value), safe="")
+
+
+@functools.cache
+def _templates() -> jinja2.Environment:
+    env = environment("littlestone.server.web")
+    env.filters.update(num=num, segment=segment)
+    env.globals.update(scale_note=SCALE_NOTE, rules=RULES, replay_page=REPLAY_ROWS,
+                       failed_shown=FAILED_SHOWN)
+    return env
+
+
+def render(template: str, **context: Any) -> str:
+    """A template of ``templates/`` with ``context`` (every value escaped)."""
+    return _templates().get_template(template).render(**context)
+
+
+def _frame(title: str, viewer: str | None, kind: str = "index",
+           data: dict[str, str] | None = None) -> dict[str, Any]:
+    """What ``base.html`` gets: the title, who is looking, and the body's ``data-*``
+    attributes (the page's kind, and what its script reads)."""
+    attributes = {"data-page": kind, **{f"data-{k}": v for k, v in (data or {}).items()}}
+    return {"title": title, "viewer": viewer, "attributes": attributes}
 
 
 def games_table(rows: list[dict[str, Any]]) -> str:
     """Running and recent games: learner, adversary, class, round, mistakes, regret,
     status (each row links to its game)."""
-    out = ["<table class='games' id='games-table'><thead><tr><th>game</th><th>learner</th>"
-           "<th>adversary</th><th>class</th><th>round</th><th>mistakes</th><th>regret</th>"
-           "<th>status</th></tr></thead><tbody>"]
-    for row in rows:
-        link = f"/games/{quote(row['game_id'])}"
-        what = row.get("class") or (f"{row.get('experts')} experts" if row.get("experts")
-                                    else "")
-        horizon = f" / {row['horizon']}" if row.get("horizon") else ""
-        status = escape(row["status"].split(":")[0])
-        out.append(f"<tr data-game-id='{escape(row['game_id'])}' class='{status}'>"
-                   f"<td><a href=\"{escape(link)}\">{escape(row['game_id'])}</a></td>"
-                   f"<td class='learner'>{escape(row['learner'])}</td>"
-                   f"<td class='adversary'>{escape(row['adversary'])}</td>"
-                   f"<td>{escape(str(what))}</td>"
-                   f"<td class='round'>{_num(row.get('round'))}{horizon}</td>"
-                   f"<td class='mistakes'>{_num(row.get('mistakes'))}</td>"
-                   f"<td class='regret'>{_num(row.get('regret'))}</td>"
-                   f"<td class='status'>{escape(row['status'])}</td></tr>")
-    if not rows:
-        out.append("<tr><td colspan='8'>no games yet</td></tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
+    return render("games_table.html", games=rows)
 
 
 def index_page(games: list[dict[str, Any]], tournaments: list[dict[str, Any]],
                viewer: str | None) -> str:
-    items = "".join(f"<li><a href=\"/tournaments/{escape(quote(t['name']))}\">"
-                    f"{escape(t['name'])}</a> ({t['games']} games, started "
-                    f"{escape(t['started'])})</li>" for t in tournaments)
-    body = (f"<section id='games'><h2>Games</h2><div data-refresh='/?part=games'>"
-            f"{games_table(games)}</div></section>"
-            f"<section id='tournaments'><h2>Tournaments</h2>"
-            f"<ul>{items or '<li>none yet</li>'}</ul></section>")
-    return page("Games", body, viewer)
+    return render("index.html", games=games, tournaments=tournaments,
+                  **_frame("Games", viewer))
 
 
-def _curve_section(game: dict[str, Any], curve: dict[str, Any] | None) -> str:
-    kind = "regret" if game["game"] == "experts" else "mistakes"
-    svg = ""
-    if curve and curve["t"]:
-        svg = curve_svg(curve["t"], curve["value"], curve["expected"], game["bound"],
-                        game["bound_name"], kind, width=640, height=260)
-    bound = (f"bound {game['bound']:.4g}: {escape(game['bound_name'])}"
-             if game.get("bound") is not None else "no bound known for this learner")
-    return (f"<section><h2>Cumulative {kind}</h2><p class='note'>{bound}</p>"
-            f"<div id='curve' data-kind='{kind}'>{svg or '<p>no rounds yet</p>'}</div>"
-            "</section>")
+class ReplayRow(NamedTuple):
+    """A round as the replay shows it: its instance, the learner's p and prediction, the
+    label, the running score (mistakes or regret) and the version space's size after it
+    (or the learner's weights)."""
+
+    t: int
+    x: Any
+    p: float | None
+    prediction: Any
+    label: int | None
+    score: float | None
+    tail: Any
 
 
-def _replay_section(game: dict[str, Any], records: dict[str, Any] | None) -> str:
+def _replay_rows(game: dict[str, Any], records: dict[str, Any] | None) -> list[ReplayRow]:
     if records is None:
-        return "<section><h2>Replay</h2><p>the game's log is not readable here</p></section>"
+        return []
     experts = game["game"] == "experts"
-    last = "weights" if experts else "version space |V|"
     rows = []
     for r in records["records"]:
-        tail = (_num(", ".join(f"{w:.3g}" for w in r["weights"]) if r.get("weights")
-                     else "-") if experts else _num(r.get("version_space")))
-        rows.append(f"<tr data-t='{r['t']}'><td>{r['t']}</td><td>{escape(str(r['x']))}</td>"
-                    f"<td>{_num(r.get('p'))}</td><td>{_num(r.get('prediction', r.get('drawn')))}"
-                    f"</td><td>{_num(r.get('y'))}</td>"
-                    f"<td>{_num(r.get('mistakes', r.get('regret')))}</td><td>{tail}</td></tr>")
-    start, n, total = records["start"], len(records["records"]), records["rounds"]
-    link = f"/games/{quote(game['game_id'])}"
-    nav = []
-    if start > 1:
-        nav.append(f"<a rel='prev' href='{link}?start={max(1, start - 20)}#replay'>"
-                   "earlier rounds</a>")
-    if start + n <= total:
-        nav.append(f"<a rel='next' href='{link}?start={start + n}#replay'>later rounds</a>")
-    shown = f"rounds {start}-{start + n - 1} of {total}" if n else f"no rounds ({total} logged)"
-    return (f"<section id='replay'><h2>Replay</h2><div id='stepper' data-rounds='{total}'>"
-            "</div><table class='replay'><thead><tr><th>t</th><th>instance</th><th>p</th>"
-            f"<th>prediction</th><th>label</th><th>{'regret' if experts else 'mistakes'}</th>"
-            f"<th>{last}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
-            f"<p class='nav'>{shown} {' · '.join(nav)}</p></section>")
+        if experts:
+            tail = ", ".join(f"{w:.3g}" for w in r["weights"]) if r.get("weights") else None
+        else:
+            tail = r.get("version_space")
+        rows.append(ReplayRow(r["t"], r["x"], r.get("p"), r.get("prediction", r.get("drawn")),
+                              r.get("y"), r.get("mistakes", r.get("regret")), tail))
+    return rows
 
 
 def game_page(game: dict[str, Any], curve: dict[str, Any] | None,
               records: dict[str, Any] | None, viewer: str | None) -> str:
     """A game: its summary, its curve against the bound, the shattered tree (when its
     adversary walks one), and its rounds one by one."""
-    summary = "".join(
-        f"<tr><th>{escape(k)}</th><td class='{escape(k)}'>{_num(game.get(k))}</td></tr>"
-        for k in ("learner", "adversary", "game", "class", "experts", "horizon", "round",
-                  "mistakes", "expected_mistakes", "regret", "expected_regret", "status",
-                  "seed", "tournament", "started", "finished"))
-    tree = ("<section><h2>The shattered tree</h2><p class='note'>The adversary walks "
-            "down a shattered tree of depth Ldim(H): each node's instance splits the "
-            "version space; the path lights up as the game descends.</p><div id='tree'>"
-            "<p>(drawn with JavaScript)</p></div></section>" if game.get("tree") else "")
+    kind = "regret" if game["game"] == "experts" else "mistakes"
+    svg = None
+    if curve and curve["t"]:
+        svg = curve_svg(curve["t"], curve["value"], curve["expected"], game["bound"],
+                        game["bound_name"], kind, width=640, height=260)
     data = {"game-id": game["game_id"], "game": game["game"], "status": game["status"],
             "live": "1" if game.get("live") else "0", "class": str(game.get("class") or ""),
             "tree": "1" if game.get("tree") else "0",
             "bound": "" if game.get("bound") is None else repr(game["bound"]),
             "bound-name": str(game.get("bound_name") or "")}
-    body = (f"<table class='summary' id='summary'>{summary}</table>"
-            f"{_curve_section(game, curve)}{tree}{_replay_section(game, records)}")
-    return page(f"Game {game['game_id']}", body, viewer, "game", data)
+    return render("game.html", game=game, kind=kind, curve=svg, records=records,
+                  summary=[(k, game.get(k)) for k in SUMMARY],
+                  replay=_replay_rows(game, records),
+                  **_frame(f"Game {game['game_id']}", viewer, "game", data))
+
+
+def _board(board: dict[str, Any]) -> dict[str, Any]:
+    """What ``leaderboard.html`` gets: the board, the heatmap's columns and its rows
+    (each learner's cells: colour and score, in the columns' order)."""
+    adversaries = sorted({a for cells in board["payoff"].values() for a in cells})
+    heatmap = [(learner, [(heat_color(cells.get(a)), cells.get(a)) for a in adversaries])
+               for learner, cells in board["payoff"].items()]
+    return {"board": board, "adversaries": adversaries, "heatmap": heatmap}
 
 
 def leaderboard(board: dict[str, Any]) -> str:
     """A tournament's leaderboards, payoff heatmap (theoretical scale) and failures."""
-    def position(row: dict[str, Any]) -> str:
-        return "-" if row["rank"] is None else f"{row['rank']}{'=' if row['tied_with'] else ''}"
-
-    def failures(row: dict[str, Any]) -> str:
-        return f"{row['failed']} {escape(', '.join(row['failures']))}".strip()
-
-    out = [f"<p class='note'>{board['games']} games recorded.</p>",
-           "<h2>Learners</h2><table class='leaderboard' id='learners'><thead><tr><th>rank"
-           "</th><th>learner</th><th>worst</th><th>median</th><th>games</th><th>failed</th>"
-           "</tr></thead><tbody>"]
-    for row in board["learners"]:
-        out.append(f"<tr><td>{position(row)}</td><td class='name'>{escape(row['learner'])}</td>"
-                   f"<td>{_num(row['worst'])}</td><td>{_num(row['median'])}</td>"
-                   f"<td>{row['games']}</td><td>{failures(row)}</td></tr>")
-    out.append("</tbody></table><h2>Adversaries</h2><table class='leaderboard' "
-               "id='adversaries'><thead><tr><th>rank</th><th>adversary</th><th>forcing</th>"
-               "<th>games</th><th>failed</th></tr></thead><tbody>")
-    for row in board["adversaries"]:
-        out.append(f"<tr><td>{position(row)}</td><td class='name'>"
-                   f"{escape(row['adversary'])}</td><td>{_num(row['forcing'])}</td>"
-                   f"<td>{row['games']}</td><td>{failures(row)}</td></tr>")
-    adversaries = sorted({a for cells in board["payoff"].values() for a in cells})
-    out.append("</tbody></table><h2>Payoff heatmap</h2><table class='heatmap' id='heatmap'>"
-               "<thead><tr><th>learner \\ adversary</th>"
-               + "".join(f"<th>{escape(a)}</th>" for a in adversaries) + "</tr></thead><tbody>")
-    for learner, cells in board["payoff"].items():
-        out.append(f"<tr><th>{escape(learner)}</th>" + "".join(
-            f"<td style='background:{heat_color(cells.get(a))}' title='{escape(SCALE_NOTE)}'>"
-            f"{_num(cells.get(a))}</td>" for a in adversaries) + "</tr>")
-    out.append("</tbody></table>" + heat_legend())
-    failed = board["failed"]
-    if failed:
-        out.append("<h2>Failed games</h2><ul class='failed'>" + "".join(
-            f"<li>{escape(g['learner'])} vs {escape(g['adversary'])} on "
-            f"{escape(str(g.get('class')))}: {escape(g['status'])}</li>" for g in failed[:100])
-            + "</ul>")
-    out.append(f"<p class='note'>{escape(RULES)}</p>")
-    return "".join(out)
+    return render("leaderboard.html", **_board(board))
 
 
 def tournament_page(name: str, board: dict[str, Any] | None, viewer: str | None) -> str:
     """A tournament's standings, refreshed as its games end (``board`` None: it has
     recorded nothing yet, and the page waits for its first game)."""
-    shown = (leaderboard(board) if board is not None else
-             "<p class='note'>No game of this tournament is recorded yet: the leaderboard "
-             "appears here as its games end.</p>")
-    body = (f"<div data-refresh='/tournaments/{escape(quote(name))}?part=board'>"
-            f"{shown}</div>")
-    return page(f"Tournament {name}", body, viewer, "tournament", {"tournament": name})
+    shown = _board(board) if board is not None else {"board": None}
+    return render("tournament.html", name=name, **shown,
+                  **_frame(f"Tournament {name}", viewer, "tournament", {"tournament": name}))
+
+
+def play_page(menu: dict[str, Any], viewer: str | None, games_here: bool,
+              human: ServerSettings | None) -> str:
+    """The play page: the form that sets up a game (server-rendered; playing it needs the
+    script, whose moves travel on a WebSocket), and the room the script plays in.
+    ``human``: the settings a person's moves are timed by (None: no games here)."""
+    return render("play.html", menu=menu, games_here=games_here, human=human,
+                  **_frame("Play it yourself", viewer, "play"))
+
+
+def class_board(board: dict[str, Any]) -> str:
+    """The class mode's part the script refreshes: the histogram of mistakes against
+    Ldim(H), and the games of the last hour."""
+    return render("class_board.html", board=board)
+
+
+def class_page(board: dict[str, Any], viewer: str | None) -> str:
+    """The class mode: what a teacher puts on the projector while the class plays."""
+    return render("class.html", board=board, **_frame("Class mode", viewer, "class"))
 
 
 def login_page(message: str = "") -> str:
-    note = f"<p class='error'>{escape(message)}</p>" if message else ""
-    body = (f"{note}<p>This server shows its games to holders of a token "
-            "(<code>littlestone token add NAME</code>), or to anyone when its operator "
-            "runs <code>serve --public</code>.</p><form id='login' method='get' "
-            "action='/login'><label>token <input type='password' name='token' "
-            "autocomplete='off' required></label> <button>log in</button></form>")
-    return page("Log in", body, None, "login")
+    """The form that logs in with a token (``message``: why the last try failed)."""
+    return render("login.html", message=message, **_frame("Log in", None, "login"))
+
+
+def error_page(status: int, message: str) -> str:
+    """An error as a short page.
+
+    >>> "<p>no such game: &lt;x&gt;</p>" in error_page(404, "no such game: <x>")
+    True
+    """
+    return render("error.html", status=status, message=message)

@@ -5,8 +5,6 @@ its own origin (no inline scripts, no framing, no sniffing).
 >>> response = json_response({"ok": True})
 >>> response.status_code, response.headers["Content-Type"], response.body
 (200, 'application/json', b'{"ok": true}')
->>> split_target("/api/games?limit=5&learner=soa")
-('/api/games', {'limit': '5', 'learner': 'soa'})
 """
 
 from __future__ import annotations
@@ -16,13 +14,13 @@ import http
 import json
 from importlib import resources
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
 
 from websockets.datastructures import Headers
 from websockets.http11 import Response
 
-__all__ = ["error", "html_response", "json_response", "redirect", "respond", "split_target",
-           "static_file"]
+from littlestone.server.web.pages import error_page
+
+__all__ = ["error", "html_response", "json_response", "redirect", "respond", "static_file"]
 
 #: Only this origin's scripts, styles, images and WebSockets; inline styles (uPlot and
 #: the heatmap's cells set them) but no inline script.
@@ -50,8 +48,9 @@ def respond(status: int, body: bytes, content_type: str,
     return Response(status, http.HTTPStatus(status).phrase, headers, body)
 
 
-def json_response(data: Any, status: int = 200) -> Response:
-    return respond(status, json.dumps(data, default=str).encode(), "application/json")
+def json_response(data: Any, status: int = 200,
+                  extra: list[tuple[str, str]] | None = None) -> Response:
+    return respond(status, json.dumps(data, default=str).encode(), "application/json", extra)
 
 
 def html_response(text: str, status: int = 200,
@@ -59,14 +58,16 @@ def html_response(text: str, status: int = 200,
     return respond(status, text.encode(), "text/html; charset=utf-8", extra)
 
 
-def error(status: int, message: str, api: bool) -> Response:
-    """An error as JSON (``{"error": ...}``) for the API, as a short page otherwise."""
-    if api:
-        return json_response({"error": message}, status)
-    from html import escape
+def error(status: int, message: str, api: bool,
+          extra: list[tuple[str, str]] | None = None) -> Response:
+    """An error as JSON (``{"error": ...}``) for the API, as a short page otherwise.
 
-    return html_response(f"<!doctype html><meta charset='utf-8'><title>{status}</title>"
-                         f"<p>{escape(message)}</p><p><a href='/'>littlestone</a></p>", status)
+    >>> error(404, "no such game: <x>", False).body.count(b"&lt;x&gt;")
+    1
+    """
+    if api:
+        return json_response({"error": message}, status, extra)
+    return html_response(error_page(status, message), status, extra)
 
 
 def redirect(location: str, extra: list[tuple[str, str]] | None = None) -> Response:
@@ -84,9 +85,3 @@ def static_file(name: str) -> Response | None:
     if not source.is_file():
         return None
     return respond(200, source.read_bytes(), TYPES[suffix], cache="max-age=3600")
-
-
-def split_target(target: str) -> tuple[str, dict[str, str]]:
-    """A request target's path (percent-decoded) and its query (last value wins)."""
-    parts = urlsplit(target)
-    return unquote(parts.path), dict(parse_qsl(parts.query))

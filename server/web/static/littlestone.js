@@ -39,6 +39,67 @@
     });
   }
 
+  // -- shared with the play page (play.js): the shattered tree, drawn and lit ----------
+  const ns = "http://www.w3.org/2000/svg";
+  const shared = window.littlestone = {
+    // draw data (/api/tree) into box; false (and why, as text) when there is no tree
+    drawTree(box, data) {
+      if (data.error) {
+        box.innerHTML = "<p class='note'></p>";
+        box.firstChild.textContent = data.error;
+        return false;
+      }
+      const width = Math.max(480, 34 * data.nodes.filter((n) => n.hypothesis !== undefined).length);
+      const rows = data.ldim + 1, height = 60 * rows + 24;
+      const at = {};
+      for (const n of data.nodes) at[n.id] = [20 + n.x * (width - 40), 24 + 60 * n.depth];
+      const svg = document.createElementNS(ns, "svg");
+      svg.setAttribute("width", width); svg.setAttribute("height", height);
+      for (const e of data.edges) {
+        const line = document.createElementNS(ns, "line");
+        const [x1, y1] = at[e.source], [x2, y2] = at[e.target];
+        line.setAttribute("x1", x1); line.setAttribute("y1", y1);
+        line.setAttribute("x2", x2); line.setAttribute("y2", y2);
+        line.dataset.target = e.target;
+        svg.appendChild(line);
+        const label = document.createElementNS(ns, "text");
+        label.setAttribute("x", (x1 + x2) / 2 + (e.label ? 4 : -10)); label.setAttribute("y", (y1 + y2) / 2);
+        label.textContent = String(e.label);
+        svg.appendChild(label);
+      }
+      for (const n of data.nodes) {
+        const g = document.createElementNS(ns, "g");
+        g.dataset.node = n.id;
+        const [x, y] = at[n.id];
+        const circle = document.createElementNS(ns, "circle");
+        circle.setAttribute("cx", x); circle.setAttribute("cy", y); circle.setAttribute("r", 9);
+        const text = document.createElementNS(ns, "text");
+        if (n.instance !== undefined) {
+          text.setAttribute("x", x + 11); text.setAttribute("y", y + 4);
+          text.textContent = "x=" + n.instance;
+        } else {  // a leaf: the hypothesis that realises its path (its name on hover)
+          text.setAttribute("x", x); text.setAttribute("y", y + 21); text.setAttribute("text-anchor", "middle");
+          text.textContent = "h" + n.hypothesis;
+        }
+        const title = document.createElementNS(ns, "title");
+        title.textContent = n.instance !== undefined ? "instance " + n.instance : "realised by " + (n.name || n.hypothesis);
+        g.append(circle, text, title);
+        svg.appendChild(g);
+      }
+      box.innerHTML = "";
+      box.appendChild(svg);
+      return true;
+    },
+    // light the root and the nodes down the path of labels (a string of 0 and 1)
+    lightTree(box, data, path) {
+      const on = new Set();
+      for (let i = 0; i <= Math.min(path.length, data.ldim); i++) on.add("t" + path.slice(0, i));
+      for (const g of box.querySelectorAll("g[data-node]")) g.classList.toggle("lit", on.has(g.dataset.node));
+      for (const l of box.querySelectorAll("line[data-target]")) l.classList.toggle("lit", on.has(l.dataset.target));
+      box.dataset.lit = String(on.size);
+    },
+  };
+
   if (body.dataset.page !== "game") return;
   const gameId = body.dataset.gameId;
   const api = "/api/games/" + encodeURIComponent(gameId);
@@ -96,58 +157,11 @@
   let path = "";  // labels of the rounds played down the tree so far
 
   function drawTree(data) {
-    if (data.error) { treeBox.innerHTML = "<p class='note'></p>"; treeBox.firstChild.textContent = data.error; return; }
-    tree = data;
-    const width = Math.max(480, 34 * data.nodes.filter((n) => n.hypothesis !== undefined).length);
-    const rows = data.ldim + 1, height = 60 * rows + 24;
-    const at = {};
-    for (const n of data.nodes) at[n.id] = [20 + n.x * (width - 40), 24 + 60 * n.depth];
-    const ns = "http://www.w3.org/2000/svg";
-    const svg = document.createElementNS(ns, "svg");
-    svg.setAttribute("width", width); svg.setAttribute("height", height);
-    for (const e of data.edges) {
-      const line = document.createElementNS(ns, "line");
-      const [x1, y1] = at[e.source], [x2, y2] = at[e.target];
-      line.setAttribute("x1", x1); line.setAttribute("y1", y1);
-      line.setAttribute("x2", x2); line.setAttribute("y2", y2);
-      line.dataset.target = e.target;
-      svg.appendChild(line);
-      const label = document.createElementNS(ns, "text");
-      label.setAttribute("x", (x1 + x2) / 2 + (e.label ? 4 : -10)); label.setAttribute("y", (y1 + y2) / 2);
-      label.textContent = String(e.label);
-      svg.appendChild(label);
-    }
-    for (const n of data.nodes) {
-      const g = document.createElementNS(ns, "g");
-      g.dataset.node = n.id;
-      const [x, y] = at[n.id];
-      const circle = document.createElementNS(ns, "circle");
-      circle.setAttribute("cx", x); circle.setAttribute("cy", y); circle.setAttribute("r", 9);
-      const text = document.createElementNS(ns, "text");
-      if (n.instance !== undefined) {
-        text.setAttribute("x", x + 11); text.setAttribute("y", y + 4);
-        text.textContent = "x=" + n.instance;
-      } else {  // a leaf: the hypothesis that realises its path (its name on hover)
-        text.setAttribute("x", x); text.setAttribute("y", y + 21); text.setAttribute("text-anchor", "middle");
-        text.textContent = "h" + n.hypothesis;
-      }
-      const title = document.createElementNS(ns, "title");
-      title.textContent = n.instance !== undefined ? "instance " + n.instance : "realised by " + (n.name || n.hypothesis);
-      g.append(circle, text, title);
-      svg.appendChild(g);
-    }
-    treeBox.innerHTML = "";
-    treeBox.appendChild(svg);
-    light();
+    if (shared.drawTree(treeBox, data)) { tree = data; light(); }
   }
 
   function light() {
-    if (!tree) return;
-    const on = new Set();
-    for (let i = 0; i <= Math.min(path.length, tree.ldim); i++) on.add("t" + path.slice(0, i));
-    for (const g of treeBox.querySelectorAll("g[data-node]")) g.classList.toggle("lit", on.has(g.dataset.node));
-    for (const l of treeBox.querySelectorAll("line[data-target]")) l.classList.toggle("lit", on.has(l.dataset.target));
-    treeBox.dataset.lit = String(on.size);
+    if (tree) shared.lightTree(treeBox, tree, path);
   }
 
   function extendPath(t0, labels) {

@@ -1,0 +1,42 @@
+"""What both sides of a log agree on: its magic bytes, its format version, the limits of
+its frames and the errors of reading and writing it (the layout is drawn in
+:mod:`littlestone.server.records.logs`).
+
+>>> MAGIC, FORMAT_VERSION
+(b'LSLOG\\x00\\x01\\n', 1)
+>>> str(LogCorrupted(8, 40, 1))
+'corrupted log: bytes 8-40 (frame 1) fail the hash chain'
+"""
+
+from __future__ import annotations
+
+from littlestone.games.errors import LittlestoneError
+
+__all__ = ["FORMAT_VERSION", "FULL_ARRAYS_MAX", "MAGIC", "MAX_HEADER", "ForeignLog",
+           "LogCorrupted", "LogError"]
+
+MAGIC = b"LSLOG\x00\x01\n"
+FORMAT_VERSION = 1
+#: Experts games with at most this many experts log advice, weights and costs in full.
+FULL_ARRAYS_MAX = 4096
+#: Largest frame header the reader accepts (a guard against garbage lengths, and against
+#: msgpack's ~10x growth in memory: the largest written is a footer revealing a halfspace
+#: target of 2^20 coordinates, about 9.5 MB).
+MAX_HEADER = 16 << 20
+
+
+class LogError(LittlestoneError):
+    """A log that cannot be read (or written)."""
+
+
+class ForeignLog(LogError):
+    """Not a littlestone log, or a format version this reader does not know."""
+
+
+class LogCorrupted(LogError):
+    """The hash chain breaks: the bytes ``start..end`` were changed."""
+
+    def __init__(self, start: int, end: int, frame: int, why: str = "fail the hash chain"
+                 ) -> None:
+        super().__init__(f"corrupted log: bytes {start}-{end} (frame {frame}) {why}")
+        self.start, self.end, self.frame = start, end, frame
