@@ -3,10 +3,10 @@
 :func:`play_remote` runs a learner or an adversary (built-in or from a file) on this
 side of a connection and returns the keys ``littlestone play --json`` prints; a learner
 answers from the connection's callback (:class:`_Answering`). :func:`watch_remote`
-follows a game as a spectator (PROTOCOL.md 5.4). :func:`play_direct` is a
-tournament's game on the referee's direct link (:mod:`littlestone.protocol.frames`), in
-a submission's sandbox. This is the side a student's agent runs on: it imports the
-protocol and the transport, never the server.
+follows a game as a spectator (PROTOCOL.md 5.4). :func:`enter_direct` and
+:func:`play_direct` are a tournament's game on the referee's direct link
+(:mod:`littlestone.protocol.frames`), in a submission's sandbox. This is the side a
+student's agent runs on: it imports the protocol and the transport, never the server.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from littlestone.protocol.messages import (
 )
 from littlestone.transport import Connection, connect
 
-__all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "play_direct",
-           "play_remote", "watch_remote"]
+__all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "enter_direct",
+           "play_direct", "play_remote", "watch_remote"]
 
 #: What the client accepts from a server (it trusts the server's sizes and nesting).
 CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
@@ -438,23 +438,32 @@ async def _send_move(ws: Any, agent: Adversary, game: GameSpec, t: int,
     return None
 
 
-def play_direct(path: str, agent: Learner | Adversary, token: str) -> int:
-    """(A tournament's game, in the submission's sandbox.) Enter the game on the
-    referee's direct link at the Unix socket ``path`` with the game's one-time
-    ``token``, and play it: the referee dictates the rules and sends this side its own
-    seed (``start``), then asks for each move as the server's protocol does (PROTOCOL.md
-    5.1, 5.3: a label rides with the next instance; an adversary sends its next
-    instance right after its label), and closes the link when the game is over. Returns
-    the rounds this side was asked to play. An exception of the agent is raised as
-    :class:`AgentCrashed` (the referee sees the link close: ``disconnected:ROLE``)."""
+def enter_direct(path: str, token: str) -> FrameSocket:
+    """(A tournament's game process, in the submission's sandbox, before the submission
+    is imported.) Connect to the referee's direct link at the Unix socket ``path`` and
+    spend the game's one-time ``token`` on it: the submission's own code never finds a
+    credential it could use."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
     link = FrameSocket(sock, CLIENT_LIMITS)
+    link.send({"type": "enter", "token": token})
+    return link
+
+
+def play_direct(link: FrameSocket, agent: Learner | Adversary) -> int:
+    """Play a tournament's game on the direct link :func:`enter_direct` opened, once the
+    agent is made: this side says it is ``ready``; the referee dictates the rules and
+    sends this side its own seed (``start``), then asks for each move as the server's
+    protocol does (PROTOCOL.md 5.1, 5.3: a label rides with the next instance; an
+    adversary sends its next instance right after its label), and closes the link when
+    the game is over. Returns the rounds this side was asked to play. An exception of
+    the agent is raised as :class:`AgentCrashed` (the referee sees the link close:
+    ``disconnected:ROLE``)."""
     try:
-        link.send({"type": "enter", "token": token})
+        link.send({"type": "ready"})
         try:
             start = check(link.recv())
-        except EOFError:
+        except (EOFError, OSError):
             raise ServerError("unauthorized", "the referee closed the link") from None
         if start["type"] != "start":
             raise ServerError(start.get("code", "bad_message"), start.get("message", ""))

@@ -403,15 +403,16 @@ def zygote(args: argparse.Namespace) -> int:
 def _direct(argv: list[str]) -> int:
     """(A loaded sandbox's game process.) ``direct SOCKET ROLE SPEC``: one game on the
     referee's direct link (:func:`littlestone.client.play_direct`), entered with the
-    one-time token on standard input, read before the agent's own code runs."""
-    from littlestone.client import AgentCrashed, play_direct
+    one-time token on standard input before the submission is imported (no local
+    variable keeps it)."""
+    from littlestone.client import AgentCrashed, enter_direct, play_direct
 
     path, role, spec = argv
-    token = sys.stdin.readline().strip()
+    link = enter_direct(path, sys.stdin.readline().strip())
     agent: Any = (learners.LEARNERS.make(spec) if role == "learner"
                   else adversaries.ADVERSARIES.make(spec))
     try:
-        play_direct(path, agent, token)
+        play_direct(link, agent)
     except AgentCrashed as exc:  # as connect says it
         raise UsageError(f"connect: {exc} (the referee records the game as "
                          f"disconnected:{exc.role})") from None

@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
+from littlestone.protocol.errors import ProtocolError
 from littlestone.protocol.frames import FrameSocket
 from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxError, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
@@ -318,8 +319,9 @@ def _await_entrants(server: GameServer, tournament: str, accounts: dict[str, str
 
 def _await_links(links: dict[str, concurrent.futures.Future[FrameSocket]],
                  runs: dict[str, concurrent.futures.Future[Run]]) -> dict[str, FrameSocket]:
-    """The direct links of the roles whose game process entered, waiting until all have
-    or the others' processes are gone."""
+    """The direct links of the roles whose game process entered and then made its agent
+    (``ready``), waiting until all have or the others' processes are gone, at most
+    :data:`ENTER_SECONDS` in all."""
     deadline = time.monotonic() + ENTER_SECONDS
     while time.monotonic() < deadline:
         waiting = [role for role, link in links.items() if not link.done()]
@@ -329,8 +331,16 @@ def _await_links(links: dict[str, concurrent.futures.Future[FrameSocket]],
         either += [runs[role] for role in waiting]
         concurrent.futures.wait(either, timeout=max(0.0, deadline - time.monotonic()),
                                 return_when=concurrent.futures.FIRST_COMPLETED)
-    return {role: link.result() for role, link in links.items()
-            if link.done() and not link.cancelled()}
+    entered = {}
+    for role, link in links.items():  # each made its agent (imported the submission)?
+        if not link.done() or link.cancelled():
+            continue
+        with contextlib.suppress(TimeoutError, EOFError, ProtocolError):
+            if link.result().recv(deadline)["type"] == "ready":
+                entered[role] = link.result()
+                continue
+        link.result().close()
+    return entered
 
 
 def _notes(outcomes: dict[str, Run]) -> list[str]:
@@ -347,7 +357,7 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
         elif run.code is None and not run.ended:
             if not (run.forked or run.over_memory):  # (else killed for that, said above)
                 notes.append(f"the {role} overran its time and was killed")
-        elif run.code != 0:
+        elif run.code != 0 and not run.ended:  # (ended: killed at once after a good game)
             last = [line for line in run.err.strip().splitlines() if line][-1:] or [
                 "no message"]
             notes.append(f"the {role} exited with status {run.code}: {last[0][:300]}")
