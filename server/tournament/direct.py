@@ -79,13 +79,15 @@ from littlestone.server.records.store import Store, new_game_id
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
 
-__all__ = ["ENTER_FRAME_SECONDS", "DirectAdversary", "DirectLearner", "Door", "direct_game",
+__all__ = ["ENTER_FRAME_SECONDS", "TOKEN_PREFIX", "DirectAdversary", "DirectLearner", "Door", "direct_game",
            "play_direct"]
 
 log = logging.getLogger(__name__)
 
 #: How long a connection to the door has to say its token.
 ENTER_FRAME_SECONDS = 10.0
+#: What a direct link's one-time token starts with (a server's tokens: ``ls1_``).
+TOKEN_PREFIX = "lsd_"
 
 
 def direct_game(config: TournamentConfig) -> bool:
@@ -114,7 +116,7 @@ class Door:
 
     def expect(self) -> tuple[str, concurrent.futures.Future[FrameSocket]]:
         """A fresh one-time token, and the link its game process will enter on."""
-        token = secrets.token_urlsafe(24)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(24)
         entered: concurrent.futures.Future[FrameSocket] = concurrent.futures.Future()
         with self.lock:
             self.waiting[token] = entered
