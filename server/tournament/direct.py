@@ -79,8 +79,8 @@ from littlestone.server.records.store import Store, new_game_id
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
 
-__all__ = ["ENTER_FRAME_SECONDS", "TOKEN_PREFIX", "DirectAdversary", "DirectLearner", "Door", "direct_game",
-           "play_direct"]
+__all__ = ["ENTER_FRAME_SECONDS", "TOKEN_PREFIX", "DirectAdversary", "DirectLearner", "Door",
+           "direct_game", "play_direct", "referee"]
 
 log = logging.getLogger(__name__)
 
