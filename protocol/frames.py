@@ -38,6 +38,10 @@ from littlestone.protocol.errors import Code, ProtocolError
 __all__ = ["FrameSocket"]
 
 _LENGTH = struct.Struct(">I")
+_TIMEVAL = struct.Struct("@ll")
+#: How much earlier than the deadline the kernel's timeout may end a wait (it is set
+#: again only when it is later than the deadline, or earlier by more than this).
+TIMEOUT_SLACK = 0.25
 
 
 class FrameSocket:
@@ -47,7 +51,10 @@ class FrameSocket:
     def __init__(self, sock: socket.socket, limits: Limits = DEFAULT_LIMITS) -> None:
         self.sock, self.limits = sock, limits
         self._buffer = bytearray()
-        self._timeout: float | None = -1.0  # (settimeout's value; -1: not set yet)
+        sock.settimeout(None)
+        #: The receive timeout the kernel holds (``SO_RCVTIMEO``; None: none): a blocking
+        #: ``recv`` is then one system call, where a Python timeout costs three.
+        self._timeout: float | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         """Send one message (OSError when the peer is gone)."""
@@ -70,23 +77,34 @@ class FrameSocket:
             self._fill(deadline)
 
     def _fill(self, deadline: float | None) -> None:
-        timeout = None
-        if deadline is not None:
-            timeout = deadline - time.monotonic()
-            if timeout <= 0:
-                raise TimeoutError("no message before the deadline")
-        if timeout != self._timeout:
-            self.sock.settimeout(timeout)
-            self._timeout = timeout
-        try:
-            chunk = self.sock.recv(1 << 16)
-        except TimeoutError:
-            raise TimeoutError("no message before the deadline") from None
-        except OSError:
-            raise EOFError("the link broke") from None
-        if not chunk:
-            raise EOFError("the peer closed the link")
-        self._buffer += chunk
+        while True:
+            if deadline is None:
+                if self._timeout is not None:
+                    self._kernel_timeout(None)
+            else:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no message before the deadline")
+                held = self._timeout
+                # (the kernel's timeout may end a wait early, never late: then look again)
+                if held is None or held > left or held < left - TIMEOUT_SLACK:
+                    self._kernel_timeout(left)
+            try:
+                chunk = self.sock.recv(1 << 16)
+            except BlockingIOError:  # the kernel's timeout: the deadline, or not yet
+                continue
+            except OSError:
+                raise EOFError("the link broke") from None
+            if not chunk:
+                raise EOFError("the peer closed the link")
+            self._buffer += chunk
+            return
+
+    def _kernel_timeout(self, seconds: float | None) -> None:
+        micros = 0 if seconds is None else max(1, int(seconds * 1e6))  # (0: no timeout)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO,
+                             _TIMEVAL.pack(micros // 1_000_000, micros % 1_000_000))
+        self._timeout = seconds
 
     def close(self) -> None:
         """Close the socket (the peer then reads the end of the stream)."""

@@ -80,7 +80,7 @@ from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
 
 __all__ = ["ENTER_FRAME_SECONDS", "TOKEN_PREFIX", "DirectAdversary", "DirectLearner", "Door",
-           "direct_game", "play_direct", "referee"]
+           "direct_game", "play_direct", "referee", "thread_store"]
 
 log = logging.getLogger(__name__)
 
@@ -410,26 +410,35 @@ def play_direct(config: TournamentConfig, pairing: Pairing, links: dict[str, Fra
     header = log_header(game_id, "server", game, seeds, identity(LEARNER, learner),
                         identity("adversary", adversary))
     path = data / "games" / f"{game_id}.lslog"
-    store = Store(data)
+    store = thread_store(data)
+    store.start_game({**game_info(game), "learner": header["learner"]["spec"],
+                      "adversary": header["adversary"]["spec"], "seed": pairing.seed,
+                      "horizon": game.rounds, "source": "server"}, str(path), game_id)
+    writer = LogWriter(path, header, background=False, level="full")
     try:
-        store.start_game({**game_info(game), "learner": header["learner"]["spec"],
-                          "adversary": header["adversary"]["spec"], "seed": pairing.seed,
-                          "horizon": game.rounds, "source": "server"}, str(path), game_id)
-        writer = LogWriter(path, header, background=False, level="full")
-        try:
-            result = referee(game, seeds, learner, adversary, writer, game_id)
-        except Exception:  # a bug of ours: this game ends, with its footer and its row
-            log.exception("internal error in game %s: it ends aborted:internal", game_id,
-                          extra={"game_id": game_id})
-            writer.close(log_footer(seeds, None, "aborted:internal"))
-            store.finish_game(game_id, {"status": "aborted:internal",
-                                        "rounds": writer.rounds_written}, chain=writer.chain)
-            return game_id
-        for player in (learner, adversary):
-            if isinstance(player, DirectLearner | DirectAdversary):
-                player.finish()
-        writer.close(log_footer(seeds, result))
-        store.finish_game(game_id, result.to_dict(), chain=writer.chain)  # the anchor
-    finally:
-        store.close()
+        result = referee(game, seeds, learner, adversary, writer, game_id)
+    except Exception:  # a bug of ours: this game ends, with its footer and its row
+        log.exception("internal error in game %s: it ends aborted:internal", game_id,
+                      extra={"game_id": game_id})
+        writer.close(log_footer(seeds, None, "aborted:internal"))
+        store.finish_game(game_id, {"status": "aborted:internal",
+                                    "rounds": writer.rounds_written}, chain=writer.chain)
+        return game_id
+    for player in (learner, adversary):
+        if isinstance(player, DirectLearner | DirectAdversary):
+            player.finish()
+    writer.close(log_footer(seeds, result))
+    store.finish_game(game_id, result.to_dict(), chain=writer.chain)  # the anchor
     return game_id
+
+
+_stores = threading.local()
+
+
+def thread_store(data: Path) -> Store:
+    """This thread's connection to the index of ``data``, opened once (a game's two rows
+    and its outcome's read, not a connection and the schema's checks each)."""
+    stores: dict[Path, Store] = _stores.__dict__.setdefault("stores", {})
+    if data not in stores:
+        stores[data] = Store(data)
+    return stores[data]

@@ -43,7 +43,7 @@ from littlestone.server.tournament.config import (
     is_file_agent,
     remote_account,
 )
-from littlestone.server.tournament.direct import Door, play_direct
+from littlestone.server.tournament.direct import Door, play_direct, thread_store
 from littlestone.server.tournament.pairing import Pairing, rules
 
 __all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_remote_agent"]
@@ -226,6 +226,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
             finally:
                 for link in entered.values():
                     link.close()
+            row = thread_store(arena.data).game(game_id) if game_id else None
         else:
             came = _await_entrants(server, config.name, accounts, runs)
             if len(came) == len(roles):
@@ -234,7 +235,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
             forked = {role for role in came if role in counts and counts[role]()}
             for account in accounts.values():
                 arena.call(_release(server, config.name, account))
-        row = arena.call(_game_row(server, game_id)) if game_id else None
+            row = arena.call(_game_row(server, game_id)) if game_id else None
         over.set()
         if row is not None and row["status"] == "complete" and not forked:
             for each in loaded:  # (what a process prints after a good game is not needed)
