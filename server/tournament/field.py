@@ -3,11 +3,12 @@
 A game with a submitted file is played by a fresh child of the file's loaded sandbox
 (:class:`~littlestone.sandbox.SandboxPool`), refereed on a direct link (:mod:`.direct`;
 the experts game in a game server); a :class:`FieldWorker` holds the referee's socket
-and a game server on private Unix sockets (an :class:`~.matches.Arena`), a pool of loaded sandboxes
-bounded by memory, and plays :data:`GAMES_AT_ONCE` games at a time, never two at once in
-one sandbox. :func:`plan` cuts the games into :class:`Job` s so that few sandboxes are
-loaded at once: the submitted adversaries in blocks that a worker keeps loaded, every
-learner's games against a block together, one learner after another.
+and a game server on private Unix sockets (an :class:`~.matches.Arena`), a pool of
+loaded sandboxes bounded by memory, and plays :data:`GAMES_AT_ONCE` games at a time,
+never two at once in one sandbox. :func:`plan` cuts the games into :class:`Job` s so
+that few sandboxes are loaded at once: the submitted adversaries in blocks that a worker
+keeps loaded, every learner's games against a block together, one learner after
+another.
 
 Workers run in processes of their own on this machine (:class:`LocalWorker`, writing
 into the data folder as built-in games do), or as Ray actors (:class:`RayWorker`) that
@@ -154,10 +155,11 @@ class _Picker:
 
 
 class FieldWorker:
-    """An arena (a game server on a private Unix socket, writing into ``data``) and a
-    pool of at most ``capacity`` loaded sandboxes, playing jobs :data:`GAMES_AT_ONCE`
-    games at a time. ``files`` maps a submitted spec to its file where it is not where
-    the config says (a Ray node's own copy)."""
+    """An arena (a game server on a private Unix socket, writing into ``data``), the
+    referee's door for direct links (:mod:`.direct`: the mistake-bound game, refereed
+    in the game's own thread) and a pool of at most ``capacity`` loaded sandboxes,
+    playing jobs :data:`GAMES_AT_ONCE` games at a time. ``files`` maps a submitted spec
+    to its file where it is not where the config says (a Ray node's own copy)."""
 
     def __init__(self, config: TournamentConfig, data: Path, unsafe: bool, capacity: int,
                  files: Mapping[str, Path] | None = None, at_once: int = GAMES_AT_ONCE) -> None:
