@@ -606,8 +606,10 @@ spec = "thresholds:n=63"
 
 
 def bench_sandbox(games: int) -> list[tuple[str, float, float, str]]:
-    """Submission games in bubblewrap next to the same games as plain subprocesses
-    (--unsafe-no-sandbox), and next to the same learner built in (in process)."""
+    """Submission games in bubblewrap, a sandbox started for each game (as before
+    sandboxes were loaded once: ``fresh_processes``), next to the same games as plain
+    subprocesses (--unsafe-no-sandbox), and next to the same learner built in (in
+    process). (Loaded once: :mod:`benchmarks.field`.)"""
     from littlestone.sandbox import Sandbox
     from littlestone.server.tournament import load_config, run_tournament
 
@@ -623,12 +625,13 @@ def bench_sandbox(games: int) -> list[tuple[str, float, float, str]]:
             path.write_text(SUBMISSIONS.format(agent=spec, name=label, games=games))
             started = time.perf_counter()
             report = run_tournament(load_config(path), Path(tmp) / label, 1, progress=False,
-                                    unsafe=unsafe)
+                                    unsafe=unsafe, fresh_processes=True)
             seconds[label] = time.perf_counter() - started
             assert len(report.games) == games
     per = {k: v / games for k, v in seconds.items()}
-    return [(f"a submission's 200-round game in bubblewrap (probe included), {games} games, "
-             f"one at a time: {per['sandbox'] * 1000:.0f} ms a game\n    vs the same as a plain "
+    return [(f"a submission's 200-round game in a bubblewrap started for it (probe included), "
+             f"{games} games, one at a time: {per['sandbox'] * 1000:.0f} ms a game\n    vs the "
+             "same as a plain "
              "subprocess (--unsafe-no-sandbox)", games / seconds["sandbox"],
              games / seconds["plain"], "games/s"),
             (f"the same in bubblewrap\n    vs halving built in (in process: "
@@ -687,6 +690,12 @@ def main(argv: list[str] | None = None) -> int:
                                  50 if args.quick else 2000, repeat)
     rows += bench_tournament()
     rows += bench_sandbox(5 if args.quick else 20)
+    from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray
+
+    rows += bench_pair(4, 12) if args.quick else bench_pair()
+    rows += bench_cpu(10 if args.quick else 40)
+    rows += bench_field(4, 2) if args.quick else bench_field()
+    rows += bench_ray(2 if args.quick else 6)
     rows += bench_coin(repeat)
     rows += bench_server_memory(100_000 if args.quick else 1_000_000)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")

@@ -20,6 +20,21 @@ A submission runs as ``python -m littlestone ...`` inside bubblewrap (``bwrap``)
   output_kb`` are kept (a flood is drained and dropped, never stored);
 - its credential on standard input, never on a command line.
 
+A tournament loads each submission once (:class:`LoadedSandbox`): the sandbox starts a
+*fork server* (``python -m littlestone zygote``, :func:`serve_forks`) that imports Python,
+numpy and the package, and never the submission; each game (and the probe) is a fresh
+child forked from it, which imports the submission and plays, so that every game starts
+from the same state and nothing of one game reaches the next (module globals, class
+attributes, random state and descriptors are the fork server's; the private ``/tmp`` is
+emptied after each game, one game at a time per sandbox, and a sandbox whose game left
+anything it cannot remove, such as System V IPC objects, is closed and loaded again).
+The fork server watches its game's processes (a second one ends the game, as does their
+memory over ``memory_mb``) and kills them all when the game is over; the game's process
+gets ``cpu_seconds`` of its own and its own output pipes, capped at ``output_kb``. A game
+that stops or kills its fork server only ends its own game: the sandbox is killed when
+it stops answering, and loaded again for the next game. :class:`SandboxPool` keeps at
+most a number of loaded sandboxes alive, the least recently used closed first.
+
 Where bubblewrap cannot run (:meth:`Sandbox.unavailable` says why), submissions are
 refused unless the operator passes ``--unsafe-no-sandbox``: then the agent runs as a
 plain subprocess with the same limits, its own session, an empty environment and a
@@ -29,13 +44,19 @@ report says so.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
+import ctypes
 import functools
+import gc
 import importlib.util
 import itertools
+import json
 import os
 import pwd
+import queue
 import resource
+import select
 import shutil
 import signal
 import subprocess
@@ -43,13 +64,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import littlestone
 
-__all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Limits", "Run", "Sandbox"]
+__all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Limits", "LoadedSandbox", "Run",
+           "Sandbox", "SandboxError", "SandboxPool", "serve_forks"]
 
 #: How often a running agent's game is checked, and how long it may outlive its game.
 POLL_SECONDS = 0.1
@@ -61,6 +85,22 @@ SUBMISSION_DIR = "/submission"
 #: Host user ids the sandboxes of a root tournament run as (one per run).
 UID_BASE = 200_000
 _uids = itertools.count()
+#: How often a fork server looks at its game's processes (a second one, their memory).
+WATCH_SECONDS = 0.05
+#: How often a fork server says it is alive while its game runs, and how long the
+#: tournament waits for a word from it before killing the sandbox (a game's process can
+#: stop or kill its own fork server: that ends its own game only).
+BEAT_SECONDS = 0.5
+STALL_SECONDS = 5.0
+#: How long a sandbox has to load (Python, numpy, the package) and say it is ready, and
+#: to end when it is closed before it is killed.
+LOAD_SECONDS = 60.0
+CLOSE_SECONDS = 1.0
+#: The fork server's own CPU seconds (each game's process has ``cpu_seconds`` of its own).
+FORK_SERVER_CPU_SECONDS = 24 * 3600
+#: Signals a fork server ignores (its games' processes get them back at their default).
+_IGNORED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2,
+            signal.SIGPIPE, signal.SIGALRM, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
 
 
 @dataclass(frozen=True)
@@ -98,6 +138,16 @@ class Run:
     truncated: bool = False
     #: Whether it was killed for holding more than ``memory_mb`` over all its processes.
     over_memory: bool = False
+    #: Whether its sandbox stopped answering, or died, while it ran (its fork server
+    #: stopped or killed by the game's own process): the sandbox was killed.
+    stalled: bool = False
+    #: Whether it was ended because its game was over (a loaded sandbox's game process
+    #: is not waited for once its game has ended well, :meth:`LoadedSandbox.end`).
+    ended: bool = False
+
+
+class SandboxError(OSError):
+    """A sandbox that could not be loaded (bubblewrap or Python failed to start)."""
 
 
 @functools.cache
@@ -176,24 +226,7 @@ class Sandbox:
         then ends as its fault."""
         uid = _free_uid()
         with tempfile.TemporaryDirectory(prefix="littlestone-agent-") as workdir:
-            if self.unsafe:
-                argv = [sys.executable, "-m", "littlestone", *args]
-                cwd: str | None = workdir
-            else:
-                argv = [*self._bwrap(submission, socket, uid), sys.executable, "-m",
-                        "littlestone", *args]
-                cwd = None
-            env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "LANG": "C.UTF-8",
-                   "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
-                   "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-                   "MKL_NUM_THREADS": "1"}
-            processes = self.limits.processes
-            if os.geteuid() != 0 or self.unsafe:  # the limit counts all of the uid's
-                processes += _processes_of(os.getuid())
-            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True,
-                                    preexec_fn=functools.partial(self._limit, processes))
+            proc = self._start(submission, ["-m", "littlestone", *args], socket, uid, workdir)
             cap = self.limits.output_kb << 10
             out, err = _Capture(proc.stdout, cap), _Capture(proc.stderr, cap)
             if census is not None:
@@ -207,6 +240,33 @@ class Sandbox:
             err.join()
         return Run(code, out.text(), err.text(), forked, out.truncated or err.truncated,
                    over_memory)
+
+    def load(self, submission: Path, socket: Path | None = None) -> LoadedSandbox:
+        """``submission``'s sandbox with its fork server loaded, ready to run games (each
+        in a fresh child, :meth:`LoadedSandbox.run`); raises SandboxError."""
+        return LoadedSandbox(self, submission, socket)
+
+    def _start(self, submission: Path, python: list[str], socket: Path | None, uid: int,
+               workdir: str, cpu_seconds: int | None = None) -> subprocess.Popen[bytes]:
+        """Start ``python *python`` in the sandbox (in ``workdir`` without one), with
+        pipes for its standard streams."""
+        if self.unsafe:
+            argv = [sys.executable, *python]
+            cwd: str | None = workdir
+        else:
+            argv = [*self._bwrap(submission, socket, uid), sys.executable, *python]
+            cwd = None
+        env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": workdir, "LANG": "C.UTF-8",
+               "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+               "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+        processes = self.limits.processes
+        if os.geteuid() != 0 or self.unsafe:  # the limit counts all of the uid's
+            processes += _processes_of(os.getuid())
+        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True,
+                                preexec_fn=functools.partial(self._limit, processes,
+                                                             cpu_seconds))
 
     def _bwrap(self, submission: Path, socket: Path | None, uid: int) -> list[str]:
         """bwrap's command line (``setpriv`` drops to ``uid`` when run as root)."""
@@ -245,16 +305,20 @@ class Sandbox:
                      "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
         return argv
 
-    def _limit(self, processes: int) -> None:  # in the child, before exec
+    def _limit(self, processes: int, cpu_seconds: int | None = None
+               ) -> None:  # in the child, before exec
         limits = self.limits
         memory = limits.memory_mb << 20
+        cpu = limits.cpu_seconds if cpu_seconds is None else cpu_seconds
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
         resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
         size = limits.file_mb << 20
         resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # POSIX message queues live in the IPC namespace, beyond the reach of a wipe
+        resource.setrlimit(resource.RLIMIT_MSGQUEUE, (0, 0))
 
     def _wait(self, proc: subprocess.Popen[bytes], uid: int, timeout: float,
               game_over: Callable[[], bool] | None, alone: bool = False
@@ -284,6 +348,11 @@ class Sandbox:
                 break
         strays = self._pids(proc, uid)  # (without root: a session of its own, too)
         forked = forked or len(strays) > 1
+        self._kill(proc, uid, strays)
+        return code, forked, over_memory
+
+    def _kill(self, proc: subprocess.Popen[bytes], uid: int, strays: list[int]) -> None:
+        """Kill the sandbox and everything in it (``strays``: its processes, as found)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         for pid in strays if self.unsafe or os.geteuid() != 0 else []:
@@ -295,7 +364,6 @@ class Sandbox:
                     os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        return code, forked, over_memory
 
     def _pids(self, proc: subprocess.Popen[bytes], uid: int) -> list[int]:
         """The agent's processes (not bubblewrap's own): as root, those of its own uid;
@@ -308,6 +376,562 @@ class Sandbox:
     def _others(self, proc: subprocess.Popen[bytes], uid: int) -> bool:
         """Whether the agent has started processes of its own."""
         return len(self._pids(proc, uid)) > 1
+
+
+class LoadedSandbox:
+    """One submission's sandbox with its fork server loaded (:func:`serve_forks`): each
+    :meth:`run` is a fresh child of the fork server, one at a time, with the limits and
+    the answers of :meth:`Sandbox.run`. Raises SandboxError when it cannot load."""
+
+    def __init__(self, sandbox: Sandbox, submission: Path, socket: Path | None = None) -> None:
+        self.sandbox, self.submission = sandbox, submission
+        self.uid = _free_uid()
+        self._workdir = tempfile.TemporaryDirectory(prefix="littlestone-agent-")
+        scratch = self._workdir.name if sandbox.unsafe else "/tmp"
+        python = ["-m", "littlestone", "zygote", "--scratch", scratch]
+        if not sandbox.unsafe:
+            python.append("--namespace")
+        self.proc = _spawn(functools.partial(sandbox._start, submission, python, socket,
+                                             self.uid, self._workdir.name,
+                                             FORK_SERVER_CPU_SECONDS))
+        assert self.proc.stdin is not None
+        self._control = self.proc.stdin
+        self._err = _Capture(self.proc.stderr, sandbox.limits.output_kb << 10)
+        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._census: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        #: Whether it may run another game (it answers, and its last game left nothing).
+        self.usable = True
+        self.runs = 0
+        #: The CPU seconds it had used when it was closed (:meth:`cpu_seconds`).
+        self.spent = 0.0
+        ready = self._reply(LOAD_SECONDS)
+        if ready is None or not ready.get("ready"):
+            self.close()
+            self._err.join()
+            last = [line for line in self._err.text().strip().splitlines() if line][-1:]
+            raise SandboxError("its sandbox did not load: "
+                               + (last[0][:300] if last else "no message"))
+
+    def _read(self) -> None:  # the fork server's replies, one JSON object a line
+        assert self.proc.stdout is not None
+        with contextlib.suppress(OSError, ValueError):
+            for line in self.proc.stdout:
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(message, dict):
+                    continue
+                (self._census if "census" in message else self._replies).put(message)
+        self._replies.put(None)
+        self._census.put(None)
+
+    def _reply(self, timeout: float) -> dict[str, Any] | None:
+        with contextlib.suppress(queue.Empty):
+            return self._replies.get(timeout=timeout)
+        return {"silent": True}
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        try:
+            self._control.write(json.dumps(message).encode() + b"\n")
+            self._control.flush()
+        except (OSError, ValueError):
+            return False
+        return True
+
+    @property
+    def alive(self) -> bool:
+        return self.usable and self.proc.poll() is None
+
+    def run(self, args: list[str], timeout: float, stdin: bytes = b"",
+            game_over: Callable[[], bool] | None = None,
+            census: Callable[[Callable[[], bool]], None] | None = None,
+            alone: bool = False) -> Run:
+        """Run ``python -m littlestone *args`` (``connect`` or ``probe``) in a fresh child,
+        as :meth:`Sandbox.run` does in a fresh sandbox."""
+        limits = self.sandbox.limits
+        if census is not None:
+            census(self._forked_now)
+        started = time.monotonic()
+        self.runs += 1
+        if not self._send({"op": "run", "argv": args, "stdin": stdin.decode(),
+                           "alone": alone, "limits": {
+                               "cpu_seconds": limits.cpu_seconds,
+                               "memory_mb": limits.memory_mb,
+                               "output_kb": limits.output_kb}}):
+            return self._stalled()
+        forked = over_memory = ended = False
+        heard, over_at = time.monotonic(), None
+        while time.monotonic() - started < timeout:
+            message = self._reply(POLL_SECONDS)
+            if message is None:  # the fork server is gone (killed by its game's process)
+                return self._stalled()
+            if "silent" not in message and "end" not in message:
+                heard = time.monotonic()
+            if "exited" in message:  # (its status comes with "finished")
+                break
+            if "killed" in message:
+                forked, over_memory = message["killed"] == "forked", message["killed"] == "memory"
+                break
+            if "end" in message:  # its game ended well: what it does after is not needed
+                if message["end"] != self.runs:
+                    continue  # (said of a game before, once its process had exited)
+                ended = True
+                break
+            if time.monotonic() - heard > STALL_SECONDS:
+                return self._stalled()
+            if over_at is None and game_over is not None and game_over():
+                over_at = time.monotonic()
+            if over_at is not None and time.monotonic() - over_at > GRACE_SECONDS:
+                break
+        if not self._send({"op": "finish"}):
+            return self._stalled()
+        deadline = time.monotonic() + STALL_SECONDS
+        while time.monotonic() < deadline:
+            message = self._reply(POLL_SECONDS)
+            if message is None:
+                return self._stalled()
+            if "finished" in message:
+                done = message["finished"]
+                if not done.get("clean"):
+                    self.usable = False  # its game left what a wipe cannot remove
+                return Run(done["code"], str(done["out"]), str(done["err"]),
+                           forked or bool(done["forked"]),
+                           bool(done["truncated"]), over_memory or bool(done["over_memory"]),
+                           ended=ended and done["code"] is None)
+        return self._stalled()
+
+    def end(self) -> None:
+        """The running game has ended well: :meth:`run` ends its process at once rather
+        than wait for it to exit (or :data:`GRACE_SECONDS` after the game). Said after
+        its run has returned, it is not heard by the next."""
+        self._replies.put({"end": self.runs})
+
+    def _forked_now(self) -> bool:
+        """Whether the running game has another process now, as the fork server says
+        (one that does not answer says nothing here: its run ends ``stalled``)."""
+        if not self._send({"op": "census"}):
+            return False
+        with contextlib.suppress(queue.Empty):
+            answer = self._census.get(timeout=STALL_SECONDS)
+            return answer is not None and bool(answer["census"])
+        return False
+
+    def _stalled(self) -> Run:
+        """The fork server stopped answering or died: kill the sandbox."""
+        self.close()
+        self._err.join()
+        return Run(None, "", self._err.text(), False, stalled=True)
+
+    def cpu_seconds(self) -> float:
+        """The CPU time its processes have used so far, their finished children (every
+        game's) included."""
+        total = 0
+        for pid in self.sandbox._pids(self.proc, self.uid):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+                total += sum(int(v) for v in fields[11:15])  # utime stime cutime cstime
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def close(self) -> None:
+        """Let the fork server end (it does at the end of its commands, its game's
+        processes killed), then kill the sandbox and whatever is left in it."""
+        if self.usable:
+            self.spent = self.cpu_seconds()
+        self.usable = False
+        with contextlib.suppress(OSError, ValueError):
+            self._control.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(CLOSE_SECONDS)
+        self.sandbox._kill(self.proc, self.uid, self.sandbox._pids(self.proc, self.uid))
+        self._workdir.cleanup()
+
+
+_spawner: list[concurrent.futures.ThreadPoolExecutor] = []
+_spawner_lock = threading.Lock()
+
+
+def _spawn(start: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
+    """Start a loaded sandbox from one thread that lives as long as this process:
+    bubblewrap's ``--die-with-parent`` (PR_SET_PDEATHSIG) kills a sandbox when the
+    *thread* that started it ends, and a loaded sandbox outlives the thread that asked
+    for it (a tournament's game threads come and go)."""
+    with _spawner_lock:
+        if not _spawner:
+            _spawner.append(concurrent.futures.ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="littlestone-sandboxes"))
+    return _spawner[0].submit(start).result()
+
+
+class SandboxPool:
+    """Loaded sandboxes (:class:`LoadedSandbox`) by entrant, at most ``capacity`` alive:
+    loading another closes the least recently used idle one. Each runs one game at a
+    time (:meth:`lease` waits while it is busy); one that died or whose game left
+    anything behind is loaded again at its next lease. ``loads`` counts the loads,
+    :meth:`cpu_seconds` the CPU time of every sandbox it loaded."""
+
+    def __init__(self, sandbox: Sandbox, socket: Path | None, capacity: int) -> None:
+        self.sandbox, self.socket, self.capacity = sandbox, socket, max(1, capacity)
+        self._alive: OrderedDict[str, LoadedSandbox] = OrderedDict()
+        self._busy: set[str] = set()
+        self._changed = threading.Condition()
+        self.loads = 0
+        self._closed_cpu = 0.0
+
+    def cpu_seconds(self) -> float:
+        """The CPU time of the sandboxes it loaded, their games included (those alive
+        now, as far as they are)."""
+        with self._changed:
+            alive = list(self._alive.values())
+            closed = self._closed_cpu
+        return closed + sum(loaded.cpu_seconds() for loaded in alive)
+
+    def _retire(self, loaded: LoadedSandbox) -> None:
+        loaded.close()
+        with self._changed:
+            self._closed_cpu += loaded.spent
+
+    @contextlib.contextmanager
+    def lease(self, key: str, submission: Path) -> Iterator[LoadedSandbox]:
+        """The loaded sandbox of entrant ``key`` (``submission``'s), for one run; raises
+        SandboxError when it cannot be loaded."""
+        with self._changed:
+            while key in self._busy:
+                self._changed.wait()
+            self._busy.add(key)
+            loaded = self._alive.pop(key, None)
+            if loaded is not None and not loaded.alive:
+                loaded.close()
+                self._closed_cpu += loaded.spent
+                loaded = None
+            retired = []
+            if loaded is None:  # one more to load: beyond the capacity, the oldest idle go
+                # (those in use count too: each is one loaded sandbox)
+                over = len(self._alive) + len(self._busy) - self.capacity
+                retired = [self._alive.pop(k) for k in list(self._alive)[:max(0, over)]]
+        try:
+            for old in retired:
+                self._retire(old)
+            if loaded is None:
+                self.loads += 1
+                loaded = self.sandbox.load(submission, self.socket)
+            yield loaded
+        finally:
+            with self._changed:
+                self._busy.discard(key)
+                if loaded is not None and loaded.alive:
+                    self._alive[key] = loaded
+                elif loaded is not None:
+                    loaded.close()
+                    self._closed_cpu += loaded.spent
+                self._changed.notify_all()
+
+    def close(self) -> None:
+        """Close every loaded sandbox (told first, all of them, then waited for)."""
+        with self._changed:
+            closing, self._alive = list(self._alive.values()), OrderedDict()
+        spent = [loaded.cpu_seconds() for loaded in closing]
+        for loaded in closing:
+            loaded.usable = False
+            with contextlib.suppress(OSError, ValueError):
+                loaded._control.close()
+        for loaded in closing:
+            loaded.close()
+        with self._changed:
+            self._closed_cpu += sum(spent)
+
+
+def serve_forks(run: Callable[[list[str]], int], scratch: Path, namespace: bool) -> int:
+    """Inside a sandbox: the fork server of :class:`LoadedSandbox`. Commands come on
+    standard input and replies go on standard output, one JSON object a line; each
+    ``run`` is a child forked from this process, which has loaded what the children
+    need but never the submission: the child calls ``run(argv)`` (standard streams of
+    its own, every other descriptor closed, ``cpu_seconds`` of its own, random state
+    seeded afresh) and exits with its value. ``scratch`` (the private /tmp) is emptied
+    after each run; ``namespace``: the sandbox has a PID namespace of its own, where
+    everything but this process and init belongs to the game."""
+    return _ForkServer(run, scratch, namespace).serve()
+
+
+_PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
+
+
+def _prctl(option: int, value: int) -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+class _ForkServer:
+    """The loop of :func:`serve_forks`."""
+
+    def __init__(self, run: Callable[[list[str]], int], scratch: Path, namespace: bool) -> None:
+        self.run_child, self.scratch = run, scratch
+        # kill(-1) reaches every process but init and this one: only in its own namespace
+        self.namespace = namespace and os.getpid() == 2
+        self.control_in, self.control_out = os.dup(0), os.dup(1)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(2, 1)  # stray prints of what it loads go to its standard error
+        os.close(devnull)
+        # its games' processes may neither read nor write its memory (ptrace, /proc/PID/mem)
+        _prctl(_PR_SET_DUMPABLE, 0)
+        _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a game stay below it
+        for sig in _IGNORED:
+            signal.signal(sig, signal.SIG_IGN)
+        self.pending = b""
+        self.commands: list[dict[str, Any]] = []
+        self.eof = False
+
+    def serve(self) -> int:
+        clean = self._wipe()
+        gc.collect()
+        gc.freeze()  # (fewer pages copied into each child)
+        self._say({"ready": True, "clean": clean})
+        while True:
+            command = self._next_command()
+            if command is None:
+                break
+            if command.get("op") == "run":
+                self._run(command)
+            elif command.get("op") == "census":
+                self._say({"census": False})
+        self._kill_all()
+        return 0
+
+    def _say(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message).encode() + b"\n"
+        while data:
+            data = data[os.write(self.control_out, data):]
+
+    def _read_control(self) -> None:
+        chunk = os.read(self.control_in, 1 << 16)
+        if not chunk:
+            self.eof = True
+            return
+        self.pending += chunk
+        while b"\n" in self.pending:
+            line, _, self.pending = self.pending.partition(b"\n")
+            with contextlib.suppress(ValueError):
+                message = json.loads(line)
+                if isinstance(message, dict):
+                    self.commands.append(message)
+
+    def _next_command(self) -> dict[str, Any] | None:
+        while not self.commands and not self.eof:
+            self._read_control()
+        return self.commands.pop(0) if self.commands else None
+
+    def _run(self, command: dict[str, Any]) -> None:
+        limits = command["limits"]
+        cap, memory = int(limits["output_kb"]) << 10, int(limits["memory_mb"]) << 20
+        stdin = str(command.get("stdin", "")).encode()[:1 << 15]
+        in_r, in_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        os.write(in_w, stdin)  # (within a pipe's buffer)
+        os.close(in_w)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            self._child(list(command["argv"]), in_r, out_w, err_w, int(limits["cpu_seconds"]))
+        for fd in (in_r, out_w, err_w):
+            os.close(fd)
+        kept = {out_r: _Kept(cap), err_r: _Kept(cap)}
+        reading = set(kept)
+        code: int | None = None
+        exited = forked = over_memory = finish = False
+        beat = time.monotonic() + BEAT_SECONDS
+        seen: int | None = -1
+        game = [pid]
+        while not finish and not self.eof:
+            readable, _, _ = select.select([self.control_in, *reading], [], [], WATCH_SECONDS)
+            for fd in readable:
+                if fd == self.control_in:
+                    self._read_control()
+                elif not kept[fd].read(fd):
+                    reading.discard(fd)
+            while self.commands:
+                op = self.commands.pop(0).get("op")
+                if op == "census":
+                    self._say({"census": forked or len(self._game_pids()) > 1})
+                elif op == "finish":
+                    finish = True
+            reaped, status = self._reap(pid)
+            if reaped and not exited:
+                exited, code = True, status
+                self._say({"exited": code})
+            allocated = self._last_pid()  # (a process or a thread started since: look)
+            if allocated is None or allocated != seen:
+                seen, game = allocated, self._game_pids()
+            elif exited:
+                game = []
+            if len(game) > 1 and not forked:
+                forked = True
+                if command.get("alone"):
+                    self._kill_all()
+                    self._say({"killed": "forked"})
+            if not over_memory and _resident(game) > memory and sum(
+                    _memory_of(p) for p in game) > memory:  # (resident: a cheap upper bound)
+                over_memory = True
+                self._kill_all()
+                self._say({"killed": "memory"})
+            if time.monotonic() > beat:
+                beat = time.monotonic() + BEAT_SECONDS
+                self._say({"beat": len(game)})
+        forked = forked or len(self._game_pids()) > 1
+        self._kill_all()
+        reaped, status = self._reap(pid)
+        if reaped and not exited:
+            code = status
+        deadline = time.monotonic() + 2.0  # the rest of what the game's processes wrote
+        while reading and time.monotonic() < deadline:
+            readable, _, _ = select.select(list(reading), [], [], 0.1)
+            for fd in readable:
+                if not kept[fd].read(fd):
+                    reading.discard(fd)
+        for fd in kept:
+            os.close(fd)
+        clean = self._wipe()
+        self._say({"finished": {"code": code, "out": kept[out_r].text(),
+                                "err": kept[err_r].text(),
+                                "truncated": kept[out_r].truncated or kept[err_r].truncated,
+                                "forked": forked, "over_memory": over_memory,
+                                "clean": clean}})
+
+    def _child(self, argv: list[str], stdin: int, out: int, err: int, cpu: int) -> None:
+        """In the forked child: its own streams and session, nothing else of the fork
+        server's; then the game. Never returns."""
+        code = 70
+        try:
+            os.setsid()
+            for sig in _IGNORED:
+                signal.signal(sig, signal.SIG_DFL)
+            os.dup2(stdin, 0)
+            os.dup2(out, 1)
+            os.dup2(err, 2)
+            os.closerange(3, max(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 256))
+            _prctl(_PR_SET_DUMPABLE, 1)  # its fork server measures its memory
+            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            numpy = sys.modules.get("numpy")
+            if numpy is not None:  # (random reseeds itself in a forked child)
+                numpy.random.seed()
+            code = self.run_child(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:  # the child must exit, whatever happened
+            with contextlib.suppress(Exception):
+                import traceback
+
+                traceback.print_exc()
+        finally:
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+
+    def _reap(self, pid: int) -> tuple[bool, int | None]:
+        """Reap every finished child (orphans of a game come here); whether ``pid`` was
+        among them, and its exit status (None: killed by a signal)."""
+        reaped, found = False, None
+        while True:
+            try:
+                child, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return reaped, found
+            if child == 0:
+                return reaped, found
+            if child == pid:
+                code = os.waitstatus_to_exitcode(status)
+                reaped, found = True, (code if code >= 0 else None)
+
+    def _last_pid(self) -> int | None:
+        """The last process or thread id its PID namespace gave out (None outside one):
+        while it stays the same, no process has started, and the game's processes need
+        no looking for."""
+        if not self.namespace:
+            return None
+        with contextlib.suppress(OSError, ValueError):
+            return int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+        return None
+
+    def _game_pids(self) -> list[int]:
+        """The processes of the game: every living process under this one."""
+        return [p for p in _descendants(os.getpid(), bubblewrap=False, living=True)
+                if p != os.getpid()]
+
+    def _kill_all(self) -> None:
+        """Kill every process of the game (orphans included) and reap them."""
+        if self.namespace:
+            with contextlib.suppress(OSError):
+                os.kill(-1, signal.SIGKILL)
+        for _ in range(100):
+            pids = self._game_pids()
+            if not pids:
+                break
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            self._reap(0)
+            time.sleep(0.001)
+        self._reap(0)
+
+    def _wipe(self) -> bool:
+        """Empty the scratch folder; whether the sandbox is as it was loaded (nothing left
+        in it, and, in its own IPC namespace, no System V IPC object)."""
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(self.scratch):
+                _remove(Path(entry.path))
+        try:
+            left = any(os.scandir(self.scratch))
+        except OSError:
+            return False
+        if self.namespace:
+            for kind in ("shm", "sem", "msg"):
+                with contextlib.suppress(OSError):
+                    if len(Path(f"/proc/sysvipc/{kind}").read_text().splitlines()) > 1:
+                        return False
+        return not left
+
+
+def _remove(path: Path) -> None:
+    """Remove a file or a folder, whatever its permissions (the owner may change them)."""
+    if path.is_symlink() or not path.is_dir():
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return
+    with contextlib.suppress(OSError):
+        path.chmod(0o700)
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(path):
+            _remove(Path(entry.path))
+    with contextlib.suppress(OSError):
+        path.rmdir()
+
+
+class _Kept:
+    """The first ``cap`` bytes read from a pipe (the rest is read and dropped)."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap, self.kept, self.truncated = cap, bytearray(), False
+
+    def read(self, fd: int) -> bool:
+        """Read what is there; False at the end of the pipe."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:
+            return False
+        room = self.cap - len(self.kept)
+        if room > 0:
+            self.kept += chunk[:room]
+        if len(chunk) > room:
+            self.truncated = True
+        return bool(chunk)
+
+    def text(self) -> str:
+        return self.kept.decode("utf-8", "replace")
 
 
 def _free_uid() -> int:
@@ -335,6 +959,18 @@ def _memory_of(pid: int) -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) << 10
     return 0
+
+
+def _resident(pids: list[int]) -> int:
+    """The resident memory of processes, summed, in bytes: at least their proportional
+    share (:func:`_memory_of`, which costs a walk of their page tables), from
+    ``/proc/PID/statm`` at little cost."""
+    total = 0
+    page = os.sysconf("SC_PAGE_SIZE")
+    for pid in pids:
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
+    return total
 
 
 def _package_folders() -> list[str]:
@@ -386,22 +1022,27 @@ def _processes_of(uid: int) -> int:
     return total
 
 
-def _descendants(root: int, bubblewrap: bool) -> list[int]:
+def _descendants(root: int, bubblewrap: bool, living: bool = False) -> list[int]:
     """``root`` and the processes started under it, whatever their session (an orphan is
     adopted by the namespace's init, still under ``root``); with ``bubblewrap``, not
     ``root`` (bubblewrap) nor its children named ``bwrap`` (its init in the namespace:
-    the agent's own processes are further down)."""
+    the agent's own processes are further down); ``living``: not the zombies."""
     children: dict[int, list[tuple[int, str]]] = {}
+    dead: set[int] = set()
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             with contextlib.suppress(OSError, IndexError, ValueError):
                 head, _, tail = Path(f"/proc/{entry}/stat").read_text().rpartition(")")
-                ppid = int(tail.split()[1])  # pid (comm) state ppid ...
-                children.setdefault(ppid, []).append((int(entry), head.partition("(")[2]))
+                fields = tail.split()  # pid (comm) state ppid ...
+                children.setdefault(int(fields[1]), []).append((int(entry),
+                                                                 head.partition("(")[2]))
+                if fields[0] == "Z":
+                    dead.add(int(entry))
     found, todo = [], [(root, "", 0)]
     while todo:
         pid, name, depth = todo.pop()
-        if not bubblewrap or depth > 1 or (depth == 1 and name != "bwrap"):
+        if (not bubblewrap or depth > 1 or (depth == 1 and name != "bwrap")) and not (
+                living and pid in dead):
             found.append(pid)
         todo += [(child, comm, depth + 1) for child, comm in children.get(pid, [])]
     return found

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from littlestone.sandbox import UID_BASE, Limits, Sandbox
+from littlestone.sandbox import UID_BASE, Limits, LoadedSandbox, Sandbox
 
 pytestmark = pytest.mark.skipif(Sandbox.unavailable() is not None,
                                 reason=f"no sandbox here: {Sandbox.unavailable()}")
@@ -138,9 +138,15 @@ def test_import_time_attacks_are_contained(scene):
     with pytest.raises(TimeoutError):
         scene["listener"].accept()  # nobody connected
     assert run.forked  # the setsid grandchild and the forks were seen ...
-    leftovers = [pid for pid in os.listdir("/proc") if pid.isdigit()
-                 and _uid(pid) is not None and _uid(pid) >= UID_BASE]
+    leftovers = [pid for pid in os.listdir("/proc") if pid.isdigit() and _ours(_uid(pid))]
     assert not leftovers  # ... and are gone with the sandbox
+
+
+def _ours(uid: int | None) -> bool:
+    """Whether ``uid`` is one of the sandbox uids of this process (other processes on
+    the machine, another test run, have their own)."""
+    base = UID_BASE + (os.getpid() % 10_000) * 100
+    return uid is not None and base <= uid < base + 100
 
 
 def _uid(pid: str) -> int | None:
@@ -162,7 +168,7 @@ def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
 
     def watch() -> None:  # the processes of this run, while it runs
         for _ in range(50):
-            pids = [p for p in os.listdir("/proc") if p.isdigit() and (_uid(p) or 0) >= UID_BASE]
+            pids = [p for p in os.listdir("/proc") if p.isdigit() and _ours(_uid(p))]
             seen.extend(int(p) for p in pids)
             threading.Event().wait(0.05)
 
@@ -170,7 +176,8 @@ def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
     watcher.start()
     request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(hang)}:X",
                           "games": []}).encode()
-    run = sandbox.run(hang, ["probe"], timeout=2, stdin=request)
+    run = sandbox.run(hang, ["probe"], timeout=8, stdin=request)  # (a loaded machine: 2 s
+    # may end it before Python has even started its child)
     watcher.join()
     assert run.code is None and run.forked
     assert seen  # it did run ...
@@ -179,31 +186,60 @@ def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
 
 def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     """A tournament gives a submission its credential on stdin: no process's command
-    line ever holds it (``ps`` shows command lines to every local user)."""
-    from littlestone.server.tournament import load_config, run_tournament
+    line ever holds it (``ps`` shows command lines to every local user). (The game is
+    played by a field worker in this process, as a tournament's worker processes do.)"""
+    from littlestone.server.tournament import load_config
+    from littlestone.server.tournament.field import FieldWorker
+    from littlestone.server.tournament.pairing import pairings
 
     calls = []
-    original = Sandbox.run
+    original = LoadedSandbox.run
 
-    def spy(self, submission, args, timeout, stdin=b"", *more):
+    def spy(self, args, timeout, stdin=b"", *more):
         calls.append((list(args), stdin))
-        return original(self, submission, args, timeout, stdin, *more)
+        return original(self, args, timeout, stdin, *more)
 
-    monkeypatch.setattr(Sandbox, "run", spy)
+    monkeypatch.setattr(LoadedSandbox, "run", spy)
     agent = Path(__file__).parent / "hostile" / "chatty.py"
     config = tmp_path / "t.toml"
     config.write_text(f'learners = ["{agent}:MajorityVote"]\nadversaries = ["random-target"]\n'
                       '[tournament]\nname = "creds"\nrounds = 5\nseeds = 1\n'
                       '[[classes]]\nspec = "thresholds:n=7"\n')
-    report = run_tournament(load_config(config), tmp_path / "data", 1, progress=False)
-    assert [g["status"] for g in report.games] == ["complete"]
-    games = [(args, stdin) for args, stdin in calls if args[0] == "connect"]
+    lines: set[str] = set()
+    running = threading.Event()
+
+    def watch() -> None:  # every command line of this process's sandboxes, as they run
+        while not running.is_set():
+            for pid in os.listdir("/proc"):
+                if pid.isdigit() and _ours(_uid(pid)):
+                    with contextlib.suppress(OSError):
+                        lines.add(Path(f"/proc/{pid}/cmdline").read_bytes().decode())
+            running.wait(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    loaded = load_config(config)
+    (game,), _ = pairings(loaded, {})
+    worker = FieldWorker(loaded, tmp_path / "data", False, 2)
+    played = []
+    try:
+        worker.play((game,), lambda pairing, outcome: played.append(outcome))
+    finally:
+        running.set()
+        watcher.join()
+        worker.close()
+    assert [g["status"] for g in played] == ["complete"]
+    games = [(args, stdin) for args, stdin in calls if args[0] == "direct"]  # (direct link)
     assert len(games) == 1
     args, stdin = games[0]
     token = stdin.decode().strip()
-    assert token.startswith("ls1_") and len(token) > 20
+    assert token.startswith("lsd_") and len(token) > 20
     assert not any(token in arg for arg in args)
     assert "--seed" not in args and "--rounds" not in args and "--vs" not in args
+    # the loaded sandbox's fork server runs the game in a child it forks: every command
+    # line in the sandbox is the fork server's (or bubblewrap's), never a credential
+    assert any("zygote" in line for line in lines)
+    assert not any("lsd_" in line or token in line for line in lines)
 
 
 def test_memory_is_limited_over_all_of_a_submissions_processes(tmp_path):
@@ -293,3 +329,51 @@ def test_a_process_of_its_own_session_is_seen_and_ends_a_game_run(tmp_path, monk
         with contextlib.suppress(FileNotFoundError):  # gone, or a zombie nobody reaps
             assert Path(f"/proc/{child}/stat").read_text().rpartition(")")[2].split()[0] \
                 == "Z"
+
+
+def test_the_pool_keeps_at_most_its_capacity_loaded_the_least_recently_used_closed(tmp_path):
+    """Loaded sandboxes are bounded: loading one more closes the least recently used
+    idle one (its fork server gone), and a sandbox in use is never closed."""
+    from littlestone.sandbox import SandboxPool
+
+    files = []
+    for name in ("a", "b", "c"):
+        files.append(tmp_path / f"{name}.py")
+        files[-1].write_text("from littlestone.learners.halving import Halving as X\n")
+    pool = SandboxPool(Sandbox(Limits()), None, 2)
+    try:
+        with pool.lease("a", files[0]) as a:
+            with pool.lease("b", files[1]):
+                pass
+            with pool.lease("c", files[2]):  # b is idle and least recently used: closed
+                pass
+            assert a.alive  # (in use)
+        assert pool.loads == 3 and sorted(pool._alive) == ["a", "c"]
+        with pool.lease("a", files[0]) as again:
+            assert again is a  # still loaded: not loaded again
+        with pool.lease("b", files[1]):  # c is the least recently used now
+            pass
+        assert pool.loads == 4 and sorted(pool._alive) == ["a", "b"]
+    finally:
+        pool.close()
+    assert not a.alive
+
+
+def test_an_end_said_after_its_game_does_not_end_the_next(tmp_path):
+    """A game's process that exited on its own before its good game was said ended: the
+    end is not heard by the next game's run, which plays to its own end (it was killed
+    at once: a field's next game started dead)."""
+    file = tmp_path / "a.py"
+    file.write_text("from littlestone.learners.halving import Halving as X\n")
+    sandbox = Sandbox(Limits())
+    request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(file)}:X",
+                          "games": []}).encode()
+    loaded = sandbox.load(file)
+    try:
+        first = loaded.run(["probe"], 60, request)
+        loaded.end()  # (too late: its process has exited)
+        second = loaded.run(["probe"], 60, request)
+    finally:
+        loaded.close()
+    assert (first.code, first.ended) == (0, False)
+    assert (second.code, second.ended) == (0, False) and '"ok": true' in second.out

@@ -31,7 +31,7 @@ COMMANDS: dict[str, Callable[[Any], int]] = {
     "adversaries": local.list_agents, "games": records.games, "replay": records.replay,
     "serve": network.serve, "connect": network.connect, "watch": network.watch,
     "token": network.token, "check": tournaments.check, "tournament": tournaments.tournament,
-    "probe": tournaments.probe, "pac": pac.pac,
+    "probe": tournaments.probe, "zygote": tournaments.zygote, "pac": pac.pac,
 }
 
 

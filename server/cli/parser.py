@@ -357,6 +357,9 @@ def build_parser() -> argparse.ArgumentParser:
     tournament.add_argument("--ray", metavar="ADDRESS",
                             help="fan out over a Ray cluster at ADDRESS ('local' starts one "
                             "with --workers CPUs); needs the ray extra")
+    tournament.add_argument("--sandboxes", type=positive_int, metavar="N",
+                            help="submissions kept loaded at once, over all workers "
+                            "(default: a quarter of the available memory, 64 MiB each)")
     tournament.add_argument("--json", action="store_true", help="print the leaderboard")
     tournament.add_argument("--keep-going", action="store_true",
                             help="when entrants fail to load, play the others and rank "
@@ -385,6 +388,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="run the checks without bubblewrap where it cannot run")
     sub.add_parser("probe", help=argparse.SUPPRESS)  # a tournament's, in its sandbox
+    zygote = sub.add_parser("zygote", help=argparse.SUPPRESS)  # a loaded sandbox's fork server
+    zygote.add_argument("--scratch", required=True)
+    zygote.add_argument("--namespace", action="store_true")
 
     registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
     for kind, registry in registries:

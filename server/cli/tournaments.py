@@ -13,8 +13,14 @@ from typing import Any
 from littlestone import adversaries, learners
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.sandbox import Sandbox
-from littlestone.server.cli.common import UsageError, operator_log
+from littlestone.sandbox import Sandbox, serve_forks
+from littlestone.server.cli.common import (
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    TerminalSafe,
+    UsageError,
+    operator_log,
+)
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.preflight import Refereed, play_check_games
@@ -31,7 +37,7 @@ from littlestone.testing import (
     yield_checks,
 )
 
-__all__ = ["check", "leaderboard_lines", "probe", "tournament"]
+__all__ = ["check", "leaderboard_lines", "probe", "tournament", "zygote"]
 
 #: How long ``check`` lets an agent run its checks in the sandbox.
 CHECK_SECONDS = 60
@@ -80,7 +86,8 @@ def _tournament_served(args: argparse.Namespace, config: Any) -> int:
 def _tournament(args: argparse.Namespace, config: Any) -> int:
     report = run_tournament(config, Path(args.data), args.workers, progress=not args.json,
                             ray_address=args.ray, keep_going=args.keep_going,
-                            unsafe=args.unsafe_no_sandbox, log_level=args.log)
+                            unsafe=args.unsafe_no_sandbox, log_level=args.log,
+                            sandboxes=args.sandboxes)
     for failed in report.unloaded:
         print(f"littlestone: {failed['role']} {failed['entrant']} failed to load: "
               f"{failed['reason']}", file=sys.stderr)
@@ -357,4 +364,56 @@ def probe(args: argparse.Namespace) -> int:
             reasons.append(f"{type(exc).__name__}: {exc}")
     sys.stdout.flush()
     print(json.dumps({"ok": True, "unsupported": reasons}))
+    return 0
+
+
+def zygote(args: argparse.Namespace) -> int:
+    """(Inside a tournament's sandbox.) A loaded submission's fork server
+    (:func:`littlestone.sandbox.serve_forks`): the command line, the client and the
+    agents' registries are imported once, here, and never the submission; each game is
+    a fresh child that runs ``direct`` (a game on the referee's direct link), ``connect``
+    (the experts game, through the arena's game server) or ``probe`` as its own process
+    would."""
+    from littlestone.server.cli import network
+    from littlestone.server.cli.parser import build_parser
+
+    parser = build_parser()
+    commands: dict[str, Callable[[argparse.Namespace], int]] = {
+        "connect": network.connect, "probe": probe}
+
+    def run(argv: list[str]) -> int:
+        try:
+            if argv[:1] == ["direct"]:
+                return _direct(argv[1:])
+            parsed = parser.parse_args(argv)
+            if parsed.command not in commands:
+                return EXIT_USAGE
+            return commands[parsed.command](parsed)
+        except (UsageError, LittlestoneError, RecursionError) as exc:  # as main() says it
+            print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
+            return EXIT_USAGE
+        except Exception as exc:
+            print(f"littlestone: internal error: {type(exc).__name__}: "
+                  f"{TerminalSafe.escape(str(exc))}", file=sys.stderr)
+            return EXIT_INTERNAL
+
+    return serve_forks(run, Path(args.scratch), args.namespace)
+
+
+def _direct(argv: list[str]) -> int:
+    """(A loaded sandbox's game process.) ``direct SOCKET ROLE SPEC``: one game on the
+    referee's direct link (:func:`littlestone.client.play_direct`), entered with the
+    one-time token on standard input before the submission is imported (no local
+    variable keeps it)."""
+    from littlestone.client import AgentCrashed, enter_direct, play_direct
+
+    path, role, spec = argv
+    link = enter_direct(path, sys.stdin.readline().strip())
+    agent: Any = (learners.LEARNERS.make(spec) if role == "learner"
+                  else adversaries.ADVERSARIES.make(spec))
+    try:
+        play_direct(link, agent)
+    except AgentCrashed as exc:  # as connect says it
+        raise UsageError(f"connect: {exc} (the referee records the game as "
+                         f"disconnected:{exc.role})") from None
     return 0

@@ -35,7 +35,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
-from littlestone.games.errors import SpecError
 from littlestone.server.records.database import Database, utc_now
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.rows import GameRow, GameStart, ResultColumn, TournamentRow
@@ -278,16 +277,19 @@ class Store(TokenTable, Database):
     # -- tournaments (littlestone.server.tournament; the page lists them) --------
 
     def start_tournament(self, name: str, config_sha256: str) -> None:
-        """Record a tournament (once; a changed config, or changed submitted files, under
-        the same name is refused: ``config_sha256`` is the config's identity)."""
-        rows = self._run("SELECT config_sha256 FROM tournaments WHERE name = ?", (name,))
-        if not rows:
-            self._run("INSERT OR IGNORE INTO tournaments VALUES (?, ?, ?)",
-                      (name, config_sha256, utc_now()))
-        elif rows[0]["config_sha256"] != config_sha256:
-            raise SpecError(f"tournament {name!r} already ran with another configuration "
-                            "or other submitted files in this data folder: give it another "
-                            "name, or put the files back as they were")
+        """Record a tournament, and the identity (config and files) it now runs under:
+        its games are keyed by what they depend on, so a changed config or file re-plays
+        only the games it changes (:meth:`drop_tournament_games` forgets the others)."""
+        self._run("INSERT INTO tournaments VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE "
+                  "SET config_sha256 = excluded.config_sha256", (name, config_sha256, utc_now()))
+
+    def drop_tournament_games(self, name: str, keys: list[str]) -> None:
+        """Forget these pairings of a tournament (an entrant left, or its file changed);
+        their games stay in the index and their logs in the folder."""
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            self._run(f"DELETE FROM tournament_games WHERE tournament = ? AND key IN "
+                      f"({', '.join('?' * len(chunk))})", (name, *chunk))
 
     def tournament_keys(self, name: str) -> set[str]:
         """The pairings of a tournament already played."""

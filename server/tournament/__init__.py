@@ -2,11 +2,12 @@
 
 A tournament is one TOML file (:mod:`.config`). Its games (:mod:`.pairing`) are played
 where their agents live (:mod:`.matches`): built-in pairs in worker processes through
-the local driver, submitted files in a :mod:`.sandbox` as clients of a server the
-tournament runs on loopback, remote agents on their own connection. Results go into
-the data folder's SQLite index as each game ends (:mod:`.run`: running the same command
-again continues where it stopped), then are ranked (:mod:`.ranking`) and reported as
-one static page (:mod:`.report`).
+the local driver, submitted files in their sandboxes, each loaded once, as clients of a
+game server a field worker runs on a private Unix socket (:mod:`.field`: local worker
+processes or Ray actors), remote agents on their own connection. Results go into the
+data folder's SQLite index as each game ends, keyed by what each game depends on
+(:mod:`.run`: running the same command again plays only what is missing or changed),
+then are ranked (:mod:`.ranking`) and reported as one static page (:mod:`.report`).
 
 This room imports the games, the agents, the records and the network room.
 """
@@ -21,7 +22,7 @@ from littlestone.server.tournament.config import (
 )
 from littlestone.server.tournament.pairing import Pairing
 from littlestone.server.tournament.ranking import rank
-from littlestone.server.tournament.run import run_tournament
+from littlestone.server.tournament.run import rate_entrant, run_tournament
 
 __all__ = ["ConfigError", "Limits", "Pairing", "TournamentConfig",
-           "load_config", "rank", "run_tournament"]
+           "load_config", "rank", "rate_entrant", "run_tournament"]

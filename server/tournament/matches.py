@@ -18,19 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
-from littlestone.sandbox import Run, Sandbox
+from littlestone.protocol.errors import ProtocolError
+from littlestone.protocol.frames import FrameSocket
+from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxError, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.rows import GameRow
@@ -41,12 +44,15 @@ from littlestone.server.tournament.config import (
     is_file_agent,
     remote_account,
 )
+from littlestone.server.tournament.direct import Door, play_direct, thread_store
 from littlestone.server.tournament.pairing import Pairing, rules
 
 __all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_remote_agent"]
 
-#: How long a submission has, once started, to enter its game.
+#: How long a submission has, once started, to enter its game, and how often the
+#: tournament looks whether it has.
 ENTER_SECONDS = 60.0
+ENTER_POLL_SECONDS = 0.002
 T = TypeVar("T")
 
 def _outcome(row: GameRow, message: str) -> dict[str, Any]:
@@ -146,10 +152,22 @@ class Arena:
         self.folder.cleanup()
 
 
+#: What runs a submission's process for a game: (arguments, timeout, standard input,
+#: game over?, census, alone) -> its Run (:meth:`.Sandbox.run`, :meth:`.LoadedSandbox.run`).
+Runner = Callable[[list[str], float, bytes, Callable[[], bool],
+                   Callable[[Callable[[], bool]], None], bool], Run]
+
+
 def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
-                    sandbox: Sandbox) -> dict[str, Any]:
-    """A game with one or two submitted files, each in its sandbox, entered into the
-    arena's Unix-socket server with a one-time credential."""
+                    sandbox: Sandbox, pool: SandboxPool | None = None,
+                    files: Mapping[str, Path] | None = None,
+                    door: Door | None = None) -> dict[str, Any]:
+    """A game with one or two submitted files, each in its sandbox: a fresh child of the
+    file's loaded sandbox in ``pool`` (loaded once, :class:`.SandboxPool`), or without a
+    pool a sandbox of its own, started for this game alone. Each enters with a one-time
+    credential: with a ``door``, on a direct link that this thread referees
+    (:mod:`.direct`); else into the arena's Unix-socket game server. ``files``: where a
+    spec's file is, when not where the config says (a Ray node's copy)."""
     server = arena.unix
     assert server is not None and arena.socket is not None
     tag = hashlib.sha256(f"{config.name}|{pairing.key}".encode()).hexdigest()[:16]
@@ -162,35 +180,75 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
     over = threading.Event()
     runs: dict[str, concurrent.futures.Future[Run]] = {}
     counts: dict[str, Callable[[], bool]] = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as pool:
+    unloaded: dict[str, str] = {}
+    with contextlib.ExitStack() as leases, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as threads:
+        runners: dict[str, Runner] = {}
+        loaded: list[LoadedSandbox] = []
+        for role, spec in roles:  # (in one order: two games never wait for each other)
+            file = _file(config, spec, files)
+            if pool is None:
+                runners[role] = functools.partial(_fresh, sandbox, file, arena.socket)
+                continue
+            try:
+                loaded.append(leases.enter_context(pool.lease(f"{role}:{spec}", file)))
+            except SandboxError as exc:
+                unloaded[role] = str(exc)
+                continue
+            runners[role] = loaded[-1].run
+        links: dict[str, concurrent.futures.Future[FrameSocket]] = {}
+        tokens: list[str] = []
         for role, spec in roles:
-            token = arena.call(_grant(server, config.name, accounts[role]))
-            file, rest = file_of(spec, config.base)
-            args = ["connect", f"unix:{sandbox.socket(arena.socket)}", f"--{role}",
-                    f"{sandbox.inside(file)}:{rest}", "--tournament", config.name,
-                    "--token-file", "-", "--name", accounts[role]]
-            runs[role] = pool.submit(sandbox.run, file, args, timeout,
-                                     (token + "\n").encode(), arena.socket, over.is_set,
-                                     functools.partial(counts.__setitem__, role), True)
-        entered = _await_entrants(arena, server, config.name, accounts, runs)
+            if role not in runners:
+                continue
+            file, rest = _file(config, spec, files), file_of(spec, config.base)[1]
+            if door is not None:
+                token, links[role] = door.expect()
+                tokens.append(token)
+                args = ["direct", sandbox.socket(door.path), role, f"{sandbox.inside(file)}:{rest}"]
+            else:
+                token = arena.call(_grant(server, config.name, accounts[role]))
+                args = ["connect", f"unix:{sandbox.socket(arena.socket)}", f"--{role}",
+                        f"{sandbox.inside(file)}:{rest}", "--tournament", config.name,
+                        "--token-file", "-", "--name", accounts[role]]
+            runs[role] = threads.submit(runners[role], args, timeout, (token + "\n").encode(),
+                                        over.is_set, functools.partial(counts.__setitem__,
+                                                                       role), True)
         game_id = None
-        if len(entered) == len(roles):
-            game_id = arena.call(_play(server, config, pairing, accounts))
-        # before done: an agent waiting for it still has every process it started
-        forked = {role for role in entered if role in counts and counts[role]()}
-        for account in accounts.values():
-            arena.call(_release(server, config.name, account))
+        if door is not None:
+            entered = _await_links(links, runs)
+            for token in tokens:
+                door.revoke(token)
+            came = set(entered)
+            try:
+                if len(came) == len(roles):
+                    game_id = play_direct(config, pairing, entered, accounts, arena.data)
+                forked = {role for role in came if role in counts and counts[role]()}
+            finally:
+                for link in entered.values():
+                    link.close()
+            row = thread_store(arena.data).game(game_id) if game_id else None
+        else:
+            came = _await_entrants(server, config.name, accounts, runs)
+            if len(came) == len(roles):
+                game_id = arena.call(_play(server, config, pairing, accounts))
+            # before done: an agent waiting for it still has every process it started
+            forked = {role for role in came if role in counts and counts[role]()}
+            for account in accounts.values():
+                arena.call(_release(server, config.name, account))
+            row = arena.call(_game_row(server, game_id)) if game_id else None
         over.set()
+        if row is not None and row["status"] == "complete" and not forked:
+            for each in loaded:  # (what a process prints after a good game is not needed)
+                each.end()
         outcomes = {role: future.result() for role, future in runs.items()}
     forked |= {role for role, run in outcomes.items() if run.forked}
     for role in forked:
         outcomes[role].forked = True
-    notes = _notes(outcomes)
-    store = Store(arena.data)  # this thread's own connection
-    row = store.game(game_id) if game_id else None
-    store.close()
+    notes = [f"the {role}'s sandbox could not be loaded: {why}"
+             for role, why in unloaded.items()] + _notes(outcomes)
     if row is None:
-        absent = [role for role, _ in roles if role not in entered] or [roles[0][0]]
+        absent = [role for role, _ in roles if role not in came] or [roles[0][0]]
         status = f"crash:{absent[0] if len(absent) == 1 else 'both'}:no_game"
         return {"game_id": None, "status": status, "result": {"status": status},
                 "message": "; ".join(notes) or f"the {' and the '.join(absent)} never "
@@ -199,7 +257,28 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
     if forked and outcome["status"] == "complete":  # played to its end, but not alone
         status = f"forked:{next(iter(forked)) if len(forked) == 1 else 'both'}"
         outcome["status"] = outcome["result"]["status"] = status
+    stalled = sorted(role for role, run in outcomes.items() if run.stalled)
+    if stalled and outcome["status"].split(":")[1:2] != stalled:
+        # it stopped or killed its own fork server, which watched it: whatever the game
+        # became meanwhile (its opponent may have missed deadlines), it is its fault
+        status = f"stalled:{stalled[0] if len(stalled) == 1 else 'both'}"
+        outcome["status"] = outcome["result"]["status"] = status
     return outcome
+
+
+def _file(config: TournamentConfig, spec: str, files: Mapping[str, Path] | None) -> Path:
+    return files[spec] if files and spec in files else file_of(spec, config.base)[0]
+
+
+def _fresh(sandbox: Sandbox, file: Path, socket: Path | None, args: list[str], timeout: float,
+           stdin: bytes, game_over: Callable[[], bool],
+           census: Callable[[Callable[[], bool]], None], alone: bool) -> Run:
+    """One game's run in a sandbox of its own (the path without a pool)."""
+    return sandbox.run(file, args, timeout, stdin, socket, game_over, census, alone)
+
+
+async def _game_row(server: GameServer, game_id: str) -> dict[str, Any] | None:
+    return server.store.game(game_id)
 
 
 async def _grant(server: GameServer, tournament: str, account: str) -> str:
@@ -225,9 +304,8 @@ async def _play(server: GameServer, config: TournamentConfig, pairing: Pairing,
     return await server.play_entrant(config.name, account, game, pairing.seed, opponent)
 
 
-def _await_entrants(arena: Arena, server: GameServer, tournament: str,
-                    accounts: dict[str, str], runs: dict[str, concurrent.futures.Future[Run]]
-                    ) -> set[str]:
+def _await_entrants(server: GameServer, tournament: str, accounts: dict[str, str],
+                    runs: dict[str, concurrent.futures.Future[Run]]) -> set[str]:
     """The roles whose agent entered, waiting until all have or the others are gone."""
     deadline = time.monotonic() + ENTER_SECONDS
     entered: set[str] = set()
@@ -235,9 +313,35 @@ def _await_entrants(arena: Arena, server: GameServer, tournament: str,
         entered = {role for role, account in accounts.items()
                    if server.entrant(tournament, account) == role}
         waiting = [role for role in accounts if role not in entered]
+        if not waiting or all(role not in runs or runs[role].done() for role in waiting):
+            break
+        time.sleep(ENTER_POLL_SECONDS)
+    return entered
+
+
+def _await_links(links: dict[str, concurrent.futures.Future[FrameSocket]],
+                 runs: dict[str, concurrent.futures.Future[Run]]) -> dict[str, FrameSocket]:
+    """The direct links of the roles whose game process entered and then made its agent
+    (``ready``), waiting until all have or the others' processes are gone, at most
+    :data:`ENTER_SECONDS` in all."""
+    deadline = time.monotonic() + ENTER_SECONDS
+    while time.monotonic() < deadline:
+        waiting = [role for role, link in links.items() if not link.done()]
         if not waiting or all(runs[role].done() for role in waiting):
             break
-        time.sleep(0.05)
+        either: list[concurrent.futures.Future[Any]] = [links[role] for role in waiting]
+        either += [runs[role] for role in waiting]
+        concurrent.futures.wait(either, timeout=max(0.0, deadline - time.monotonic()),
+                                return_when=concurrent.futures.FIRST_COMPLETED)
+    entered = {}
+    for role, link in links.items():  # each made its agent (imported the submission)?
+        if not link.done() or link.cancelled():
+            continue
+        with contextlib.suppress(TimeoutError, EOFError, ProtocolError):
+            if link.result().recv(deadline)["type"] == "ready":
+                entered[role] = link.result()
+                continue
+        link.result().close()
     return entered
 
 
@@ -250,10 +354,12 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
         if run.over_memory:
             notes.append(f"the {role} held more memory than its limit over all its "
                          "processes (killed)")
-        if run.code is None:
+        if run.stalled:
+            notes.append(f"the {role} stopped or killed its own sandbox (killed)")
+        elif run.code is None and not run.ended:
             if not (run.forked or run.over_memory):  # (else killed for that, said above)
                 notes.append(f"the {role} overran its time and was killed")
-        elif run.code != 0:
+        elif run.code != 0 and not run.ended:  # (ended: killed at once after a good game)
             last = [line for line in run.err.strip().splitlines() if line][-1:] or [
                 "no message"]
             notes.append(f"the {role} exited with status {run.code}: {last[0][:300]}")

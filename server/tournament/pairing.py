@@ -9,8 +9,12 @@ play, or why it cannot be loaded at all.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import itertools
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +25,7 @@ from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.protocol.messages import rules_to_wire
-from littlestone.sandbox import Sandbox
+from littlestone.sandbox import Sandbox, SandboxError, SandboxPool
 from littlestone.server.tournament.config import (
     TournamentConfig,
     file_of,
@@ -29,8 +33,8 @@ from littlestone.server.tournament.config import (
     remote_account,
 )
 
-__all__ = ["PROBE_SECONDS", "Entrant", "Pairing", "load_entrants", "pairings", "probe", "rules",
-           "spaces"]
+__all__ = ["PROBE_SECONDS", "Entrant", "Pairing", "candidates", "file_digests", "judge",
+           "load_entrants", "pairings", "probe", "rules", "spaces", "version"]
 
 #: How long a submission has to load and answer which games it can play.
 PROBE_SECONDS = 60.0
@@ -49,10 +53,20 @@ class Pairing:
     seed: int
     declined: str | None = None
     reason: str = ""
+    #: What else the game depends on, digested (:func:`version`): the rounds, the
+    #: submissions' limits and the bytes of each submitted file that plays it.
+    version: str = ""
+
+    @property
+    def base(self) -> str:
+        """The game without its version: ``game|class|learner|adversary|seed``."""
+        return f"{self.game}|{self.hclass}|{self.learner}|{self.adversary}|{self.seed}"
 
     @property
     def key(self) -> str:
-        return f"{self.game}|{self.hclass}|{self.learner}|{self.adversary}|{self.seed}"
+        """What a tournament stores the game's result under: a changed file, or changed
+        rules, make another key, and the game is played again."""
+        return f"{self.base}|{self.version}" if self.version else self.base
 
 
 @dataclass(frozen=True)
@@ -89,14 +103,20 @@ def rules(config: TournamentConfig, pairing: Pairing | tuple[str, str | None]) -
 
 
 def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox,
-          asked: list[tuple[str, str | None]] | None = None) -> Entrant:
+          asked: list[tuple[str, str | None]] | None = None, pool: SandboxPool | None = None,
+          file: Path | None = None) -> Entrant:
     """Load a submitted file in its sandbox and ask which games it can play: the
-    tournament's game spaces, or those ``asked`` (``Entrant.unsupported`` in their order)."""
-    file, rest = file_of(spec, config.base)
-    given = Path(spec.partition(".py:")[0] + ".py")
-    if (given if given.is_absolute() else config.base / given).is_symlink():
-        return Entrant(spec, role, failed=f"it is a symbolic link (to {str(file)!r}): a "
-                       "submission is its own file, not another's")
+    tournament's game spaces, or those ``asked`` (``Entrant.unsupported`` in their order).
+    With a ``pool``, the file is loaded there once (:class:`.SandboxPool`) and asked
+    by a fresh child, as its games will be played; ``file``: where the file is, when
+    not where the config says (a Ray node's copy)."""
+    rest = file_of(spec, config.base)[1]
+    if file is None:
+        file = file_of(spec, config.base)[0]
+        given = Path(spec.partition(".py:")[0] + ".py")
+        if (given if given.is_absolute() else config.base / given).is_symlink():
+            return Entrant(spec, role, failed=f"it is a symbolic link (to {str(file)!r}): a "
+                           "submission is its own file, not another's")
     if not file.is_file():
         return Entrant(spec, role, failed=f"no such file {str(file)!r} (paths are relative "
                        "to the tournament file's folder)")
@@ -104,7 +124,14 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox,
         spaces(config) if asked is None else asked)]
     request = json.dumps({"role": role, "spec": f"{sandbox.inside(file)}:{rest}",
                           "games": games}).encode()
-    run = sandbox.run(file, ["probe"], timeout=PROBE_SECONDS, stdin=request)
+    if pool is None:
+        run = sandbox.run(file, ["probe"], timeout=PROBE_SECONDS, stdin=request)
+    else:
+        try:
+            with pool.lease(f"{role}:{spec}", file) as loaded:
+                run = loaded.run(["probe"], PROBE_SECONDS, request)
+        except SandboxError as exc:
+            return Entrant(spec, role, failed=str(exc))
     answer = None
     for line in reversed(run.out.strip().splitlines()):
         try:
@@ -131,11 +158,17 @@ def _last_line(text: str) -> str:
     return lines[-1].removeprefix("littlestone: error: ")[:300] if lines else ""
 
 
-def load_entrants(config: TournamentConfig, sandbox: Sandbox | None) -> dict[str, Entrant]:
+def load_entrants(config: TournamentConfig, sandbox: Sandbox | None,
+                  probe_files: Callable[[list[tuple[str, str]]],
+                                        dict[tuple[str, str], Entrant]] | None = None
+                  ) -> dict[str, Entrant]:
     """Every learner and adversary of the tournament, loaded: built-ins here, files by
-    :func:`probe` in their sandbox (``sandbox`` None: files cannot be run, and fail)."""
+    :func:`probe` in their sandbox, or by ``probe_files`` (given (role, spec) pairs: a
+    tournament's workers, which keep them loaded) (``sandbox`` None: files cannot be
+    run, and fail)."""
     entrants: dict[str, Entrant] = {}
     games = [rules(config, space) for space in spaces(config)]
+    files: list[tuple[str, str]] = []
     for role, registry, specs in (("learner", LEARNERS, config.learners),
                                   ("adversary", ADVERSARIES, config.adversaries)):
         for spec in specs:
@@ -143,8 +176,12 @@ def load_entrants(config: TournamentConfig, sandbox: Sandbox | None) -> dict[str
             if key in entrants or remote_account(spec):
                 continue
             if is_file_agent(spec):
-                entrants[key] = (probe(config, spec, role, sandbox) if sandbox is not None
-                                 else Entrant(spec, role, failed="submissions need a sandbox"))
+                if sandbox is None:
+                    entrants[key] = Entrant(spec, role, failed="submissions need a sandbox")
+                elif probe_files is None:
+                    entrants[key] = probe(config, spec, role, sandbox)
+                else:
+                    files.append((role, spec))
                 continue
             try:
                 agent: Any = registry.make(spec)
@@ -152,6 +189,11 @@ def load_entrants(config: TournamentConfig, sandbox: Sandbox | None) -> dict[str
                 entrants[key] = Entrant(spec, role, failed=str(exc))
                 continue
             entrants[key] = Entrant(spec, role, tuple(_unsupported(agent, g) for g in games))
+    if files and probe_files is not None:
+        found = probe_files(files)
+        for role, spec in files:
+            entrants[f"{role}:{spec}"] = found.get((role, spec)) or Entrant(
+                spec, role, failed="it was not probed")
     return entrants
 
 
@@ -162,36 +204,100 @@ def _unsupported(agent: Any, game: GameSpec) -> str | None:
         return str(exc)
 
 
-def pairings(config: TournamentConfig, entrants: dict[str, Entrant]
-             ) -> tuple[list[Pairing], list[dict[str, Any]]]:
-    """Every pairing of the tournament, and the ones that are not, with the reason (a
-    remote agent against a submission or another remote agent; both sides declining).
-    A pairing one side declines (``unsupported``) is in the list, marked ``declined``:
-    it counts as that side's fault. A pairing with an entrant that failed to load is in
-    the list too (and is recorded as its fault): it is not the opponent's to lose."""
+def file_digests(config: TournamentConfig) -> dict[str, str | None]:
+    """The SHA-256 of each submitted file the tournament names, by spec (None: no such
+    file, or unreadable: it fails to load anyway)."""
+    out: dict[str, str | None] = {}
+    for spec in {*config.learners, *config.adversaries}:
+        if is_file_agent(spec):
+            file, _ = file_of(spec, config.base)
+            out[spec] = None
+            with contextlib.suppress(OSError), open(file, "rb") as f:
+                out[spec] = hashlib.file_digest(f, "sha256").hexdigest()
+    return out
+
+
+def version(config: TournamentConfig, learner: str, adversary: str,
+            digests: Mapping[str, str | None]) -> str:
+    """What a game depends on beyond its pairing, digested (16 hex digits): the rounds
+    and the experts; with a submission or a remote agent, the limits (its deadlines);
+    and the bytes of each submitted file that plays it.
+
+    >>> from littlestone.server.tournament.config import Limits
+    >>> config = TournamentConfig("t", 30, (0,), ("mistake-bound",), ("thresholds:n=4",),
+    ...                           None, ("halving",), ("a.py:A",), Limits())
+    >>> one = version(config, "halving", "a.py:A", {"a.py:A": "aa"})
+    >>> one == version(config, "halving", "a.py:A", {"a.py:A": "ab"})
+    False
+    """
+    outside = [s for s in (learner, adversary) if is_file_agent(s) or remote_account(s)]
+    what = {"rounds": config.rounds, "experts": config.experts,
+            "limits": dataclasses.asdict(config.limits) if outside else None,
+            "learner": digests.get(learner), "adversary": digests.get(adversary)}
+    return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def candidates(config: TournamentConfig, digests: Mapping[str, str | None]
+               ) -> tuple[list[Pairing], list[dict[str, Any]]]:
+    """Every game of the tournament, keyed (:attr:`Pairing.key`, with its
+    :func:`version`), whoever can play it; and the pairs that are never played (a
+    remote agent against a submission or another remote agent)."""
     todo, skipped = [], []
-    for (index, (game, spec)), learner, adversary in itertools.product(
-            enumerate(spaces(config)), config.learners, config.adversaries):
+    for (game, spec), learner, adversary in itertools.product(
+            spaces(config), config.learners, config.adversaries):
         remote = [s for s in (learner, adversary) if remote_account(s)]
         if remote and (len(remote) == 2 or any(is_file_agent(s) for s in (learner, adversary))):
             skipped.append({"game": game, "class": spec, "learner": learner,
                             "adversary": adversary,
                             "reason": "a remote agent plays built-in opponents only"})
             continue
+        stamp = version(config, learner, adversary, digests)
+        todo += [Pairing(game, spec, learner, adversary, seed, version=stamp)
+                 for seed in config.seeds]
+    return todo, skipped
+
+
+def judge(games: list[Pairing], config: TournamentConfig, entrants: dict[str, Entrant]
+          ) -> tuple[list[Pairing], list[dict[str, Any]]]:
+    """The ``games`` as the loaded ``entrants`` can play them: a game one side declines
+    (``unsupported``) is kept, marked ``declined`` (it counts as that side's fault:
+    declining the hard classes must not pay); a game both decline is dropped and listed
+    with the reasons, as is (once a pair and class) every game one side declines. A game
+    with an entrant that failed to load is kept too (recorded as its fault)."""
+    index = {space: i for i, space in enumerate(spaces(config))}
+    todo, skipped, listed = [], [], set()
+    for pairing in games:
         reasons = {}
-        for role, agent_spec in (("learner", learner), ("adversary", adversary)):
+        for role, agent_spec in (("learner", pairing.learner), ("adversary", pairing.adversary)):
             entrant = entrants.get(f"{role}:{agent_spec}")
             if entrant is not None and entrant.failed is None:
-                reason = entrant.unsupported[index]
+                reason = entrant.unsupported[index[(pairing.game, pairing.hclass)]]
                 if reason:
                     reasons[role] = f"{agent_spec}: {reason}"
-        if reasons:
-            skipped.append({"game": game, "class": spec, "learner": learner,
-                            "adversary": adversary, "reason": "; ".join(reasons.values()),
+        if reasons and (pairing.game, pairing.hclass, pairing.learner,
+                        pairing.adversary) not in listed:
+            listed.add((pairing.game, pairing.hclass, pairing.learner, pairing.adversary))
+            skipped.append({"game": pairing.game, "class": pairing.hclass,
+                            "learner": pairing.learner, "adversary": pairing.adversary,
+                            "reason": "; ".join(reasons.values()),
                             "declined": " and ".join(reasons)})
-            if len(reasons) == 2:  # neither can play it: nobody's loss
-                continue
+        if len(reasons) == 2:  # neither can play it: nobody's loss
+            continue
         declined = next(iter(reasons), None)  # the one side that cannot play it
-        todo += [Pairing(game, spec, learner, adversary, seed, declined,
-                         reasons.get(declined or "", "")) for seed in config.seeds]
+        todo.append(dataclasses.replace(pairing, declined=declined,
+                                        reason=reasons.get(declined or "", "")))
     return todo, skipped
+
+
+def pairings(config: TournamentConfig, entrants: dict[str, Entrant],
+             digests: Mapping[str, str | None] | None = None
+             ) -> tuple[list[Pairing], list[dict[str, Any]]]:
+    """Every pairing of the tournament (:func:`candidates` as :func:`judge` finds them),
+    and the ones that are not, with the reason (a remote agent against a submission or
+    another remote agent; both sides declining). A pairing one side declines
+    (``unsupported``) is in the list, marked ``declined``: it counts as that side's
+    fault. A pairing with an entrant that failed to load is in the list too (and is
+    recorded as its fault): it is not the opponent's to lose."""
+    games, never = candidates(config, file_digests(config) if digests is None else digests)
+    todo, skipped = judge(games, config, entrants)
+    return todo, never + skipped

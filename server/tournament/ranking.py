@@ -280,6 +280,8 @@ class TournamentReport:
     unloaded: list[dict[str, Any]] = field(default_factory=list)
     #: Whether the tournament stopped before playing (entrants failed to load).
     stopped: bool = False
+    #: What this run played and why, what it forgot, and the sandboxes it loaded.
+    replayed: dict[str, Any] = field(default_factory=dict)
 
     def leaderboard(self) -> dict[str, Any]:
         """What ``--json`` prints."""
@@ -288,7 +290,8 @@ class TournamentReport:
                 "payoff_realised": self.payoff_realised, "games": len(self.games),
                 "failed": [g for g in self.games if g["status"] != "complete"],
                 "failed_to_load": self.unloaded, "stopped": self.stopped,
-                "skipped": self.skipped, "sandbox": self.sandbox, "report": self.report}
+                "skipped": self.skipped, "sandbox": self.sandbox, "replayed": self.replayed,
+                "report": self.report}
 
 
 def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]

@@ -115,6 +115,10 @@ def _publish_log(source: Path, folder: Path) -> Path:
     return target
 
 
+#: The most games whose curves the report draws (each reads its log): a class's whole
+#: field, some 20,000 games, links each log and the commands that verify and plot it.
+CURVES_MAX = 1000
+
 #: The scores each leaderboard ranks on, in order.
 _KEYS = {"learner": ("worst", "median"), "adversary": ("forcing",)}
 
@@ -177,18 +181,19 @@ def write_report(report: TournamentReport, data: Path) -> Path:
     path = data / "reports" / f"{report.name}.html"
     path.parent.mkdir(parents=True, exist_ok=True)
     logs = data / "reports" / f"{report.name}-logs"
+    curves = len(report.games) <= CURVES_MAX
     games = []
     for row in report.games:
         source = log_path(row.get("log"), data)
         games.append({
             "row": row, "fault": _fault_note(row), "scores": (_score(row, 0), _score(row, 1)),
-            "curve": _curve(row, data),
+            "curve": _curve(row, data) if curves else None,
             "log": (_publish_log(source, logs).relative_to(path.parent).as_posix()
                     if source is not None else None)})
     page = _templates().get_template("report.html").render(
         report=report, learners=_with_exact(report.learners, "learner"),
         adversaries_ranked=_with_exact(report.adversaries, "adversary"),
         adversaries=sorted({a for row in report.payoff.values() for a in row}),
-        games=games, rules=RULES, data=str(data))
+        games=games, curves=curves, curves_max=CURVES_MAX, rules=RULES, data=str(data))
     path.write_text(page)
     return path

@@ -1,51 +1,97 @@
-"""Running a tournament: what is left to play, fanned out, recorded as it ends, then
-ranked and reported (resumable: a second run plays only what is missing).
+"""Running a tournament: what is left to play and why, fanned out, recorded as it ends,
+then ranked and reported.
+
+Every game is stored under a key that holds what it depends on (:func:`.pairing.version`:
+the rules, the limits and the bytes of each submitted file that plays it), so a second
+run plays only what is missing: after a stop, the rest; after a file changed, that
+entrant's games (its old ones are forgotten); after an entrant was added or removed,
+its games. The ranking is computed from what is stored (:func:`rate_entrant` is the same
+for one new or re-submitted entrant against a stored field).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import dataclasses
+import hashlib
+import json
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.protocol.messages import rules_to_wire
 from littlestone.sandbox import Sandbox
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
+from littlestone.server.tournament.field import (
+    Job,
+    LocalWorker,
+    RayWorker,
+    default_sandboxes,
+    plan,
+    play_jobs,
+    probe_entrants,
+)
 from littlestone.server.tournament.matches import (
     Arena,
     play_builtin,
     play_file_agent,
     play_remote_agent,
 )
-from littlestone.server.tournament.pairing import Pairing, load_entrants, pairings, rules
+from littlestone.server.tournament.pairing import (
+    Entrant,
+    Pairing,
+    candidates,
+    file_digests,
+    judge,
+    load_entrants,
+    rules,
+    spaces,
+)
 from littlestone.server.tournament.ranking import TournamentReport, rank, score
 from littlestone.server.tournament.report import write_report
 
-__all__ = ["SandboxMissing", "run_tournament"]
+__all__ = ["PROGRESS_SECONDS", "SandboxMissing", "rate_entrant", "run_tournament"]
 
 
 class SandboxMissing(LittlestoneError):
     """Submissions, and no sandbox to run them in."""
 
 
+#: How often a long run says how far it is when no progress bar is drawn (off a
+#: terminal, or with ``--json``).
+PROGRESS_SECONDS = 30.0
+#: Built-in games a Ray actor plays at once (each call's round trip is paid once).
+RAY_BUILTIN_BATCH = 50
+#: Entrants a line names for one reason to play or forget games (``--json`` has all).
+NAMED = 5
+
+
 def run_tournament(config: TournamentConfig, data: Path, workers: int,
                    progress: bool = True, ray_address: str | None = None,
                    keep_going: bool = False, unsafe: bool = False,
-                   log_level: str = "auto") -> TournamentReport:
-    """Load every entrant, play every pairing not yet played, then rank and report.
+                   log_level: str = "auto", sandboxes: int | None = None,
+                   fresh_processes: bool = False) -> TournamentReport:
+    """Load every entrant, play every game not yet stored under its key, then rank and
+    report what is stored.
 
     Built-in pairs fan out over ``workers`` local processes, or over a Ray cluster when
     ``ray_address`` is given (``"local"`` starts a local Ray instance with ``workers``
-    CPUs; the data folder must be reachable by every Ray worker: a shared filesystem).
-    Submitted files are loaded and played only in a :class:`Sandbox` (bubblewrap; with
-    ``unsafe``, a plain subprocess: SandboxMissing without it where bubblewrap cannot
-    run). When an entrant cannot be loaded the tournament stops before playing
-    (``report.stopped``), unless ``keep_going``: then its games are recorded as its
-    fault (``load_failed:ROLE``), and it ranks last."""
+    CPUs). Submitted files are loaded and played only in a :class:`Sandbox`
+    (bubblewrap; with ``unsafe``, a plain subprocess: SandboxMissing without it where
+    bubblewrap cannot run): each loaded once, in at most ``sandboxes`` sandboxes alive
+    at once (default: by the memory available), its games played by fresh children of
+    it on ``workers`` worker processes or on the Ray cluster's nodes, whose results and
+    logs come back here; ``fresh_processes``: a sandbox started for each game instead,
+    as before sandboxes were loaded once (slower; kept to compare). When an entrant
+    cannot be loaded the tournament stops before playing (``report.stopped``), unless
+    ``keep_going``: then its games are recorded as its fault (``load_failed:ROLE``), and
+    it ranks last. What it plays and why, and how far it is, go to stderr."""
     store = Store(data)
     sandbox = None
     if any(is_file_agent(s) for s in (*config.learners, *config.adversaries)):
@@ -55,101 +101,345 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                                  f"sandbox, and {problem}; --unsafe-no-sandbox runs them "
                                  "without one")
         sandbox = Sandbox(config.limits, unsafe=unsafe)
-    entrants = load_entrants(config, sandbox)
-    unloaded = [{"entrant": e.spec, "role": e.role, "reason": e.failed}
-                for e in entrants.values() if e.failed is not None]
-    todo, skipped = pairings(config, entrants)
-    if unloaded and not keep_going:
-        report = rank(config.name, [], skipped)
-        report.unloaded, report.stopped = unloaded, True
-        return report
-    store.start_tournament(config.name, config.identity())
-    done_keys = store.tournament_keys(config.name)
-    pending = [p for p in todo if p.key not in done_keys]
-    failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
+    digests = file_digests(config)
+    games, never = candidates(config, digests)
+    stored = store.tournament_games(config.name)
+    stored_keys = store.tournament_keys(config.name)
+    retry = {_key_of(r) for r in stored if str(r["status"]).startswith("load_failed:")}
+    current = {g.key for g in games}
+    stale = sorted(stored_keys - current)
+    pending = [g for g in games if g.key not in stored_keys or g.key in retry]
+    fleet = _Fleet(config, data, store, workers, unsafe, ray_address, sandboxes,
+                   fresh_processes)
+    try:
+        entrants = load_entrants(config, sandbox, _ProbeCache(data, config, digests,
+                                                              fleet.probe))
+        unloaded = [{"entrant": e.spec, "role": e.role, "reason": e.failed}
+                    for e in entrants.values() if e.failed is not None]
+        _, skipped = judge(games, config, entrants)
+        skipped = never + skipped
+        if unloaded and not keep_going:
+            report = rank(config.name, [], skipped)
+            report.unloaded, report.stopped = unloaded, True
+            return report
+        todo, _ = judge(pending, config, entrants)
+        replays = _replays(todo, stored, stale, retry & current, digests, config)
+        _say(f"littlestone: tournament {config.name}: {replays['summary']}")
+        store.start_tournament(config.name, config.identity())
+        store.drop_tournament_games(config.name, sorted(set(stale) | (retry & current)))
+        bar = _Progress(config.name, len(games) - len(pending),
+                        len(games) - len(pending) + len(todo), progress)
+        lock = fleet.lock  # (one writer at a time: Ray's landed games share it)
+        rules_of: dict[tuple[str, str | None], Any] = {}
 
-    def broken(p: Pairing) -> tuple[str, str] | None:
-        for role, spec in (("learner", p.learner), ("adversary", p.adversary)):
-            if (role, spec) in failed_roles:
-                return role, failed_roles[(role, spec)]
-        return None
+        def record(pairing: Pairing, outcome: dict[str, Any]) -> None:
+            space = (pairing.game, pairing.hclass)
+            if space not in rules_of:
+                rules_of[space] = rules(config, pairing)
+            scored = score(rules_of[space], outcome)
+            with lock:
+                store.add_tournament_game(config.name, pairing.key, {
+                    "game_id": outcome["game_id"], "status": outcome["status"],
+                    "message": outcome.get("message", ""), "game": pairing.game,
+                    "class": pairing.hclass, "learner": pairing.learner,
+                    "adversary": pairing.adversary, "seed": pairing.seed, **scored,
+                    "result": outcome["result"], "version": pairing.version,
+                    "learner_sha256": digests.get(pairing.learner),
+                    "adversary_sha256": digests.get(pairing.adversary),
+                })
+                bar.update(outcome["status"] != "complete")
 
-    unplayable = [p for p in pending if broken(p) or p.declined]
-    pending = [p for p in pending if p not in unplayable]
-    remote = [p for p in pending if remote_account(p.learner) or remote_account(p.adversary)]
-    builtin = [p for p in pending if p not in remote and not (
-        is_file_agent(p.learner) or is_file_agent(p.adversary))]
-    files = [p for p in pending if p not in builtin and p not in remote]
-    bar = _progress(len(todo), len(todo) - len(pending) - len(unplayable), progress)
-    lock = threading.Lock()
-    finished = [0]  # games of this run recorded so far
+        failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
 
-    def record(pairing: Pairing, outcome: dict[str, Any]) -> None:
-        scored = score(rules(config, pairing), outcome)
-        with lock:
-            store.add_tournament_game(config.name, pairing.key, {
-                "game_id": outcome["game_id"], "status": outcome["status"],
-                "message": outcome.get("message", ""), "game": pairing.game,
-                "class": pairing.hclass, "learner": pairing.learner,
-                "adversary": pairing.adversary, "seed": pairing.seed, **scored,
-                "result": outcome["result"],
-            })
-            finished[0] += 1
-            left = len(pending) - finished[0]
-            bar.update(outcome["status"] != "complete", running=min(max(workers, 1), left))
+        def broken(p: Pairing) -> tuple[str, str] | None:
+            for role, spec in (("learner", p.learner), ("adversary", p.adversary)):
+                if (role, spec) in failed_roles:
+                    return role, failed_roles[(role, spec)]
+            return None
 
-    for pairing in unplayable:
-        role, reason = broken(pairing) or (pairing.declined, pairing.reason)
-        status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
-        record(pairing, {"game_id": None, "status": status, "message": reason,
-                         "result": {"status": status}})
-    if builtin and ray_address is not None:
-        _run_on_ray(config, builtin, str(data), workers, ray_address, record, log_level)
-    elif builtin:
-        if workers <= 1:
-            for pairing in builtin:
-                record(pairing, play_builtin((config, pairing, str(data), log_level)))
-        else:
-            with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(play_builtin, (config, p, str(data), log_level)): p
-                           for p in builtin}
-                for future in concurrent.futures.as_completed(futures):
-                    record(futures[future], future.result())
-    if files or remote:
-        _play_in_arena(config, data, workers, files, remote, sandbox, record)
-    bar.close()
+        unplayable = [p for p in todo if broken(p) or p.declined]
+        playing = [p for p in todo if p not in set(unplayable)]
+        remote = [p for p in playing if remote_account(p.learner) or remote_account(p.adversary)]
+        builtin = [p for p in playing if p not in set(remote) and not (
+            is_file_agent(p.learner) or is_file_agent(p.adversary))]
+        files = [p for p in playing if is_file_agent(p.learner) or is_file_agent(p.adversary)]
+        for pairing in unplayable:
+            role, reason = broken(pairing) or (pairing.declined, pairing.reason)
+            status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
+            record(pairing, {"game_id": None, "status": status, "message": reason,
+                             "result": {"status": status}})
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as aside:
+            remotes = aside.submit(_play_remote, config, data, remote, record) if remote \
+                else None
+            fleet.play_builtin(builtin, log_level, record)
+            if files:
+                assert sandbox is not None
+                fleet.play_files(files, sandbox, record)
+            if remotes is not None:
+                remotes.result()
+        bar.close()
+        loads, cpu = fleet.loads, sum(float(w.cpu) for w in fleet.field)
+    finally:
+        fleet.close()
     rows = store.tournament_games(config.name)
     report = rank(config.name, rows, skipped)
     report.unloaded = unloaded
     report.sandbox = sandbox.describe() if sandbox is not None else "no submissions"
+    report.replayed = {**replays, "sandboxes_loaded": loads,
+                       "field_cpu_seconds": round(cpu, 3)}
     report.report = str(write_report(report, data))
     return report
 
 
-def _play_in_arena(config: TournamentConfig, data: Path, workers: int, files: list[Pairing],
-                   remote: list[Pairing], sandbox: Sandbox | None,
+def rate_entrant(config: TournamentConfig, data: Path, entrant: str, role: str,
+                 workers: int, **options: Any) -> TournamentReport:
+    """Rate one new or re-submitted entrant (a spec, as ``role``) against the field
+    stored in ``data`` under ``config``: it joins the config if it is not in it, only
+    its games are played (those of its earlier file forgotten), and the ranking comes
+    from what is stored (:func:`run_tournament`'s ``options``)."""
+    if role == "learner" and entrant not in config.learners:
+        config = dataclasses.replace(config, learners=(*config.learners, entrant))
+    elif role == "adversary" and entrant not in config.adversaries:
+        config = dataclasses.replace(config, adversaries=(*config.adversaries, entrant))
+    return run_tournament(config, data, workers, **options)
+
+
+def _key_of(row: dict[str, Any]) -> str:
+    """A stored row's key (as :attr:`Pairing.key` made it)."""
+    base = f"{row['game']}|{row['class']}|{row['learner']}|{row['adversary']}|{row['seed']}"
+    return f"{base}|{row['version']}" if row.get("version") else base
+
+
+def _replays(todo: list[Pairing], stored: list[dict[str, Any]], stale: list[str],
+             retry: set[str], digests: dict[str, str | None], config: TournamentConfig
+             ) -> dict[str, Any]:
+    """What a run plays and why, what it keeps and what it forgets, as ``--json`` and the
+    terminal say it: games counted by reason, with the entrants the reason names."""
+    by_base = {_key_of({**r, "version": None}): r for r in stored}
+    seen = {(role, r[role]) for r in stored for role in ("learner", "adversary")}
+    why: dict[str, tuple[int, list[str]]] = {}
+
+    def count(reason: str, entrants: list[str], into: dict[str, tuple[int, list[str]]]) -> None:
+        n, names = into.get(reason, (0, []))
+        into[reason] = (n + 1, names + [e for e in entrants if e not in names])
+
+    for game in todo:
+        old = by_base.get(game.base)
+        sides = (("learner", game.learner), ("adversary", game.adversary))
+        if game.key in retry:
+            count("failed to load before", [s for _, s in sides if is_file_agent(s)], why)
+        elif old is None:
+            new = [spec for role, spec in sides if (role, spec) not in seen]
+            count("new" if new else "not played yet", new, why)
+        elif not old.get("version"):
+            count("stored before games were keyed by their files", [], why)
+        else:
+            changed = [spec for role, spec in sides
+                       if old.get(f"{role}_sha256") != digests.get(spec)]
+            count("file changed" if changed else "the rules or limits changed", changed, why)
+    entered = {*config.learners, *config.adversaries}
+    gone: dict[str, tuple[int, list[str]]] = {}
+    stale_set = set(stale)
+    for row in stored:
+        if _key_of(row) in stale_set:
+            left = [row[role] for role in ("learner", "adversary") if row[role] not in entered]
+            count("no longer entered" if left else "superseded", left, gone)
+
+    def said(reasons: dict[str, tuple[int, list[str]]]) -> str:
+        def names(entrants: list[str]) -> str:
+            if len(entrants) <= NAMED:
+                return ", ".join(entrants)
+            return f"{', '.join(entrants[:NAMED])} and {len(entrants) - NAMED} more"
+
+        return "; ".join(f"{n} {reason}" + (f": {names(who)}" if who else "")
+                         for reason, (n, who) in sorted(reasons.items(),
+                                                        key=lambda r: -r[1][0]))
+
+    parts = [f"plays {len(todo)} games" + (f" ({said(why)})" if why else "")]
+    parts.append(f"keeps {len(stored) - len(stale_set) - len(retry)} stored")
+    if gone:
+        parts.append(f"forgets {sum(n for n, _ in gone.values())} ({said(gone)})")
+    return {"played": len(todo), "why": {k: {"games": n, "entrants": e}
+                                         for k, (n, e) in why.items()},
+            "forgotten": {k: {"games": n, "entrants": e} for k, (n, e) in gone.items()},
+            "summary": ", ".join(parts)}
+
+
+class _ProbeCache:
+    """Probe answers of submitted files, kept in the data folder by what they depend on
+    (role, spec, the file's bytes, the game spaces asked): a file loaded once need not
+    be loaded again to be listed, only to play. Failures are not kept."""
+
+    def __init__(self, data: Path, config: TournamentConfig,
+                 digests: dict[str, str | None],
+                 probe: Callable[[list[tuple[str, str]]], dict[tuple[str, str], Entrant]]
+                 ) -> None:
+        self.path = data / "tournaments" / f"{config.name}-probes.json"
+        self.name = config.name
+        self.probe = probe
+        asked = json.dumps([rules_to_wire(rules(config, s)) for s in spaces(config)])
+        self.stamp = {spec: hashlib.sha256(f"{spec}|{digest}|{asked}".encode()).hexdigest()
+                      for spec, digest in digests.items()}
+
+    def __call__(self, entrants: list[tuple[str, str]]) -> dict[tuple[str, str], Entrant]:
+        known: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError):
+            known = json.loads(self.path.read_text())
+        found: dict[tuple[str, str], Entrant] = {}
+        asking = []
+        for role, spec in entrants:
+            kept = known.get(f"{role}:{self.stamp.get(spec)}")
+            if isinstance(kept, list):
+                found[(role, spec)] = Entrant(spec, role, tuple(kept))
+            else:
+                asking.append((role, spec))
+        if len(asking) > 1:
+            _say(f"littlestone: tournament {self.name}: loading {len(asking)} submissions, "
+                 "each in its sandbox")
+        fresh = self.probe(asking) if asking else {}
+        found.update(fresh)
+        for (role, spec), entrant in fresh.items():
+            if entrant.failed is None:
+                known[f"{role}:{self.stamp.get(spec)}"] = list(entrant.unsupported)
+        if fresh:
+            with contextlib.suppress(OSError):
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.write_text(json.dumps(known))
+        return found
+
+
+class _Fleet:
+    """Where the games are played: built-in pairs in worker processes (or Ray tasks),
+    submissions on field workers (local processes or Ray actors, started on first
+    use), remote agents here."""
+
+    def __init__(self, config: TournamentConfig, data: Path, store: Store, workers: int,
+                 unsafe: bool, ray_address: str | None, sandboxes: int | None,
+                 fresh_processes: bool) -> None:
+        self.config, self.data, self.store, self.workers = config, data, store, max(1, workers)
+        self.unsafe, self.ray_address, self.fresh = unsafe, ray_address, fresh_processes
+        self.sandboxes = sandboxes
+        self.field: list[Any] = []
+        self.ray: Any = None
+        self.ray_started = False
+        self.lock = threading.Lock()
+        self.fresh_loads = 0
+
+    @property
+    def loads(self) -> int:
+        return self.fresh_loads + sum(int(w.loads) for w in self.field)
+
+    def _ray(self) -> Any:
+        if self.ray is None:
+            assert self.ray_address is not None
+            try:
+                import ray
+            except ImportError:
+                raise SpecError("--ray needs Ray: pip install 'littlestone[ray]'") from None
+            if not ray.is_initialized():
+                self.ray_started = True
+                if self.ray_address == "local":  # a cluster of its own, even if one runs here
+                    ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
+                             log_to_driver=False, configure_logging=False)
+                else:
+                    ray.init(address=self.ray_address, log_to_driver=False,
+                             configure_logging=False)
+            self.ray = ray
+        return self.ray
+
+    def _workers(self) -> list[Any]:
+        """The field workers, started on first use."""
+        if not self.field:
+            if self.ray_address is not None:
+                ray = self._ray()
+                count = max(1, int(ray.cluster_resources().get("CPU", 1)))
+                capacity = max(4, (self.sandboxes or default_sandboxes()) // count)
+                self.field = [RayWorker(ray, self.config, self.store, self.lock, self.unsafe,
+                                        capacity, {"scheduling_strategy": "SPREAD"})
+                              for _ in range(count)]
+            else:
+                capacity = max(4, (self.sandboxes or default_sandboxes()) // self.workers)
+                self.field = [LocalWorker(self.config, self.data, self.unsafe, capacity)
+                              for _ in range(self.workers)]
+        return self.field
+
+    def probe(self, entrants: list[tuple[str, str]]) -> dict[tuple[str, str], Entrant]:
+        """Load and probe submitted entrants (on the field workers, whose pools keep
+        them loaded for their games; a sandbox each with ``fresh_processes``)."""
+        if self.fresh:
+            from littlestone.server.tournament.pairing import probe
+
+            sandbox = Sandbox(self.config.limits, unsafe=self.unsafe)
+            self.fresh_loads += len(entrants)
+            return {(role, spec): probe(self.config, spec, role, sandbox)
+                    for role, spec in entrants}
+        return probe_entrants(self._workers(), entrants)
+
+    def play_builtin(self, games: list[Pairing], level: str,
+                     record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+        if not games:
+            return
+        if self.ray_address is not None:
+            self._ray_builtin(games, level, record)
+        elif self.workers <= 1:
+            for pairing in games:
+                record(pairing, play_builtin((self.config, pairing, str(self.data), level)))
+        else:
+            with concurrent.futures.ProcessPoolExecutor(max_workers=self.workers) as pool:
+                futures = {pool.submit(play_builtin, (self.config, p, str(self.data), level)): p
+                           for p in games}
+                for future in concurrent.futures.as_completed(futures):
+                    record(futures[future], future.result())
+
+    def _ray_builtin(self, games: list[Pairing], level: str,
+                     record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+        """Built-in pairs on the Ray actors (which hold the cluster's CPUs), each batch
+        played into a folder of the actor's own and sent back (:func:`.field.land`)."""
+        jobs = [Job(-1 - i, tuple(games[i:i + RAY_BUILTIN_BATCH]), builtin=True)
+                for i in range(0, len(games), RAY_BUILTIN_BATCH)]
+        workers = self._workers()
+        play_jobs(workers, jobs, record, level)
+
+    def play_files(self, games: list[Pairing], sandbox: Sandbox,
                    record: Callable[[Pairing, dict[str, Any]], None]) -> None:
-    """Submitted files in their sandboxes, remote agents on their connections."""
-    with Arena(config, data, unix=bool(files), tcp=bool(remote)) as arena, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=max(1, workers)) as threads:
-        futures = {}
-        if files:
-            assert sandbox is not None
-            futures = {threads.submit(play_file_agent, config, p, arena, sandbox): p
-                       for p in files}
+        """Games with submissions: on the field workers, in jobs (:func:`.field.plan`);
+        with ``fresh_processes``, a sandbox started for each game, here."""
+        if self.fresh:
+            self.fresh_loads += sum(is_file_agent(s) for g in games
+                                    for s in (g.learner, g.adversary))
+            with Arena(self.config, self.data, unix=True, tcp=False) as arena, \
+                    concurrent.futures.ThreadPoolExecutor(max_workers=self.workers) as threads:
+                futures = {threads.submit(play_file_agent, self.config, p, arena, sandbox): p
+                           for p in games}
+                for future in concurrent.futures.as_completed(futures):
+                    record(futures[future], future.result())
+            return
+        workers = self._workers()
+        capacity = max(4, (self.sandboxes or default_sandboxes()) // len(workers))
+        play_jobs(workers, plan(games, len(workers), capacity), record)
+
+    def close(self) -> None:
+        for worker in self.field:
+            with contextlib.suppress(Exception):
+                worker.close()
+        if self.ray is not None and self.ray_started:
+            self.ray.shutdown()
+
+
+def _play_remote(config: TournamentConfig, data: Path, remote: list[Pairing],
+                 record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+    """Remote agents on their connections, to this process's own server."""
+    with Arena(config, data, unix=False, tcp=True) as arena, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=4) as threads:
         accounts = sorted({a for p in remote for a in (remote_account(p.learner),
                                                         remote_account(p.adversary)) if a})
-        if accounts:
-            _say(f"littlestone: tournament {config.name}: remote agents "
-                 f"({', '.join(accounts)}) connect to {arena.url} with --tournament "
-                 f"{config.name}")
-        remotes = [threads.submit(play_remote_agent, config, account,
-                                  [p for p in remote if account in (
-                                      remote_account(p.learner), remote_account(p.adversary))],
-                                  arena, record) for account in accounts]
-        for future in concurrent.futures.as_completed(futures):
-            record(futures[future], future.result())
-        for done in concurrent.futures.as_completed(remotes):
+        _say(f"littlestone: tournament {config.name}: remote agents "
+             f"({', '.join(accounts)}) connect to {arena.url} with --tournament "
+             f"{config.name}")
+        for done in [threads.submit(play_remote_agent, config, account,
+                                    [p for p in remote if account in (
+                                        remote_account(p.learner), remote_account(p.adversary))],
+                                    arena, record) for account in accounts]:
             done.result()
 
 
@@ -181,33 +471,6 @@ def check_ray_address(address: str) -> None:
         raise SpecError(f"--ray {address}: no Ray cluster answers there ({why})") from None
 
 
-def _run_on_ray(config: TournamentConfig, pairs: list[Pairing], data: str, workers: int,
-                address: str, record: Callable[[Pairing, dict[str, Any]], None],
-                log_level: str = "auto") -> None:
-    try:
-        import ray
-    except ImportError:
-        raise SpecError("--ray needs Ray: pip install 'littlestone[ray]'") from None
-    started_here = not ray.is_initialized()
-    if started_here:
-        if address == "local":
-            ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
-        else:
-            ray.init(address=address, log_to_driver=False, configure_logging=False)
-    try:
-        play = ray.remote(play_builtin)
-        refs = {play.remote((config, p, data, log_level)): p for p in pairs}
-        waiting = list(refs)
-        while waiting:
-            done, waiting = ray.wait(waiting, num_returns=1)
-            for ref in done:
-                record(refs[ref], ray.get(ref))
-    finally:
-        if started_here:
-            ray.shutdown()
-
-
 def _say(line: str) -> None:
     """A line on stderr, on its own even while a progress bar is drawn there."""
     try:
@@ -219,11 +482,14 @@ def _say(line: str) -> None:
         sys.stderr.flush()
 
 
-class _progress:
-    """A tqdm bar of games done and failed (no bar when not wanted or not installed)."""
+class _Progress:
+    """How far a run is: games done and left, games per second, the time left. A tqdm
+    bar on a terminal (when ``wanted``); else a line every :data:`PROGRESS_SECONDS`."""
 
-    def __init__(self, total: int, done: int, wanted: bool) -> None:
-        self.failed = 0
+    def __init__(self, name: str, done: int, total: int, wanted: bool) -> None:
+        self.name, self.total, self.failed = name, total, 0
+        self.done = self.start = done
+        self.started = self.said = time.monotonic()
         self.bar: Any = None
         if wanted and sys.stderr.isatty():  # off a terminal (a log): no \r redraws
             try:
@@ -234,12 +500,44 @@ class _progress:
             except ImportError:  # pragma: no cover - tqdm is a dependency
                 self.bar = None
 
-    def update(self, failed: bool, running: int = 0) -> None:
+    def line(self) -> str:
+        """The state in words.
+
+        >>> p = _Progress("t", 0, 100, False)
+        >>> p.done, p.started = 40, p.started - 10
+        >>> p.line()
+        'littlestone: tournament t: 40 of 100 games, 60 left, 4.0 games/s, about 15 s left'
+        """
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        rate = (self.done - self.start) / elapsed
+        left = self.total - self.done
+        eta = f"about {_duration(left / rate)} left" if rate > 0 else "time left unknown"
+        return (f"littlestone: tournament {self.name}: {self.done} of {self.total} games, "
+                f"{left} left, {rate:.1f} games/s, {eta}")
+
+    def update(self, failed: bool) -> None:
         self.failed += failed
+        self.done += 1
         if self.bar is not None:
-            self.bar.set_postfix(running=running, failed=self.failed)
+            self.bar.set_postfix(failed=self.failed)
             self.bar.update(1)
+        elif time.monotonic() - self.said > PROGRESS_SECONDS:
+            self.said = time.monotonic()
+            _say(self.line())
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _duration(seconds: float) -> str:
+    """
+    >>> _duration(42.4), _duration(600), _duration(4000)
+    ('42 s', '10 min', '1 h 7 min')
+    """
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min"
