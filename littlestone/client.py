@@ -466,11 +466,13 @@ def play_direct(link: FrameSocket, agent: Learner | Adversary) -> int:
     try:
         link.send({"type": "ready"})
         try:
-            start = check(link.recv())
+            start = from_server(link.recv())
         except (EOFError, OSError):
             raise ServerError("unauthorized", "the referee closed the link") from None
+        if start["type"] == "error":
+            raise ServerError(start["code"], start["message"])
         if start["type"] != "start":
-            raise ServerError(start.get("code", "bad_message"), start.get("message", ""))
+            raise ServerError("bad_message", f"expected start, got {start['type']}")
         game = rules_from_wire(start["rules"], SERVERS_CLASSES)
         role = "learner" if isinstance(agent, Learner) else "adversary"
         try:

@@ -75,6 +75,7 @@ from littlestone.protocol.messages import (
 )
 from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
 from littlestone.server.records.logs import LogWriter
+from littlestone.server.records.rows import AgentIdentity
 from littlestone.server.records.store import Store, new_game_id
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
@@ -399,7 +400,7 @@ def play_direct(config: TournamentConfig, pairing: Pairing, links: dict[str, Fra
         DirectAdversary(links["adversary"], limits.move_deadline, limits.time_bank)
         if "adversary" in links else ADVERSARIES.make(pairing.adversary))
 
-    def identity(role: str, agent: Any) -> dict[str, Any]:
+    def identity(role: str, agent: Any) -> AgentIdentity:
         if role in links:
             return {"spec": f"remote:{accounts[role]}", "account": accounts[role],
                     "sha256": "remote"}

@@ -317,7 +317,7 @@ def ship(store: Store, game_id: str | None) -> dict[str, Any] | None:
     row = store.game(game_id)
     if row is None:
         return None
-    log = Path(row["log"]) if row.get("log") else None
+    log = Path(row["log"]) if row["log"] else None
     data = log.read_bytes() if log is not None and log.is_file() else None
     agents = []
     if log is not None and data is not None:

@@ -277,7 +277,7 @@ def _fresh(sandbox: Sandbox, file: Path, socket: Path | None, args: list[str], t
     return sandbox.run(file, args, timeout, stdin, socket, game_over, census, alone)
 
 
-async def _game_row(server: GameServer, game_id: str) -> dict[str, Any] | None:
+async def _game_row(server: GameServer, game_id: str) -> GameRow | None:
     return server.store.game(game_id)
 
 
