@@ -39,6 +39,7 @@ from littlestone.protocol.messages import (
 from littlestone.transport import Connection, connect
 
 __all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "play_remote",
+           "submit_file",
            "watch_remote"]
 
 #: What the client accepts from a server (it trusts the server's sizes and nesting).
@@ -243,6 +244,25 @@ async def watch_remote(url: str, game_id: str, token: str | None = None,
                 return message
             if on_message is not None:
                 on_message(message)
+
+
+async def submit_file(url: str, agent: str, source: bytes, token: str | None,
+                      competition: str | None = None, tls: ssl.SSLContext | None = None
+                      ) -> dict[str, Any]:
+    """Submit ``source``, the bytes of the file ``agent`` names (``FILE.py:Class``), to
+    the competition the server at ``url`` runs (PROTOCOL.md 4.6): the ``submitted``
+    answer once the server has checked it (its verdict, version and checks), or
+    ServerError (refused before any check: closed, too large, too many versions)."""
+    async with connect(url, tls=tls) as ws:
+        receive = await _hello(ws, "learner", "littlestone-submit", token)
+        await ws.send(encode({"type": "submit", "competition": competition, "agent": agent,
+                              "source": source}))
+        answer = await receive()
+        if answer["type"] == "error":
+            raise ServerError(answer["code"], answer["message"])
+        if answer["type"] != "submitted":
+            raise ServerError("bad_message", f"expected submitted, got {answer['type']}")
+        return answer
 
 
 async def _hello(ws: Connection, role: str, name: str, token: str | None

@@ -28,7 +28,7 @@ from littlestone.server.tournament.ranking import TournamentReport
 from littlestone.server.tournament.run import check_ray_address
 from littlestone.testing import Advice, CheckSkipped, in_tournament, yield_checks
 
-__all__ = ["check", "leaderboard_lines", "probe", "tournament", "zygote"]
+__all__ = ["check", "competition", "leaderboard_lines", "probe", "tournament", "zygote"]
 
 #: The exit status of a tournament that stopped because entrants failed to load.
 EXIT_ENTRANTS_FAILED = 3
@@ -93,6 +93,30 @@ def _tournament(args: argparse.Namespace, config: Any) -> int:
         print(line)
     print(f"sandbox: {report.sandbox}")
     print(f"report: {report.report}")
+    return 0
+
+
+def competition(args: argparse.Namespace) -> int:
+    """``competition export``: the ranking (final once closed) as CSV or JSON;
+    ``competition rate`` (the server's rating worker): rate one version."""
+    from littlestone.server.records.store import Store
+    from littlestone.server.tournament.competition import (
+        export,
+        load_competition,
+        rate_version,
+        standings,
+    )
+
+    config = load_competition(args.config)
+    if args.competition_command == "rate":
+        with operator_log("warning", "text"):
+            rate_version(config, Path(args.data), args.version,
+                         unsafe=args.unsafe_no_sandbox)
+        return 0
+    if not (Path(args.data) / "littlestone.db").is_file():
+        raise UsageError(f"competition: {args.data} holds no competition (no index)")
+    sys.stdout.write(export(standings(Store(Path(args.data)), config, Path(args.data)),
+                            args.format))
     return 0
 
 
