@@ -283,8 +283,9 @@ class Competition:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(source)
         roles = self.config.submitted
-        verdict = check_file(agent, path, agent.partition(".py:")[2], self.sandbox,
-                             path.parent, self.config.check_seconds)
+        cls = agent.partition(".py:")[2]
+        verdict = check_file(f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
+                             self.config.check_seconds)
         report = {"message": verdict.message, "checks": verdict.rows, "kind": verdict.kind,
                   "forked": verdict.forked}
         reason = verdict.refused
