@@ -24,6 +24,7 @@ from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.session import ServerSession
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
+from littlestone.server.net.disk import DiskLedger
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.matchmaking import Entrants, OpenGames
@@ -49,12 +50,12 @@ class Submissions(Protocol):
     name: str
     #: The largest ``submit`` frame the lobby reads (larger: ``bad_message``, fatal).
     frame_max: int
-    #: The disk one version may take (its file and its games' logs), held against the
-    #: token's and the folder's budgets (:mod:`.disk`) before it is checked.
-    version_disk: int
 
-    async def submit(self, account: str, message: dict[str, Any]) -> dict[str, Any]:
-        """The ``submitted`` answer, or a ProtocolError (refused before any check)."""
+    async def submit(self, account: str, message: dict[str, Any], disk: DiskLedger
+                     ) -> dict[str, Any]:
+        """The ``submitted`` answer, or a ProtocolError (refused before any check; the
+        disk a version may take is held against the token's and the folder's budgets
+        on ``disk``)."""
         ...
 
 
@@ -231,9 +232,9 @@ class Lobby:
     async def _submit(self, ws: Connection, session: ServerSession, peer: PeerLog,
                       message: dict[str, Any]) -> None:
         """A file for the competition (PROTOCOL.md 4.6): refused at once when there is
-        none of that name, when the session has no token's account or when the token's
-        disk would pass its budget; else the competition checks it (in its own workers,
-        never on this loop) and the answer is sent."""
+        none of that name or the session has no token's account; else the competition
+        refuses it at once (closed, too large, the token's disk over its budget...) or
+        checks it (in its own workers, never on this loop), and the answer is sent."""
         door = self.submissions
         named = message["competition"]
         if door is None or (named is not None and named != door.name):
@@ -246,8 +247,7 @@ class Lobby:
                                                  "token of your own"))
             return
         try:
-            self.host.disk.check([session.account], door.version_disk)
-            answer = await door.submit(session.account, message)
+            answer = await door.submit(session.account, message, self.host.disk)
         except ProtocolError as exc:
             await refuse(ws, peer, exc)
             return

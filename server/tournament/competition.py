@@ -70,7 +70,7 @@ from typing import Any
 from littlestone.games.errors import LittlestoneError
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.sandbox import Sandbox
-from littlestone.server.net.disk import Unavailable
+from littlestone.server.net.disk import DiskLedger, Unavailable
 from littlestone.server.net.peers import OverBudget
 from littlestone.server.records.database import utc_now
 from littlestone.server.records.store import Store
@@ -234,7 +234,8 @@ class Competition:
 
     # -- submit (the lobby's) --------------------------------------------------------
 
-    async def submit(self, account: str, message: dict[str, Any]) -> dict[str, Any]:
+    async def submit(self, account: str, message: dict[str, Any], disk: DiskLedger
+                     ) -> dict[str, Any]:
         """A ``submit`` from ``account`` (PROTOCOL.md 4.6): refused at once, or checked in
         a worker thread; the ``submitted`` answer."""
         agent, source = message["agent"], message["source"]
@@ -252,6 +253,7 @@ class Competition:
         if len(source) > self.config.max_bytes:
             raise OverBudget("max_kb", f"over budget: the file is {len(source)} bytes, over "
                              f"the competition's limit of {self.config.max_bytes} bytes")
+        disk.check([account], self.version_disk)  # (the lobby's ledger: on its loop)
         if account in self._checking:
             raise OverBudget("checks_per_token", "over budget: a file of this token is being "
                              "checked; wait for its answer")
