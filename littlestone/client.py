@@ -250,7 +250,7 @@ async def submit_file(url: str, agent: str, source: bytes, token: str | None,
                       competition: str | None = None, tls: ssl.SSLContext | None = None
                       ) -> dict[str, Any]:
     """Submit ``source``, the bytes of the file ``agent`` names (``FILE.py:Class``), to
-    the competition the server at ``url`` runs (PROTOCOL.md 4.6): the ``submitted``
+    the competition the server at ``url`` runs (PROTOCOL.md 4.2): the ``submitted``
     answer once the server has checked it (its verdict, version and checks), or
     ServerError (refused before any check: closed, too large, too many versions)."""
     async with connect(url, tls=tls) as ws:

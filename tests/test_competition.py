@@ -7,6 +7,7 @@ export matches the page. The end-to-end test drives the page in headless Chromiu
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import csv
 import io
 import subprocess
@@ -73,7 +74,7 @@ class Good(Halving):
     """Halving under another name."""
 '''
 BETTER = '''"""SOA, submitted."""
-from littlestone.learners.soa import SOA
+from littlestone.learners.consistent import SOA
 
 
 class Better(SOA):
@@ -172,7 +173,11 @@ class Served:
 
 
 def submit(served: Served, token: str, name: str, source: str) -> dict[str, Any]:
-    return asyncio.run(submit_file(served.server.url, name, source.encode(), token))
+    """``littlestone submit``'s call, in a thread of its own (Playwright's sync API holds
+    an event loop in this one)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, submit_file(
+            served.server.url, name, source.encode(), token)).result(300)
 
 
 def wait_for(what: Any, seconds: float = 180.0) -> Any:

@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 
 
 class Submissions(Protocol):
-    """A competition's door (PROTOCOL.md 4.6): the room above the network's
+    """A competition's door (PROTOCOL.md 4.2): the room above the network's
     (:mod:`littlestone.server.tournament.competition`) sets it on the lobby before the
     server starts, as the page sets the transport's ``http`` route."""
 
@@ -231,7 +231,7 @@ class Lobby:
 
     async def _submit(self, ws: Connection, session: ServerSession, peer: PeerLog,
                       message: dict[str, Any]) -> None:
-        """A file for the competition (PROTOCOL.md 4.6): refused at once when there is
+        """A file for the competition (PROTOCOL.md 4.2): refused at once when there is
         none of that name or the session has no token's account; else the competition
         refuses it at once (closed, too large, the token's disk over its budget...) or
         checks it (in its own workers, never on this loop), and the answer is sent."""

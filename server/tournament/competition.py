@@ -19,7 +19,7 @@ and ``adversaries`` are the built-ins in the field) with a ``[competition]`` tab
 
 What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissions"):
 
-1. at once, on the event loop: refused (PROTOCOL.md 4.6) when the competition is not
+1. at once, on the event loop: refused (PROTOCOL.md 4.2) when the competition is not
    open, the file is over ``max_kb``, the token has a check running, or
    :data:`CHECKS_WAITING` checks wait already; the lobby has held the token's disk
    budget against ``version_disk_mb``;
@@ -193,7 +193,7 @@ class Competition:
                  now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.config, self.data, self.unsafe, self.now = config, Path(data).resolve(), unsafe, now
         self.name = config.name
-        #: A submit frame holds the file and a few names (PROTOCOL.md 4.6).
+        #: A submit frame holds the file and a few names (PROTOCOL.md 4.2).
         self.frame_max = config.max_bytes * 2 + 4096
         self.version_disk = config.version_disk_mb << 20
         problem = Sandbox.unavailable()
@@ -236,7 +236,7 @@ class Competition:
 
     async def submit(self, account: str, message: dict[str, Any], disk: DiskLedger
                      ) -> dict[str, Any]:
-        """A ``submit`` from ``account`` (PROTOCOL.md 4.6): refused at once, or checked in
+        """A ``submit`` from ``account`` (PROTOCOL.md 4.2): refused at once, or checked in
         a worker thread; the ``submitted`` answer."""
         agent, source = message["agent"], message["source"]
         _, dot, cls = agent.partition(".py:")

@@ -19,7 +19,7 @@ methods it takes (``Allow``). All are read-only:
   version's check and games: its student's and an admin's), ``/competitions/NAME/
   ranking.csv`` and ``ranking.json`` (the export), ``/api/competitions/NAME``; a
   competition's upload form sends the file on the agents' endpoint, as ``submit``
-  (PROTOCOL.md 4.6), with a play ticket;
+  (PROTOCOL.md 4.2), with a play ticket;
 - ``/static/NAME``, ``/login``, ``/logout``;
 - ``POST /api/play/ticket``: a play ticket for the page's script (PROTOCOL.md 3.2),
   which then plays on the agents' endpoint like any client: the one route that hands

@@ -40,7 +40,7 @@
   }
 
   // -- a competition's upload form: the file goes on the agents' endpoint as a submit
-  // (PROTOCOL.md 4.6), with a play ticket (POST /api/play/ticket: this origin's page only)
+  // (PROTOCOL.md 4.2), with a play ticket (POST /api/play/ticket: this origin's page only)
   const upload = document.getElementById("submit-file");
   if (upload) {
     upload.addEventListener("submit", async (event) => {
