@@ -78,6 +78,10 @@ def serve(args: argparse.Namespace) -> int:
                     else "public, read-only" if public
                     else "a token is needed: log in with one from `littlestone token add`")
             print(f"littlestone: web page on {page} ({view})", flush=True)
+            if competition is not None:
+                print(f"littlestone: competition {competition.name}: submissions open "
+                      f"on {server.url}, standings on {page}competitions/{competition.name}",
+                      flush=True)
 
     competition = None
     if args.competition:

@@ -252,7 +252,7 @@ class Competition:
                               f"at {when:%Y-%m-%d %H:%M %Z})")
         if len(source) > self.config.max_bytes:
             raise OverBudget("max_kb", f"over budget: the file is {len(source)} bytes, over "
-                             f"the competition's limit of {self.config.max_bytes} bytes")
+                             f"the competition's max_kb ({self.config.max_bytes} bytes)")
         disk.check([account], self.version_disk)  # (the lobby's ledger: on its loop)
         if account in self._checking:
             raise OverBudget("checks_per_token", "over budget: a file of this token is being "
@@ -279,7 +279,7 @@ class Competition:
         most = self.config.versions_per_day
         if store.submitted_since(self.name, account, 24) >= most:
             raise OverBudget("versions_per_day", f"over budget: {most} versions in 24 hours "
-                             "already; try again later")
+                             "already, the competition's versions_per_day; try again later")
         row = store.add_submission(self.name, account, agent, digest, len(source))
         path = self.data / row["path"]
         path.parent.mkdir(parents=True, exist_ok=True)

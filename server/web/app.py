@@ -194,7 +194,15 @@ def api_tournaments(visit: Visit) -> Answer:
 
 
 def api_tournament(visit: Visit) -> Answer:
-    return _json(data.tournament(visit.store, visit.params["name"]))
+    """A tournament's board; a competition's without its games' messages (a version's
+    traceback is its student's: ``/competitions/NAME/versions/ID``), but for an admin."""
+    board = data.tournament(visit.store, visit.params["name"])
+    competition = visit.app.competition
+    if board is not None and competition is not None and competition.name == \
+            visit.params["name"] and privilege(visit.request, visit.app.access) != "admin":
+        board["failed"] = [{k: v for k, v in g.items() if k != "message"}
+                           for g in board["failed"]]
+    return _json(board)
 
 
 def api_tree(visit: Visit) -> Answer:
