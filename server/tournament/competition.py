@@ -20,9 +20,10 @@ and ``adversaries`` are the built-ins in the field) with a ``[competition]`` tab
 What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissions"):
 
 1. at once, on the event loop: refused (PROTOCOL.md 4.2) when the competition is not
-   open, the file is over ``max_kb``, the token has a check running, or
-   :data:`CHECKS_WAITING` checks wait already; the lobby has held the token's disk
-   budget against ``version_disk_mb``;
+   open, the file is over ``max_kb``, the token's versions (this one too, at
+   ``version_disk_mb`` each) would pass its disk budget (the server's ledger,
+   ``--token-disk-mb``), the token has a check running, or :data:`CHECKS_WAITING`
+   checks wait already;
 2. in one of :data:`CHECKS_AT_ONCE` worker threads: a duplicate (the same bytes from the
    same token) is answered with its version, not checked nor rated again; over
    ``versions_per_day`` it is refused; else the file is stored
@@ -47,6 +48,7 @@ the built-ins; at the close, once nothing waits to be rated, they are frozen
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextlib
 import csv
@@ -207,6 +209,8 @@ class Competition:
         self._waiting = 0
         self._checking: set[str] = set()
         store = self.store()
+        #: Versions each token stored (their disk is held against its budget).
+        self._stored = collections.Counter(v["account"] for v in store.submissions(self.name))
         requeued = store.resume_submissions(self.name)
         if requeued:
             log.info("competition %s: %d ratings stopped before their end are resumed",
@@ -253,7 +257,9 @@ class Competition:
         if len(source) > self.config.max_bytes:
             raise OverBudget("max_kb", f"over budget: the file is {len(source)} bytes, over "
                              f"the competition's max_kb ({self.config.max_bytes} bytes)")
-        disk.check([account], self.version_disk)  # (the lobby's ledger: on its loop)
+        # every version of the token, this one too, against its disk budget (the ledger is
+        # the lobby's: read on its loop)
+        disk.check([account], self.version_disk * (self._stored[account] + 1))
         if account in self._checking:
             raise OverBudget("checks_per_token", "over budget: a file of this token is being "
                              "checked; wait for its answer")
@@ -281,6 +287,7 @@ class Competition:
             raise OverBudget("versions_per_day", f"over budget: {most} versions in 24 hours "
                              "already, the competition's versions_per_day; try again later")
         row = store.add_submission(self.name, account, agent, digest, len(source))
+        self._stored[account] += 1
         path = self.data / row["path"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(source)
