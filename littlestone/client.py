@@ -299,11 +299,19 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, An
         if message["type"] != "start":
             continue
         game = rules_from_wire(message["rules"], SERVERS_CLASSES)
-        agent.start(game, int(message["seed"]))
-        if isinstance(agent, Learner):
-            end = await _learner_loop(ws, receive, agent, game)
-        else:
-            end = await _adversary_loop(ws, receive, agent, game)
+        try:
+            agent.start(game, int(message["seed"]))
+            if isinstance(agent, Learner):
+                end = await _learner_loop(ws, receive, agent, game)
+            else:
+                end = await _adversary_loop(ws, receive, agent, game)
+        except (ServerError, ProtocolError, OSError, asyncio.CancelledError, TimeoutError):
+            raise
+        except Exception as exc:  # the agent's own code: its file and line, as play says
+            if type(exc).__module__.startswith("websockets"):
+                raise
+            role = "learner" if isinstance(agent, Learner) else "adversary"
+            raise AgentCrashed(role, exc) from exc
         games.append({"game_id": end.get("game_id"), "status": end["status"]})
 
 

@@ -200,9 +200,12 @@ def connect(args: argparse.Namespace) -> int:
         if not args.token:
             raise UsageError("connect: --tournament needs a token (--token-file or "
                              f"${TOKEN_VARIABLE}): its name is the entrant")
-        out = _client("connect", args.url, play_remote(
-            args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
-            name=args.name, tournament=args.tournament, tls=_client_tls(args)))
+        try:
+            out = _client("connect", args.url, play_remote(
+                args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
+                name=args.name, tournament=args.tournament, tls=_client_tls(args)))
+        except AgentCrashed as exc:  # (a submission's game: its owner reads this line)
+            raise UsageError(f"connect: {exc}") from None
         print(json.dumps(out) if args.json else
               f"tournament {args.tournament}: played {len(out['games'])} games")
         return 0
