@@ -22,7 +22,9 @@ True
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -51,7 +53,7 @@ class SubmissionTable(Database):
                     "SELECT MAX(version) FROM submissions WHERE competition = ? AND "
                     "account = ?", (competition, account)).fetchone()[0]
                 version = int(last or 0) + 1
-                path = f"competitions/{competition}/{account}/v{version}.py"
+                path = f"competitions/{competition}/{folder_of(account)}/v{version}.py"
                 cursor = self._db.execute(
                     "INSERT INTO submissions (competition, account, version, agent, sha256, "
                     "bytes, path, submitted, verdict) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
@@ -129,6 +131,19 @@ class SubmissionTable(Database):
                                                "check: submit it again"}), competition))
         return self._change("UPDATE submissions SET rating = 'queued' WHERE competition = ? "
                             "AND rating = 'rating'", (competition,))
+
+
+def folder_of(account: str) -> str:
+    """The folder of an account's versions: its name, when that is a plain one (letters,
+    digits, ``-_.``, not starting with a dot), else a digest of it: no name reaches
+    outside the competition's folder.
+
+    >>> folder_of("ann"), folder_of(".."), folder_of("a/b")[:8]
+    ('ann', 'account-5ec1f7e700f37c3d', 'account-')
+    """
+    if re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}", account):
+        return account
+    return "account-" + hashlib.sha256(account.encode()).hexdigest()[:16]
 
 
 def _row(row: Any) -> dict[str, Any]:

@@ -76,6 +76,7 @@ from littlestone.server.net.disk import DiskLedger, Unavailable
 from littlestone.server.net.peers import OverBudget
 from littlestone.server.records.database import utc_now
 from littlestone.server.records.store import Store
+from littlestone.server.records.submissions import INTERRUPTED
 from littlestone.server.tournament.config import (
     COMPETITION_TABLE,
     ConfigError,
@@ -293,8 +294,15 @@ class Competition:
         path.write_bytes(source)
         roles = self.config.submitted
         cls = agent.partition(".py:")[2]
-        verdict = check_file(f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
-                             self.config.check_seconds)
+        try:
+            verdict = check_file(f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
+                                 self.config.check_seconds)
+        except Exception:  # the sandbox's own failure, not the file's: checked again
+            log.exception("competition %s: the check of %s v%d of %s could not run",
+                          self.name, agent, row["version"], account)
+            store.set_verdict(row["id"], "refused", None, INTERRUPTED,
+                              {"message": "the check could not run: submit it again"})
+            raise Unavailable("the check could not run here; try again later") from None
         report = {"message": verdict.message, "checks": verdict.rows, "kind": verdict.kind,
                   "forked": verdict.forked}
         reason = verdict.refused
@@ -417,7 +425,8 @@ class Rater:
                  row["version"], row["account"])
         with open(folder / "rating.log", "ab") as out:
             self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                             stderr=out, start_new_session=True)
+                                             stderr=out, start_new_session=True,
+                                             preexec_fn=_die_with_server)
             code = self._process.wait()
         self._process = None
         if self._stop.is_set():
@@ -427,6 +436,16 @@ class Rater:
             log.warning("competition %s: the rating of v%d of %s failed (exit status %s; "
                         "see %s)", competition.name, row["version"], row["account"], code,
                         folder / "rating.log")
+
+
+def _die_with_server() -> None:
+    """(In the rating process, before it runs.) Killed when the server's rating thread
+    dies, even by ``kill -9`` of the server: no orphan goes on rating beside the next
+    start's (Linux's ``PR_SET_PDEATHSIG``; elsewhere, nothing)."""
+    with contextlib.suppress(Exception):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool = False,
