@@ -195,6 +195,19 @@ def versions(data: Path) -> dict[tuple[str, int], dict[str, Any]]:
     return {(v["account"], v["version"]): v for v in Store(data).submissions("week-5")}
 
 
+def test_an_interrupted_check_is_checked_again_and_a_rating_resumes(tmp_path: Path) -> None:
+    store = Store(tmp_path)
+    checking = store.add_submission("week-5", "ann", "a.py:A", "ab" * 32, 10)
+    rating = store.add_submission("week-5", "bob", "b.py:B", "cd" * 32, 10)
+    store.set_verdict(rating["id"], "accepted", "learner", None, {})
+    store.set_rating(rating["id"], "rating")
+    assert store.resume_submissions("week-5") == 1
+    assert store.submission(rating["id"])["rating"] == "queued"
+    assert store.submission(checking["id"])["reason"] == "interrupted"
+    assert store.duplicate("week-5", "ann", "ab" * 32) is None  # its bytes are new again
+    assert store.duplicate("week-5", "bob", "cd" * 32)["version"] == 1
+
+
 def test_a_competition_file_is_checked(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text(COMPETITION)
@@ -231,7 +244,8 @@ def test_the_door_refuses_before_any_check(tmp_path: Path) -> None:
             return caught.value.code + ": " + str(caught.value)
 
         assert refused(GOOD.encode(), competition="week-6").startswith("not_found")
-        assert "4096 bytes" in refused(b"#" * 5000)
+        assert "4096 bytes" in refused(b"#" * 5000)  # over max_kb: over_budget
+        assert refused(b"#" * 100_000).startswith("bad_message")  # over the frame: fatal
         assert "MiB of disk, over its budget of 1 MiB" in refused(GOOD.encode())
         clock.now = CLOSES
         served.server.lobby.host.disk.budgets = Budgets()
