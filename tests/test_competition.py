@@ -296,7 +296,8 @@ def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any) -> None:
     try:
         # the teacher watches the standings fill in as games end
         page = logged_in(browser, served.url, teacher)
-        page.goto(served.url + "/competitions/week-5")
+        page.click("#competition-link a")  # (the front page links to it)
+        page.wait_for_url(served.url + "/competitions/week-5")
         assert page.locator("#competition-state").get_attribute("data-final") == "no"
 
         # three students, several versions each: good, crashing, slow, refused
@@ -401,6 +402,10 @@ def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any) -> None:
                              text=True, timeout=120, check=True)
         assert cli.stdout == answer.text()
         page.screenshot(path=str(tmp_path / "competition.png"), full_page=True)
+        # every game stays verifiable
+        played = next(g["game_id"] for g in by_version[("ann", 3)]["game_list"])
+        subprocess.run([sys.executable, "-m", "littlestone", "replay", played, "--verify",
+                        "--data", str(data)], capture_output=True, timeout=120, check=True)
     finally:
         served.close()
 

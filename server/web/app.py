@@ -142,7 +142,9 @@ def index(visit: Visit) -> Answer:
     games = data.games(visit.store, visit.live, visit.number("limit", LIST_LIMIT), visit.hidden)
     if visit.query.get("part") == "games":
         return html_response(pages.games_table(games))
-    return html_response(pages.index_page(games, data.tournaments(visit.store), visit.who))
+    competition = visit.app.competition
+    return html_response(pages.index_page(games, data.tournaments(visit.store), visit.who,
+                                          competition.name if competition else None))
 
 
 def game_page(visit: Visit) -> Answer:

@@ -97,9 +97,9 @@ def games_table(rows: list[dict[str, Any]]) -> str:
 
 
 def index_page(games: list[dict[str, Any]], tournaments: list[dict[str, Any]],
-               viewer: str | None) -> str:
+               viewer: str | None, competition: str | None = None) -> str:
     return render("index.html", games=games, tournaments=tournaments,
-                  **_frame("Games", viewer))
+                  competition=competition, **_frame("Games", viewer))
 
 
 class ReplayRow(NamedTuple):
