@@ -290,8 +290,14 @@ class Competition:
         row = store.add_submission(self.name, account, agent, digest, len(source))
         self._stored[account] += 1
         path = self.data / row["path"]
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(source)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(source)
+        except OSError as exc:  # a full disk: nothing entered, the same bytes welcome again
+            store.set_verdict(row["id"], "refused", None, INTERRUPTED,
+                              {"message": f"the file could not be stored: {exc.strerror}"})
+            raise Unavailable("the data folder cannot store the file now; try again "
+                              "later") from None
         roles = self.config.submitted
         cls = agent.partition(".py:")[2]
         try:
