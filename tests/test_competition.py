@@ -202,10 +202,12 @@ def test_an_interrupted_check_is_checked_again_and_a_rating_resumes(tmp_path: Pa
     store.set_verdict(rating["id"], "accepted", "learner", None, {})
     store.set_rating(rating["id"], "rating")
     assert store.resume_submissions("week-5") == 1
-    assert store.submission(rating["id"])["rating"] == "queued"
-    assert store.submission(checking["id"])["reason"] == "interrupted"
+    resumed, interrupted = store.submission(rating["id"]), store.submission(checking["id"])
+    assert resumed is not None and resumed["rating"] == "queued"
+    assert interrupted is not None and interrupted["reason"] == "interrupted"
     assert store.duplicate("week-5", "ann", "ab" * 32) is None  # its bytes are new again
-    assert store.duplicate("week-5", "bob", "cd" * 32)["version"] == 1
+    kept = store.duplicate("week-5", "bob", "cd" * 32)
+    assert kept is not None and kept["version"] == 1
 
 
 def test_a_competition_file_is_checked(tmp_path: Path) -> None:
