@@ -8,7 +8,8 @@ adversaries, 3 classes and 3 seeds (40 students: 48 x 46 pairs x 9 = 19,872 game
 
 - :func:`bench_pair`: the marginal cost of a 200-round game with both sides submitted,
   one worker, next to the same game between built-in agents, and next to the floor a
-  connection's round trips set (a raw ping-pong over the same kind of socket).
+  connection's round trips set (a raw ping-pong over a direct link, and over a
+  WebSocket).
 - :func:`bench_field`: the whole field on this machine's cores, every game refereed and
   logged, next to the rate of one sandbox per game (measured on a sample); then one
   re-submitted learner re-rated (its games only) against the stored field.
@@ -246,6 +247,46 @@ def round_trip_floor(round_trips: int = 400, repeat: int = 5) -> float:
     return best
 
 
+def _frame_echo(sock: Any, other: Any) -> None:
+    from littlestone.protocol.frames import FrameSocket
+
+    other.close()  # (the parent's end, inherited by the fork: its close must reach here)
+    link = FrameSocket(sock)
+    with contextlib.suppress(EOFError):
+        while True:
+            link.send(link.recv())
+
+
+def direct_floor(round_trips: int = 400, repeat: int = 5) -> float:
+    """The seconds of ``round_trips`` messages echoed on a direct link (length-prefixed
+    msgpack on a Unix socket, :mod:`littlestone.protocol.frames`, blocking calls, the
+    echo in another process, each receive by a deadline as the referee's): the floor of
+    a 200-round game on direct links, whose referee makes two round trips a round."""
+    import socket
+
+    from littlestone.protocol.frames import FrameSocket
+
+    best = float("inf")
+    for _ in range(repeat):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        echo = multiprocessing.get_context("fork").Process(target=_frame_echo,
+                                                            args=(theirs, ours), daemon=True)
+        echo.start()
+        theirs.close()
+        link = FrameSocket(ours)
+        message = {"type": "instance", "t": 1, "x": 17}
+        link.send(message)
+        link.recv()  # (the echo is up)
+        started = time.perf_counter()
+        for _ in range(round_trips):
+            link.send(message)
+            link.recv(time.monotonic() + 60)
+        best = min(best, time.perf_counter() - started)
+        link.close()
+        echo.join()
+    return best
+
+
 def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float, str]]:
     """The marginal cost of a 200-round game with both sides submitted (the examples'
     learner and adversary), one worker, against the same game between built-in agents
@@ -268,7 +309,7 @@ def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float
                                  ["random-target", "iid", "shattered-tree"],
                                  max(1, small // 9), max(2, large // 9))
         fresh = _marginal(folder, learners[:1], adversaries[:1], 2, 6, fresh_processes=True)
-    floor = round_trip_floor()
+    floor, direct = round_trip_floor(), direct_floor()
     return [(f"a 200-round game, both sides submitted (loaded once), one pair, one worker: "
              f"marginal {one * 1000:.0f} ms a game\n    vs built-in halving vs random-target "
              f"({builtin * 1000:.1f} ms a game; ratio = how many times slower)",
@@ -276,8 +317,10 @@ def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float
             (f"the same, 3 submitted learners x 3 submitted adversaries, one worker (3 games "
              f"at once): {nine * 1000:.0f} ms a game\n    vs 3 x 3 built-in pairs, one worker "
              f"({nine_builtin * 1000:.1f} ms a game)", nine, nine_builtin, "s"),
-            (f"one pair vs its floor, 400 WebSocket round trips on a Unix socket "
-             f"({floor * 1000:.0f} ms)", one, floor, "s"),
+            (f"one pair vs its floor, 400 round trips on a direct link (blocking, "
+             f"length-prefixed msgpack, Unix socket: {direct * 1000:.0f} ms)", one, direct, "s"),
+            (f"one pair vs 400 WebSocket round trips on a Unix socket ({floor * 1000:.0f} ms; "
+             "the floor of the game server's path)", one, floor, "s"),
             (f"one pair vs a sandbox started for each game, as before ({fresh * 1000:.0f} ms "
              "a game)", one, fresh, "s")]
 

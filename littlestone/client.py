@@ -3,8 +3,10 @@
 :func:`play_remote` runs a learner or an adversary (built-in or from a file) on this
 side of a connection and returns the keys ``littlestone play --json`` prints; a learner
 answers from the connection's callback (:class:`_Answering`). :func:`watch_remote`
-follows a game as a spectator (PROTOCOL.md 5.4). This is the side a student's agent
-runs on: it imports the protocol and the transport, never the server.
+follows a game as a spectator (PROTOCOL.md 5.4). :func:`enter_direct` and
+:func:`play_direct` are a tournament's game on the referee's direct link
+(:mod:`littlestone.protocol.frames`), in a submission's sandbox. This is the side a
+student's agent runs on: it imports the protocol and the transport, never the server.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
+import socket
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
@@ -26,6 +29,7 @@ from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol.codec import Limits, decode, encode
 from littlestone.protocol.errors import ProtocolError
+from littlestone.protocol.frames import FrameSocket
 from littlestone.protocol.messages import (
     PROTOCOL_VERSION,
     check,
@@ -38,9 +42,8 @@ from littlestone.protocol.messages import (
 )
 from littlestone.transport import Connection, connect
 
-__all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "play_remote",
-           "submit_file",
-           "watch_remote"]
+__all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "enter_direct",
+           "play_direct", "play_remote", "submit_file", "watch_remote"]
 
 #: What the client accepts from a server (it trusts the server's sizes and nesting).
 CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
@@ -460,3 +463,96 @@ async def _send_move(ws: Any, agent: Adversary, game: GameSpec, t: int,
     await ws.send(encode({"type": "advice", "t": t,
                           "advice": None if advice is None else vector_to_wire(advice)}))
     return None
+
+
+def enter_direct(path: str, token: str) -> FrameSocket:
+    """(A tournament's game process, in the submission's sandbox, before the submission
+    is imported.) Connect to the referee's direct link at the Unix socket ``path`` and
+    spend the game's one-time ``token`` on it: the submission's own code never finds a
+    credential it could use."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(path)
+    link = FrameSocket(sock, CLIENT_LIMITS)
+    link.send({"type": "enter", "token": token})
+    return link
+
+
+def play_direct(link: FrameSocket, agent: Learner | Adversary) -> int:
+    """Play a tournament's game on the direct link :func:`enter_direct` opened, once the
+    agent is made: this side says it is ``ready``; the referee dictates the rules and
+    sends this side its own seed (``start``), then asks for each move as the server's
+    protocol does (PROTOCOL.md 5.1, 5.3: a label rides with the next instance; an
+    adversary sends its next instance right after its label), and closes the link when
+    the game is over. Returns the rounds this side was asked to play. An exception of
+    the agent is raised as :class:`AgentCrashed` (the referee sees the link close:
+    ``disconnected:ROLE``)."""
+    try:
+        link.send({"type": "ready"})
+        try:
+            start = check(link.recv())
+        except (EOFError, OSError):
+            raise ServerError("unauthorized", "the referee closed the link") from None
+        if start["type"] != "start":
+            raise ServerError(start.get("code", "bad_message"), start.get("message", ""))
+        game = rules_from_wire(start["rules"], SERVERS_CLASSES)
+        role = "learner" if isinstance(agent, Learner) else "adversary"
+        try:
+            agent.start(game, int(start["seed"]))
+            if isinstance(agent, Learner):
+                return _direct_learner(link, agent, game)
+            return _direct_adversary(link, agent, game)
+        except (ServerError, ProtocolError, EOFError, OSError):
+            raise
+        except Exception as exc:  # the agent's own code
+            raise AgentCrashed(role, exc) from exc
+    finally:
+        link.close()
+
+
+def _direct_learner(link: FrameSocket, agent: Learner, game: GameSpec) -> int:
+    hclass, last, rounds = game.hclass, None, 0
+    assert hclass is not None  # (the direct link plays the mistake-bound game)
+    while True:
+        try:
+            message = link.recv()
+        except EOFError:
+            return rounds
+        y = message.get("y")
+        if y is not None and last is not None:
+            agent.update(last, int(y))
+        if message["type"] == "instance":
+            last = x = instance_from_wire(hclass, message["x"])
+            link.send({"type": "predict", "t": message["t"], "p": float(agent.predict(x))})
+            rounds += 1
+
+
+def _direct_adversary(link: FrameSocket, agent: Adversary, game: GameSpec) -> int:
+    hclass, pending, rounds = game.hclass, None, 0
+    assert hclass is not None  # (the direct link plays the mistake-bound game)
+    while True:
+        try:
+            message = link.recv()
+        except EOFError:
+            return rounds
+        kind, t = message["type"], int(message.get("t") or 0)
+        if kind == "commitment":
+            link.send({"type": "commit", "digest": agent.commitment()})
+        elif kind == "instance":
+            pending = agent.instance()
+            link.send({"type": "instance", "t": t, "x": instance_to_wire(hclass, pending)})
+        elif kind == "label":
+            y = int(agent.label(pending, float(message["p"])))
+            link.send({"type": "label", "t": t, "y": y})
+            rounds += 1
+            if t < game.rounds:  # the next instance, unasked (as the protocol's client does)
+                pending = agent.instance()
+                link.send({"type": "instance", "t": t + 1,
+                           "x": instance_to_wire(hclass, pending)})
+        elif kind == "reveal":
+            revealed = agent.reveal()
+            target, salt = revealed if revealed is not None else (None, b"")
+            if isinstance(target, np.ndarray):
+                target = vector_to_wire(target)
+            elif target is not None:
+                target = int(target)
+            link.send({"type": "reveal", "target": target, "salt": salt})

@@ -476,6 +476,8 @@ class LoadedSandbox:
                 forked, over_memory = message["killed"] == "forked", message["killed"] == "memory"
                 break
             if "end" in message:  # its game ended well: what it does after is not needed
+                if message["end"] != self.runs:
+                    continue  # (said of a game before, once its process had exited)
                 ended = True
                 break
             if time.monotonic() - heard > STALL_SECONDS:
@@ -503,8 +505,9 @@ class LoadedSandbox:
 
     def end(self) -> None:
         """The running game has ended well: :meth:`run` ends its process at once rather
-        than wait for it to exit (or :data:`GRACE_SECONDS` after the game)."""
-        self._replies.put({"end": True})
+        than wait for it to exit (or :data:`GRACE_SECONDS` after the game). Said after
+        its run has returned, it is not heard by the next."""
+        self._replies.put({"end": self.runs})
 
     def _forked_now(self) -> bool:
         """Whether the running game has another process now, as the fork server says

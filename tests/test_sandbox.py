@@ -229,17 +229,17 @@ def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
         watcher.join()
         worker.close()
     assert [g["status"] for g in played] == ["complete"]
-    games = [(args, stdin) for args, stdin in calls if args[0] == "connect"]
+    games = [(args, stdin) for args, stdin in calls if args[0] == "direct"]  # (direct link)
     assert len(games) == 1
     args, stdin = games[0]
     token = stdin.decode().strip()
-    assert token.startswith("ls1_") and len(token) > 20
+    assert token.startswith("lsd_") and len(token) > 20
     assert not any(token in arg for arg in args)
     assert "--seed" not in args and "--rounds" not in args and "--vs" not in args
     # the loaded sandbox's fork server runs the game in a child it forks: every command
     # line in the sandbox is the fork server's (or bubblewrap's), never a credential
     assert any("zygote" in line for line in lines)
-    assert not any("ls1_" in line or token in line for line in lines)
+    assert not any("lsd_" in line or token in line for line in lines)
 
 
 def test_memory_is_limited_over_all_of_a_submissions_processes(tmp_path):
@@ -357,3 +357,23 @@ def test_the_pool_keeps_at_most_its_capacity_loaded_the_least_recently_used_clos
     finally:
         pool.close()
     assert not a.alive
+
+
+def test_an_end_said_after_its_game_does_not_end_the_next(tmp_path):
+    """A game's process that exited on its own before its good game was said ended: the
+    end is not heard by the next game's run, which plays to its own end (it was killed
+    at once: a field's next game started dead)."""
+    file = tmp_path / "a.py"
+    file.write_text("from littlestone.learners.halving import Halving as X\n")
+    sandbox = Sandbox(Limits())
+    request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(file)}:X",
+                          "games": []}).encode()
+    loaded = sandbox.load(file)
+    try:
+        first = loaded.run(["probe"], 60, request)
+        loaded.end()  # (too late: its process has exited)
+        second = loaded.run(["probe"], 60, request)
+    finally:
+        loaded.close()
+    assert (first.code, first.ended) == (0, False)
+    assert (second.code, second.ended) == (0, False) and '"ok": true' in second.out

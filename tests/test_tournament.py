@@ -319,9 +319,10 @@ def test_an_absent_remote_agent_is_recorded(tmp_path, capsys):
 def test_cheating_submissions_do_not_pay_in_a_tournament(tmp_path, capsys):
     """Submissions that look for the game seed (command line, environment, parent's),
     predict the coin from the public derivation, or steal their credential to ask for a
-    1-round game: none finds anything to use; honest Halving and SOA rank above every
-    cheat against random-target, and the coin predictor's coin is an honest one against
-    shattered-tree."""
+    1-round game: none finds anything to use; honest Halving and SOA rank above the
+    target reader, the credential thief plays the tournament's game, and the coin
+    predictor's coin is an honest one against shattered-tree. (On the game server's
+    path the credential can be stolen, and is refused: the test below.)"""
     cheats = {"coin": f"{HOSTILE}/coin_predictor.py:CoinPredictor",
               "target": f"{HOSTILE}/target_reader.py:TargetReader",
               "rules": f"{HOSTILE}/rule_changer.py:RuleChanger"}
@@ -336,10 +337,10 @@ def test_cheating_submissions_do_not_pay_in_a_tournament(tmp_path, capsys):
     by: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         by.setdefault((row["learner"], row["adversary"]), []).append(row)
-    # the rule changer's stolen credential got it nothing: refused, and then spent
+    # the rule changer found no credential to steal (its game process spent it on the
+    # direct link before importing it) and played the tournament's game, all 40 rounds
     for row in by[(cheats["rules"], "random-target")]:
-        assert row["status"] == "crash:learner:no_game", row
-        assert "unauthorized" in row["message"]
+        assert row["status"] == "complete" and row["result"]["rounds"] == 40, row
     # the target reader found no seed: predicting 0 errs on every label 1
     reader = sum(r["result"]["mistakes"] for r in by[(cheats["target"], "random-target")])
     honest = sum(r["result"]["mistakes"] for r in by[("halving", "random-target")])
@@ -350,8 +351,21 @@ def test_cheating_submissions_do_not_pay_in_a_tournament(tmp_path, capsys):
     assert sum(r["result"]["mistakes"] for r in by[(cheats["coin"], "shattered-tree")]) > 0
     ranks = {row["learner"]: row for row in board["learners"]}
     against_target = board["payoff"]
-    for cheat in (cheats["target"], cheats["rules"]):
-        assert ranks[cheat]["rank"] > max(ranks["halving"]["rank"], ranks["soa"]["rank"])
+    assert ranks[cheats["target"]]["rank"] > max(ranks["halving"]["rank"], ranks["soa"]["rank"])
     for learner in ("halving", "soa"):
         assert against_target[learner]["random-target"] < against_target[cheats["target"]][
             "random-target"]
+
+
+def test_a_stolen_credential_gets_nothing_on_the_game_server(tmp_path, capsys):
+    """The experts game is played through the arena's game server, whose credential a
+    submission can find in its interpreter: asked for a game of its own choosing, the
+    server refuses it (a tournament's credential enters the tournament only), and the
+    credential is spent: the submission's game never starts, by its fault."""
+    config = write_config(tmp_path, "thief", [f"{HOSTILE}/rule_changer.py:RuleChanger"],
+                          ["random-target"], rounds=10, seeds=1)
+    config.write_text(config.read_text().replace('games = ["mistake-bound"]',
+                                                  'games = ["experts"]'))
+    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 0
+    (row,) = Store(tmp_path / "d").tournament_games("thief")
+    assert row["status"] == "crash:learner:no_game" and "unauthorized" in row["message"], row

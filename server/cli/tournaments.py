@@ -300,7 +300,9 @@ def zygote(args: argparse.Namespace) -> int:
     """(Inside a tournament's sandbox.) A loaded submission's fork server
     (:func:`littlestone.sandbox.serve_forks`): the command line, the client and the
     agents' registries are imported once, here, and never the submission; each game is
-    a fresh child that runs ``connect`` (or ``probe``) as its own process would."""
+    a fresh child that runs ``direct`` (a game on the referee's direct link), ``connect``
+    (the experts game, through the arena's game server) or ``probe`` as its own process
+    would."""
     from littlestone.server.cli import network
     from littlestone.server.cli.parser import build_parser
 
@@ -309,10 +311,12 @@ def zygote(args: argparse.Namespace) -> int:
         "connect": network.connect, "probe": probe}
 
     def run(argv: list[str]) -> int:
-        parsed = parser.parse_args(argv)
-        if parsed.command not in commands:
-            return EXIT_USAGE
         try:
+            if argv[:1] == ["direct"]:
+                return _direct(argv[1:])
+            parsed = parser.parse_args(argv)
+            if parsed.command not in commands:
+                return EXIT_USAGE
             return commands[parsed.command](parsed)
         except (UsageError, LittlestoneError, RecursionError) as exc:  # as main() says it
             print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
@@ -323,3 +327,22 @@ def zygote(args: argparse.Namespace) -> int:
             return EXIT_INTERNAL
 
     return serve_forks(run, Path(args.scratch), args.namespace)
+
+
+def _direct(argv: list[str]) -> int:
+    """(A loaded sandbox's game process.) ``direct SOCKET ROLE SPEC``: one game on the
+    referee's direct link (:func:`littlestone.client.play_direct`), entered with the
+    one-time token on standard input before the submission is imported (no local
+    variable keeps it)."""
+    from littlestone.client import AgentCrashed, enter_direct, play_direct
+
+    path, role, spec = argv
+    link = enter_direct(path, sys.stdin.readline().strip())
+    agent: Any = (learners.LEARNERS.make(spec) if role == "learner"
+                  else adversaries.ADVERSARIES.make(spec))
+    try:
+        play_direct(link, agent)
+    except AgentCrashed as exc:  # as connect says it
+        raise UsageError(f"connect: {exc} (the referee records the game as "
+                         f"disconnected:{exc.role})") from None
+    return 0

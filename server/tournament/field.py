@@ -1,12 +1,14 @@
 """A field of submissions: each loaded once, its games grouped, on local workers or Ray.
 
 A game with a submitted file is played by a fresh child of the file's loaded sandbox
-(:class:`~littlestone.sandbox.SandboxPool`); a :class:`FieldWorker` holds a game server
-on a private Unix socket (an :class:`~.matches.Arena`), a pool of loaded sandboxes
-bounded by memory, and plays :data:`GAMES_AT_ONCE` games at a time, never two at once in
-one sandbox. :func:`plan` cuts the games into :class:`Job` s so that few sandboxes are
-loaded at once: the submitted adversaries in blocks that a worker keeps loaded, every
-learner's games against a block together, one learner after another.
+(:class:`~littlestone.sandbox.SandboxPool`), refereed on a direct link (:mod:`.direct`;
+the experts game in a game server); a :class:`FieldWorker` holds the referee's socket
+and a game server on private Unix sockets (an :class:`~.matches.Arena`), a pool of
+loaded sandboxes bounded by memory, and plays :data:`GAMES_AT_ONCE` games at a time,
+never two at once in one sandbox. :func:`plan` cuts the games into :class:`Job` s so
+that few sandboxes are loaded at once: the submitted adversaries in blocks that a worker
+keeps loaded, every learner's games against a block together, one learner after
+another.
 
 Workers run in processes of their own on this machine (:class:`LocalWorker`, writing
 into the data folder as built-in games do), or as Ray actors (:class:`RayWorker`) that
@@ -42,6 +44,7 @@ from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import RESULT_COLUMNS, Store
 from littlestone.server.tournament.config import TournamentConfig, file_of, is_file_agent
+from littlestone.server.tournament.direct import Door, direct_game
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Entrant, Pairing, probe, rules
 
@@ -152,10 +155,11 @@ class _Picker:
 
 
 class FieldWorker:
-    """An arena (a game server on a private Unix socket, writing into ``data``) and a
-    pool of at most ``capacity`` loaded sandboxes, playing jobs :data:`GAMES_AT_ONCE`
-    games at a time. ``files`` maps a submitted spec to its file where it is not where
-    the config says (a Ray node's own copy)."""
+    """An arena (a game server on a private Unix socket, writing into ``data``), the
+    referee's door for direct links (:mod:`.direct`: the mistake-bound game, refereed
+    in the game's own thread) and a pool of at most ``capacity`` loaded sandboxes,
+    playing jobs :data:`GAMES_AT_ONCE` games at a time. ``files`` maps a submitted spec
+    to its file where it is not where the config says (a Ray node's own copy)."""
 
     def __init__(self, config: TournamentConfig, data: Path, unsafe: bool, capacity: int,
                  files: Mapping[str, Path] | None = None, at_once: int = GAMES_AT_ONCE) -> None:
@@ -163,7 +167,11 @@ class FieldWorker:
         self.at_once = at_once
         self.sandbox = Sandbox(config.limits, unsafe=unsafe)
         self.arena = Arena(config, data, unix=True, tcp=False).__enter__()
-        self.pool = SandboxPool(self.sandbox, self.arena.socket, capacity)
+        #: The referee's socket for direct links (:mod:`.direct`), bound into the loaded
+        #: sandboxes in place of the arena's game server (which plays the experts game).
+        self.door = Door(Path(self.arena.folder.name)) if direct_game(config) else None
+        self.pool = SandboxPool(self.sandbox, self.door.path if self.door is not None
+                                else self.arena.socket, capacity)
 
     def probe(self, role: str, spec: str) -> Entrant:
         """Load an entrant (into the pool) and ask which of the tournament's games it
@@ -180,7 +188,7 @@ class FieldWorker:
             while (game := picker.take()) is not None:
                 try:
                     outcome = play_file_agent(self.config, game, self.arena, self.sandbox,
-                                              self.pool, self.files)
+                                              self.pool, self.files, self.door)
                 finally:
                     picker.done(game)
                 on_game(game, outcome)
@@ -210,6 +218,8 @@ class FieldWorker:
 
     def close(self) -> None:
         self.pool.close()
+        if self.door is not None:
+            self.door.close()
         self.arena.__exit__(None, None, None)
 
 

@@ -31,6 +31,8 @@ from typing import Any, TypeVar
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
+from littlestone.protocol.errors import ProtocolError
+from littlestone.protocol.frames import FrameSocket
 from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxError, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
@@ -41,6 +43,7 @@ from littlestone.server.tournament.config import (
     is_file_agent,
     remote_account,
 )
+from littlestone.server.tournament.direct import Door, play_direct, thread_store
 from littlestone.server.tournament.pairing import Pairing, rules
 
 __all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_remote_agent"]
@@ -156,12 +159,14 @@ Runner = Callable[[list[str], float, bytes, Callable[[], bool],
 
 def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                     sandbox: Sandbox, pool: SandboxPool | None = None,
-                    files: Mapping[str, Path] | None = None) -> dict[str, Any]:
-    """A game with one or two submitted files, each in its sandbox, entered into the
-    arena's Unix-socket server with a one-time credential: a fresh child of the file's
-    loaded sandbox in ``pool`` (loaded once, :class:`.SandboxPool`), or without a pool
-    a sandbox of its own, started for this game alone. ``files``: where a spec's file
-    is, when not where the config says (a Ray node's copy)."""
+                    files: Mapping[str, Path] | None = None,
+                    door: Door | None = None) -> dict[str, Any]:
+    """A game with one or two submitted files, each in its sandbox: a fresh child of the
+    file's loaded sandbox in ``pool`` (loaded once, :class:`.SandboxPool`), or without a
+    pool a sandbox of its own, started for this game alone. Each enters with a one-time
+    credential: with a ``door``, on a direct link that this thread referees
+    (:mod:`.direct`); else into the arena's Unix-socket game server. ``files``: where a
+    spec's file is, when not where the config says (a Ray node's copy)."""
     server = arena.unix
     assert server is not None and arena.socket is not None
     tag = hashlib.sha256(f"{config.name}|{pairing.key}".encode()).hexdigest()[:16]
@@ -190,26 +195,47 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                 unloaded[role] = str(exc)
                 continue
             runners[role] = loaded[-1].run
+        links: dict[str, concurrent.futures.Future[FrameSocket]] = {}
+        tokens: list[str] = []
         for role, spec in roles:
             if role not in runners:
                 continue
-            token = arena.call(_grant(server, config.name, accounts[role]))
             file, rest = _file(config, spec, files), file_of(spec, config.base)[1]
-            args = ["connect", f"unix:{sandbox.socket(arena.socket)}", f"--{role}",
-                    f"{sandbox.inside(file)}:{rest}", "--tournament", config.name,
-                    "--token-file", "-", "--name", accounts[role]]
+            if door is not None:
+                token, links[role] = door.expect()
+                tokens.append(token)
+                args = ["direct", sandbox.socket(door.path), role, f"{sandbox.inside(file)}:{rest}"]
+            else:
+                token = arena.call(_grant(server, config.name, accounts[role]))
+                args = ["connect", f"unix:{sandbox.socket(arena.socket)}", f"--{role}",
+                        f"{sandbox.inside(file)}:{rest}", "--tournament", config.name,
+                        "--token-file", "-", "--name", accounts[role]]
             runs[role] = threads.submit(runners[role], args, timeout, (token + "\n").encode(),
                                         over.is_set, functools.partial(counts.__setitem__,
                                                                        role), True)
-        entered = _await_entrants(server, config.name, accounts, runs)
         game_id = None
-        if len(entered) == len(roles):
-            game_id = arena.call(_play(server, config, pairing, accounts))
-        # before done: an agent waiting for it still has every process it started
-        forked = {role for role in entered if role in counts and counts[role]()}
-        row = arena.call(_game_row(server, game_id)) if game_id else None
-        for account in accounts.values():
-            arena.call(_release(server, config.name, account))
+        if door is not None:
+            entered = _await_links(links, runs)
+            for token in tokens:
+                door.revoke(token)
+            came = set(entered)
+            try:
+                if len(came) == len(roles):
+                    game_id = play_direct(config, pairing, entered, accounts, arena.data)
+                forked = {role for role in came if role in counts and counts[role]()}
+            finally:
+                for link in entered.values():
+                    link.close()
+            row = thread_store(arena.data).game(game_id) if game_id else None
+        else:
+            came = _await_entrants(server, config.name, accounts, runs)
+            if len(came) == len(roles):
+                game_id = arena.call(_play(server, config, pairing, accounts))
+            # before done: an agent waiting for it still has every process it started
+            forked = {role for role in came if role in counts and counts[role]()}
+            for account in accounts.values():
+                arena.call(_release(server, config.name, account))
+            row = arena.call(_game_row(server, game_id)) if game_id else None
         over.set()
         if row is not None and row["status"] == "complete" and not forked:
             for each in loaded:  # (what a process prints after a good game is not needed)
@@ -221,7 +247,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
     notes = [f"the {role}'s sandbox could not be loaded: {why}"
              for role, why in unloaded.items()] + _notes(outcomes)
     if row is None:
-        absent = [role for role, _ in roles if role not in entered] or [roles[0][0]]
+        absent = [role for role, _ in roles if role not in came] or [roles[0][0]]
         status = f"crash:{absent[0] if len(absent) == 1 else 'both'}:no_game"
         return {"game_id": None, "status": status, "result": {"status": status},
                 "message": "; ".join(notes) or f"the {' and the '.join(absent)} never "
@@ -292,6 +318,32 @@ def _await_entrants(server: GameServer, tournament: str, accounts: dict[str, str
     return entered
 
 
+def _await_links(links: dict[str, concurrent.futures.Future[FrameSocket]],
+                 runs: dict[str, concurrent.futures.Future[Run]]) -> dict[str, FrameSocket]:
+    """The direct links of the roles whose game process entered and then made its agent
+    (``ready``), waiting until all have or the others' processes are gone, at most
+    :data:`ENTER_SECONDS` in all."""
+    deadline = time.monotonic() + ENTER_SECONDS
+    while time.monotonic() < deadline:
+        waiting = [role for role, link in links.items() if not link.done()]
+        if not waiting or all(runs[role].done() for role in waiting):
+            break
+        either: list[concurrent.futures.Future[Any]] = [links[role] for role in waiting]
+        either += [runs[role] for role in waiting]
+        concurrent.futures.wait(either, timeout=max(0.0, deadline - time.monotonic()),
+                                return_when=concurrent.futures.FIRST_COMPLETED)
+    entered = {}
+    for role, link in links.items():  # each made its agent (imported the submission)?
+        if not link.done() or link.cancelled():
+            continue
+        with contextlib.suppress(TimeoutError, EOFError, ProtocolError):
+            if link.result().recv(deadline)["type"] == "ready":
+                entered[role] = link.result()
+                continue
+        link.result().close()
+    return entered
+
+
 def _notes(outcomes: dict[str, Run]) -> list[str]:
     """What the submissions' runs say against them."""
     notes = []
@@ -306,7 +358,7 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
         elif run.code is None and not run.ended:
             if not (run.forked or run.over_memory):  # (else killed for that, said above)
                 notes.append(f"the {role} overran its time and was killed")
-        elif run.code != 0:
+        elif run.code != 0 and not run.ended:  # (ended: killed at once after a good game)
             last = [line for line in run.err.strip().splitlines() if line][-1:] or [
                 "no message"]
             notes.append(f"the {role} exited with status {run.code}: {last[0][:300]}")

@@ -338,8 +338,8 @@ class _Fleet:
                 raise SpecError("--ray needs Ray: pip install 'littlestone[ray]'") from None
             if not ray.is_initialized():
                 self.ray_started = True
-                if self.ray_address == "local":
-                    ray.init(num_cpus=self.workers, include_dashboard=False,
+                if self.ray_address == "local":  # a cluster of its own, even if one runs here
+                    ray.init(address="local", num_cpus=self.workers, include_dashboard=False,
                              log_to_driver=False, configure_logging=False)
                 else:
                     ray.init(address=self.ray_address, log_to_driver=False,
@@ -539,4 +539,5 @@ def _duration(seconds: float) -> str:
         return f"{seconds:.0f} s"
     if seconds < 3600:
         return f"{seconds / 60:.0f} min"
-    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60)} min"
+    hours, minutes = divmod(round(seconds / 60), 60)
+    return f"{hours} h {minutes} min"

@@ -1,5 +1,6 @@
-"""A submission that steals its own credential from the interpreter's memory and asks
-the server for a game of its choosing (1 round, against the weakest opponent)."""
+"""A submission that steals its own credential from the interpreter's memory (an
+argparse namespace, or a local variable of the code importing it) and asks the server
+for a game of its choosing (1 round, against the weakest opponent)."""
 
 import argparse
 import gc
@@ -14,6 +15,10 @@ from littlestone.learners.halving import Halving
 def _steal_and_ask():
     tokens = [o.token for o in gc.get_objects()
               if isinstance(o, argparse.Namespace) and getattr(o, "token", None)]
+    frame = sys._getframe()
+    while frame is not None:  # a local variable of the code that imports it (a direct link's)
+        tokens += [v for k, v in frame.f_locals.items() if "token" in k and isinstance(v, str)]
+        frame = frame.f_back
     socket = next((o.url.removeprefix("unix:") for o in gc.get_objects()
                    if isinstance(o, argparse.Namespace) and getattr(o, "url", None)), None)
     if not tokens or socket is None:

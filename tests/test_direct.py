@@ -1,0 +1,129 @@
+"""The direct link between a tournament's referee and a submission's game process
+(server/tournament/direct.py): its door takes each one-time token once, and its referee
+keeps the move clock, the fault ladder and the records of the server's remote players."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.game import MISTAKE_BOUND, GameSpec, game_seeds
+from littlestone.learners import LEARNERS
+from littlestone.local import play
+from littlestone.protocol.frames import FrameSocket
+from littlestone.server.tournament.direct import DirectAdversary, DirectLearner, Door, referee
+
+GAME = GameSpec(MISTAKE_BOUND, 30, make_class("thresholds:n=31"))
+KEY = bytes(32)
+
+
+def _enter(door: Door, token: str) -> FrameSocket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(door.path))
+    link = FrameSocket(sock)
+    link.send({"type": "enter", "token": token})
+    return link
+
+
+def test_the_door_takes_each_token_once(tmp_path):
+    door = Door(tmp_path)
+    try:
+        token, entered = door.expect()
+        assert token.startswith("lsd_")
+        stranger = _enter(door, "lsd_guessed")
+        with pytest.raises(EOFError):
+            stranger.recv(time.monotonic() + 10)  # closed: no such token
+        first = _enter(door, token)
+        link = entered.result(10)
+        link.send({"type": "start"})
+        assert first.recv(time.monotonic() + 10) == {"type": "start"}
+        again = _enter(door, token)  # spent
+        with pytest.raises(EOFError):
+            again.recv(time.monotonic() + 10)
+        late, waiting = door.expect()
+        door.revoke(late)
+        assert waiting.cancelled()
+        with pytest.raises(EOFError):
+            _enter(door, late).recv(time.monotonic() + 10)
+    finally:
+        door.close()
+
+
+def _agent(sock: socket.socket, moves: dict[int, object], delay: dict[int, float]) -> None:
+    """A learner's game process that answers round t with ``moves[t]`` (after
+    ``delay[t]`` seconds), else 0.5."""
+    link = FrameSocket(sock)
+    try:
+        while True:
+            message = link.recv()
+            if message["type"] == "instance":
+                t = message["t"]
+                time.sleep(delay.get(t, 0.0))
+                link.send({"type": "predict", "t": t, "p": moves.get(t, 0.5)})
+    except EOFError:
+        pass
+
+
+def test_a_learner_on_a_direct_link_is_held_to_the_clock_and_the_fault_ladder():
+    """Late (its late move then dropped), not a number, outside [0, 1]: three faults,
+    each recorded with its round and code, and the third forfeits, as a remote
+    learner's would."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    # round 1 answered 0.7 s late for a 0.5 s deadline: round 2's instance waits 0.2 s
+    agent = threading.Thread(target=_agent, args=(theirs, {2: "half", 3: 2.0}, {1: 0.7}))
+    agent.start()
+    learner = DirectLearner(FrameSocket(ours), move_deadline=0.5, time_bank=0.0)
+    result = referee(GAME, game_seeds(0, KEY), learner, ADVERSARIES.make("random-target"))
+    ours.close()
+    agent.join(10)
+    assert result.status == "forfeit:learner:illegal_move"
+    assert [(f["t"], f["code"]) for f in result.extra["faults"]] == [
+        (1, "timeout"), (2, "illegal_move"), (3, "illegal_move")]
+    assert result.rounds == 2  # (rounds 1 and 2 scored as mistakes; round 3 forfeits)
+
+
+def test_a_learner_that_leaves_is_disconnected():
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    theirs.close()
+    learner = DirectLearner(FrameSocket(ours), move_deadline=1.0, time_bank=0.0)
+    result = referee(GAME, game_seeds(0, KEY), learner, ADVERSARIES.make("random-target"))
+    assert result.status == "disconnected:learner"
+
+
+def _serve_agent(sock: socket.socket, spec: str, role: str) -> None:
+    from littlestone.client import play_direct
+
+    agent = LEARNERS.make(spec) if role == "learner" else ADVERSARIES.make(spec)
+    play_direct(FrameSocket(sock), agent)  # (says ready, then plays)
+
+
+@pytest.mark.parametrize("learner,adversary", [("halving", "shattered-tree"),
+                                               ("soa", "random-target")])
+def test_two_agents_on_direct_links_play_the_game_they_play_in_process(learner, adversary):
+    """Both sides' game processes (here threads, with the client's own loop) on direct
+    links: the game they play in process under the same key (shattered-tree's
+    commitment and reveal included)."""
+    links = {}
+    threads = []
+    for role, spec in (("learner", learner), ("adversary", adversary)):
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        links[role] = FrameSocket(ours)
+        threads.append(threading.Thread(target=_serve_agent, args=(theirs, spec, role)))
+        threads[-1].start()
+    for link in links.values():
+        assert link.recv(time.monotonic() + 30)["type"] == "ready"
+    result = referee(GAME, game_seeds(3, KEY), DirectLearner(links["learner"], 30, 0),
+                     DirectAdversary(links["adversary"], 30, 0))
+    for link in links.values():
+        link.close()
+    for thread in threads:
+        thread.join(30)
+    local = play(GAME, LEARNERS.make(learner), ADVERSARIES.make(adversary), 3, key=KEY)
+    assert result.status == local.status == "complete"
+    assert (result.mistakes, result.expected_mistakes) == (local.mistakes,
+                                                           local.expected_mistakes)
