@@ -40,11 +40,18 @@ from littlestone.protocol.messages import (
     vector_from_wire,
     vector_to_wire,
 )
-from littlestone.protocol.wire import AdviceRequest, End, InstanceRequest, ServerMessage, Start
+from littlestone.protocol.wire import (
+    AdviceRequest,
+    End,
+    InstanceRequest,
+    ServerMessage,
+    Start,
+    Submitted,
+)
 from littlestone.transport import Connection, connect
 
 __all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "enter_direct",
-           "play_direct", "play_remote", "watch_remote"]
+           "play_direct", "play_remote", "submit_file", "watch_remote"]
 
 #: What the client accepts from a server (it trusts the server's sizes and nesting).
 CLIENT_LIMITS = Limits(max_frame=1 << 30, max_depth=None)
@@ -252,6 +259,25 @@ async def watch_remote(url: str, game_id: str, token: str | None = None,
                 on_message(message)
 
 
+async def submit_file(url: str, agent: str, source: bytes, token: str | None,
+                      competition: str | None = None, tls: ssl.SSLContext | None = None
+                      ) -> Submitted:
+    """Submit ``source``, the bytes of the file ``agent`` names (``FILE.py:Class``), to
+    the competition the server at ``url`` runs (PROTOCOL.md 4.2): the ``submitted``
+    answer once the server has checked it (its verdict, version and checks), or
+    ServerError (refused before any check: closed, too large, too many versions)."""
+    async with connect(url, tls=tls) as ws:
+        receive = await _hello(ws, "learner", "littlestone-submit", token)
+        await ws.send(encode({"type": "submit", "competition": competition, "agent": agent,
+                              "source": source}))
+        answer = await receive()
+        if answer["type"] == "error":
+            raise ServerError(answer["code"], answer["message"])
+        if answer["type"] != "submitted":
+            raise ServerError("bad_message", f"expected submitted, got {answer['type']}")
+        return answer
+
+
 async def _hello(ws: Connection, role: str, name: str, token: str | None
                  ) -> Callable[[], Awaitable[ServerMessage]]:
     """The handshake (PROTOCOL.md 3); returns how to receive the server's next message
@@ -287,11 +313,19 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessag
         if message["type"] != "start":
             continue
         game = rules_from_wire(message["rules"], SERVERS_CLASSES)
-        agent.start(game, int(message["seed"]))
-        if isinstance(agent, Learner):
-            end = await _learner_loop(ws, receive, agent, game)
-        else:
-            end = await _adversary_loop(ws, receive, agent, game)
+        try:
+            agent.start(game, int(message["seed"]))
+            if isinstance(agent, Learner):
+                end = await _learner_loop(ws, receive, agent, game)
+            else:
+                end = await _adversary_loop(ws, receive, agent, game)
+        except (ServerError, ProtocolError, OSError, asyncio.CancelledError, TimeoutError):
+            raise
+        except Exception as exc:  # the agent's own code: its file and line, as play says
+            if type(exc).__module__.startswith("websockets"):
+                raise
+            role = "learner" if isinstance(agent, Learner) else "adversary"
+            raise AgentCrashed(role, exc) from exc
         games.append({"game_id": end.get("game_id"), "status": end["status"]})
 
 

@@ -79,6 +79,7 @@ SCHEMAS: dict[str, dict[str, tuple[type, ...]]] = {
     "enter": {"tournament": (str,)},
     "watch": {"game_id": (str,)},
     "revoke": {"name": (str,)},
+    "submit": {"competition": (str, NONE), "agent": (str,), "source": (bytes,)},
     "predict": {"t": (int,), "p": _NUMBER},
     "weights": {"t": (int,), "w": _VECTOR},
     "commit": {"digest": (bytes,)},
@@ -93,6 +94,9 @@ SCHEMAS: dict[str, dict[str, tuple[type, ...]]] = {
     "entered": {"tournament": (str,)},
     "done": {"tournament": (str,)},
     "revoked": {"name": (str,)},
+    "submitted": {"competition": (str,), "version": (int,), "sha256": (str,),
+                  "verdict": (str,), "reason": (str, NONE), "role": (str, NONE),
+                  "duplicate": (bool,), "message": (str,), "checks": (list,)},
     "watching": {"game_id": (str,), "rules": (dict,), "learner": (str,), "adversary": (str,),
                  "t": (int,)},
     "rounds": {"game_id": (str,), "t0": (int,), "n": (int,), "t": (int,)},
@@ -108,7 +112,7 @@ SCHEMAS: dict[str, dict[str, tuple[type, ...]]] = {
 
 def _type_names(types: tuple[type, ...]) -> str:
     names = {int: "int", float: "float", str: "str", bytes: "bin", list: "array",
-             dict: "map", NONE: "nil"}
+             dict: "map", NONE: "nil", bool: "bool"}
     return " or ".join(names.get(t, t.__name__) for t in types)
 
 
@@ -125,7 +129,7 @@ def check(message: dict[str, Any]) -> dict[str, Any]:
                 continue
             raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.{name} is missing")
         value = message[name]
-        if isinstance(value, bool) or not isinstance(value, types):
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
             raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.{name} must be {_type_names(types)}")
     if kind in ROUND_MESSAGES and not 1 <= message["t"] <= T_MAX:
         raise ProtocolError(Code.BAD_MESSAGE, f"{kind}.t must be a round number, 1 .. 2**63-1")

@@ -32,8 +32,9 @@ __all__ = ["AGENT_NAME_MAX", "LOBBY_MESSAGES", "PRIVILEGES", "ROLE_MESSAGES", "S
            "printable"]
 
 #: What a player may send between games (a spectator: only ``watch``; ``revoke``: only
-#: a token of role admin).
-LOBBY_MESSAGES = frozenset({"challenge", "create", "join", "enter", "watch", "revoke"})
+#: a token of role admin; ``submit``: a file to a competition, PROTOCOL.md 4.2).
+LOBBY_MESSAGES = frozenset({"challenge", "create", "join", "enter", "watch", "revoke",
+                            "submit"})
 #: What a token lets its holder do (PROTOCOL.md 3.1), and the longest agent name.
 PRIVILEGES = ("player", "spectator", "admin")
 AGENT_NAME_MAX = 64

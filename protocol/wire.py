@@ -78,6 +78,8 @@ __all__ = [
     "Rules",
     "ServerMessage",
     "Start",
+    "Submit",
+    "Submitted",
     "Totals",
     "Watch",
     "Watching",
@@ -160,6 +162,18 @@ class Revoke(TypedDict):
 
 
 @final
+class Submit(TypedDict):
+    """A student's file for a competition (PROTOCOL.md 4.2): ``agent`` is
+    ``FILE.py:Class``, ``source`` the file's bytes; ``competition`` None for the
+    server's own."""
+
+    type: Literal["submit"]
+    competition: str | None
+    agent: str
+    source: bytes
+
+
+@final
 class Predict(TypedDict):
     """A learner's p_t (PROTOCOL.md 5.1, 5.2)."""
 
@@ -226,10 +240,10 @@ class Reveal(TypedDict):
     salt: bytes
 
 
-ClientMessage = (Hello | Challenge | Create | Join | Enter | Watch | Revoke | Predict
-                 | Weights | Commit | Instance | Advice | Label | Costs | Reveal)
+ClientMessage = (Hello | Challenge | Create | Join | Enter | Watch | Revoke | Submit
+                 | Predict | Weights | Commit | Instance | Advice | Label | Costs | Reveal)
 #: What a client may send between games (:data:`.session.LOBBY_MESSAGES`).
-LobbyRequest = Challenge | Create | Join | Enter | Watch | Revoke
+LobbyRequest = Challenge | Create | Join | Enter | Watch | Revoke | Submit
 
 
 # -- server -> client ---------------------------------------------------------------
@@ -276,6 +290,22 @@ class Done(TypedDict):
 class Revoked(TypedDict):
     type: Literal["revoked"]
     name: str
+
+
+@final
+class Submitted(TypedDict):
+    """The answer to ``submit`` (PROTOCOL.md 4.2): the version stored and its verdict."""
+
+    type: Literal["submitted"]
+    competition: str
+    version: int
+    sha256: str
+    verdict: str
+    reason: str | None
+    role: str | None
+    duplicate: bool
+    message: str
+    checks: list[Any]
 
 
 @final
@@ -459,14 +489,16 @@ class Error(TypedDict):
     fatal: NotRequired[bool]
 
 
-ServerMessage = (Welcome | Created | Entered | Done | Revoked | Watching | Rounds | ExpertsRounds
+ServerMessage = (Welcome | Created | Entered | Done | Revoked | Submitted | Watching | Rounds
+                 | ExpertsRounds
                  | Start | InstanceRequest | AdviceRequest | Prediction | Answer | RevealAsked
                  | End | Error)
 
 #: The message types of each direction (PROTOCOL.md 3-6).
 CLIENT_TYPES = frozenset({"hello", "challenge", "create", "join", "enter", "watch", "revoke",
-                          "predict", "weights", "commit", "instance", "advice", "label",
+                          "submit", "predict", "weights", "commit", "instance", "advice", "label",
                           "costs", "reveal"})
-SERVER_TYPES = frozenset({"welcome", "created", "entered", "done", "revoked", "watching",
+SERVER_TYPES = frozenset({"welcome", "created", "entered", "done", "revoked", "submitted",
+                          "watching",
                           "rounds", "start", "instance", "advice", "prediction", "answer",
                           "reveal?", "end", "error"})

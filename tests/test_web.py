@@ -698,8 +698,8 @@ async def test_the_route_table_answers_its_routes_and_refuses_the_rest(tmp_path)
         values = {"game_id": out["game_id"], "name": "cup"}
         answered = set()
         for route in ROUTES:
-            if route.method != "GET":
-                continue
+            if route.method != "GET" or "competitions/" in route.pattern:
+                continue  # (a competition's: tests/test_competition.py, with one running)
             path = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], route.pattern)
             path = path.replace("/static/cup", "/static/littlestone.css")
             path += "?class=thresholds:n=15" if path == "/api/tree" else ""

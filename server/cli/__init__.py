@@ -32,6 +32,7 @@ COMMANDS: dict[str, Callable[[Any], int]] = {
     "serve": network.serve, "connect": network.connect, "watch": network.watch,
     "token": network.token, "check": tournaments.check, "tournament": tournaments.tournament,
     "probe": tournaments.probe, "zygote": tournaments.zygote, "pac": pac.pac,
+    "submit": network.submit, "competition": tournaments.competition,
 }
 
 

@@ -21,6 +21,7 @@ from littlestone.client import (
     ServerClosed,
     ServerError,
     play_remote,
+    submit_file,
     watch_remote,
 )
 from littlestone.games.classes import make_class
@@ -33,7 +34,7 @@ from littlestone.server.records.store import Store
 from littlestone.server.records.tokens import TokenError
 from littlestone.transport import client_tls, server_tls
 
-__all__ = ["connect", "serve", "token", "watch"]
+__all__ = ["connect", "serve", "submit", "token", "watch"]
 
 T = TypeVar("T")
 
@@ -77,8 +78,21 @@ def serve(args: argparse.Namespace) -> int:
                     else "public, read-only" if public
                     else "a token is needed: log in with one from `littlestone token add`")
             print(f"littlestone: web page on {page} ({view})", flush=True)
+            if competition is not None:
+                print(f"littlestone: competition {competition.name}: submissions open "
+                      f"on {server.url}, standings on {page}competitions/{competition.name}",
+                      flush=True)
+
+    competition = None
+    if args.competition:
+        from littlestone.server.tournament.competition import Competition, load_competition
+
+        competition = Competition(load_competition(args.competition), Path(args.data),
+                                  unsafe=args.unsafe_no_sandbox)
 
     def setup(server: Any) -> None:
+        if competition is not None:
+            competition.attach(server)
         if not args.no_web:
             from littlestone.server.web import attach
 
@@ -90,8 +104,48 @@ def serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
                          ) from None
+    finally:
+        if competition is not None:
+            competition.close()
     print("littlestone: server stopped", file=sys.stderr)
     return 0
+
+
+#: A submitted file's most bytes this client reads (a server's own limit is lower).
+SUBMIT_READ_MAX = 16 << 20
+
+
+def submit(args: argparse.Namespace) -> int:
+    """``littlestone submit URL FILE.py:Class``: the server's verdict; exit 0 when the
+    version is accepted, 1 when refused."""
+    token = _token_of(args)
+    if ".py:" not in args.agent:
+        raise UsageError("submit: name the file and its class, as FILE.py:Class")
+    path = Path(args.agent.partition(".py:")[0] + ".py")
+    _regular_file("submit:", str(path))
+    try:
+        with open(path, "rb") as f:
+            source = f.read(SUBMIT_READ_MAX + 1)
+    except OSError as exc:
+        raise UsageError(f"submit: cannot read {path}: {exc.strerror}") from None
+    if len(source) > SUBMIT_READ_MAX:
+        raise UsageError(f"submit: {path} is over {SUBMIT_READ_MAX >> 20} MiB: not an agent")
+    agent = f"{path.name}:{args.agent.partition('.py:')[2]}"
+    answer = _client("submit", args.url, submit_file(args.url, agent, source, token,
+                                                     args.competition, _client_tls(args)))
+    if args.json:
+        print(json.dumps({k: v for k, v in answer.items() if k != "type"}))
+    else:
+        said = "(the same file as before) " if answer["duplicate"] else ""
+        print(f"{answer['competition']}: version {answer['version']} {said}"
+              f"{answer['verdict'].upper()}" + (f" ({answer['reason']})"
+                                                 if answer["reason"] else ""))
+        print(f"  {answer['message']}")
+        for row in answer["checks"]:
+            print(f"  {'ok  ' if row['ok'] else 'FAIL'}  {row['check']}"
+                  + (f": {row['message']}" if row["message"] and not row["ok"] else ""))
+        print(f"  sha256 {answer['sha256']}")
+    return 0 if answer["verdict"] == "accepted" else 1
 
 
 #: The environment variable a client's token may come from.
@@ -146,9 +200,12 @@ def connect(args: argparse.Namespace) -> int:
         if not args.token:
             raise UsageError("connect: --tournament needs a token (--token-file or "
                              f"${TOKEN_VARIABLE}): its name is the entrant")
-        out = _client("connect", args.url, play_remote(
-            args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
-            name=args.name, tournament=args.tournament, tls=_client_tls(args)))
+        try:
+            out = _client("connect", args.url, play_remote(
+                args.url, agent, None, GameSpec("experts", 0, experts=1), token=args.token,
+                name=args.name, tournament=args.tournament, tls=_client_tls(args)))
+        except AgentCrashed as exc:  # (a submission's game: its owner reads this line)
+            raise UsageError(f"connect: {exc}") from None
         print(json.dumps(out) if args.json else
               f"tournament {args.tournament}: played {len(out['games'])} games")
         return 0

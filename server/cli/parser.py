@@ -218,6 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "(a classroom; implies --public; --guest-games per address)")
     serve.add_argument("--no-web", action="store_true",
                        help="answer no plain HTTP: agents' WebSockets only")
+    serve.add_argument("--competition", metavar="FILE.toml",
+                       help="run a competition: students submit files (littlestone submit, "
+                       "or the page's form), each is checked and rated against the field "
+                       "while it is open (docs/guides/teacher.md)")
+    serve.add_argument("--unsafe-no-sandbox", action="store_true",
+                       help="--competition: run submissions without bubblewrap where it "
+                       "cannot run (they can then read your files and use the network)")
     serve.add_argument("--agent", action="append", default=[], metavar="NAME=SPEC",
                        help="also serve this agent to peers under NAME (a built-in with its "
                        "parameters, or your own FILE.py:Class: loaded now, trusted); "
@@ -322,6 +329,41 @@ def build_parser() -> argparse.ArgumentParser:
                        help="print each message as one JSON line")
     watch.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
                        "authority (a self-signed server) instead of the system's")
+
+    submit = sub.add_parser(
+        "submit", help="submit an agent file to a server's competition",
+        description="Send FILE.py to the competition a littlestone server runs (serve "
+        "--competition): the server stores it as your next version, checks it in its "
+        "sandbox and answers with the verdict; an accepted version is then rated against "
+        "the field (its scores on the server's page). Exit 0 when accepted, 1 when refused.",
+    )
+    submit.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
+    submit.add_argument("agent", metavar="FILE.py:Class")
+    submit.add_argument("--competition", metavar="NAME",
+                        help="the competition's name (default: the one the server runs)")
+    submit.add_argument("--token", action=_NoToken, help=argparse.SUPPRESS)
+    submit.add_argument("--token-file", metavar="FILE",
+                        help="read the token from FILE (- for standard input); else "
+                        "$LITTLESTONE_TOKEN")
+    submit.add_argument("--json", action="store_true", help="print the answer as JSON")
+    submit.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
+                        "authority (a self-signed server) instead of the system's")
+
+    competition = sub.add_parser(
+        "competition", help="a competition's ranking, exported",
+        description="The ranking of a competition (serve --competition FILE.toml) as its "
+        "data folder holds it: final once it closed, else as it stands.")
+    competition_sub = competition.add_subparsers(dest="competition_command", required=True,
+                                                 parser_class=Parser)
+    exported = competition_sub.add_parser("export", help="print the ranking as CSV or JSON")
+    exported.add_argument("config", metavar="FILE.toml")
+    exported.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    exported.add_argument("--format", choices=("csv", "json"), default="csv")
+    rate = competition_sub.add_parser("rate", help=argparse.SUPPRESS)  # the server's worker
+    rate.add_argument("config", metavar="FILE.toml")
+    rate.add_argument("--data", default=data, metavar="DIR", help=data_help)
+    rate.add_argument("--version", type=positive_int, required=True)
+    rate.add_argument("--unsafe-no-sandbox", action="store_true")
 
     token = sub.add_parser("token", help="manage server tokens",
                            description="Server tokens (stored hashed in DIR/littlestone.db).")

@@ -23,25 +23,12 @@ from littlestone.server.cli.common import (
 )
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
-from littlestone.server.tournament.preflight import Refereed, play_check_games
+from littlestone.server.tournament.preflight import CHECK_SECONDS, check_file
 from littlestone.server.tournament.ranking import TournamentReport
 from littlestone.server.tournament.run import check_ray_address
-from littlestone.testing import (
-    CHECK_EXPERTS,
-    CHECK_ROUNDS,
-    IN_TOURNAMENT,
-    Advice,
-    CheckSkipped,
-    in_tournament,
-    refereed_games,
-    yield_checks,
-)
+from littlestone.testing import Advice, CheckSkipped, in_tournament, yield_checks
 
-__all__ = ["check", "leaderboard_lines", "probe", "tournament", "zygote"]
-
-#: How long ``check`` lets an agent run its checks in the sandbox.
-CHECK_SECONDS = 60
-
+__all__ = ["check", "competition", "leaderboard_lines", "probe", "tournament", "zygote"]
 
 #: The exit status of a tournament that stopped because entrants failed to load.
 EXIT_ENTRANTS_FAILED = 3
@@ -106,6 +93,30 @@ def _tournament(args: argparse.Namespace, config: Any) -> int:
         print(line)
     print(f"sandbox: {report.sandbox}")
     print(f"report: {report.report}")
+    return 0
+
+
+def competition(args: argparse.Namespace) -> int:
+    """``competition export``: the ranking (final once closed) as CSV or JSON;
+    ``competition rate`` (the server's rating worker): rate one version."""
+    from littlestone.server.records.store import Store
+    from littlestone.server.tournament.competition import (
+        export,
+        load_competition,
+        rate_version,
+        standings,
+    )
+
+    config = load_competition(args.config)
+    if args.competition_command == "rate":
+        with operator_log("warning", "text"):
+            rate_version(config, Path(args.data), args.version,
+                         unsafe=args.unsafe_no_sandbox)
+        return 0
+    if not (Path(args.data) / "littlestone.db").is_file():
+        raise UsageError(f"competition: {args.data} holds no competition (no index)")
+    sys.stdout.write(export(standings(Store(Path(args.data)), config, Path(args.data)),
+                            args.format))
     return 0
 
 
@@ -218,96 +229,14 @@ def _check_in_sandbox(args: argparse.Namespace) -> int:
         raise UsageError(f"check: submissions run only in a sandbox, and {problem} "
                          "(--unsafe-no-sandbox runs the checks without one)")
     sandbox = Sandbox(Limits(), unsafe=args.unsafe_no_sandbox)
-    inside = f"{sandbox.inside(file)}:{rest}"
-
-    def ours(text: str) -> str:
-        return text.replace(inside, args.agent).replace(sandbox.inside(file), str(file))
-
-    run = sandbox.run(file, ["check", inside, "--in-sandbox"], timeout=CHECK_SECONDS)
-    if run.code is None:
-        raise UsageError(f"check: {args.agent} did not finish its checks in {CHECK_SECONDS} s "
-                         "(a hang?): a tournament would kill it")
-    if run.forked:
+    verdict = check_file(args.agent, file, rest, sandbox, Path.cwd(), CHECK_SECONDS)
+    if verdict.forked:
         print(f"littlestone: warning: {args.agent} started other processes: in a "
               "tournament that ends its game as its fault", file=sys.stderr)
-    if run.code not in (0, 1):
-        last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
-        said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
-        raise UsageError(ours(f"check: {said}"))
-    own = _own_report(run.out)
-    rows = [_own_row(row, ours) for row in (own["checks"] if own is not None else [])]
-    kinds = [own["kind"]] if own is not None and own.get("kind") in ROLES else list(ROLES)
-    for kind in kinds:  # (without its report: as what it loads as)
-        played = play_check_games(args.agent, kind, refereed_games(kind), CHECK_ROUNDS,
-                                  CHECK_EXPERTS, sandbox, Path.cwd())
-        if not (played[:1] and played[0].status.startswith("load_failed")
-                and f"is not a{'n' if kind == 'adversary' else ''} {kind}"
-                in played[0].message):
-            break
-    said_row = next((r for r in rows if r["check"] == PLAYS), None)
-    refereed = _refereed_row(args.agent, played, said_row)
-    at = rows.index(said_row) if said_row is not None else 0  # (in its place, once)
-    rows = [r for r in rows if r["check"] != PLAYS]
-    rows.insert(at, refereed)
-    if own is None:
-        rows.append(_own_row({"check": "own checks", "ok": False, "message": "its process "
-                              "printed no report of its own checks (did it exit early?)"}, ours))
-    return _verdict(args, kind, rows)
-
-
-def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> dict[str, Any]:
-    """A row of the submission's own report, as an advice row: only its name, outcome
-    and message are taken from it (what a failure costs in a tournament is ours)."""
-    name = str(row["check"])[:100]
-    return {"check": name, "ok": row["ok"], "skipped": row.get("skipped") is True,
-            "advice": row.get("advice") is True and row["ok"],
-            "message": ours(str(row.get("message", "")))[:2000],
-            "in_tournament": IN_TOURNAMENT.get("check_" + name.replace(" ", "_"), ""),
-            "refereed": False}
-
-
-#: The check a tournament scores, which ``check`` referees from outside the submission.
-PLAYS = "plays a game"
-ROLES = ("learner", "adversary")
-
-
-def _own_report(out: str) -> dict[str, Any] | None:
-    """The report the sandboxed run printed: its last line that reads as one (the
-    submission may print around it)."""
-    for line in reversed(out.strip().splitlines()):
-        try:
-            report = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(report, dict) and isinstance(report.get("checks"), list) and all(
-                isinstance(r, dict) and isinstance(r.get("check"), str)
-                and isinstance(r.get("ok"), bool) for r in report["checks"]):
-            return report
-    return None
-
-
-def _refereed_row(agent: str, played: list[Refereed], said: dict[str, Any] | None
-                  ) -> dict[str, Any]:
-    """*plays a game* as the server recorded the games; where one failed, what the
-    submission's own run said of it follows (a crash's file and line)."""
-    games = [g for g in played if g.status != "declined"]
-    failed = next((g for g in games if g.status != "complete"), None)
-    ok, message = True, f"{len(games)} games refereed by a server, outside its process"
-    if failed is not None and failed.status.startswith("load_failed"):
-        ok, message = False, f"{agent}: not loaded: {failed.message}"
-    elif failed is not None:
-        ok, message = False, (f"{agent}, {failed.where}: {failed.status} after "
-                              f"{failed.rounds} rounds" + (f": {failed.message}"
-                                                           if failed.message else ""))
-    elif not games:
-        ok, message = False, f"{agent}: plays none of the check games"
-    elif short := next((g for g in games if g.rounds != CHECK_ROUNDS), None):
-        ok, message = False, f"{agent}, {short.where}: ended after {short.rounds} rounds"
-    if not ok and failed is not None and said is not None and not said["ok"]:
-        own = str(said.get("message", ""))
-        message += f" (its own run: {own.partition(failed.where + ': ')[2] or own})"
-    return {"check": PLAYS, "ok": ok, "skipped": False, "advice": False, "message": message,
-            "in_tournament": IN_TOURNAMENT["check_plays_a_game"], "refereed": True}
+    if verdict.refused is not None:
+        raise UsageError(verdict.message)
+    assert verdict.kind is not None
+    return _verdict(args, verdict.kind, verdict.rows)
 
 
 def _verdict(args: argparse.Namespace, kind: str, rows: list[dict[str, Any]]) -> int:

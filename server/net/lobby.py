@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from websockets.exceptions import ConnectionClosed
 
@@ -23,8 +23,9 @@ from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.session import ServerSession
-from littlestone.protocol.wire import Challenge, LobbyRequest
+from littlestone.protocol.wire import Challenge, LobbyRequest, Submit
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
+from littlestone.server.net.disk import DiskLedger
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.matchmaking import Entrants, OpenGames
@@ -36,9 +37,27 @@ from littlestone.server.records.logged import package_version
 from littlestone.server.records.store import Store
 from littlestone.transport import Connection
 
-__all__ = ["Lobby"]
+__all__ = ["Lobby", "Submissions"]
 
 log = logging.getLogger(__name__)
+
+
+class Submissions(Protocol):
+    """A competition's door (PROTOCOL.md 4.2): the room above the network's
+    (:mod:`littlestone.server.tournament.competition`) sets it on the lobby before the
+    server starts, as the page sets the transport's ``http`` route."""
+
+    #: The competition's name (a ``submit`` that names another is ``not_found``).
+    name: str
+    #: The largest ``submit`` frame the lobby reads (larger: ``bad_message``, fatal).
+    frame_max: int
+
+    async def submit(self, account: str, message: Submit, disk: DiskLedger
+                     ) -> dict[str, Any]:
+        """The ``submitted`` answer, or a ProtocolError (refused before any check; the
+        disk a version may take is held against the token's and the folder's budgets
+        on ``disk``)."""
+        ...
 
 
 class Lobby:
@@ -56,6 +75,8 @@ class Lobby:
         self._sessions_of, self._games_of = Tally(), Tally()
         #: Refusals logged per address and code (:class:`.peers.LogQuota`).
         self.refusals = LogQuota()
+        #: A competition that takes submissions here (``serve --competition``), or None.
+        self.submissions: Submissions | None = None
 
     def peer(self, ws: Connection, session: ServerSession | None = None) -> PeerLog:
         """The log lines of the session on ``ws``."""
@@ -130,9 +151,11 @@ class Lobby:
             except TimeoutError:
                 raise ProtocolError(Code.TIMEOUT, f"idle in the lobby for "
                                     f"{limits.lobby_idle_s:g} s", fatal=True) from None
-            if len(frame) > LOBBY_MAX_FRAME:  # lobby messages are small: not decoded
+            most = LOBBY_MAX_FRAME if self.submissions is None else max(
+                LOBBY_MAX_FRAME, self.submissions.frame_max)
+            if len(frame) > most:  # lobby messages are small: not decoded
                 raise ProtocolError(Code.BAD_MESSAGE, f"{len(frame)} bytes exceeds the "
-                                    f"lobby's max_frame({LOBBY_MAX_FRAME})", fatal=True)
+                                    f"lobby's max_frame({most})", fatal=True)
             try:
                 if not rate.take():
                     raise OverBudget("message_rate", "over budget: more than "
@@ -145,6 +168,10 @@ class Lobby:
                     raise
                 await refuse(ws, peer, exc)
                 continue
+            if len(frame) > LOBBY_MAX_FRAME and message["type"] != "submit":
+                raise ProtocolError(Code.BAD_MESSAGE, f"{len(frame)} bytes exceeds the "
+                                    f"lobby's max_frame({LOBBY_MAX_FRAME}) (only a submit "
+                                    "may be larger)", fatal=True)
             # (in the lobby the session lets only lobby requests through)
             await self._request(ws, session, peer, cast("LobbyRequest", message), only)
             if only is not None and message["type"] == "enter":
@@ -165,6 +192,8 @@ class Lobby:
                         revoked=lambda: self._revoked(session))
         elif message["type"] == "enter":
             await self.entrants.enter(ws, session, peer, message)
+        elif message["type"] == "submit":
+            await self._submit(ws, session, peer, message)
         elif not self._may_play(session):
             limits = self.settings.connections
             if self._guest(session):
@@ -200,6 +229,34 @@ class Lobby:
             await ws.send(encode({"type": "revoked", "name": name}))
         else:
             await refuse(ws, peer, ProtocolError(Code.NOT_FOUND, f"no token named {name!r}"))
+
+    async def _submit(self, ws: Connection, session: ServerSession, peer: PeerLog,
+                      message: Submit) -> None:
+        """A file for the competition (PROTOCOL.md 4.2): refused at once when there is
+        none of that name or the session has no token's account; else the competition
+        refuses it at once (closed, too large, the token's disk over its budget...) or
+        checks it (in its own workers, never on this loop), and the answer is sent."""
+        door = self.submissions
+        named = message["competition"]
+        if door is None or (named is not None and named != door.name):
+            await refuse(ws, peer, ProtocolError(
+                Code.NOT_FOUND, "no competition here" if door is None else
+                f"no competition named {named!r} here (this server runs {door.name!r})"))
+            return
+        if session.account is None or self._guest(session):
+            await refuse(ws, peer, ProtocolError(Code.UNAUTHORIZED, "submitting needs a "
+                                                 "token of your own"))
+            return
+        try:
+            answer = await door.submit(session.account, message, self.host.disk)
+        except ProtocolError as exc:
+            await refuse(ws, peer, exc)
+            return
+        peer.info("submitted %s v%s to %s: %s", message["agent"], answer["version"],
+                  door.name, answer["verdict"], extra={
+                      "competition": door.name, "version": answer["version"],
+                      "verdict": answer["verdict"], "reason": answer["reason"]})
+        await ws.send(encode(answer))
 
     def _may_play(self, session: ServerSession) -> bool:
         """Whether the session's token may start one more game (anonymous sessions are

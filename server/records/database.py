@@ -7,7 +7,8 @@ server and a tournament) write at once; nothing to start or configure. A schema
 version adds columns (:data:`SCHEMA_VERSION`, ``PRAGMA user_version``); a data
 migration rewrites rows, once (the ``migrations`` table). What the tables hold is the
 business of the classes built on :class:`Database`: :class:`~.store.Store` (games,
-agents, tournaments, the anchors' key) and :class:`~.tokens.TokenTable` (tokens).
+agents, tournaments, the anchors' key), :class:`~.tokens.TokenTable` (tokens) and
+:class:`~.submissions.SubmissionTable` (a competition's submitted versions).
 
 Nothing but this module opens the index: SQLite keeps its locks as POSIX locks, which a
 process loses on closing *any* descriptor of the file, so a stray ``open()`` of it (say,
@@ -113,6 +114,25 @@ CREATE TABLE IF NOT EXISTS disk (
     bytes INTEGER NOT NULL,
     PRIMARY KEY (account, game_id)
 );
+CREATE TABLE IF NOT EXISTS submissions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    competition TEXT NOT NULL,
+    account TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    agent TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    bytes INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    submitted TEXT NOT NULL,
+    role TEXT,
+    verdict TEXT NOT NULL,
+    reason TEXT,
+    report TEXT NOT NULL DEFAULT '{}',
+    rating TEXT NOT NULL DEFAULT 'none',
+    rated TEXT,
+    UNIQUE (competition, account, version)
+);
+CREATE INDEX IF NOT EXISTS submissions_hash ON submissions (competition, account, sha256);
 CREATE TABLE IF NOT EXISTS migrations (
     name TEXT PRIMARY KEY,
     applied TEXT NOT NULL

@@ -38,6 +38,7 @@ from typing import Any, cast
 from littlestone.server.records.database import Database, utc_now
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.rows import GameRow, GameStart, ResultColumn, TournamentRow
+from littlestone.server.records.submissions import SubmissionTable
 from littlestone.server.records.tokens import TokenTable
 
 __all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "STORAGE_STATUS", "Store",
@@ -108,9 +109,10 @@ def anchor_hmac(secret: bytes, game_id: str, chain_sha256: str) -> str:
     return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-class Store(TokenTable, Database):
-    """The index of one data folder: its games, agents, tournaments and anchors' key, and
-    its tokens (:class:`~.tokens.TokenTable`)."""
+class Store(TokenTable, SubmissionTable, Database):
+    """The index of one data folder: its games, agents, tournaments and anchors' key, its
+    tokens (:class:`~.tokens.TokenTable`) and a competition's submitted versions
+    (:class:`~.submissions.SubmissionTable`)."""
 
     def __init__(self, data: Path) -> None:
         super().__init__(data)

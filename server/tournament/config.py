@@ -74,6 +74,8 @@ _KNOWN = {
     "classes": {"spec"},
     "": {"tournament", "classes", "learners", "adversaries", "limits"},
 }
+#: A competition's file (:mod:`.competition`) is a tournament file with this table too.
+COMPETITION_TABLE = "competition"
 
 
 def _line_of(text: str, key: str) -> int:
@@ -83,7 +85,7 @@ def _line_of(text: str, key: str) -> int:
     return 0
 
 
-def load_config(path: str | Path) -> TournamentConfig:
+def load_config(path: str | Path, competition: bool = False) -> TournamentConfig:
     """Read and check a tournament file::
 
         [tournament]
@@ -118,6 +120,9 @@ def load_config(path: str | Path) -> TournamentConfig:
 
     (``learners`` and ``adversaries`` are top-level keys: put them before the first
     table.) Unknown keys and bad values raise ConfigError naming file, line and key.
+    With ``competition`` (a competition's file, :mod:`.competition`), a
+    ``[competition]`` table is allowed (and read there), and ``learners`` or
+    ``adversaries`` may be empty or missing: the students' versions fill them.
     """
     path = Path(path)
     if path.exists() and not path.is_file():  # a FIFO would block, /dev/zero never end
@@ -139,7 +144,8 @@ def load_config(path: str | Path) -> TournamentConfig:
     def fail(key: str, message: str) -> ConfigError:
         return ConfigError(f"{path}:{_line_of(text, key.split('.')[-1])}: {key}: {message}")
 
-    for table, known in (("", _KNOWN[""]), ("tournament", _KNOWN["tournament"]),
+    top = _KNOWN[""] | ({COMPETITION_TABLE} if competition else set())
+    for table, known in (("", top), ("tournament", _KNOWN["tournament"]),
                          ("limits", _KNOWN["limits"])):
         section = data if not table else data.get(table, {})
         if not isinstance(section, dict):
@@ -187,8 +193,9 @@ def load_config(path: str | Path) -> TournamentConfig:
         raise fail("classes", "the mistake-bound game needs at least one [[classes]]")
     agents = {}
     for key in ("learners", "adversaries"):
-        value = data.get(key)
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        value = data.get(key, [] if competition else None)
+        if not isinstance(value, list) or not (value or competition) or not all(
+                isinstance(v, str) for v in value):
             raise fail(key, "a non-empty list of agent specs")
         for spec in value:  # names a ranking shows: no two may look alike
             odd = next((c for c in spec if not (c.isascii() and c.isprintable())), None)

@@ -14,17 +14,28 @@ game, never a word the submission printed.
 
 from __future__ import annotations
 
+import json
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from littlestone.sandbox import Sandbox
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe
+from littlestone.testing import CHECK_EXPERTS, CHECK_ROUNDS, IN_TOURNAMENT, refereed_games
 
-__all__ = ["CHECK_SEED", "Refereed", "play_check_games"]
+__all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "Refereed", "Verdict",
+           "check_file", "play_check_games"]
+
+#: How long a submission's own checks may run in its sandbox (``check``, and a
+#: competition's check of a submitted version).
+CHECK_SECONDS = 60
+#: The check a tournament scores, which the server referees from outside the submission.
+PLAYS = "plays a game"
+ROLES = ("learner", "adversary")
 
 #: The seed of every refereed check game (the suite's own ``plays a game`` uses it too).
 CHECK_SEED = 1
@@ -90,3 +101,130 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
             if outcome["status"] != "complete":
                 break
     return out
+
+
+@dataclass
+class Verdict:
+    """What the check of a submitted file found, written outside its process: the role it
+    loads as, each check's row (``check``, ``ok``, ``skipped``, ``advice``, ``message``,
+    ``in_tournament``, ``refereed``), or, when the checks could not run at all, why
+    (``refused``: ``syntax_error``, ``load_failed`` or ``timeout``, and ``message``)."""
+
+    agent: str
+    kind: str | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    refused: str | None = None
+    message: str = ""
+    #: Whether its own run started other processes (a tournament's game ends then).
+    forked: bool = False
+
+    @property
+    def passed(self) -> bool:
+        """Every check passed (advice included)."""
+        return self.refused is None and all(r["ok"] for r in self.rows)
+
+    @property
+    def costly(self) -> list[str]:
+        """The checks that failed and that a tournament would score against it."""
+        return [r["check"] for r in self.rows if not r["ok"] and r["in_tournament"]]
+
+    @property
+    def ready(self) -> bool:
+        """What a tournament scores passed: it may be entered."""
+        return self.refused is None and not self.costly
+
+
+def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
+               seconds: float = CHECK_SECONDS,
+               roles: Sequence[str] = ROLES) -> Verdict:
+    """Check ``file`` (named ``agent``, ``FILE.py:Class``; ``rest`` is its ``Class[:params]``)
+    where a tournament would run it, in ``sandbox``: its own checks run there (its own
+    word, shown as advice), then *plays a game* is refereed here by a server, outside its
+    process (:func:`play_check_games`), as what it loads as, or as each of ``roles``."""
+    inside = f"{sandbox.inside(file)}:{rest}"
+
+    def ours(text: str) -> str:
+        return text.replace(inside, agent).replace(sandbox.inside(file), str(file))
+
+    run = sandbox.run(file, ["check", inside, "--in-sandbox"], timeout=seconds)
+    if run.code is None:
+        return Verdict(agent, refused="timeout", forked=run.forked, message=(
+            f"check: {agent} did not finish its checks in {seconds:g} s (a hang?): a "
+            "tournament would kill it"))
+    if run.code not in (0, 1):
+        last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
+        said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
+        reason = "syntax_error" if "SyntaxError" in said or "IndentationError" in said \
+            else "load_failed"
+        return Verdict(agent, refused=reason, forked=run.forked,
+                       message=ours(f"check: {said}"))
+    own = _own_report(run.out)
+    rows = [_own_row(row, ours) for row in (own["checks"] if own is not None else [])]
+    kinds = [own["kind"]] if own is not None and own.get("kind") in ROLES else list(roles)
+    kind = kinds[0]
+    for kind in kinds:  # (without its report: as what it loads as)
+        played = play_check_games(agent, kind, refereed_games(kind), CHECK_ROUNDS,
+                                  CHECK_EXPERTS, sandbox, base)
+        if not (played[:1] and played[0].status.startswith("load_failed")
+                and f"is not a{'n' if kind == 'adversary' else ''} {kind}"
+                in played[0].message):
+            break
+    said_row = next((r for r in rows if r["check"] == PLAYS), None)
+    refereed = _refereed_row(agent, played, said_row)
+    at = rows.index(said_row) if said_row is not None else 0  # (in its place, once)
+    rows = [r for r in rows if r["check"] != PLAYS]
+    rows.insert(at, refereed)
+    if own is None:
+        rows.append(_own_row({"check": "own checks", "ok": False, "message": "its process "
+                              "printed no report of its own checks (did it exit early?)"}, ours))
+    return Verdict(agent, kind, rows, forked=run.forked)
+
+
+def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> dict[str, Any]:
+    """A row of the submission's own report, as an advice row: only its name, outcome
+    and message are taken from it (what a failure costs in a tournament is ours)."""
+    name = str(row["check"])[:100]
+    return {"check": name, "ok": row["ok"], "skipped": row.get("skipped") is True,
+            "advice": row.get("advice") is True and row["ok"],
+            "message": ours(str(row.get("message", "")))[:2000],
+            "in_tournament": IN_TOURNAMENT.get("check_" + name.replace(" ", "_"), ""),
+            "refereed": False}
+
+
+def _own_report(out: str) -> dict[str, Any] | None:
+    """The report the sandboxed run printed: its last line that reads as one (the
+    submission may print around it)."""
+    for line in reversed(out.strip().splitlines()):
+        try:
+            report = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(report, dict) and isinstance(report.get("checks"), list) and all(
+                isinstance(r, dict) and isinstance(r.get("check"), str)
+                and isinstance(r.get("ok"), bool) for r in report["checks"]):
+            return report
+    return None
+
+
+def _refereed_row(agent: str, played: list[Refereed], said: dict[str, Any] | None
+                  ) -> dict[str, Any]:
+    """*plays a game* as the server recorded the games; where one failed, what the
+    submission's own run said of it follows (a crash's file and line)."""
+    games = [g for g in played if g.status != "declined"]
+    failed = next((g for g in games if g.status != "complete"), None)
+    ok, message = True, f"{len(games)} games refereed by a server, outside its process"
+    if failed is not None and failed.status.startswith("load_failed"):
+        ok, message = False, f"{agent}: not loaded: {failed.message}"
+    elif failed is not None:
+        ok, message = False, (f"{agent}, {failed.where}: {failed.status} after "
+                              f"{failed.rounds} rounds" + (f": {failed.message}"
+                                                           if failed.message else ""))
+    elif not games:
+        ok, message = False, f"{agent}: plays none of the check games"
+    elif short := next((g for g in games if g.rounds != CHECK_ROUNDS), None):
+        ok, message = False, f"{agent}, {short.where}: ended after {short.rounds} rounds"
+    if not ok and failed is not None and said is not None and not said["ok"]:
+        own = str(said.get("message", ""))
+        message += f" (its own run: {own.partition(failed.where + ': ')[2] or own})"
+    return {"check": PLAYS, "ok": ok, "skipped": False, "advice": False, "message": message,
+            "in_tournament": IN_TOURNAMENT["check_plays_a_game"], "refereed": True}

@@ -15,6 +15,11 @@ methods it takes (``Allow``). All are read-only:
   ``/api/play/class?spec=SPEC``: JSON;
 - ``/live/ID`` (a WebSocket): a running game's spectator feed (PROTOCOL.md 5.4) as JSON
   messages; the browser's messages are never read: it cannot send a move;
+- ``/competitions/NAME`` (``?part=board``), ``/competitions/NAME/versions/ID`` (a
+  version's check and games: its student's and an admin's), ``/competitions/NAME/
+  ranking.csv`` and ``ranking.json`` (the export), ``/api/competitions/NAME``; a
+  competition's upload form sends the file on the agents' endpoint, as ``submit``
+  (PROTOCOL.md 4.2), with a play ticket;
 - ``/static/NAME``, ``/login``, ``/logout``;
 - ``POST /api/play/ticket``: a play ticket for the page's script (PROTOCOL.md 3.2),
   which then plays on the agents' endpoint like any client: the one route that hands
@@ -50,11 +55,14 @@ from littlestone.server.net.admission import TICKET_TTL_S
 from littlestone.server.net.server import GameServer
 from littlestone.server.net.settings import HUMAN, REVOKE_CHECK_S
 from littlestone.server.records.store import Store
+from littlestone.server.tournament.competition import Competition, export, standings
 from littlestone.server.web import data, pages, play
 from littlestone.server.web.access import (
     COOKIE,
+    PUBLIC,
     Access,
     hidden_games,
+    privilege,
     store_tokens,
     token_of,
     viewer,
@@ -134,7 +142,9 @@ def index(visit: Visit) -> Answer:
     games = data.games(visit.store, visit.live, visit.number("limit", LIST_LIMIT), visit.hidden)
     if visit.query.get("part") == "games":
         return html_response(pages.games_table(games))
-    return html_response(pages.index_page(games, data.tournaments(visit.store), visit.who))
+    competition = visit.app.competition
+    return html_response(pages.index_page(games, data.tournaments(visit.store), visit.who,
+                                          competition.name if competition else None))
 
 
 def game_page(visit: Visit) -> Answer:
@@ -186,7 +196,15 @@ def api_tournaments(visit: Visit) -> Answer:
 
 
 def api_tournament(visit: Visit) -> Answer:
-    return _json(data.tournament(visit.store, visit.params["name"]))
+    """A tournament's board; a competition's without its games' messages (a version's
+    traceback is its student's: ``/competitions/NAME/versions/ID``), but for an admin."""
+    board = data.tournament(visit.store, visit.params["name"])
+    competition = visit.app.competition
+    if board is not None and competition is not None and competition.name == \
+            visit.params["name"] and privilege(visit.request, visit.app.access) != "admin":
+        board["failed"] = [{k: v for k, v in g.items() if k != "message"}
+                           for g in board["failed"]]
+    return _json(board)
 
 
 def api_tree(visit: Visit) -> Answer:
@@ -347,6 +365,70 @@ def class_page(visit: Visit) -> Answer:
     return html_response(pages.class_page(board, visit.who))
 
 
+def _competition(visit: Visit) -> tuple[Competition, dict[str, Any]] | None:
+    """The competition the path names (this server's), and its standings as the viewer
+    may see them: a version's check and games' messages are its student's and an
+    admin's only (``own``); the others see its verdict and scores."""
+    competition = visit.app.competition
+    if competition is None or competition.name != visit.params["name"]:
+        return None
+    board = standings(visit.store, competition.config, competition.data)
+    admin = privilege(visit.request, visit.app.access) == "admin"
+    shown = []
+    for version in board["versions"]:
+        own = admin or (visit.who not in (None, PUBLIC) and version["account"] == visit.who)
+        if own:
+            shown.append({**version, "own": True})
+        else:
+            shown.append({**{k: v for k, v in version.items()
+                             if k not in ("report", "game_list")}, "own": False})
+    return competition, {**board, "versions": shown}
+
+
+def competition_page(visit: Visit) -> Answer:
+    """A competition's page (``?part=board``: its standings and versions alone)."""
+    found = _competition(visit)
+    if found is None:
+        return None
+    competition, board = found
+    if visit.query.get("part") == "board":
+        return html_response(pages.competition_board(competition.name, board))
+    may_submit = (visit.who not in (None, PUBLIC)
+                  and privilege(visit.request, visit.app.access) != "spectator")
+    return html_response(pages.competition_page(competition.name, board, visit.who,
+                                                may_submit))
+
+
+def competition_version(visit: Visit) -> Answer:
+    """One version's check and games: its student's and an admin's (else 404)."""
+    found = _competition(visit)
+    if found is None:
+        return None
+    competition, board = found
+    version = next((v for v in board["versions"] if str(v["id"]) == visit.params["ident"]
+                    and v["own"]), None)
+    return None if version is None else html_response(
+        pages.competition_version(competition.name, version, visit.who))
+
+
+def competition_export(visit: Visit) -> Answer:
+    """``ranking.csv``, ``ranking.json``: the ranking as ``competition export`` prints
+    it (final once closed)."""
+    form = {"ranking.csv": "csv", "ranking.json": "json"}.get(visit.params["file"])
+    found = _competition(visit) if form is not None else None
+    if found is None or form is None:
+        return None
+    competition, board = found
+    kind = "text/csv; charset=utf-8" if form == "csv" else "application/json"
+    return respond(200, export(board, form).encode(), kind, [(
+        "Content-Disposition", f'attachment; filename="{competition.name}-ranking.{form}"')])
+
+
+def api_competition(visit: Visit) -> Answer:
+    found = _competition(visit)
+    return None if found is None else json_response(found[1])
+
+
 #: The route table: the first route whose method and pattern fit a request answers it.
 ROUTES: list[Route[Callable[[Visit], Answer]]] = [
     Route("GET", "/", index),
@@ -358,6 +440,10 @@ ROUTES: list[Route[Callable[[Visit], Answer]]] = [
     Route("GET", "/api/games/{game_id}/records", api_records),
     Route("GET", "/api/tournaments", api_tournaments),
     Route("GET", "/api/tournaments/{name}", api_tournament),
+    Route("GET", "/competitions/{name}", competition_page),
+    Route("GET", "/competitions/{name}/versions/{ident}", competition_version),
+    Route("GET", "/competitions/{name}/{file}", competition_export),
+    Route("GET", "/api/competitions/{name}", api_competition),
     Route("GET", "/api/tree", api_tree, heavy=True),
     Route("GET", "/api/live", api_live),
     Route("GET", "/api/play", api_play, worker=False),
@@ -380,6 +466,9 @@ class WebApp:
                  ) -> None:
         self.data = Path(data_folder)
         self.server = server
+        #: The competition this server runs (``serve --competition``), or None.
+        door = server.lobby.submissions if server is not None else None
+        self.competition = door if isinstance(door, Competition) else None
         #: The index as the event loop reads it (tokens only).
         self.store = server.store if server is not None else Store(self.data)
         self.access = Access(public=public, tokens=store_tokens(self.store))

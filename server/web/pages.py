@@ -30,7 +30,8 @@ if TYPE_CHECKING:
 
     from littlestone.server.net.settings import ServerSettings
 
-__all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "class_board", "class_page", "error_page",
+__all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "class_board", "class_page", "competition_board",
+           "competition_page", "competition_version", "error_page",
            "game_page", "games_table", "index_page", "leaderboard", "login_page",
            "play_page", "render", "tournament_page"]
 
@@ -97,9 +98,9 @@ def games_table(rows: list[dict[str, Any]]) -> str:
 
 
 def index_page(games: list[dict[str, Any]], tournaments: list[TournamentRow],
-               viewer: str | None) -> str:
+               viewer: str | None, competition: str | None = None) -> str:
     return render("index.html", games=games, tournaments=tournaments,
-                  **_frame("Games", viewer))
+                  competition=competition, **_frame("Games", viewer))
 
 
 class ReplayRow(NamedTuple):
@@ -171,6 +172,25 @@ def tournament_page(name: str, board: dict[str, Any] | None, viewer: str | None)
     shown = _board(board) if board is not None else {"board": None}
     return render("tournament.html", name=name, **shown,
                   **_frame(f"Tournament {name}", viewer, "tournament", {"tournament": name}))
+
+
+def competition_board(name: str, board: dict[str, Any]) -> str:
+    """A competition's standings and versions (the part its page refreshes)."""
+    return render("competition_board.html", name=name, board=board)
+
+
+def competition_page(name: str, board: dict[str, Any], viewer: str | None,
+                     may_submit: bool) -> str:
+    """A competition: the upload form (a logged-in player), its standings, versions."""
+    return render("competition.html", name=name, board=board, may_submit=may_submit,
+                  **_frame(f"Competition {name}", viewer, "competition"))
+
+
+def competition_version(name: str, version: dict[str, Any], viewer: str | None) -> str:
+    """One version, for its student or an admin: its check and its games' messages."""
+    return render("competition_version.html", name=name, version=version,
+                  **_frame(f"{name}: {version['account']} v{version['version']}", viewer,
+                           "competition"))
 
 
 def play_page(menu: dict[str, Any], viewer: str | None, games_here: bool,

@@ -39,6 +39,53 @@
     });
   }
 
+  // -- a competition's upload form: the file goes on the agents' endpoint as a submit
+  // (PROTOCOL.md 4.2), with a play ticket (POST /api/play/ticket: this origin's page only)
+  const upload = document.getElementById("submit-file");
+  if (upload) {
+    upload.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const out = document.getElementById("submit-answer");
+      const show = (text, verdict) => {
+        out.hidden = false; out.textContent = text; out.dataset.verdict = verdict || "";
+      };
+      const file = upload.querySelector("input[name=file]").files[0];
+      const cls = upload.querySelector("input[name=class]").value.trim();
+      if (!file || !cls) return;
+      show("checking " + file.name + " ...", "checking");
+      try {
+        const response = await fetch("/api/play/ticket", { method: "POST", credentials: "same-origin" });
+        const granted = await response.json();
+        if (!response.ok) throw new Error(granted.error || "no ticket: " + response.status);
+        const source = new Uint8Array(await file.arrayBuffer());
+        const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+        const ws = new WebSocket(scheme + location.host + "/");
+        ws.binaryType = "arraybuffer";
+        const send = (m) => ws.send(MessagePack.encode(m));
+        const said = await new Promise((resolve, reject) => {
+          let welcomed = false, answered = false;
+          ws.onopen = () => send({ type: "hello", version: 1, role: "learner", agent: "page-upload",
+                                   token: granted.ticket, capabilities: [] });
+          ws.onmessage = (e) => {
+            const m = MessagePack.decode(new Uint8Array(e.data));
+            if (m.type === "welcome" && !welcomed) {
+              welcomed = true;
+              send({ type: "submit", competition: upload.dataset.competition,
+                     agent: file.name + ":" + cls, source: source });
+            } else { answered = true; resolve(m); ws.close(); }
+          };
+          ws.onclose = () => { if (!answered) reject(new Error("the connection closed")); };
+        });
+        if (said.type === "error") { show("refused: " + said.code + ": " + said.message, "error"); return; }
+        const lines = ["version " + said.version + ": " + said.verdict +
+                       (said.reason ? " (" + said.reason + ")" : "") + (said.duplicate ? " (the same file as before)" : ""),
+                       said.message];
+        for (const c of said.checks) lines.push((c.ok ? "ok   " : "FAIL ") + c.check + (c.ok || !c.message ? "" : ": " + c.message));
+        show(lines.join("\n"), said.verdict);
+      } catch (e) { show("not sent: " + e.message, "error"); }
+    });
+  }
+
   // -- shared with the play page (play.js): the shattered tree, drawn and lit ----------
   const ns = "http://www.w3.org/2000/svg";
   const shared = window.littlestone = {

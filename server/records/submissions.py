@@ -1,0 +1,152 @@
+"""The index's submissions: each version a token submitted to a competition, its file's
+hash, size and place in the data folder, its check's verdict and where its rating is.
+
+A version is numbered per competition and token from 1, in the order it came; its file
+lies at ``competitions/NAME/ACCOUNT/vN.py`` in the data folder (the path kept here is
+relative to it). ``verdict`` is ``checking`` while the check runs, then ``accepted`` or
+``refused`` (with a ``reason`` code and the check's ``report``, JSON); an accepted
+version's ``rating`` goes ``queued``, ``rating``, ``rated``. What a competition does with
+them is :mod:`littlestone.server.tournament.competition`'s business.
+
+>>> import tempfile, pathlib
+>>> table = SubmissionTable(pathlib.Path(tempfile.mkdtemp()))
+>>> first = table.add_submission("week-5", "ann", "ann.py:Learner", "ab" * 32, 120)
+>>> first["version"], first["path"], first["verdict"]
+(1, 'competitions/week-5/ann/v1.py', 'checking')
+>>> table.set_verdict(first["id"], "accepted", "learner", None, {"checks": []})
+>>> table.duplicate("week-5", "ann", "ab" * 32)["version"]
+1
+>>> table.next_queued("week-5")["id"] == first["id"]
+True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from littlestone.server.records.database import Database, retry_locked, utc_now
+
+__all__ = ["VERDICTS", "SubmissionTable"]
+
+#: A version's verdicts: its check runs, then it is entered or not.
+VERDICTS = ("checking", "accepted", "refused")
+#: The reason of a version whose check a stopped server never finished (it is not
+#: taken for the same file submitted again).
+INTERRUPTED = "interrupted"
+
+
+class SubmissionTable(Database):
+    """The statements on the ``submissions`` table of an index."""
+
+    def add_submission(self, competition: str, account: str, agent: str, sha256: str,
+                       size: int) -> dict[str, Any]:
+        """A new version of ``account``'s submission (its number the next one), in
+        ``checking``; returns its row (the file is the caller's to write at its path)."""
+        def insert() -> dict[str, Any]:
+            self._db.execute("BEGIN IMMEDIATE")
+            with self._db:  # (one transaction: two versions never share a number)
+                last = self._db.execute(
+                    "SELECT MAX(version) FROM submissions WHERE competition = ? AND "
+                    "account = ?", (competition, account)).fetchone()[0]
+                version = int(last or 0) + 1
+                path = f"competitions/{competition}/{folder_of(account)}/v{version}.py"
+                cursor = self._db.execute(
+                    "INSERT INTO submissions (competition, account, version, agent, sha256, "
+                    "bytes, path, submitted, verdict) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                    "'checking')", (competition, account, version, agent, sha256, size,
+                                    path, utc_now()))
+                return self._submission(int(cursor.lastrowid or 0)) or {}
+
+        return dict(retry_locked(insert))
+
+    def _submission(self, ident: int) -> dict[str, Any] | None:
+        rows = self._db.execute("SELECT * FROM submissions WHERE id = ?", (ident,)).fetchall()
+        return _row(rows[0]) if rows else None
+
+    def submission(self, ident: int) -> dict[str, Any] | None:
+        """One version by its id."""
+        rows = self._run("SELECT * FROM submissions WHERE id = ?", (ident,))
+        return _row(rows[0]) if rows else None
+
+    def set_verdict(self, ident: int, verdict: str, role: str | None, reason: str | None,
+                    report: dict[str, Any]) -> None:
+        """A version's check is over: ``accepted`` ones are queued for their rating."""
+        rating = "queued" if verdict == "accepted" else "none"
+        self._change("UPDATE submissions SET verdict = ?, role = ?, reason = ?, report = ?, "
+                     "rating = ? WHERE id = ?", (verdict, role, reason,
+                                                 json.dumps(report, default=str), rating, ident))
+
+    def set_rating(self, ident: int, rating: str) -> None:
+        """Where a version's rating is: ``queued``, ``rating`` or ``rated``."""
+        rated = utc_now() if rating == "rated" else None
+        self._change("UPDATE submissions SET rating = ?, rated = ? WHERE id = ?",
+                     (rating, rated, ident))
+
+    def duplicate(self, competition: str, account: str, sha256: str) -> dict[str, Any] | None:
+        """The version of ``account`` with these bytes already, if any (an interrupted
+        check is not one: the file is checked again)."""
+        rows = self._run("SELECT * FROM submissions WHERE competition = ? AND account = ? "
+                         "AND sha256 = ? AND verdict != 'checking' AND "
+                         "COALESCE(reason, '') != ? ORDER BY version LIMIT 1",
+                         (competition, account, sha256, INTERRUPTED))
+        return _row(rows[0]) if rows else None
+
+    def submitted_since(self, competition: str, account: str, hours: float,
+                        now: datetime | None = None) -> int:
+        """How many versions ``account`` submitted in the last ``hours``."""
+        since = ((now or datetime.now(UTC)) - timedelta(hours=hours)).strftime(
+            "%Y-%m-%dT%H:%M:%SZ")  # (as utc_now writes it)
+        rows = self._run("SELECT COUNT(*) AS n FROM submissions WHERE competition = ? AND "
+                         "account = ? AND submitted > ?", (competition, account, since))
+        return int(rows[0]["n"])
+
+    def submissions(self, competition: str, account: str | None = None
+                    ) -> list[dict[str, Any]]:
+        """Every version of a competition (of one account), in the order they came."""
+        if account is None:
+            rows = self._run("SELECT * FROM submissions WHERE competition = ? ORDER BY id",
+                             (competition,))
+        else:
+            rows = self._run("SELECT * FROM submissions WHERE competition = ? AND account = ? "
+                             "ORDER BY id", (competition, account))
+        return [_row(r) for r in rows]
+
+    def next_queued(self, competition: str) -> dict[str, Any] | None:
+        """The oldest version waiting for its rating."""
+        rows = self._run("SELECT * FROM submissions WHERE competition = ? AND rating IN "
+                         "('queued', 'rating') ORDER BY id LIMIT 1", (competition,))
+        return _row(rows[0]) if rows else None
+
+    def resume_submissions(self, competition: str) -> int:
+        """After a stop: a check that never ended is ``refused`` as interrupted (its file
+        may be submitted again); a rating that never ended is queued again (its games
+        stored stay, the rest are played). Returns the ratings queued again."""
+        self._change("UPDATE submissions SET verdict = 'refused', reason = ?, report = ? "
+                     "WHERE competition = ? AND verdict = 'checking'",
+                     (INTERRUPTED, json.dumps({"message": "the server stopped during its "
+                                               "check: submit it again"}), competition))
+        return self._change("UPDATE submissions SET rating = 'queued' WHERE competition = ? "
+                            "AND rating = 'rating'", (competition,))
+
+
+def folder_of(account: str) -> str:
+    """The folder of an account's versions: its name, when that is a plain one (letters,
+    digits, ``-_.``, not starting with a dot), else a digest of it: no name reaches
+    outside the competition's folder.
+
+    >>> folder_of("ann"), folder_of(".."), folder_of("a/b")[:8]
+    ('ann', 'account-5ec1f7e700f37c3d', 'account-')
+    """
+    if re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}", account):
+        return account
+    return "account-" + hashlib.sha256(account.encode()).hexdigest()[:16]
+
+
+def _row(row: Any) -> dict[str, Any]:
+    out = dict(row)
+    out["report"] = json.loads(out.get("report") or "{}")
+    return out
