@@ -40,7 +40,9 @@ False
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -87,6 +89,12 @@ class HostLimits:
     move_cpu_s: float
     memory_bytes: int
     solver_bytes: int
+    #: CPU seconds of all the moves of its game (awaited by the server's driver: each is
+    #: within ``move_cpu_s``): once spent, every further move is ``over_budget``
+    #: without being asked (the third forfeits), so that a long game of an agent whose
+    #: moves cost tens of milliseconds (soa-experts: every state's exact Ldim) cannot
+    #: take the machine's CPU for hours.
+    game_cpu_s: float = math.inf
 
 
 class MoveOverBudget(LittlestoneError):
@@ -179,7 +187,10 @@ class AgentHost:
         self.pid: int = process.pid
         #: CPU seconds of the host's calls (as it measured them): its set-up, its moves.
         self.setup_cpu = 0.0
-        self.move_cpu: list[float] = []
+        #: CPU seconds of the last moves (a few: a long game keeps no list of them all),
+        #: and of all its moves.
+        self.move_cpu: collections.deque[float] = collections.deque(maxlen=64)
+        self.moves_cpu = 0.0
         self._killed = False
 
     @classmethod
@@ -261,6 +272,7 @@ class AgentHost:
             self.setup_cpu = cpu
         else:
             self.move_cpu.append(cpu)
+            self.moves_cpu += cpu
         if kind == "ok":
             return value
         if kind == "over_budget":
@@ -340,7 +352,11 @@ class AgentHost:
         return self._call(("call", name, args), self.limits.move_cpu_s)
 
     async def move_async(self, name: str, *args: Any) -> Any:
-        """:meth:`move`, awaited on the event loop."""
+        """:meth:`move`, awaited on the event loop: one of its game's moves, which
+        together may spend ``game_cpu_s`` (beyond, MoveOverBudget, the host not asked)."""
+        if self.moves_cpu >= self.limits.game_cpu_s:
+            raise MoveOverBudget(f"the agent has spent its {self.limits.game_cpu_s:g} s of "
+                                 "CPU for this game's moves")
         return await self._call_async(("call", name, args), self.limits.move_cpu_s)
 
 
