@@ -255,9 +255,23 @@ async def test_a_peer_that_says_human_cannot_hold_a_game_for_years(tmp_path):
     async with running_server(tmp_path) as server, hello(server, server.token,
                                                          ["human"]) as (ws, welcome):
         assert welcome["limits"]["move_deadline_ms"] == 120_000
+        long_rules = {**RULES, "rounds": 1_000_000, "horizon": 1_000_000}
         reply = await ask(ws, {"type": "challenge", "seed": 1, "opponent": "random-target",
-                               "rules": {**RULES, "rounds": 1_000_000, "horizon": 1_000_000}})
+                               "rules": long_rules})
         assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+        assert "a person plays" in reply["message"]
+        reply = await ask(ws, {"type": "create", "seed": 1, "rules": long_rules})
+        assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+        # nor by joining a machine's long game
+        async with hello(server, server.store.add_token("machine"), role="adversary") as (
+                creator, _):
+            created = await ask(creator, {"type": "create", "seed": 1, "rules": long_rules})
+            assert created["type"] == "created", created
+            reply = await ask(ws, {"type": "join", "game_id": created["game_id"]})
+            assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+        reply = await ask(ws, {"type": "challenge", "seed": 1, "opponent": "random-target",
+                               "rules": {**RULES, "rounds": 1000, "horizon": 1000}})
+        assert reply["type"] == "start", reply  # (a person's game of 1000 rounds is fine)
 
 
 # -- the operator's log ------------------------------------------------------------------
