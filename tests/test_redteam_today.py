@@ -438,6 +438,22 @@ async def test_conservative_cannot_carry_an_agent_past_the_servers_budgets(tmp_p
             assert reply["type"] == "error" and reply["code"] == "over_budget", reply
 
 
+async def test_an_exact_ldim_agent_on_a_class_of_2_to_the_65536_instances_is_over_budget(
+        tmp_path):
+    """Break (fixed; found by benchmarks/worst_message.py): ``soa`` on
+    ``k-disjunctions:n=65536,k=1`` (65,537 hypotheses, 2^65536 instances) was refused
+    with a message holding |H| x |X| in digits, past what Python converts to a string:
+    ValueError, the session closed ``internal``. Now the count is a power of two."""
+    rules = {**RULES, "class": "k-disjunctions:n=65536,k=1"}
+    async with running_server(tmp_path) as server, hello(
+            server, server.token, role="adversary") as (ws, _):
+        for opponent in ("soa", "conservative:of=soa"):
+            reply = await ask(ws, {"type": "challenge", "rules": rules, "opponent": opponent,
+                                   "seed": 1})
+            assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+            assert "more than 2^65552 cells" in reply["message"], reply
+
+
 async def test_a_long_soa_experts_game_is_held_to_the_games_cpu_budget(tmp_path):
     """Break (fixed): soa-experts and agnostic keep one weight per (version space, flips)
     state, and every round asks exact Ldim of each: 4.5-7.8 ms a round on

@@ -246,7 +246,7 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     if (agent is not None and isinstance(hclass, FiniteClass) and exact_ldim(agent)
             and hclass.size * hclass.domain_size > budgets.max_truth_table):
         raise _over("max_truth_table", f"{agent.spec} on {hclass.spec} needs a truth table of "
-                    f"{hclass.size * hclass.domain_size} cells, over the budget of "
+                    f"{_count(hclass.size * hclass.domain_size)} cells, over the budget of "
                     f"{budgets.max_truth_table}")
     memory = game_memory(game, agent, budgets.solver_memory_mb << 20)
     if memory > budgets.game_memory_mb << 20:
@@ -265,6 +265,16 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
             raise ProtocolError(Code.UNSUPPORTED_GAME, f"{agent.spec} cannot play this "
                                 f"game: {reason}")
     return game, agent
+
+
+def _count(n: int) -> str:
+    """A count for a message: in digits up to 10^18, else as a power of two (a class's
+    domain may have 2^65536 instances, past what Python converts to a string).
+
+    >>> _count(240), _count(65537 << 65536)
+    ('240', 'more than 2^65552')
+    """
+    return str(n) if n < 10**18 else f"more than 2^{n.bit_length() - 1}"
 
 
 def _over(budget: str, what: str) -> OverBudget:
