@@ -401,6 +401,43 @@ def hosting_cost(games: int = 20, moves: int = 2000) -> dict[str, float]:
             "move_hosted_server_cpu_us": 1e6 * move_cpu, "move_hosted_host_cpu_us": 1e6 * move_host}
 
 
+def tables(families: list[Family], by_agent: list[Family]) -> str:
+    """The two markdown tables: by class family, by agent family."""
+    lines = []
+    for title, rows in (("class family", families), ("agent family", by_agent)):
+        lines += [f"\n| {title} | server: challenge | server: move | host: set-up | "
+                  "host: move |", "|---|---|---|---|---|"]
+        for f in rows:
+            lines.append(f"| {f.name} | " + " | ".join(
+                f"{c.cpu:.3f} s ({c.cpu_by}), {c.mib:.0f} MiB ({c.mib_by})"
+                if c.cpu_by or c.mib_by else "-" for c in f.costs()) + " |")
+    refused = sorted({r for f in by_agent for r in f.refused})
+    if refused:
+        lines.append("\nrefused at admission or set-up: " + "; ".join(refused))
+    return "\n".join(lines)
+
+
+def from_json(paths: list[str]) -> tuple[list[Family], list[Family]]:
+    """Families from the ``--json`` output of runs over parts of :data:`FAMILIES` (run
+    at once), merged: an agent family's worst over every run."""
+    families: list[Family] = []
+    agents: dict[str, Family] = {}
+    for path in paths:
+        with open(path) as lines:
+            last = [line for line in lines if line.startswith("[")][-1]
+        for row in json.loads(last):
+            family = Family(row["family"], Cost(**row["challenge"]), Cost(**row["move"]),
+                            Cost(**row["host_setup"]), Cost(**row["host_move"]),
+                            row["refused"])
+            if family.name in FAMILIES:
+                families.append(family)
+            else:
+                agents.setdefault(family.name, Family(family.name)).merge(family)
+    order = list(FAMILIES)
+    families.sort(key=lambda f: order.index(f.name))
+    return families, [agents[name] for name in sorted(agents)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES))
@@ -409,7 +446,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--hosting", action="store_true",
                         help="only what a host costs against the server's own process")
+    parser.add_argument("--tables", nargs="+", metavar="JSON_OUTPUT",
+                        help="only the tables, from the --json output of runs (merged)")
     args = parser.parse_args()
+    if args.tables:
+        print(tables(*from_json(args.tables)))
+        return
     if args.hosting:
         for key, value in hosting_cost().items():
             print(f"{key}: {value:.1f}")
@@ -427,16 +469,7 @@ def main() -> None:
                            "host_move": vars(f.host_move), "refused": f.refused}
                           for f in families + by_agent]))
         return
-    for title, rows in (("class family", families), ("agent family", by_agent)):
-        print(f"\n| {title} | server: challenge | server: move | host: set-up | host: move |")
-        print("|---|---|---|---|---|")
-        for f in rows:
-            print(f"| {f.name} | " + " | ".join(
-                f"{c.cpu:.3f} s, {c.mib:.0f} MiB ({c.cpu_by}; {c.mib_by})" if c.cpu_by else "-"
-                for c in f.costs()) + " |")
-        refused = sorted({r for f in rows for r in f.refused})
-        if title == "agent family" and refused:
-            print("\nrefused at admission or set-up: " + "; ".join(refused))
+    print(tables(families, by_agent))
 
 
 if __name__ == "__main__":
