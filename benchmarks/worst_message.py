@@ -401,6 +401,32 @@ def hosting_cost(games: int = 20, moves: int = 2000) -> dict[str, float]:
             "move_hosted_server_cpu_us": 1e6 * move_cpu, "move_hosted_host_cpu_us": 1e6 * move_host}
 
 
+def compact(families: list[Family], by_agent: list[Family]) -> str:
+    """The two tables of SECURITY.md: CPU seconds / MiB only, the server's process
+    (the worst of a challenge and a move) beside an agent's host (of its set-up and a
+    move), and for a class family who cost the most."""
+    def cell(*costs: Cost) -> str:
+        cpu, mib = max(c.cpu for c in costs), max(c.mib for c in costs)
+        return f"{cpu:.2f} s / {mib:.0f} MiB" if cpu or mib else "-"
+
+    def who(*costs: Cost) -> str:
+        worst = max(costs, key=lambda c: c.cpu)
+        return worst.cpu_by or "-"
+
+    lines = ["| class family | server: a challenge | server: a move | host: set-up | "
+             "host: a move | dearest server message (CPU) |", "|---|---|---|---|---|---|"]
+    for f in families:
+        lines.append(f"| {f.name} | {cell(f.challenge)} | {cell(f.move)} | "
+                     f"{cell(f.host_setup)} | {cell(f.host_move)} | "
+                     f"{who(f.challenge, f.move)} |")
+    lines += ["", "| agent family | server: a challenge or a move | host: set-up or a move |",
+              "|---|---|---|"]
+    for f in by_agent:
+        lines.append(f"| `{f.name}` | {cell(f.challenge, f.move)} | "
+                     f"{cell(f.host_setup, f.host_move)} |")
+    return "\n".join(lines)
+
+
 def tables(families: list[Family], by_agent: list[Family]) -> str:
     """The two markdown tables: by class family, by agent family."""
     lines = []
@@ -448,9 +474,11 @@ def main() -> None:
                         help="only what a host costs against the server's own process")
     parser.add_argument("--tables", nargs="+", metavar="JSON_OUTPUT",
                         help="only the tables, from the --json output of runs (merged)")
+    parser.add_argument("--compact", action="store_true",
+                        help="with --tables: SECURITY.md's tables (numbers only)")
     args = parser.parse_args()
     if args.tables:
-        print(tables(*from_json(args.tables)))
+        print((compact if args.compact else tables)(*from_json(args.tables)))
         return
     if args.hosting:
         for key, value in hosting_cost().items():
