@@ -330,7 +330,7 @@ def verify(data: Path, tally: Tally) -> int:
         result = play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), int(seed),
                       key=bytes.fromhex(out["game_key"]), on_record=local.append)
         row = store.game(out["game_id"])
-        logged = rows_of(read_log(Path(row["log"])).records()) if row else None
+        logged = rows_of(read_log(Path(str(row["log"]))).records()) if row else None
         if logged != rows_of(local) or result.mistakes != out["mistakes"]:
             tally.failures.append(f"game {out['game_id']}: differs from the local game")
         checked += 1

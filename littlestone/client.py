@@ -28,7 +28,7 @@ from littlestone.protocol.codec import Limits, decode, encode
 from littlestone.protocol.errors import ProtocolError
 from littlestone.protocol.messages import (
     PROTOCOL_VERSION,
-    check,
+    from_server,
     instance_from_wire,
     instance_to_wire,
     rules_from_wire,
@@ -36,6 +36,7 @@ from littlestone.protocol.messages import (
     vector_from_wire,
     vector_to_wire,
 )
+from littlestone.protocol.wire import AdviceRequest, End, InstanceRequest, ServerMessage, Start
 from littlestone.transport import Connection, connect
 
 __all__ = ["CLIENT_LIMITS", "AgentCrashed", "ServerClosed", "ServerError", "play_remote",
@@ -142,7 +143,7 @@ async def play_remote(
     async with connect(url, tls=tls) as ws:
         receive_any = await _hello(ws, role, name, token)
 
-        async def receive() -> dict[str, Any]:
+        async def receive() -> ServerMessage:
             message = await receive_any()
             if message["type"] == "error":
                 faults.append({"t": message.get("t"), "code": message.get("code"),
@@ -161,8 +162,8 @@ async def play_remote(
                                   "seed": seed}))
             created = await receive()
             if created["type"] != "created":
-                raise ServerError(created.get("code", "bad_message"),
-                                  created.get("message", created["type"]))
+                raise ServerError(str(created.get("code", "bad_message")),
+                                  str(created.get("message", created["type"])))
             if on_created is not None:
                 maybe = on_created(created["game_id"])
                 if asyncio.iscoroutine(maybe):
@@ -170,6 +171,8 @@ async def play_remote(
         start = await receive()
         if start["type"] == "error":
             raise ServerError(start["code"], start["message"])
+        if start["type"] != "start":
+            raise ServerError("bad_message", f"expected start, got {start['type']}")
         asked = game
         game = rules_from_wire(start["rules"], SERVERS_CLASSES)
         if join is None and _differ(game, asked):
@@ -212,7 +215,7 @@ async def play_remote(
     return out
 
 
-def _revealed_key(start: dict[str, Any], end: dict[str, Any]) -> bytes | None:
+def _revealed_key(start: Start, end: End) -> bytes | None:
     """The game key the server reveals in ``end``, checked against the SHA-256 it
     committed to in ``start`` (PROTOCOL.md 7): with it the player can re-derive every
     seed and every draw of the referee's coin."""
@@ -228,8 +231,8 @@ def _revealed_key(start: dict[str, Any], end: dict[str, Any]) -> bytes | None:
 @_closed_is_one_line
 async def watch_remote(url: str, game_id: str, token: str | None = None,
                        name: str = "littlestone-spectator",
-                       on_message: Callable[[dict[str, Any]], Any] | None = None,
-                       tls: ssl.SSLContext | None = None) -> dict[str, Any]:
+                       on_message: Callable[[ServerMessage], Any] | None = None,
+                       tls: ssl.SSLContext | None = None) -> End:
     """Watch a game the server at ``url`` is refereeing (PROTOCOL.md 5.4): every
     ``watching`` and ``rounds`` message goes to ``on_message``; returns the ``end``."""
     async with connect(url, tls=tls) as ws:
@@ -246,12 +249,12 @@ async def watch_remote(url: str, game_id: str, token: str | None = None,
 
 
 async def _hello(ws: Connection, role: str, name: str, token: str | None
-                 ) -> Callable[[], Awaitable[dict[str, Any]]]:
+                 ) -> Callable[[], Awaitable[ServerMessage]]:
     """The handshake (PROTOCOL.md 3); returns how to receive the server's next message
     (a fatal error is raised as ServerError)."""
 
-    async def receive() -> dict[str, Any]:
-        message = check(decode(await ws.recv(), CLIENT_LIMITS))
+    async def receive() -> ServerMessage:
+        message = from_server(decode(await ws.recv(), CLIENT_LIMITS))
         if message["type"] == "error" and message.get("fatal", True) is not False:
             raise ServerError(message["code"], message["message"])
         return message
@@ -264,13 +267,14 @@ async def _hello(ws: Connection, role: str, name: str, token: str | None
     return receive
 
 
-async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
+async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
                            agent: Learner | Adversary, tournament: str) -> dict[str, Any]:
     """Enter a tournament and play every game it gives, fresh at each, until ``done``."""
     await ws.send(encode({"type": "enter", "tournament": tournament}))
     entered = await receive()
     if entered["type"] != "entered":
-        raise ServerError(entered.get("code", "bad_message"), entered.get("message", ""))
+        raise ServerError(str(entered.get("code", "bad_message")),
+                          str(entered.get("message", "")))
     games: list[dict[str, Any]] = []
     while True:
         message = await receive()
@@ -287,8 +291,8 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, An
         games.append({"game_id": end.get("game_id"), "status": end["status"]})
 
 
-async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
-                        agent: Learner, game: GameSpec) -> dict[str, Any]:
+async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
+                        agent: Learner, game: GameSpec) -> End:
     answering = _Answering(ws, agent, game.hclass)
     while True:
         await answering.run()  # the rounds that go as expected
@@ -315,15 +319,16 @@ class _Answering:
         self.error: Exception | None = None
         self.unsent: bytes | None = None
 
-    def learn(self, message: dict[str, Any]) -> None:
+    def learn(self, message: InstanceRequest | AdviceRequest | End) -> None:
         """The label (mistake-bound) or outcome (experts) of the round before."""
-        label, outcome = message.get("label"), message.get("outcome")
+        label = message.get("label") if message["type"] != "advice" else None
+        outcome = message.get("outcome") if message["type"] != "instance" else None
         if label is not None and self.last is not None:
             self.agent.update(self.last, int(label["y"]))
         if outcome is not None:
             self.agent.update_costs(vector_from_wire(outcome["costs"]), outcome.get("y"))
 
-    def reply(self, message: dict[str, Any]) -> bytes:
+    def reply(self, message: InstanceRequest | AdviceRequest) -> bytes:
         """The answer to an ``instance`` or ``advice`` message, as a frame."""
         self.learn(message)
         hclass, t = self.hclass, message["t"]
@@ -352,7 +357,7 @@ class _Answering:
 
     def __call__(self, frame: bytes | str) -> bool:
         try:
-            message = check(decode(frame, CLIENT_LIMITS))
+            message = from_server(decode(frame, CLIENT_LIMITS))
         except ProtocolError:
             return False
         if message["type"] not in ("instance", "advice"):
@@ -369,8 +374,8 @@ class _Answering:
         return True
 
 
-async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any]]],
-                          agent: Adversary, game: GameSpec) -> dict[str, Any]:
+async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
+                          agent: Adversary, game: GameSpec) -> End:
     hclass = game.hclass
     digest = agent.commitment()
     if digest is not None:
@@ -382,12 +387,11 @@ async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any
         pending_x = await _send_move(ws, agent, game, t, class_derived)
     while True:
         message = await receive()
-        kind = message["type"]
-        if kind == "error":
+        if message["type"] == "error":
             continue
-        if kind == "end":
+        if message["type"] == "end":
             return message
-        if kind == "reveal?":
+        if message["type"] == "reveal?":
             revealed = agent.reveal()
             target, salt = revealed if revealed is not None else (None, b"")
             if isinstance(target, np.ndarray):
@@ -395,13 +399,13 @@ async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[dict[str, Any
             elif target is not None:
                 target = int(target)
             await ws.send(encode({"type": "reveal", "target": target, "salt": salt}))
-        elif kind == "prediction":
+        elif message["type"] == "prediction":
             y = agent.label(pending_x, float(message["p"]))
             await ws.send(encode({"type": "label", "t": t, "y": int(y)}))
             t += 1
             if t <= game.rounds:
                 pending_x = await _send_move(ws, agent, game, t, class_derived)
-        elif kind == "answer":
+        elif message["type"] == "answer":
             answer: Any = (vector_from_wire(message["w"]) if message.get("w") is not None
                            else float(message["p"]))
             if class_derived:

@@ -18,6 +18,7 @@ littlestone.protocol.errors.ProtocolError: text frames are not allowed: send bin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ class Limits:
 DEFAULT_LIMITS = Limits()
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: Mapping[str, Any]) -> bytes:
     """One message as one binary frame."""
     return msgpack.packb(message, use_bin_type=True)  # type: ignore[no-any-return]  # msgpack is untyped
 

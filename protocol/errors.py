@@ -7,9 +7,9 @@
 from __future__ import annotations
 
 import enum
-from typing import Any
 
 from littlestone.games.errors import LittlestoneError
+from littlestone.protocol.wire import Error
 
 __all__ = ["CLOSE_CODES", "FATAL", "Code", "ProtocolError"]
 
@@ -49,7 +49,7 @@ class ProtocolError(LittlestoneError):
         #: A move for a round already decided (after a fault): dropped, not a new fault.
         self.stale = False
 
-    def to_message(self) -> dict[str, Any]:
+    def to_message(self) -> Error:
         """The ``error`` message sent to the peer."""
         return {"type": "error", "code": self.code.value, "message": self.message,
                 "fatal": self.fatal}

@@ -3,6 +3,8 @@
 :func:`check` validates a decoded message against the schema of its type (unknown keys
 are ignored, PROTOCOL.md 1); a missing field or a value of the wrong type is a
 ``bad_message`` :class:`~littlestone.protocol.errors.ProtocolError` naming the field.
+:func:`from_client` and :func:`from_server` check a peer's message and narrow it to its
+type (:mod:`littlestone.protocol.wire`), the one place each side does.
 
 >>> check({"type": "predict", "t": 3, "p": 1})
 {'type': 'predict', 't': 3, 'p': 1}
@@ -18,7 +20,8 @@ True
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +29,7 @@ from numpy.typing import NDArray
 from littlestone.games.classes import ClassBudget, HalfspaceClass, HypothesisClass
 from littlestone.games.game import GAMES, GameSpec
 from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.wire import ClientMessage, Rules, ServerMessage
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -35,6 +39,8 @@ __all__ = [
     "SEED_MIN",
     "T_MAX",
     "check",
+    "from_client",
+    "from_server",
     "instance_from_wire",
     "instance_to_wire",
     "instances_to_wire",
@@ -131,7 +137,22 @@ def check(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
-def _check_rules(kind: str, rules: dict[str, Any]) -> None:
+def from_client(message: dict[str, Any]) -> ClientMessage:
+    """A client's message, checked (:func:`check`), as its type (:mod:`.wire`): the one
+    place the server narrows a peer's message. The session (:mod:`.session`) returns it
+    only once it knows its type is one a client sends now (any other is
+    ``out_of_turn``)."""
+    return cast("ClientMessage", check(message))
+
+
+def from_server(message: dict[str, Any]) -> ServerMessage:
+    """A server's message, checked (:func:`check`), as its type (:mod:`.wire`): the one
+    place the client narrows a peer's message. The client reads a message's keys only
+    after testing its ``type``, and passes over a type it does not expect."""
+    return cast("ServerMessage", check(message))
+
+
+def _check_rules(kind: str, rules: Mapping[str, Any]) -> None:
     """The integers of a ``rules`` map, in range (before any budget is asked about them).
 
     >>> _check_rules("create", {"game": "experts", "experts": -1})
@@ -209,14 +230,14 @@ def instance_from_wire(hclass: HypothesisClass, value: Any) -> Any:
     raise ProtocolError(Code.BAD_MESSAGE, "an instance of a finite class is an int or a bin")
 
 
-def rules_to_wire(game: GameSpec) -> dict[str, Any]:
+def rules_to_wire(game: GameSpec) -> Rules:
     """A game's rules as the ``rules`` map."""
     return {"game": game.game, "class": game.hclass.spec if game.hclass else None,
             "experts": game.experts if game.hclass is None else None, "rounds": game.rounds,
             "horizon": game.horizon}
 
 
-def rules_from_wire(rules: dict[str, Any], budget: ClassBudget | None = None) -> GameSpec:
+def rules_from_wire(rules: Mapping[str, Any], budget: ClassBudget | None = None) -> GameSpec:
     """A ``rules`` map to a GameSpec (class specs are parsed here: SpecError if bad,
     BudgetExceeded beyond ``budget``)."""
     from littlestone.games.classes import UNLIMITED, make_class

@@ -22,11 +22,11 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Callable
-from typing import Any
 
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits, decode
 from littlestone.protocol.errors import Code, ProtocolError
-from littlestone.protocol.messages import PROTOCOL_VERSION, ROLES, check
+from littlestone.protocol.messages import PROTOCOL_VERSION, ROLES, from_client
+from littlestone.protocol.wire import ClientMessage, Hello, Welcome, WelcomeLimits
 
 __all__ = ["AGENT_NAME_MAX", "LOBBY_MESSAGES", "PRIVILEGES", "ROLE_MESSAGES", "ServerSession",
            "printable"]
@@ -86,12 +86,12 @@ class ServerSession:
         #: them is dropped, not a new fault).
         self._faulted: set[int] = set()
 
-    def receive(self, frame: bytes | str) -> dict[str, Any]:
+    def receive(self, frame: bytes | str) -> ClientMessage:
         """Decode and check one frame from the peer."""
         if self.state == "closed":
             raise ProtocolError(Code.OUT_OF_TURN, "the session is closed", fatal=True)
         try:
-            message = check(decode(frame, self.limits))
+            message = from_client(decode(frame, self.limits))
         except ProtocolError as exc:
             if self.state == "hello":  # nothing is trusted before the handshake
                 exc.fatal = True
@@ -128,7 +128,7 @@ class ServerSession:
             raise error
         return message
 
-    def _hello(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _hello(self, message: ClientMessage) -> Hello:
         if message["type"] != "hello":
             raise ProtocolError(Code.OUT_OF_TURN, "send hello first", fatal=True)
         if message["version"] != PROTOCOL_VERSION:
@@ -159,7 +159,7 @@ class ServerSession:
         self.capabilities = frozenset(c for c in message["capabilities"] if isinstance(c, str))
         return message
 
-    def welcome(self, server: str, limits: dict[str, Any]) -> dict[str, Any]:
+    def welcome(self, server: str, limits: WelcomeLimits) -> Welcome:
         """The ``welcome`` answering a good hello."""
         return {"type": "welcome", "version": PROTOCOL_VERSION, "session": self.id,
                 "server": server, "limits": limits}

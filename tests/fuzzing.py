@@ -364,7 +364,7 @@ def session_case(anonymous: bool, ops: list[tuple[str, Any]]) -> int:
             continue
         kind = message["type"]
         if before == "hello":
-            assert kind == "hello" and session.state == "lobby"
+            assert message["type"] == "hello" and session.state == "lobby"
             assert session.role in ROLES
             known = NAMES.get(message["token"] or "")
             assert session.account == (known[0] if known else None)

@@ -29,6 +29,7 @@ from littlestone.learners import LEARNERS
 from littlestone.server.cli import main
 from littlestone.server.net.settings import LOBBY_FAULTS, ConnectionLimits
 from littlestone.server.records.logs import ForeignLog, read_log
+from littlestone.server.records.rows import GameRow
 from littlestone.server.records.store import Store
 from littlestone.transport import connect as connect_raw
 from tests.servers import running_server
@@ -399,12 +400,12 @@ def long_game(url: str, data: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def wait_for_rounds(data: Path, at_least: int = 1000) -> dict:
+def wait_for_rounds(data: Path, at_least: int = 1000) -> GameRow:
     for _ in range(600):
         rows = Store(data).games(status="running")
-        if rows and Path(rows[0]["log"]).exists():
+        if rows and Path(str(rows[0]["log"])).exists():
             try:
-                if read_log(Path(rows[0]["log"])).n_rounds >= at_least:
+                if read_log(Path(str(rows[0]["log"]))).n_rounds >= at_least:
                     return rows[0]
             except ForeignLog:  # not even its header written yet
                 pass

@@ -87,3 +87,21 @@ async def test_the_rules_asked_for_are_played(tmp_path):
         with pytest.raises(Exception) as raised:  # the fake server never plays a round
             await play_remote(url, LEARNERS.make("halving"), "random-target", GAME)
     assert "other rules than" not in str(raised.value)
+
+
+async def test_a_server_that_answers_a_challenge_with_no_start_is_one_line():
+    """A well-formed message of another type where ``start`` is due (mypy's check of the
+    client's keys found it read ``rules`` of whatever came): a ServerError, no KeyError."""
+
+    async def handler(ws: Any) -> None:
+        decode(await ws.recv())  # hello
+        await ws.send(encode({"type": "welcome", "version": 1, "session": "s",
+                              "server": "hostile", "limits": {}}))
+        decode(await ws.recv())  # challenge
+        await ws.send(encode({"type": "created", "game_id": "g"}))
+        await ws.close()
+
+    async with serve(handler, "127.0.0.1", 0) as server:
+        url = f"ws://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        with pytest.raises(LittlestoneError, match="expected start, got created"):
+            await play_remote(url, LEARNERS.make("halving"), "random-target", GAME)

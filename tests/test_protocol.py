@@ -164,3 +164,28 @@ def test_error_messages_carry_code_and_fatality():
     message = ProtocolError(Code.INTERNAL, "internal error").to_message()
     assert message == {"type": "error", "code": "internal", "message": "internal error",
                        "fatal": True}
+
+
+def test_the_message_types_have_the_schemas_fields():
+    """Each TypedDict of protocol/wire.py holds the fields check() requires of its type
+    (and check() knows every type): the keys mypy checks are the keys on the wire."""
+    import typing
+
+    from littlestone.protocol import wire
+    from littlestone.protocol.messages import SCHEMAS
+
+    for direction, kinds in ((wire.ClientMessage, wire.CLIENT_TYPES),
+                             (wire.ServerMessage, wire.SERVER_TYPES)):
+        members = typing.get_args(direction)
+        seen = set()
+        for member in members:
+            hints = typing.get_type_hints(member, include_extras=True)
+            kind = typing.get_args(hints["type"])[0]
+            assert kind in kinds
+            seen.add(kind)
+            assert set(SCHEMAS[kind]) <= set(hints) - {"type"}, kind
+            required = {key for key, hint in hints.items()  # (NotRequired: as written)
+                        if typing.get_origin(hint) is not typing.NotRequired} - {"type"}
+            assert required <= set(SCHEMAS[kind]), (kind, required - set(SCHEMAS[kind]))
+        assert seen == kinds
+    assert set(SCHEMAS) == wire.CLIENT_TYPES | wire.SERVER_TYPES

@@ -10,6 +10,7 @@ token plays a game on the same server meanwhile, on time: its ``start`` comes wi
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
 import os
@@ -30,6 +31,7 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
 from littlestone.client import play_remote
+from littlestone.games import ldim as ldim_module
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.server.cli import main
@@ -274,12 +276,15 @@ async def test_eight_heavy_games_of_one_token_do_not_starve_another_players_game
 
 
 async def test_the_pages_tree_is_held_to_its_budget_and_never_holds_up_another_page(
-        tmp_path):
+        tmp_path, monkeypatch):
     """Break (fixed): ``/api/tree?class=intervals:n=300`` (a class someone played)
     built the solver in the page's two worker threads: every page and API request went
     unanswered for 70 s, and 2.3 GB stayed. Now a tree is built in a thread of its own
     within the page's CPU seconds and bytes: past them it is a 503 (and not tried again
     for a while), while the other pages are answered."""
+    # a cold process: no solver of this class kept from another test (tests/test_ldim.py
+    # solves intervals:n=300 and the process keeps its solver)
+    monkeypatch.setattr(ldim_module, "_SHARED", collections.OrderedDict())
     async with running_web_server(tmp_path / "data", budgets=Budgets(page_cpu_s=0.5)
                                   ) as server:
         game = GameSpec(MISTAKE_BOUND, 5, make_class("intervals:n=300"))

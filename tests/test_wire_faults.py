@@ -71,7 +71,7 @@ async def honest_game(server: GameServer) -> None:
 def log_of(server: GameServer, game_id: str) -> Any:
     row = Store(server.settings.data).game(game_id)
     assert row is not None
-    return read_log(Path(row["log"]))
+    return read_log(Path(str(row["log"])))
 
 
 def fault_codes(server: GameServer, game_id: str) -> list[str]:

@@ -11,7 +11,7 @@ import secrets
 import ssl
 import sys
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -221,7 +221,7 @@ def _client(command: str, url: str, run: Coroutine[Any, Any, T]) -> T:
 
 
 def watch(args: argparse.Namespace) -> int:
-    def show(message: dict[str, Any]) -> None:
+    def show(message: Mapping[str, Any]) -> None:  # (a spectator's message, shown)
         if args.json:
             print(json.dumps(message), flush=True)
         elif message["type"] == "watching":

@@ -36,6 +36,7 @@ from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.protocol.session import ServerSession
+from littlestone.protocol.wire import Challenge, Create, End
 from littlestone.server.net.disk import FULL_CHECK_S, DiskLedger, Hold, Unavailable
 from littlestone.server.net.driver import run_game
 from littlestone.server.net.hosts import AgentHost, HostGone, HostLimits, MoveOverBudget, hosted
@@ -47,6 +48,7 @@ from littlestone.server.net.settings import HUMAN, ServerSettings
 from littlestone.server.net.spectators import Broadcast, wire_result
 from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
 from littlestone.server.records.logs import LogWriteError, LogWriter
+from littlestone.server.records.rows import AgentIdentity
 from littlestone.server.records.store import STORAGE_STATUS, Store, new_game_id
 from littlestone.transport import Connection
 
@@ -91,7 +93,7 @@ class GameHost:
         """The game slots taken (``max_games``): running, open, being admitted."""
         return len(self.running) + len(self.reserved) + self._admitting
 
-    async def admit(self, ws: Connection, peer: PeerLog, message: dict[str, Any],
+    async def admit(self, ws: Connection, peer: PeerLog, message: Challenge | Create,
                     registry: Registry[Any] | None) -> tuple[GameSpec, Player | None] | None:
         """The game (and server-side opponent) a peer asks for, within the budgets, built
         in the admissions' lane (a large class never holds up the other games, and no
@@ -312,7 +314,7 @@ class GameHost:
         await self._finish(game_id, scores, writer.chain)  # the log's anchor
         for ws, session, remote in remotes:
             session.end_game()
-            end: dict[str, Any] = {"type": "end", "status": result.status,
+            end: End = {"type": "end", "status": result.status,
                                    "result": wire_result(scores), "game_id": game_id,
                                    "key": seeds.key}
             if isinstance(remote, RemoteLearner) and remote.pending is not None:
@@ -400,7 +402,7 @@ async def _tell_end(remotes: list[Remote], game_id: str, status: str, key: bytes
                                   "game_id": game_id, "key": key}))
 
 
-def _identity(player: Any) -> dict[str, Any]:
+def _identity(player: Any) -> AgentIdentity:
     if isinstance(player, RemotePlayer):
         return {"spec": f"remote:{player.session.agent}",
                 "account": player.session.account, "sha256": "remote"}

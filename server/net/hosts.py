@@ -62,6 +62,7 @@ from littlestone.games.errors import BudgetExceeded, LittlestoneError, Unsupport
 from littlestone.games.game import Bound, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import rules_from_wire, rules_to_wire
+from littlestone.protocol.wire import Rules
 
 __all__ = ["HOST_PRELOAD", "IN_PROCESS_HYPOTHESES", "AgentHost", "HostGone", "HostLimits",
            "HostedAdversary", "HostedLearner", "MoveOverBudget", "hosted", "warm_hosts"]
@@ -565,7 +566,7 @@ def _what(message: tuple[Any, ...]) -> str:
     return "set-up" if message[0] == "setup" else f"move ({message[1]})"
 
 
-def _set_up(role: str, spec: str, rules: dict[str, Any], seed: int) -> tuple[Agent, GameSpec]:
+def _set_up(role: str, spec: str, rules: Rules, seed: int) -> tuple[Agent, GameSpec]:
     from littlestone.adversaries.base import ADVERSARIES
     from littlestone.learners.base import LEARNERS
 

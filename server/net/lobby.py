@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from typing import Any
+from typing import Any, cast
 
 from websockets.exceptions import ConnectionClosed
 
@@ -23,6 +23,7 @@ from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.session import ServerSession
+from littlestone.protocol.wire import Challenge, LobbyRequest
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.lanes import Lanes
@@ -151,25 +152,25 @@ class Lobby:
                     raise
                 await refuse(ws, peer, exc)
                 continue
-            await self._request(ws, session, peer, message, only)
+            # (in the lobby the session lets only lobby requests through)
+            await self._request(ws, session, peer, cast("LobbyRequest", message), only)
             if only is not None and message["type"] == "enter":
                 return  # its games are over: the connection closes
 
     async def _request(self, ws: Connection, session: ServerSession, peer: PeerLog,
-                       message: dict[str, Any], only: str | None) -> None:
+                       message: LobbyRequest, only: str | None) -> None:
         """One lobby request, from a token still valid (PROTOCOL.md 4)."""
-        kind = message["type"]
         if only is None and await self._revoked(session):
             raise ProtocolError(Code.UNAUTHORIZED, "this token was revoked", fatal=True)
-        if only is not None and (kind != "enter" or message["tournament"] != only):
+        if only is not None and (message["type"] != "enter" or message["tournament"] != only):
             raise ProtocolError(Code.UNAUTHORIZED, f"this credential only enters "
                                 f"tournament {only}", fatal=True)
-        if kind == "revoke":
+        if message["type"] == "revoke":
             await self._revoke(ws, peer, message["name"])
-        elif kind == "watch":
+        elif message["type"] == "watch":
             await watch(ws, session, peer, message, self.host.running,
                         revoked=lambda: self._revoked(session))
-        elif kind == "enter":
+        elif message["type"] == "enter":
             await self.entrants.enter(ws, session, peer, message)
         elif self._guest(session) and self._guests.total() >= self._guests_most():
             await refuse(ws, peer, OverBudget(
@@ -188,9 +189,9 @@ class Lobby:
         else:
             with self._games_of.hold(session.account), self._guests.hold(
                     session.account if self._guest(session) else None):
-                if kind == "challenge":
+                if message["type"] == "challenge":
                     await self._challenge(ws, session, peer, message)
-                elif kind == "create":
+                elif message["type"] == "create":
                     await self.open_games.create(ws, session, peer, message)
                 else:
                     await self.open_games.join(ws, session, peer, message)
@@ -232,7 +233,7 @@ class Lobby:
         return ticket is not None and ticket.guest
 
     async def _challenge(self, ws: Connection, session: ServerSession, peer: PeerLog,
-                         message: dict[str, Any]) -> None:
+                         message: Challenge) -> None:
         """A game against one of the server's agents."""
         registry: Any = ADVERSARIES if session.role == "learner" else LEARNERS
         admitted = await self.host.admit(ws, peer, message, registry)

@@ -21,6 +21,7 @@ from littlestone.games.game import GameSpec
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.session import ServerSession
+from littlestone.protocol.wire import Create, Enter, Join
 from littlestone.server.net.admission import Credentials
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.peers import PeerLog, refuse
@@ -55,7 +56,7 @@ class OpenGames:
         self.games: dict[str, OpenGame] = {}
 
     async def create(self, ws: Connection, session: ServerSession, peer: PeerLog,
-                     message: dict[str, Any]) -> None:
+                     message: Create) -> None:
         """Open a game for another remote agent to join; wait until it is played."""
         admitted = await self.host.admit(ws, peer, message, None)
         if admitted is None:
@@ -90,7 +91,7 @@ class OpenGames:
         return self.games.pop(game_id, None) is not None
 
     async def join(self, ws: Connection, session: ServerSession, peer: PeerLog,
-                   message: dict[str, Any]) -> None:
+                   message: Join) -> None:
         opened = self.games.get(message["game_id"])
         if opened is None:
             await refuse(ws, peer, ProtocolError(Code.NOT_FOUND, "no open game with id "
@@ -160,7 +161,7 @@ class Entrants:
         return self.credentials.grant(tournament, account)
 
     async def enter(self, ws: Connection, session: ServerSession, peer: PeerLog,
-                    message: dict[str, Any]) -> None:
+                    message: Enter) -> None:
         """A remote agent enters a tournament under its token's name and plays the games
         the tournament gives it, one after another, until ``done``."""
         tournament = message["tournament"]

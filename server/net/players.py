@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
@@ -47,10 +47,33 @@ from littlestone.protocol.messages import (
     vector_to_wire,
 )
 from littlestone.protocol.session import ServerSession
+from littlestone.protocol.wire import (
+    Advice,
+    AdviceRequest,
+    Answer,
+    ClientMessage,
+    Costs,
+    Instance,
+    InstanceRequest,
+    Label,
+    LabelOf,
+    OutcomeOf,
+    Predict,
+    Reveal,
+    ServerMessage,
+    Weights,
+)
+from littlestone.protocol.wire import (
+    Commit as CommitMessage,
+)
 from littlestone.server.net.settings import ServerSettings
 from littlestone.transport import Connection, Deadline
 
 __all__ = ["FAULT", "Disconnected", "Forfeit", "RemoteAdversary", "RemoteLearner", "RemotePlayer"]
+
+#: The messages a move may be made of (:meth:`RemotePlayer.receive`'s ``accept`` takes
+#: those of the kinds it expects).
+Move = TypeVar("Move", bound=ClientMessage)
 
 
 class RemotePlayer:
@@ -66,7 +89,7 @@ class RemotePlayer:
         self.hclass: Any = None
         self.n_experts: int | None = None
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: ServerMessage) -> None:
         frame = encode(message)
         if self.ws.send_nowait(frame):
             return
@@ -85,13 +108,14 @@ class RemotePlayer:
                 await self.send(ProtocolError(code, message).to_message())
 
     async def receive(self, *kinds: str, t: int | None,
-                      accept: Callable[[dict[str, Any]], Any],
+                      accept: Callable[[Move], Any],
                       started: float | None = None) -> Any:
         """The next acceptable move: ``accept`` turns a message into a move or raises
         IllegalMove/ProtocolError. Every bad or late message is a fault (a move for a round
         already decided is dropped); after a fault that ends the move (a learner's)
         :data:`FAULT` is returned. The clock runs from ``started`` (loop time; default
-        now)."""
+        now). The session lets only messages of ``kinds`` through: ``accept`` takes
+        those."""
         self.session.expect(*kinds, t=t)
         ws = self.ws
         if started is None:  # a stale message does not restart the clock
@@ -110,7 +134,7 @@ class RemotePlayer:
             except ConnectionClosed:
                 raise Disconnected(self.role) from None
             try:
-                move = accept(self.session.receive(frame))
+                move = accept(cast("Move", self.session.receive(frame)))
             except ProtocolError as exc:
                 if exc.fatal:
                     raise Disconnected(self.role) from None
@@ -133,7 +157,7 @@ class RemotePlayer:
         self.clock.charge(started, self.ws.loop.time() if now is None else now)
 
 
-def _probability(message: dict[str, Any]) -> float:
+def _probability(message: Predict) -> float:
     p = message["p"]
     if type(p) is float and 0.0 <= p <= 1.0:  # the usual move needs no more checks
         return p
@@ -147,7 +171,9 @@ class RemoteLearner(RemotePlayer):
     def __init__(self, ws: Connection, session: ServerSession,
                  settings: ServerSettings) -> None:
         super().__init__(ws, session, settings, "learner")
-        self.pending: dict[str, Any] | None = None
+        #: What the learner is told of the round before with the next request: its label
+        #: (mistake-bound game) or its outcome (experts game).
+        self.pending: LabelOf | OutcomeOf | None = None
 
     async def predict(self, t: int, x: Any) -> Any:
         """p in [0, 1], or FAULT."""
@@ -176,28 +202,28 @@ class RemoteLearner(RemotePlayer):
                                        started=started)
                 self.pending = {"t": t0 + i, "y": queued.answer(p)}
 
-    def _instance(self, t: int, wire: Any) -> dict[str, Any]:
+    def _instance(self, t: int, wire: Any) -> InstanceRequest:
         """Round t's instance (as on the wire), with the label of the round before."""
-        message = {"type": "instance", "t": t, "x": wire}
+        message: InstanceRequest = {"type": "instance", "t": t, "x": wire}
         if self.pending is not None:
-            message["label"] = self.pending
+            message["label"] = cast("LabelOf", self.pending)  # (a mistake-bound game's)
         return message
 
     async def weights(self, t: int, advice: Any, x: Any) -> Any:
         """Weights or p (checked: a bad move is a fault), or FAULT; ``x`` the instance of
         class-derived experts (the learner evaluates its class on it)."""
-        message: dict[str, Any] = {"type": "advice", "t": t, "advice": None}
+        message: AdviceRequest = {"type": "advice", "t": t, "advice": None}
         if x is not None:
             message["x"] = instance_to_wire(self.hclass, x)
         elif advice is not None:
             message["advice"] = vector_to_wire(advice)
         if self.pending is not None:
-            message["outcome"] = self.pending
+            message["outcome"] = cast("OutcomeOf", self.pending)  # (an experts game's)
         await self.send(message)
 
         d = self.n_experts
 
-        def accept(m: dict[str, Any]) -> Any:
+        def accept(m: Predict | Weights) -> Any:
             # the referee's checks, made before the move is played: a bad move is a fault
             # (the round is scored against the learner), not the end of the game
             if m["type"] == "predict":
@@ -235,11 +261,11 @@ class RemoteLearner(RemotePlayer):
                                             accept=_experts_answer, started=started)
                 self.told(queued.answer(answer))
 
-    def _advice(self, t: int, wire: Any) -> dict[str, Any]:
+    def _advice(self, t: int, wire: Any) -> AdviceRequest:
         """Round t's instance of class-derived experts, with the outcome before it."""
-        message: dict[str, Any] = {"type": "advice", "t": t, "advice": None, "x": wire}
+        message: AdviceRequest = {"type": "advice", "t": t, "advice": None, "x": wire}
         if self.pending is not None:
-            message["outcome"] = self.pending
+            message["outcome"] = cast("OutcomeOf", self.pending)  # (an experts game's)
         return message
 
     def told(self, record: ExpertsRecord) -> None:
@@ -247,12 +273,17 @@ class RemoteLearner(RemotePlayer):
         self.pending = {"t": record.t, "costs": vector_to_wire(record.costs), "y": record.y}
 
 
-def _experts_answer(m: dict[str, Any]) -> Any:
+def _experts_answer(m: Predict | Weights) -> Any:
     """A learner's move in the experts game: p (checked) or its weights (decoded; the
     referee checks them)."""
     if m["type"] == "predict":
         return _probability(m)
     return vector_from_wire(m["w"])
+
+
+def _label(m: Label) -> int:
+    """An adversary's label y_t (checked)."""
+    return check_label(m["y"])
 
 
 class _FastRounds:
@@ -284,7 +315,7 @@ class _FastRounds:
     def __call__(self, frame: bytes | str) -> bool:
         learner = self.learner
         try:
-            p = _probability(learner.session.receive(frame))
+            p = _probability(cast("Predict", learner.session.receive(frame)))  # (expected)
         except (ProtocolError, IllegalMove):
             return False  # declined: the slow way receives the frame again
         ws = learner.ws
@@ -338,7 +369,8 @@ class _FastExperts:
     def __call__(self, frame: bytes | str) -> bool:
         learner, queued = self.learner, self.queued
         try:
-            answer = _experts_answer(learner.session.receive(frame))
+            answer = _experts_answer(cast("Predict | Weights",  # (what it expects)
+                                          learner.session.receive(frame)))
         except (ProtocolError, IllegalMove):
             return False  # declined: the slow way receives the frame again
         ws = learner.ws
@@ -381,7 +413,7 @@ class RemoteAdversary(RemotePlayer):
         """``commit`` is expected before round 1 only, once (else out of turn: a fault)."""
         return ("commit",) if t == 1 and not self.committed else ()
 
-    def _commit(self, m: dict[str, Any]) -> Commit:
+    def _commit(self, m: CommitMessage) -> Commit:
         digest = m["digest"]
         if len(digest) != 32:
             raise IllegalMove("adversary", "commitment", f"a commitment is 32 bytes (SHA-256), "
@@ -400,7 +432,7 @@ class RemoteAdversary(RemotePlayer):
             return await self.advice(t)
         return await self.receive("instance", *self._may_commit(t), t=t, accept=self._instance)
 
-    def _instance(self, m: dict[str, Any]) -> Any:
+    def _instance(self, m: Instance | CommitMessage) -> Any:
         if m["type"] == "commit":
             return self._commit(m)
         return instance_from_wire(self.hclass, m["x"])
@@ -412,13 +444,13 @@ class RemoteAdversary(RemotePlayer):
         if self.n_experts is not None:
             return await self.costs(t, shown, faulted)
         await self.send({"type": "prediction", "t": t, "p": p})
-        y = await self.receive("label", t=t, accept=lambda m: check_label(m["y"]))
+        y = await self.receive("label", t=t, accept=_label)
         return int(y)
 
     async def advice(self, t: int) -> Any:
         """The advice a_t (or None), the instance of class-derived experts, or a
         :class:`Commit` before round 1."""
-        def accept(m: dict[str, Any]) -> Any:
+        def accept(m: Advice | Instance | CommitMessage) -> Any:
             if m["type"] == "commit":
                 return self._commit(m)
             if m["type"] == "instance":
@@ -445,7 +477,7 @@ class RemoteAdversary(RemotePlayer):
     async def costs(self, t: int, answer: Any, faulted: bool = False) -> Any:
         """The outcome of round t (costs, or a label after advice), after showing the
         learner's answer (weights or p; p = 1/2 after the learner's fault, ``faulted``)."""
-        message: dict[str, Any] = {"type": "answer", "t": t}
+        message: Answer = {"type": "answer", "t": t}
         if isinstance(answer, np.ndarray):
             message["w"] = vector_to_wire(answer)
         else:
@@ -454,7 +486,7 @@ class RemoteAdversary(RemotePlayer):
 
         predicted = not isinstance(answer, np.ndarray) and not faulted
 
-        def accept(m: dict[str, Any]) -> Any:
+        def accept(m: Label | Costs) -> Any:
             if m["type"] == "label":
                 if not self._advised:
                     raise IllegalMove("adversary", "label", "no advice this round: send costs")
@@ -471,8 +503,8 @@ class RemoteAdversary(RemotePlayer):
     async def reveal(self, t: int) -> tuple[Any, bytes]:
         await self.send({"type": "reveal?"})
 
-        def accept(m: dict[str, Any]) -> tuple[Any, bytes]:
-            target = m["target"]
+        def accept(m: Reveal) -> tuple[Any, bytes]:
+            target: Any = m["target"]
             if isinstance(target, bytes | list):
                 target = vector_from_wire(target)
             if self.committed and len(m["salt"]) < MIN_SALT_BYTES:

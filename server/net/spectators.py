@@ -36,6 +36,7 @@ import numpy as np
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.session import ServerSession
+from littlestone.protocol.wire import Rules, ServerMessage, Totals, Watch, Watching
 from littlestone.server.net.peers import PeerLog, refuse
 from littlestone.server.net.settings import REVOKE_CHECK_S
 from littlestone.transport import Connection
@@ -58,7 +59,7 @@ def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
 class Broadcast:
     """One running game as its spectators see it."""
 
-    def __init__(self, game_id: str, rules: dict[str, Any], learner: str,
+    def __init__(self, game_id: str, rules: Rules, learner: str,
                  adversary: str) -> None:
         self.game_id, self.rules = game_id, rules
         self.learner, self.adversary = learner, adversary
@@ -68,10 +69,10 @@ class Broadcast:
         #: Rounds logged so far, and the running totals of the game (mistake-bound:
         #: mistakes and expected mistakes; experts: loss and regret, realised and expected).
         self.t = 0
-        self.totals: dict[str, float] = {}
+        self.totals: Totals = {}
         self.over = asyncio.Event()
 
-    def watching(self) -> dict[str, Any]:
+    def watching(self) -> Watching:
         """The first message a new spectator gets."""
         return {"type": "watching", "game_id": self.game_id, "rules": self.rules,
                 "learner": self.learner, "adversary": self.adversary, "t": self.t,
@@ -124,14 +125,14 @@ class Broadcast:
             self._send({"type": "end", "game_id": self.game_id, "status": status,
                         "result": wire_result(scores)})
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: ServerMessage) -> None:
         frame = encode(message)
         for connection in list(self.spectators):
             connection.send_nowait(frame)  # False: it does not keep up, and misses this one
 
 
 async def watch(ws: Connection, session: ServerSession, peer: PeerLog,
-                message: dict[str, Any], running: Mapping[str, Broadcast],
+                message: Watch, running: Mapping[str, Broadcast],
                 revoked: Callable[[], Awaitable[bool]] | None = None,
                 check_every: float = REVOKE_CHECK_S) -> None:
     """A spectator follows a running game until its end (PROTOCOL.md 5.4), or until its

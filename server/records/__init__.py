@@ -2,6 +2,7 @@
 
 Bottom to top (each module imports only those above it in this list):
 
+- :mod:`.rows`: the index's rows and a log header's rules and agents, as types;
 - :mod:`.folder`: the data folder, and which of its files are the index's (told apart
   without opening them);
 - :mod:`.logs`: the append-only, hash-chained msgpack log of one game: its format,

@@ -40,6 +40,7 @@ from typing import Any
 
 from littlestone.server.records.folder import DEFAULT_DATA, INDEX_NAME, is_index
 from littlestone.server.records.logs import ForeignLog, GameLogData, LogError
+from littlestone.server.records.rows import GameRow
 from littlestone.server.records.store import INTERRUPTED, RESULT_COLUMNS, STORAGE_STATUS, Store
 
 __all__ = ["Anchoring", "anchoring", "data_folder_of", "locate", "resolve"]
@@ -67,7 +68,7 @@ def locate(log_or_id: str, data: str | Path = DEFAULT_DATA) -> tuple[Path, str |
         finally:
             store.close()
         if row is not None:
-            logged = Path(row["log"]) if row.get("log") else None
+            logged = Path(row["log"]) if row["log"] else None
             if logged is not None and is_index(logged):
                 raise ForeignLog(f"game {log_or_id}: its log {logged} is the SQLite index, "
                                  "not a game log")
@@ -138,7 +139,7 @@ def anchoring(log: GameLogData, data: str | Path | None = None, game_id: str | N
     return Anchoring(None, f"not anchored: no index row for game {wanted}{where}")
 
 
-def _against_row(log: GameLogData, row: dict[str, Any], store: Store, game_id: str,
+def _against_row(log: GameLogData, row: GameRow, store: Store, game_id: str,
                  index: Path) -> Anchoring:
     """The log against its game's index row (in ``index``): the row's HMAC, its digest,
     its columns."""
@@ -165,7 +166,7 @@ def _against_row(log: GameLogData, row: dict[str, Any], store: Store, game_id: s
                      f"digest when game {game_id} ended")
 
 
-def _unfinished(row: dict[str, Any]) -> str:
+def _unfinished(row: GameRow) -> str:
     """Why a game's row holds no digest: it runs, it was interrupted (its process
     ended first: ``interrupted``; the disk filled: ``aborted:storage``), or it was
     indexed by a littlestone that kept none."""
@@ -191,7 +192,7 @@ def _same_cell(cell: Any, value: Any) -> bool:
     return bool(cell == value)
 
 
-def _row_differs(log: GameLogData, row: dict[str, Any]) -> str | None:
+def _row_differs(log: GameLogData, row: GameRow) -> str | None:
     """The first column of an index row that says otherwise than the log, or None."""
     rules = log.header.get("rules", {})
     pairs: list[tuple[str, Any]] = [

@@ -23,7 +23,6 @@ import hashlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from littlestone import __version__
 from littlestone.adversaries.base import Adversary
@@ -35,6 +34,13 @@ from littlestone.local import play
 from littlestone.protocol.messages import PROTOCOL_VERSION
 from littlestone.server.records.database import utc_now
 from littlestone.server.records.logs import LogWriter, log_level
+from littlestone.server.records.rows import (
+    AgentIdentity,
+    GameStart,
+    LogFooter,
+    LoggedRules,
+    LogHeader,
+)
 from littlestone.server.records.store import Store, new_game_id
 
 __all__ = ["LoggedGame", "agent_identity", "game_info", "log_footer", "log_header",
@@ -56,10 +62,10 @@ class LoggedGame:
     log: Path | None
 
 
-def agent_identity(agent: Agent) -> dict[str, Any]:
+def agent_identity(agent: Agent) -> AgentIdentity:
     """An agent's spec, and the SHA-256 of its file when it comes from one."""
     module = type(agent).__module__
-    out: dict[str, Any] = {"spec": agent.spec, "class": f"{module}.{type(agent).__qualname__}"}
+    out: AgentIdentity = {"spec": agent.spec, "class": f"{module}.{type(agent).__qualname__}"}
     source = getattr(sys.modules.get(module), "__file__", None)
     if source and module.startswith("littlestone_agent_"):
         out["file"] = source
@@ -69,7 +75,7 @@ def agent_identity(agent: Agent) -> dict[str, Any]:
     return out
 
 
-def game_info(game: GameSpec) -> dict[str, Any]:
+def game_info(game: GameSpec) -> LoggedRules:
     """The game's rules as the log header keeps them."""
     return {"game": game.game, "class": game.hclass.spec if game.hclass else None,
             "rounds": game.rounds, "experts": game.experts,
@@ -77,7 +83,7 @@ def game_info(game: GameSpec) -> dict[str, Any]:
 
 
 def log_header(game_id: str, source: str, game: GameSpec, seeds: GameSeeds,
-               learner: dict[str, Any], adversary: dict[str, Any]) -> dict[str, Any]:
+               learner: AgentIdentity, adversary: AgentIdentity) -> LogHeader:
     """A log's header. The seeds are not in it, only S and SHA-256 of the game key: the
     key goes into the footer, once the game is over (:func:`log_footer`)."""
     return {
@@ -88,10 +94,10 @@ def log_header(game_id: str, source: str, game: GameSpec, seeds: GameSeeds,
 
 
 def log_footer(seeds: GameSeeds, result: GameResult | None, status: str = ""
-               ) -> dict[str, Any]:
+               ) -> LogFooter:
     """A log's footer: the result (or, for a game cut short without one, ``status``)
     and the game key, which re-derives every seed now that the game is over."""
-    footer: dict[str, Any] = {"status": status, "finished": utc_now(), "result": {},
+    footer: LogFooter = {"status": status, "finished": utc_now(), "result": {},
                               "key": seeds.key.hex()}
     if result is not None:
         footer["status"], footer["result"] = result.status, result.to_dict()
@@ -120,10 +126,12 @@ def play_logged(
     game_id = new_game_id()
     path = data / "games" / f"{game_id}.lslog"
     seeds = game_seeds(seed, key)
-    learner_info = {**agent_identity(learner), "spec": learner_spec or learner.spec}
-    adversary_info = {**agent_identity(adversary), "spec": adversary_spec or adversary.spec}
+    learner_info: AgentIdentity = {**agent_identity(learner),
+                                   "spec": learner_spec or learner.spec}
+    adversary_info: AgentIdentity = {**agent_identity(adversary),
+                                     "spec": adversary_spec or adversary.spec}
     header = log_header(game_id, source, game, seeds, learner_info, adversary_info)
-    info = {**game_info(game), "learner": learner_info["spec"],
+    info: GameStart = {**game_info(game), "learner": learner_info["spec"],
             "adversary": adversary_info["spec"], "seed": seed, "horizon": game.rounds,
             "source": source}
     try:

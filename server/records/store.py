@@ -30,13 +30,15 @@ import os
 import secrets
 import socket
 import sqlite3
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from littlestone.games.errors import SpecError
 from littlestone.server.records.database import Database, utc_now
 from littlestone.server.records.logs import read_log
+from littlestone.server.records.rows import GameRow, GameStart, ResultColumn, TournamentRow
 from littlestone.server.records.tokens import TokenTable
 
 __all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "STORAGE_STATUS", "Store",
@@ -52,8 +54,9 @@ INTERRUPTED = "interrupted"
 STORAGE_STATUS = "aborted:storage"
 
 #: The columns of a game's row that :meth:`Store.finish_game` fills from its result.
-RESULT_COLUMNS = ("rounds", "status", "mistakes", "expected_mistakes", "regret",
-                   "expected_regret", "bound", "bound_name")
+RESULT_COLUMNS: tuple[ResultColumn, ...] = (
+    "rounds", "status", "mistakes", "expected_mistakes", "regret", "expected_regret", "bound",
+    "bound_name")
 
 
 def process_owner() -> str:
@@ -142,13 +145,13 @@ class Store(TokenTable, Database):
             return stored
         return str(self.data / stored)
 
-    def _row(self, row: sqlite3.Row) -> dict[str, Any]:
-        out = dict(row)
+    def _row(self, row: sqlite3.Row) -> GameRow:
+        out = cast("GameRow", dict(row))  # (a row of SELECT * FROM games: its columns)
         if "log" in out:
             out["log"] = self.log_path(out["log"])
         return out
 
-    def start_game(self, info: dict[str, Any], log: str | None, game_id: str | None = None
+    def start_game(self, info: GameStart, log: str | None, game_id: str | None = None
                    ) -> str:
         """Index a game as it starts (status ``running``); returns its id. ``log`` is kept
         relative to the data folder (:meth:`relative_log`)."""
@@ -168,7 +171,7 @@ class Store(TokenTable, Database):
         """Remember an agent's spec and content hash."""
         self._run("INSERT OR IGNORE INTO agents VALUES (?, ?, ?)", (spec, sha256, utc_now()))
 
-    def finish_game(self, game_id: str, result: dict[str, Any], chain: bytes | None = None
+    def finish_game(self, game_id: str, result: Mapping[str, Any], chain: bytes | None = None
                     ) -> None:
         """Record a game's result and, with ``chain`` (its log's final chain digest, once
         the log is closed), the log's anchor: the digest and its HMAC under this folder's
@@ -198,12 +201,12 @@ class Store(TokenTable, Database):
         return {str(r["account"]): int(r["total"]) for r in self._run(
             "SELECT account, SUM(bytes) AS total FROM disk GROUP BY account ORDER BY account")}
 
-    def game(self, game_id: str) -> dict[str, Any] | None:
+    def game(self, game_id: str) -> GameRow | None:
         """One game's row."""
         rows = self._run("SELECT * FROM games WHERE game_id = ?", (game_id,))
         return self._row(rows[0]) if rows else None
 
-    def games(self, limit: int = 50, **filters: str | None) -> list[dict[str, Any]]:
+    def games(self, limit: int = 50, **filters: str | None) -> list[GameRow]:
         """The most recent games, newest first; filters on learner, adversary, class, status
         (exact match, or a prefix when it ends with ``*``)."""
         where, args = [], []
@@ -310,9 +313,9 @@ class Store(TokenTable, Database):
             out.append(row)
         return out
 
-    def tournaments(self) -> list[dict[str, Any]]:
+    def tournaments(self) -> list[TournamentRow]:
         """Every tournament of this folder, newest first, with the games it recorded."""
-        return [dict(r) for r in self._run(
+        return [cast("TournamentRow", dict(r)) for r in self._run(
             "SELECT t.name, t.started, COUNT(g.key) AS games FROM tournaments t LEFT JOIN "
             "tournament_games g ON g.tournament = t.name GROUP BY t.name "
             "ORDER BY t.started DESC, t.name")]

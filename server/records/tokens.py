@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from typing import Any
+from typing import cast
 
 from littlestone.server.records.database import Database, utc_now
+from littlestone.server.records.rows import TokenRow
 
 __all__ = ["TOKEN_ROLES", "TokenError", "TokenTable"]
 
@@ -57,10 +58,10 @@ class TokenTable(Database):
                              "again with --replace (which voids the old one)")
         return token
 
-    def tokens(self) -> list[dict[str, Any]]:
+    def tokens(self) -> list[TokenRow]:
         """Every token's name, role and creation time (never the token, nor its hash)."""
         rows = self._run("SELECT name, role, created FROM tokens ORDER BY name")
-        return [dict(row) for row in rows]
+        return [cast("TokenRow", dict(row)) for row in rows]
 
     def revoke_token(self, name: str) -> bool:
         """Void ``name``'s token; False if it has none."""

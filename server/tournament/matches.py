@@ -33,6 +33,7 @@ from littlestone.learners import LEARNERS
 from littlestone.sandbox import Run, Sandbox
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
+from littlestone.server.records.rows import GameRow
 from littlestone.server.records.store import RESULT_COLUMNS, Store
 from littlestone.server.tournament.config import (
     TournamentConfig,
@@ -48,7 +49,7 @@ __all__ = ["ENTER_SECONDS", "Arena", "play_builtin", "play_file_agent", "play_re
 ENTER_SECONDS = 60.0
 T = TypeVar("T")
 
-def _outcome(row: dict[str, Any], message: str) -> dict[str, Any]:
+def _outcome(row: GameRow, message: str) -> dict[str, Any]:
     """A played game's outcome, from its index row."""
     return {"game_id": row["game_id"], "status": row["status"], "message": message,
             "result": {k: row[k] for k in RESULT_COLUMNS}}

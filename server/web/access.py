@@ -30,13 +30,13 @@ ends; a spectator's or an admin's token, and the operator's public view, see the
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.cookies import CookieError, SimpleCookie
-from typing import Any
 
 from websockets.http11 import Request
 
+from littlestone.server.net.spectators import Broadcast
 from littlestone.server.records.store import Store
 
 __all__ = ["COOKIE", "PUBLIC", "Access", "hidden_games", "privilege", "store_tokens", "token_of",
@@ -103,7 +103,8 @@ def privilege(request: Request, access: Access) -> str:
     return found[1] if found is not None else "spectator"
 
 
-def hidden_games(request: Request, access: Access, running: dict[str, Any]) -> set[str]:
+def hidden_games(request: Request, access: Access, running: Mapping[str, Broadcast]
+                 ) -> set[str]:
     """The running games (id -> their broadcast, with its players' ``accounts``) this
     request may not follow: for a player's token, those it does not play in."""
     if privilege(request, access) != "player":

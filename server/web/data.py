@@ -29,6 +29,7 @@ import math
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,11 @@ from littlestone.games.errors import BudgetExceeded, LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_for
 from littlestone.learners.base import LEARNERS
+from littlestone.protocol.wire import Totals
 from littlestone.server.net.settings import Budgets
+from littlestone.server.net.spectators import Broadcast
 from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.rows import GameRow, TournamentRow
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.tournament.report import curve_of, log_path
@@ -51,7 +55,7 @@ __all__ = ["DRAW_DEPTH", "PAGE_LOG_BYTES", "Live", "PageBudget", "bound_of", "cu
            "games", "live_snapshot", "records", "tournament", "tournaments", "tree"]
 
 #: A running game as the server's broadcast has it: rounds so far and running totals.
-Live = dict[str, tuple[int, dict[str, float]]]
+Live = dict[str, tuple[int, Totals]]
 #: Deepest shattered tree the page draws (2^depth leaves).
 DRAW_DEPTH = 7
 #: Exact-Ldim instance checks the page may spend on a tree, and the bytes its solver's
@@ -86,12 +90,12 @@ SHOWN = ("game_id", "started", "finished", "source", "game", "class", "experts",
          "regret", "expected_regret", "bound", "bound_name")
 
 
-def live_snapshot(running: dict[str, Any]) -> Live:
+def live_snapshot(running: Mapping[str, Broadcast]) -> Live:
     """The running games' rounds and totals (call it on the event loop)."""
-    return {game_id: (int(b.t), dict(b.totals)) for game_id, b in list(running.items())}
+    return {game_id: (int(b.t), b.totals.copy()) for game_id, b in list(running.items())}
 
 
-def _row(row: dict[str, Any], live: Live, names: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _row(row: GameRow, live: Live, names: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """A game's row for the page: live figures while it runs, and the names the
     tournament gave its players (a submission's file, not ``remote:learner-<hash>``)."""
     out = {k: row.get(k) for k in SHOWN}  # (not the log's path, nor its anchor)
@@ -216,7 +220,7 @@ def _read(path: str, size: int, mtime: int) -> GameLogData:
     return log
 
 
-def _log(store: Store, game_id: str) -> tuple[dict[str, Any], GameLogData] | None:
+def _log(store: Store, game_id: str) -> tuple[GameRow, GameLogData] | None:
     row = store.game(game_id)
     if row is None:
         return None
@@ -337,7 +341,7 @@ def _sizes(spec: str, path: str, size: int, n_rounds: int) -> NDArray[np.int32] 
     return sizes
 
 
-def tournaments(store: Store) -> list[dict[str, Any]]:
+def tournaments(store: Store) -> list[TournamentRow]:
     return store.tournaments()
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 from littlestone.charts import SCALE_NOTE, curve_svg, environment, heat_color
+from littlestone.server.records.rows import TournamentRow
 from littlestone.server.tournament.ranking import RULES
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def games_table(rows: list[dict[str, Any]]) -> str:
     return render("games_table.html", games=rows)
 
 
-def index_page(games: list[dict[str, Any]], tournaments: list[dict[str, Any]],
+def index_page(games: list[dict[str, Any]], tournaments: list[TournamentRow],
                viewer: str | None) -> str:
     return render("index.html", games=games, tournaments=tournaments,
                   **_frame("Games", viewer))

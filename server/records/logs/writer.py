@@ -25,7 +25,7 @@ import hashlib
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -77,7 +77,7 @@ class LogWriter:
     footer only, ``none`` no file; the :attr:`observer` sees every frame all the same.
     """
 
-    def __init__(self, path: Path, header: dict[str, Any], background: bool = True,
+    def __init__(self, path: Path, header: Mapping[str, Any], background: bool = True,
                  level: str = "full") -> None:
         self.path = Path(path)
         self.level = level
@@ -184,7 +184,7 @@ class LogWriter:
         """Hand every round kept so far to the writer thread."""
         self._flush_pending()
 
-    def close(self, footer: dict[str, Any]) -> None:
+    def close(self, footer: Mapping[str, Any]) -> None:
         """Write the footer and wait for the writer thread. Every frame is flushed to the
         operating system as it is written (no fsync: a killed process loses nothing; a
         power cut may lose the last frames, and the log then reads as incomplete)."""

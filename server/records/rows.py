@@ -1,0 +1,111 @@
+"""The index's rows as types (:mod:`.database` makes the tables, :mod:`.store` and
+:mod:`.tokens` read and write them), and the rules and agents a log's header names, so
+that mypy checks the keys a reader takes from them.
+
+A row read back from SQLite is a plain dict of its columns; :meth:`.store.Store.game`
+and its kin narrow it to its type in one place each (a ``SELECT *`` of a table holds
+its columns; ``class`` is a Python keyword, hence the functional form):
+
+>>> row: TokenRow = {"name": "ann", "role": "player", "created": "2026-11-25T00:00:00Z"}
+>>> sorted(GameRow.__annotations__)[:4]
+['adversary', 'bound', 'bound_name', 'chain_hmac']
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+__all__ = ["AgentIdentity", "GameRow", "GameStart", "LogFooter", "LogHeader", "LoggedRules",
+           "ResultColumn", "TokenRow", "TournamentRow"]
+
+#: A row of the ``games`` table: a game as it started, and its result once it ended
+#: (``status`` ``running`` until then; the result's columns None). ``log`` is the log's
+#: path made usable from here (:meth:`.store.Store.log_path`); ``chain_sha256`` and
+#: ``chain_hmac`` the log's anchor (:mod:`.anchors`); ``owner`` the process that runs it.
+GameRow = TypedDict("GameRow", {
+    "game_id": str, "started": str, "finished": str | None, "source": str | None,
+    "game": str, "class": str | None, "experts": int | None, "learner": str,
+    "adversary": str, "seed": int | None, "horizon": int | None, "rounds": int | None,
+    "status": str, "mistakes": float | None, "expected_mistakes": float | None,
+    "regret": float | None, "expected_regret": float | None, "bound": float | None,
+    "bound_name": str | None, "log": str | None, "chain_sha256": str | None,
+    "chain_hmac": str | None, "owner": str | None,
+})
+
+#: The columns of a game's row that its result fills (:data:`.store.RESULT_COLUMNS`).
+ResultColumn = Literal["rounds", "status", "mistakes", "expected_mistakes", "regret",
+                       "expected_regret", "bound", "bound_name"]
+
+#: A game's rules as its log's header keeps them (:func:`.logged.game_info`).
+LoggedRules = TypedDict("LoggedRules", {
+    "game": str, "class": str | None, "rounds": int, "experts": int | None,
+    "horizon_known": bool,
+})
+
+#: What :meth:`.store.Store.start_game` indexes of a game as it starts: its rules (those
+#: of :data:`LoggedRules` the row keeps; the others are ignored), its players' specs, the
+#: game seed, the horizon T and where it was played (``play``, ``server``,
+#: ``tournament:NAME``).
+GameStart = TypedDict("GameStart", {
+    "game": str, "class": NotRequired[str | None], "experts": NotRequired[int | None],
+    "rounds": NotRequired[int], "horizon_known": NotRequired[bool],
+    "learner": str, "adversary": str, "seed": NotRequired[int | None],
+    "horizon": NotRequired[int | None], "source": NotRequired[str],
+})
+
+
+#: An agent as a log's header names it (:func:`.logged.agent_identity`): its spec, its
+#: Python class, the SHA-256 of its file (or the package's version) and the file; a
+#: remote player's account.
+AgentIdentity = TypedDict("AgentIdentity", {
+    "spec": str, "class": NotRequired[str], "sha256": NotRequired[str],
+    "file": NotRequired[str],
+    "account": NotRequired[str | None],
+})
+
+
+
+class LogHeader(TypedDict):
+    """What a game's log begins with (:func:`.logged.log_header`): the game, its rules, its
+    players, the game seed S and SHA-256 of the game key (the key itself only in the
+    footer). A log read back is data anybody can write: its reader checks these field by
+    field (:mod:`.logs.reader`) and keeps the header as the map it read."""
+
+    game_id: str
+    package: str
+    protocol: int
+    started: str
+    source: str
+    rules: LoggedRules
+    seed: int
+    key_sha256: str
+    learner: AgentIdentity
+    adversary: AgentIdentity
+
+
+class LogFooter(TypedDict):
+    """What a finished game's log ends with (:func:`.logged.log_footer`): its status and
+    result (the keys of ``littlestone play --json``: the game's and its learner's, open),
+    the game key (hex) and the target an adversary revealed."""
+
+    status: str
+    finished: str
+    result: dict[str, Any]
+    key: str
+    revealed: NotRequired[Any]
+
+
+class TokenRow(TypedDict):
+    """A token as ``littlestone token list`` shows it: never the token, nor its hash."""
+
+    name: str
+    role: str
+    created: str
+
+
+class TournamentRow(TypedDict):
+    """A tournament of the folder, with the number of games it recorded."""
+
+    name: str
+    started: str
+    games: int
