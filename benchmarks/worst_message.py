@@ -81,11 +81,11 @@ class Cost:
     cpu_by: str = ""
     mib_by: str = ""
 
-    def add(self, cpu: float, mib: float, who: str) -> None:
+    def add(self, cpu: float, mib: float, who: str, mib_by: str | None = None) -> None:
         if cpu > self.cpu:
             self.cpu, self.cpu_by = cpu, who
         if mib > self.mib:
-            self.mib, self.mib_by = mib, who
+            self.mib, self.mib_by = mib, mib_by or who
 
 
 @dataclass
@@ -100,6 +100,15 @@ class Family:
     host_setup: Cost = field(default_factory=Cost)
     host_move: Cost = field(default_factory=Cost)
     refused: list[str] = field(default_factory=list)
+
+    def costs(self) -> tuple[Cost, Cost, Cost, Cost]:
+        return self.challenge, self.move, self.host_setup, self.host_move
+
+    def merge(self, other: Family) -> None:
+        """The worst of this family's costs and ``other``'s."""
+        for mine, theirs in zip(self.costs(), other.costs(), strict=True):
+            mine.add(theirs.cpu, theirs.mib, theirs.cpu_by, theirs.mib_by)
+        self.refused.extend(other.refused)
 
 
 @contextlib.contextmanager
@@ -184,8 +193,16 @@ def moves_of(agent: Any, game: GameSpec, x: Any) -> list[tuple[str, tuple[Any, .
 
 
 def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Budgets,
-            limits: HostLimits, seconds: float) -> None:
+            limits: HostLimits, seconds: float, by_agent: Family | None = None) -> None:
+    """The costs of ``opponent`` on ``spec``, added to its class family's and to its own
+    (``by_agent``: the worst of an agent family over every class)."""
     who = f"{opponent} on {spec}"
+    if by_agent is not None:
+        part = Family(family.name)
+        measure(part, spec, opponent, registry, budgets, limits, seconds)
+        family.merge(part)
+        by_agent.merge(part)
+        return
     out: list[float] = []
     try:
         with measured(out):
@@ -213,7 +230,7 @@ def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Bu
             family.host_setup.add(host.setup_cpu, peak[0] - base, who)
             held = private_mib(host.pid)
             for _ in range(MOVES):
-                before = len(host.move_cpu)
+                before = host.moves_cpu
                 x = next(xs)
                 with peak_private(host.pid, peak):
                     for name, args in moves_of(proxy, game, x):
@@ -221,7 +238,7 @@ def measure(family: Family, spec: str, opponent: str, registry: Any, budgets: Bu
                             getattr(proxy, name)(*args)
                 if not host.alive:
                     break
-                family.host_move.add(sum(host.move_cpu[before:]), max(0.0, peak[0] - held), who)
+                family.host_move.add(host.moves_cpu - before, max(0.0, peak[0] - held), who)
                 held = private_mib(host.pid)
         finally:
             host.kill()
@@ -281,28 +298,41 @@ def referee_round(family: Family, spec: str, budgets: Budgets) -> None:
         family.move.add(out[0], out[1], f"the referee on {spec}")
 
 
-def opponents_for(spec: str) -> list[tuple[str, Any]]:
+#: Specs of a served agent measured beside its plain name: a wrapper is as dear as what
+#: it wraps (``conservative:of=soa`` plays SOA, held to the same budgets).
+VARIANTS: dict[str, list[str]] = {"conservative": ["conservative:of=soa"]}
+
+
+def opponents_for(spec: str) -> list[tuple[str, str, Any]]:
+    """The server's agents that may play ``spec``'s game: (agent family, spec, registry)."""
     served = Opponents()
     game = EXPERTS if spec.startswith("experts:") else MISTAKE_BOUND
     pairs = []
     for registry in (LEARNERS, ADVERSARIES):
         for name in served.names(registry):
             if game in registry[name].games:
-                pairs.append((name, registry))
+                for named in [name, *VARIANTS.get(name, [])]:
+                    pairs.append((name, named, registry))
     return pairs
 
 
-def run(families: list[str], seconds: float) -> list[Family]:
+def run(families: list[str], seconds: float,
+        agents: dict[str, Family] | None = None) -> list[Family]:
+    """The worst costs of each class family in ``families`` (and of each agent family,
+    over those classes, into ``agents``)."""
     budgets = calibrated(Budgets())
     limits = HostLimits(budgets.setup_cpu_s, budgets.move_cpu_s,
-                        budgets.game_memory_mb << 20, budgets.solver_memory_mb << 20)
+                        budgets.game_memory_mb << 20, budgets.solver_memory_mb << 20,
+                        budgets.game_cpu_s)
+    agents = {} if agents is None else agents
     out = []
     for name in families:
         family = Family(name)
         for spec in FAMILIES[name]:
             referee_round(family, spec, budgets)
-            for opponent, registry in opponents_for(spec):
-                measure(family, spec, opponent, registry, budgets, limits, seconds)
+            for agent_family, opponent, registry in opponents_for(spec):
+                by_agent = agents.setdefault(agent_family, Family(agent_family))
+                measure(family, spec, opponent, registry, budgets, limits, seconds, by_agent)
         out.append(family)
         print(f"{name}: " + "; ".join(
             f"{what} {cost.cpu:.3f} s ({cost.cpu_by}), {cost.mib:.1f} MiB ({cost.mib_by})"
@@ -343,7 +373,7 @@ def hosting_cost(games: int = 20, moves: int = 2000) -> dict[str, float]:
         xs = np.random.default_rng(0).integers(255, size=moves)
         for x in xs[:50]:  # (warm)
             await host.move_async("predict", int(x))
-        host.move_cpu.clear()
+        spent = host.moves_cpu
         started, before = time.perf_counter(), time.process_time()
         for x in xs:
             await host.move_async("predict", int(x))
@@ -351,7 +381,7 @@ def hosting_cost(games: int = 20, moves: int = 2000) -> dict[str, float]:
         wall = time.perf_counter() - started
         cpu = time.process_time() - before
         host.kill()
-        return wall / moves, cpu / moves, sum(host.move_cpu) / moves
+        return wall / moves, cpu / moves, (host.moves_cpu - spent) / moves
 
     local = LEARNERS.make("soa")
     local.start(game, 1)
@@ -371,6 +401,69 @@ def hosting_cost(games: int = 20, moves: int = 2000) -> dict[str, float]:
             "move_hosted_server_cpu_us": 1e6 * move_cpu, "move_hosted_host_cpu_us": 1e6 * move_host}
 
 
+def compact(families: list[Family], by_agent: list[Family]) -> str:
+    """The two tables of SECURITY.md: CPU seconds / MiB only, the server's process
+    (the worst of a challenge and a move) beside an agent's host (of its set-up and a
+    move), and for a class family who cost the most."""
+    def cell(*costs: Cost) -> str:
+        cpu, mib = max(c.cpu for c in costs), max(c.mib for c in costs)
+        return f"{cpu:.2f} s / {mib:.0f} MiB" if cpu or mib else "-"
+
+    def who(*costs: Cost) -> str:
+        worst = max(costs, key=lambda c: c.cpu)
+        return worst.cpu_by or "-"
+
+    lines = ["| class family | server: a challenge | server: a move | host: set-up | "
+             "host: a move | dearest server message (CPU) |", "|---|---|---|---|---|---|"]
+    for f in families:
+        lines.append(f"| {f.name} | {cell(f.challenge)} | {cell(f.move)} | "
+                     f"{cell(f.host_setup)} | {cell(f.host_move)} | "
+                     f"{who(f.challenge, f.move)} |")
+    lines += ["", "| agent family | server: a challenge or a move | host: set-up or a move |",
+              "|---|---|---|"]
+    for f in by_agent:
+        lines.append(f"| `{f.name}` | {cell(f.challenge, f.move)} | "
+                     f"{cell(f.host_setup, f.host_move)} |")
+    return "\n".join(lines)
+
+
+def tables(families: list[Family], by_agent: list[Family]) -> str:
+    """The two markdown tables: by class family, by agent family."""
+    lines = []
+    for title, rows in (("class family", families), ("agent family", by_agent)):
+        lines += [f"\n| {title} | server: challenge | server: move | host: set-up | "
+                  "host: move |", "|---|---|---|---|---|"]
+        for f in rows:
+            lines.append(f"| {f.name} | " + " | ".join(
+                f"{c.cpu:.3f} s ({c.cpu_by}), {c.mib:.0f} MiB ({c.mib_by})"
+                if c.cpu_by or c.mib_by else "-" for c in f.costs()) + " |")
+    refused = sorted({r for f in by_agent for r in f.refused})
+    if refused:
+        lines.append("\nrefused at admission or set-up: " + "; ".join(refused))
+    return "\n".join(lines)
+
+
+def from_json(paths: list[str]) -> tuple[list[Family], list[Family]]:
+    """Families from the ``--json`` output of runs over parts of :data:`FAMILIES` (run
+    at once), merged: an agent family's worst over every run."""
+    families: list[Family] = []
+    agents: dict[str, Family] = {}
+    for path in paths:
+        with open(path) as lines:
+            last = [line for line in lines if line.startswith("[")][-1]
+        for row in json.loads(last):
+            family = Family(row["family"], Cost(**row["challenge"]), Cost(**row["move"]),
+                            Cost(**row["host_setup"]), Cost(**row["host_move"]),
+                            row["refused"])
+            if family.name in FAMILIES:
+                families.append(family)
+            else:
+                agents.setdefault(family.name, Family(family.name)).merge(family)
+    order = list(FAMILIES)
+    families.sort(key=lambda f: order.index(f.name))
+    return families, [agents[name] for name in sorted(agents)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES))
@@ -379,7 +472,14 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--hosting", action="store_true",
                         help="only what a host costs against the server's own process")
+    parser.add_argument("--tables", nargs="+", metavar="JSON_OUTPUT",
+                        help="only the tables, from the --json output of runs (merged)")
+    parser.add_argument("--compact", action="store_true",
+                        help="with --tables: SECURITY.md's tables (numbers only)")
     args = parser.parse_args()
+    if args.tables:
+        print((compact if args.compact else tables)(*from_json(args.tables)))
+        return
     if args.hosting:
         for key, value in hosting_cost().items():
             print(f"{key}: {value:.1f}")
@@ -388,19 +488,16 @@ def main() -> None:
     print(f"exact Ldim here: {checks_per_second():.3g} instance checks a CPU second; "
           f"defaults: {Budgets.setup_cpu_s:g} s a set-up, {Budgets.move_cpu_s:g} s a move, "
           f"{Budgets.game_memory_mb} MiB a game", flush=True)
-    families = run(args.family or list(FAMILIES), args.seconds)
+    agents: dict[str, Family] = {}
+    families = run(args.family or list(FAMILIES), args.seconds, agents)
+    by_agent = [agents[name] for name in sorted(agents)]
     if args.json:
         print(json.dumps([{"family": f.name, "challenge": vars(f.challenge),
                            "move": vars(f.move), "host_setup": vars(f.host_setup),
                            "host_move": vars(f.host_move), "refused": f.refused}
-                          for f in families]))
+                          for f in families + by_agent]))
         return
-    print("\n| family | server: challenge | server: move | host: set-up | host: move |")
-    print("|---|---|---|---|---|")
-    for f in families:
-        print(f"| {f.name} | " + " | ".join(
-            f"{c.cpu:.3f} s, {c.mib:.0f} MiB ({c.cpu_by})"
-            for c in (f.challenge, f.move, f.host_setup, f.host_move)) + " |")
+    print(tables(families, by_agent))
 
 
 if __name__ == "__main__":

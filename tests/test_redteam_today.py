@@ -3,11 +3,10 @@ the new learners and adversaries a server serves, the Python API, the PAC comman
 test is an attack from outside (a peer with a token, a guest, another origin's page, a
 careless user of the API and the command line) that broke something.
 
-The breaks that were fixed here say so; the others are ``xfail(strict=True)`` with the
-reason and who owns the fix (the server's admission, lobby and policy lie outside the
-rooms this work touched). Real sockets on loopback, a real ``serve`` process where the
-command line matters; nothing is timed: costs are counted (cells of a truth table, rows
-evaluated, tickets looked at, Ldim work asked for).
+Each break says how it was fixed (the server's admission, lobby, policy and the
+tournament's config were fixed after the rest, issue 25). Real sockets on loopback, a
+real ``serve`` process where the command line matters; nothing is timed: costs are
+counted (cells of a truth table, rows evaluated, tickets looked at, Ldim work asked for).
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ from littlestone.learners import LEARNERS
 from littlestone.server.cli import main
 from littlestone.server.cli.common import TerminalSafe
 from littlestone.server.net.admission import TICKETS_MAX, Credentials, Ticket
-from littlestone.server.net.settings import Budgets, ConnectionLimits
+from littlestone.server.net.settings import GUESTS_SHARE, Budgets, ConnectionLimits
 from littlestone.server.records.store import Store
 from littlestone.server.web import play as web_play
 from tests.test_web import _raw, get, running_server
@@ -186,11 +185,10 @@ class _Watched(Ticket):
         return super().__getattribute__(name)
 
 
-@pytest.mark.xfail(strict=True, reason="server/net/admission.py (Credentials.ticket, the "
-                   "play page's owner): each mint walks every ticket held; with the 4096 a "
-                   "guest flood keeps, a mint costs 3.3 ms of the event loop instead of 11 us "
-                   "(300x); stop at the first ticket that is neither expired nor over the cap")
 def test_minting_a_ticket_looks_at_few_of_the_tickets_held(tmp_path):
+    """Break (fixed): each mint walked every ticket held; with the 4096 a guests' flood
+    keeps, a mint cost 3.3 ms of the event loop instead of 11 us (300x). Now it stops at
+    the first ticket that is neither expired nor over the cap (counted: tickets read)."""
     credentials = Credentials(Store(tmp_path))
     for i in range(TICKETS_MAX - 1):
         credentials.tickets[f"{i:064x}"] = _Watched("guest", None, math.inf)
@@ -218,47 +216,62 @@ async def _guest_from(server: Any, address: str) -> AsyncIterator[ClientConnecti
         yield ws
 
 
-@pytest.mark.xfail(strict=True, reason="server/net/lobby.py: guests are capped per address "
-                   "(--guest-games) but not in all: guests from as many addresses as "
-                   "max_games/guest_games (128 by default; one IPv6 host has 2^64) hold every "
-                   "game slot, each for up to 10^6 rounds at the human deadlines, and no "
-                   "token holder can play; a guests' share of --max-games is missing")
 async def test_guests_from_many_addresses_leave_game_slots_to_token_holders(tmp_path):
+    """Break (fixed): guests were capped per address (--guest-games) but not in all:
+    guests from as many addresses as max_games/guest_games (128 by default; one IPv6
+    host had 2^64) held every game slot, each for up to 10^6 rounds at the human
+    deadlines, and no token holder could play. Now guests together hold at most
+    GUESTS_SHARE of --max-games: the third and fourth addresses are told over_budget,
+    and a token holder plays."""
     async with running_server(tmp_path, public=True, public_play=True,
                               budgets=Budgets(max_games=4),
                               connections=ConnectionLimits(guest_games=1)) as server, \
             contextlib.AsyncExitStack() as stack:
-        for i in range(4):
+        assert int(4 * GUESTS_SHARE) == 2
+        for i in range(2):
             await stack.enter_async_context(_guest_from(server, f"127.0.0.{2 + i}"))
+        for i in range(2, 4):
+            with pytest.raises(AssertionError, match="guests play 2 games already"):
+                await stack.enter_async_context(_guest_from(server, f"127.0.0.{2 + i}"))
         async with hello(server, server.token) as (ws, _):
             reply = await ask(ws, {"type": "challenge", "rules": RULES,
                                    "opponent": "random-target", "seed": 2})
-            assert reply["type"] == "start", reply  # refused now: over_budget max_games
+            assert reply["type"] == "start", reply  # (was over_budget max_games)
 
 
-@pytest.mark.xfail(strict=True, reason="server/net/admission.py (Credentials.guest_name): a "
-                   "guest is its exact address; on IPv6 one host has a /64 of them, each a "
-                   "new guest with its own --guest-games share (and transport's per-address "
-                   "cap likewise); key IPv6 guests by their /64")
 def test_a_guest_is_named_by_its_ipv6_network_not_each_address(tmp_path):
+    """Break (fixed): a guest was its exact address; on IPv6 one host has a /64 of them,
+    each a new guest with its own --guest-games share. Now an IPv6 guest is its /64."""
     credentials = Credentials(Store(tmp_path))
     assert credentials.guest_name("2001:db8:1:2::1") == credentials.guest_name(
         "2001:db8:1:2:ffff::9")
 
 
-@pytest.mark.xfail(strict=True, reason="server/net (lobby/policy, with the resources "
-                   "helper's budgets): a peer that says 'human' gets 120 s a move on any "
-                   "rules: with the 10^6 rounds the budgets allow, one game holds its slot "
-                   "for up to 10^6 x 2 x 120 s (7.6 years), 8 such games a token, 2 a guest's "
-                   "address; nothing bounds a game's wall-clock. The page's own form stops at "
-                   "100 rounds")
 async def test_a_peer_that_says_human_cannot_hold_a_game_for_years(tmp_path):
+    """Break (fixed): a peer that says 'human' got 120 s a move on any rules: with the
+    10^6 rounds the budgets allow, one game held its slot for up to 10^6 x 2 x 120 s
+    (7.6 years), 8 such games a token. Now a person's game is of at most
+    ``human_max_rounds`` (1000) rounds, challenged, created or joined."""
     async with running_server(tmp_path) as server, hello(server, server.token,
                                                          ["human"]) as (ws, welcome):
         assert welcome["limits"]["move_deadline_ms"] == 120_000
+        long_rules = {**RULES, "rounds": 1_000_000, "horizon": 1_000_000}
         reply = await ask(ws, {"type": "challenge", "seed": 1, "opponent": "random-target",
-                               "rules": {**RULES, "rounds": 1_000_000, "horizon": 1_000_000}})
+                               "rules": long_rules})
         assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+        assert "a person plays" in reply["message"]
+        reply = await ask(ws, {"type": "create", "seed": 1, "rules": long_rules})
+        assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+        # nor by joining a machine's long game
+        async with hello(server, server.store.add_token("machine"), role="adversary") as (
+                creator, _):
+            created = await ask(creator, {"type": "create", "seed": 1, "rules": long_rules})
+            assert created["type"] == "created", created
+            reply = await ask(ws, {"type": "join", "game_id": created["game_id"]})
+            assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+        reply = await ask(ws, {"type": "challenge", "seed": 1, "opponent": "random-target",
+                               "rules": {**RULES, "rounds": 1000, "horizon": 1000}})
+        assert reply["type"] == "start", reply  # (a person's game of 1000 rounds is fine)
 
 
 # -- the operator's log ------------------------------------------------------------------
@@ -406,13 +419,12 @@ def test_weighted_halving_evaluates_the_version_space_not_the_class():
         assert sum(n for n, _ in evaluated) < rounds * hclass.size / 20  # (was 500 x |H|)
 
 
-@pytest.mark.xfail(strict=True, reason="server/net/policy.py (resources helper): the ldim "
-                   "budget and the truth-table check apply to the outer agent's own 'budget' "
-                   "parameter; conservative:of=SPEC builds SPEC with its own defaults (soa: "
-                   "5 * 10^7 checks, 10x --ldim-work) or the peer's (of=soa:budget=10^12): "
-                   "intervals:n=400, refused to soa (32 M cells > 16 M), costs 12 s of CPU as "
-                   "conservative:of=soa. Budget the nested agents too")
 async def test_conservative_cannot_carry_an_agent_past_the_servers_budgets(tmp_path):
+    """Break (fixed): the ldim budget and the truth-table check applied to the outer
+    agent's own 'budget' parameter; conservative:of=SPEC built SPEC with its own
+    defaults (soa: 5 * 10^7 checks) or the peer's (of=soa:budget=10^12): intervals:n=400,
+    refused to soa, cost 12 s of CPU as conservative:of=soa. Now the wrapped agent is
+    held to the budgets as if the peer had named it."""
     budgets = Budgets(max_truth_table=100, ldim_work=1000)
     rules = {**RULES, "class": "thresholds:n=15"}  # 16 x 15 = 240 cells > 100
     async with running_server(tmp_path, budgets=budgets) as server, hello(
@@ -426,19 +438,44 @@ async def test_conservative_cannot_carry_an_agent_past_the_servers_budgets(tmp_p
             assert reply["type"] == "error" and reply["code"] == "over_budget", reply
 
 
-@pytest.mark.xfail(strict=True, reason="server/net/policy.py (resources helper): soa-experts "
-                   "and agnostic keep one weight per (version space, flips) state, and every "
-                   "round asks exact Ldim of each: 4.5-7.8 ms a round on intervals:n=60 "
-                   "against SOA's 0.02-0.5 ms (250x), over 60 ms on intervals:n=200; served "
-                   "for 10^6 rounds with no CPU budget (in a worker thread: the CPU, not the "
-                   "loop). Refuse or budget such games")
-async def test_a_long_soa_experts_game_is_refused_or_budgeted(tmp_path):
-    rules = {**RULES, "class": "intervals:n=200", "rounds": 1_000_000, "horizon": 1_000_000}
-    async with running_server(tmp_path) as server, hello(server, server.token,
-                                                         role="adversary") as (ws, _):
-        reply = await ask(ws, {"type": "challenge", "rules": rules, "opponent": "soa-experts",
-                               "seed": 1})
-        assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+async def test_an_exact_ldim_agent_on_a_class_of_2_to_the_65536_instances_is_over_budget(
+        tmp_path):
+    """Break (fixed; found by benchmarks/worst_message.py): ``soa`` on
+    ``k-disjunctions:n=65536,k=1`` (65,537 hypotheses, 2^65536 instances) was refused
+    with a message holding |H| x |X| in digits, past what Python converts to a string:
+    ValueError, the session closed ``internal``. Now the count is a power of two."""
+    rules = {**RULES, "class": "k-disjunctions:n=65536,k=1"}
+    async with running_server(tmp_path) as server, hello(
+            server, server.token, role="adversary") as (ws, _):
+        for opponent in ("soa", "conservative:of=soa"):
+            reply = await ask(ws, {"type": "challenge", "rules": rules, "opponent": opponent,
+                                   "seed": 1})
+            assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+            assert "more than 2^65552 cells" in reply["message"], reply
+
+
+async def test_a_long_soa_experts_game_is_held_to_the_games_cpu_budget(tmp_path):
+    """Break (fixed): soa-experts and agnostic keep one weight per (version space, flips)
+    state, and every round asks exact Ldim of each: 4.5-7.8 ms a round on
+    intervals:n=60 against SOA's 0.02-0.5 ms (250x), over 60 ms on intervals:n=200; served
+    for 10^6 rounds, each move within --move-cpu but the game with no CPU budget (hours
+    of the machine's CPU for one challenge). Now the moves of a hosted agent share the
+    game's ``--game-cpu`` seconds: once spent, each move is its over_budget fault,
+    unasked, and the third forfeits long before the 10^6 rounds."""
+    from littlestone.client import play_remote
+    from littlestone.server.records.logs import read_log
+
+    game = GameSpec(MISTAKE_BOUND, 1_000_000, make_class("intervals:n=200"))
+    async with running_server(tmp_path, budgets=Budgets(game_cpu_s=0.01)) as server:
+        result = await play_remote(server.url, ADVERSARIES.make("random-target"),
+                                   "soa-experts", game, 1, server.token)
+        footer = read_log(server.store.game(result["game_id"])["log"]).footer
+    assert result["status"] == "forfeit:learner:over_budget", result["status"]
+    assert result["rounds"] < 1000, result["rounds"]
+    assert footer is not None
+    faults = footer["result"]["faults"][-3:]
+    assert all(f["code"] == "over_budget" for f in faults), faults
+    assert "CPU for this game's moves" in faults[-1]["message"], faults
 
 
 # -- the Python API and the command line ------------------------------------------------
@@ -500,11 +537,10 @@ def _limited_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
 
 
-@pytest.mark.xfail(strict=True, reason="server/tournament/config.py: seeds = 1000000000 (a "
-                   "count) is tuple(range(10^9)) when the config is read: 'internal error: "
-                   "MemoryError' here, under a 2 GiB limit; without one the OOM killer. The "
-                   "Python API now refuses such a count before it writes the TOML")
 def test_a_tournament_config_with_a_huge_seed_count_is_one_line(tmp_path):
+    """Break (fixed): seeds = 1000000000 (a count) was tuple(range(10^9)) when the config
+    was read: 'internal error: MemoryError' under a 2 GiB limit, the OOM killer without.
+    Now a count over SEEDS_MAX is one line, exit status 2."""
     config = tmp_path / "t.toml"
     config.write_text('learners = ["halving"]\nadversaries = ["random-target"]\n\n'
                       '[tournament]\nname = "t"\nrounds = 3\nseeds = 1000000000\n\n'

@@ -563,3 +563,27 @@ def test_a_crowd_connecting_at_once_is_queued_not_dropped(tmp_path):
 def test_the_limits_of_a_crowd_are_the_servers_own():
     """(The backlog is the connections the server refers plus one address's share.)"""
     assert ConnectionLimits().max_connections + ConnectionLimits().per_address >= 1000
+
+
+async def test_an_oblivious_adversarys_long_sequence_is_set_up_in_a_host(tmp_path):
+    """Break (fixed; found by benchmarks/worst_message.py): ``random-costs`` commits to
+    its whole sequence at its set-up, rounds x experts draws, in the server's own
+    process: on 10^5 experts, 2.9 s of the server's CPU for 1000 rounds (linear in the
+    rounds: 10^6 would be about an hour, with no budget) and 880 MiB for each block of
+    1024 rounds (the game's memory estimate counted 12 MiB). Now an oblivious adversary
+    whose sequence is longer than IN_PROCESS_SEQUENCE numbers is set up in a host,
+    within the set-up's CPU seconds and the game's memory: this one is refused
+    ``over_budget`` there, and the server's own memory does not grow; another player's
+    game is on time meanwhile."""
+    from littlestone.server.net.hosts import IN_PROCESS_SEQUENCE
+
+    rules = {"game": "experts", "class": None, "experts": 100_000, "rounds": 1000}
+    assert IN_PROCESS_SEQUENCE < 100_000 * 1000
+    async with running_server(tmp_path / "data") as server:
+        before = rss_mb()
+        async with peer(server) as ws:
+            reply = await ask(ws, {"type": "challenge", "opponent": "random-costs", "seed": 1,
+                                   "rules": rules}, timeout=120)
+        assert reply["type"] == "error" and reply["code"] == "over_budget", reply
+        assert rss_mb() - before < 200
+        await honest_game(server)

@@ -250,6 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
             "data_disk_mb": "MiB the data folder may take",
             "min_free_mb": "MiB the data folder's disk keeps free",
             "page_cpu_s": "CPU seconds of one page's tree",
+            "game_cpu_s": "CPU seconds of a hosted agent's moves over one game",
             "max_games": "games refereed at once",
         }[field.name]
         seconds = field.name.endswith("_s")

@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import ipaddress
 import secrets
 import time
 from collections import Counter
@@ -41,12 +42,14 @@ from littlestone.server.records.store import Store
 
 __all__ = [
     "GUEST",
+    "GUEST_IPV6_PREFIX",
     "TICKETS_MAX",
     "TICKET_TTL_S",
     "Credentials",
     "MessageRate",
     "Tally",
     "Ticket",
+    "guest_network",
 ]
 
 #: Seconds a play ticket may wait for its connection's ``hello``.
@@ -56,6 +59,29 @@ TICKETS_MAX = 4096
 #: The account a guest's ticket names until its connection says from where it comes
 #: (its lobby then names it ``guest-`` and a keyed hash of the address).
 GUEST = "guest"
+#: The prefix of an IPv6 network that is one guest (an ISP gives a host or a home a /64
+#: at least: each of its addresses is not a new guest).
+GUEST_IPV6_PREFIX = 64
+
+
+def guest_network(address: str) -> str:
+    """What a guest is counted by: an IPv4 address whole (an IPv4-mapped IPv6 address as
+    its IPv4 address), an IPv6 address's /64 network, anything else as it is.
+
+    >>> guest_network("10.0.0.7"), guest_network("::ffff:10.0.0.7")
+    ('10.0.0.7', '10.0.0.7')
+    >>> guest_network("2001:db8:1:2:3:4:5:6"), guest_network("unix")
+    ('2001:db8:1:2::/64', 'unix')
+    """
+    try:
+        ip = ipaddress.ip_address(address.partition("%")[0])  # (a zone id: fe80::1%eth0)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, GUEST_IPV6_PREFIX), strict=False))
+    return str(ip)
 
 
 def _digest(token: str) -> str:
@@ -126,9 +152,15 @@ class Credentials:
             account, role = found
             if role == "spectator":
                 raise PermissionError("this token only watches: it cannot play")
-        for digest, old in list(self.tickets.items()):  # (oldest first)
-            if old.expires < now or len(self.tickets) >= TICKETS_MAX:
-                del self.tickets[digest]
+        # the oldest go first, expired or over the cap; the first of the rest stops the
+        # look (a mint looks at a few tickets, not at every one held: a guests' flood
+        # keeps TICKETS_MAX of them). A ticket minted later with a shorter ``ttl_s`` may
+        # expire before an older one: it stays until it is used, refused, or evicted.
+        while self.tickets:
+            digest = next(iter(self.tickets))
+            if len(self.tickets) < TICKETS_MAX and self.tickets[digest].expires >= now:
+                break
+            del self.tickets[digest]
         ticket = "lsp_" + secrets.token_urlsafe(24)
         self.tickets[_digest(ticket)] = Ticket(account, parent, now + ttl_s)
         return ticket
@@ -140,16 +172,26 @@ class Credentials:
         return digest if ticket is None else ticket.parent
 
     def guest_name(self, address: str) -> str:
-        """A guest's account: ``guest-`` and a keyed hash of its address (the same all
-        the server's life, unreadable as an address).
+        """A guest's account: ``guest-`` and a keyed hash of its network (the same all
+        the server's life, unreadable as an address). An IPv4 guest is its address; an
+        IPv6 guest is its /64 (:data:`GUEST_IPV6_PREFIX`), which one host or one home
+        is given whole: its 2^64 addresses are one guest, with one ``--guest-games``
+        share.
 
         >>> import tempfile, pathlib
         >>> credentials = Credentials(Store(pathlib.Path(tempfile.mkdtemp())))
         >>> name = credentials.guest_name("10.0.0.7")
         >>> name.startswith("guest-"), name == credentials.guest_name("10.0.0.7")
         (True, True)
+        >>> name == credentials.guest_name("10.0.0.8")
+        False
+        >>> credentials.guest_name("2001:db8::1") == credentials.guest_name("2001:db8::ff:2")
+        True
+        >>> credentials.guest_name("2001:db8::1") == credentials.guest_name("2001:db8:0:1::1")
+        False
         """
-        mac = hmac.new(self._guest_key, address.encode(), hashlib.sha256).hexdigest()
+        mac = hmac.new(self._guest_key, guest_network(address).encode(),
+                       hashlib.sha256).hexdigest()
         return f"guest-{mac[:8]}"
 
     def grant(self, tournament: str, account: str) -> str:

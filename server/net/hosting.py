@@ -44,7 +44,7 @@ from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.peers import OverBudget, PeerLog, refuse, shorten
 from littlestone.server.net.players import RemoteLearner, RemotePlayer
 from littlestone.server.net.policy import Opponents, Player, admit, game_disk
-from littlestone.server.net.settings import ServerSettings
+from littlestone.server.net.settings import HUMAN, ServerSettings
 from littlestone.server.net.spectators import Broadcast, wire_result
 from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
 from littlestone.server.records.logs import LogWriteError, LogWriter
@@ -81,7 +81,7 @@ class GameHost:
         #: What a server-side agent in a process of its own may spend (:mod:`.hosts`).
         self.host_limits = HostLimits(budgets.setup_cpu_s, budgets.move_cpu_s,
                                       budgets.game_memory_mb << 20,
-                                      budgets.solver_memory_mb << 20)
+                                      budgets.solver_memory_mb << 20, budgets.game_cpu_s)
         #: The processes of the hosted agents playing now.
         self.hosts: set[AgentHost] = set()
         #: Rows the index could not finish (a full disk): game id, result, digest;
@@ -112,6 +112,8 @@ class GameHost:
         try:
             game, agent = await self.lanes.admission.run(
                 admit, message["rules"], opponent, registry, budgets, self.opponents)
+            if peer.session is not None:
+                self.check_person(peer.session, game)
             account = peer.session.account if peer.session is not None else None
             self.disk.check([account] if account is not None else [], game_disk(game))
             return game, agent
@@ -120,6 +122,16 @@ class GameHost:
             return None
         finally:
             self._admitting -= 1
+
+    def check_person(self, session: ServerSession, game: GameSpec) -> None:
+        """OverBudget if a session that said it is a person (capability ``human``: long
+        deadlines) asks for, or joins, a game of more rounds than a person plays
+        (:attr:`~.settings.ServerSettings.human_max_rounds`)."""
+        most = self.settings.human_max_rounds
+        if HUMAN in session.capabilities and game.rounds > most:
+            raise OverBudget("human_max_rounds", f"over budget: {game.rounds} rounds, over "
+                             f"the {most} a person plays (its moves have "
+                             f"{self.settings.human_move_deadline:g} s each)")
 
     async def stop(self, timeout: float) -> None:
         """End every running game as ``aborted:shutdown`` (footer and index row written),

@@ -40,7 +40,9 @@ False
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import math
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -57,13 +59,14 @@ from littlestone.adversaries.base import Adversary
 from littlestone.games.agents import Agent
 from littlestone.games.classes import FiniteClass
 from littlestone.games.errors import BudgetExceeded, LittlestoneError, UnsupportedGame
-from littlestone.games.game import Bound, GameSpec
+from littlestone.games.game import EXPERTS, Bound, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import rules_from_wire, rules_to_wire
 from littlestone.protocol.wire import Rules
 
-__all__ = ["HOST_PRELOAD", "IN_PROCESS_HYPOTHESES", "AgentHost", "HostGone", "HostLimits",
-           "HostedAdversary", "HostedLearner", "MoveOverBudget", "hosted", "warm_hosts"]
+__all__ = ["HOST_PRELOAD", "IN_PROCESS_HYPOTHESES", "IN_PROCESS_SEQUENCE", "AgentHost",
+           "HostGone", "HostLimits", "HostedAdversary", "HostedLearner", "MoveOverBudget",
+           "hosted", "sequence_size", "warm_hosts"]
 
 #: What the fork server imports once, so that a host starts with the agents loaded.
 HOST_PRELOAD = ["numpy", "networkx", "littlestone.learners", "littlestone.adversaries",
@@ -88,6 +91,12 @@ class HostLimits:
     move_cpu_s: float
     memory_bytes: int
     solver_bytes: int
+    #: CPU seconds of all the moves of its game (awaited by the server's driver: each is
+    #: within ``move_cpu_s``): once spent, every further move is ``over_budget``
+    #: without being asked (the third forfeits), so that a long game of an agent whose
+    #: moves cost tens of milliseconds (soa-experts: every state's exact Ldim) cannot
+    #: take the machine's CPU for hours.
+    game_cpu_s: float = math.inf
 
 
 class MoveOverBudget(LittlestoneError):
@@ -180,7 +189,10 @@ class AgentHost:
         self.pid: int = process.pid
         #: CPU seconds of the host's calls (as it measured them): its set-up, its moves.
         self.setup_cpu = 0.0
-        self.move_cpu: list[float] = []
+        #: CPU seconds of the last moves (a few: a long game keeps no list of them all),
+        #: and of all its moves.
+        self.move_cpu: collections.deque[float] = collections.deque(maxlen=64)
+        self.moves_cpu = 0.0
         self._killed = False
 
     @classmethod
@@ -262,6 +274,7 @@ class AgentHost:
             self.setup_cpu = cpu
         else:
             self.move_cpu.append(cpu)
+            self.moves_cpu += cpu
         if kind == "ok":
             return value
         if kind == "over_budget":
@@ -341,7 +354,11 @@ class AgentHost:
         return self._call(("call", name, args), self.limits.move_cpu_s)
 
     async def move_async(self, name: str, *args: Any) -> Any:
-        """:meth:`move`, awaited on the event loop."""
+        """:meth:`move`, awaited on the event loop: one of its game's moves, which
+        together may spend ``game_cpu_s`` (beyond, MoveOverBudget, the host not asked)."""
+        if self.moves_cpu >= self.limits.game_cpu_s:
+            raise MoveOverBudget(f"the agent has spent its {self.limits.game_cpu_s:g} s of "
+                                 "CPU for this game's moves")
         return await self._call_async(("call", name, args), self.limits.move_cpu_s)
 
 
@@ -449,13 +466,32 @@ class HostedAdversary(_Hosted, Adversary):
 #: move is linear in |H| at worst: 9 ms for ogd at 2^16, and 0.56 s and 224 MiB of
 #: temporaries at 2^22, benchmarks/README.md); beyond, in a host of its own.
 IN_PROCESS_HYPOTHESES = 1 << 16
+#: Numbers an oblivious adversary may draw for its whole sequence in the server's own
+#: process: it commits to the sequence before round 1, playing it once at its set-up
+#: (rounds, times the experts of an experts game or the dimension of a halfspace), and
+#: keeps blocks of it (``random-costs`` on 10^5 experts: 2.9 s of set-up for 1000
+#: rounds, linear in the rounds, and 880 MiB a block); beyond, in a host of its own.
+IN_PROCESS_SEQUENCE = 1 << 16
+
+
+def sequence_size(game: GameSpec) -> int:
+    """The numbers of a game's whole sequence: rounds times the width of a round (its
+    experts, a halfspace's dimension, else 1).
+
+    >>> sequence_size(GameSpec("experts", 1000, experts=100_000))
+    100000000
+    """
+    width = game.n_experts if game.game == EXPERTS else getattr(game.hclass, "d", 1)
+    return game.rounds * max(1, int(width))
 
 
 def hosted(agent: Any, game: GameSpec | None = None) -> bool:
     """Whether a server plays ``agent`` on ``game`` in a host of its own: an agent whose
-    moves may take long (``slow_moves``), or any agent on a finite class of more than
-    :data:`IN_PROCESS_HYPOTHESES` hypotheses; not one already hosted.
+    moves may take long (``slow_moves``), any agent on a finite class of more than
+    :data:`IN_PROCESS_HYPOTHESES` hypotheses, an oblivious adversary whose sequence is
+    longer than :data:`IN_PROCESS_SEQUENCE`; not one already hosted.
 
+    >>> from littlestone.adversaries import ADVERSARIES
     >>> from littlestone.games.classes import make_class
     >>> from littlestone.learners import LEARNERS
     >>> big = GameSpec("mistake-bound", 9, make_class("thresholds:n=100000"))
@@ -463,12 +499,19 @@ def hosted(agent: Any, game: GameSpec | None = None) -> bool:
     (True, False)
     >>> hosted(LEARNERS.make("halving"), big)
     True
+    >>> costs = ADVERSARIES.make("random-costs")
+    >>> hosted(costs, GameSpec("experts", 50, experts=3))
+    False
+    >>> hosted(costs, GameSpec("experts", 1000, experts=100_000))
+    True
     """
     if isinstance(agent, _Hosted) or not isinstance(agent, Learner | Adversary):
         return False  # (one hosted already, or a remote player)
     large = game is not None and isinstance(game.hclass, FiniteClass) and (
         game.hclass.size > IN_PROCESS_HYPOTHESES)
-    return bool(getattr(agent, "slow_moves", False)) or large
+    long_sequence = game is not None and bool(getattr(agent, "oblivious", False)) and (
+        sequence_size(game) > IN_PROCESS_SEQUENCE)
+    return bool(getattr(agent, "slow_moves", False)) or large or long_sequence
 
 
 # -- the host's side ----------------------------------------------------------------------

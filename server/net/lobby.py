@@ -31,7 +31,12 @@ from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.matchmaking import Entrants, OpenGames
 from littlestone.server.net.peers import LogQuota, OverBudget, PeerLog, refuse
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner
-from littlestone.server.net.settings import LOBBY_FAULTS, LOBBY_MAX_FRAME, ServerSettings
+from littlestone.server.net.settings import (
+    GUESTS_SHARE,
+    LOBBY_FAULTS,
+    LOBBY_MAX_FRAME,
+    ServerSettings,
+)
 from littlestone.server.net.spectators import watch
 from littlestone.server.records.logged import package_version
 from littlestone.server.records.store import Store
@@ -73,6 +78,8 @@ class Lobby:
         self.stopping = asyncio.Event()
         #: Open sessions and games in play of each account (ConnectionLimits).
         self._sessions_of, self._games_of = Tally(), Tally()
+        #: Games in play of guests (by guest), within their share of max_games.
+        self._guests = Tally()
         #: Refusals logged per address and code (:class:`.peers.LogQuota`).
         self.refusals = LogQuota()
         #: A competition that takes submissions here (``serve --competition``), or None.
@@ -194,6 +201,10 @@ class Lobby:
             await self.entrants.enter(ws, session, peer, message)
         elif message["type"] == "submit":
             await self._submit(ws, session, peer, message)
+        elif self._guest(session) and self._guests.total() >= self._guests_most():
+            await refuse(ws, peer, OverBudget(
+                "guests_share", f"over budget: guests play {self._guests_most()} games "
+                "already, their share of the server's; try again later"))
         elif not self._may_play(session):
             limits = self.settings.connections
             if self._guest(session):
@@ -205,7 +216,8 @@ class Lobby:
                     "games_per_token", f"over budget: this token plays "
                     f"{limits.games_per_token} games already"))
         else:
-            with self._games_of.hold(session.account):
+            with self._games_of.hold(session.account), self._guests.hold(
+                    session.account if self._guest(session) else None):
                 if message["type"] == "challenge":
                     await self._challenge(ws, session, peer, message)
                 elif message["type"] == "create":
@@ -264,6 +276,13 @@ class Lobby:
         limits = self.settings.connections
         most = limits.guest_games if self._guest(session) else limits.games_per_token
         return session.account is None or self._games_of[session.account] < most
+
+    def _guests_most(self) -> int:
+        """The games all guests together may play at once: :data:`GUESTS_SHARE` of
+        ``max_games`` (at least one), so that guests from many addresses (one IPv6
+        network's worth of them is one guest: :func:`.admission.guest_network`) never
+        hold every game slot."""
+        return max(1, int(self.settings.budgets.max_games * GUESTS_SHARE))
 
     def _guest(self, session: ServerSession) -> bool:
         """Whether the session plays on a guest's ticket (public play, by address)."""

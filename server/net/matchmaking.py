@@ -101,6 +101,11 @@ class OpenGames:
             await refuse(ws, peer, ProtocolError(Code.UNSUPPORTED_GAME, f"that game already "
                                                  f"has a {session.role}"))
             return
+        try:
+            self.host.check_person(session, opened.game)
+        except ProtocolError as exc:
+            await refuse(ws, peer, exc)
+            return
         self._close(message["game_id"])  # (no await until the game runs: its slot holds)
         players = {session.role: (ws, session), opened.session.role: (opened.ws, opened.session)}
         settings = self.host.settings  # (each player timed as it said it is: a person?)

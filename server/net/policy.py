@@ -30,6 +30,7 @@ from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import checks_per_second
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS, Learner
+from littlestone.learners.conservative import SEPARATOR
 from littlestone.learners.kernel import KernelPerceptron
 from littlestone.local import HISTORY_IN_MEMORY
 from littlestone.protocol.errors import Code, ProtocolError
@@ -39,7 +40,8 @@ from littlestone.server.net.peers import OverBudget
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
 from littlestone.server.records.logs import FULL_ARRAYS_MAX
 
-__all__ = ["Opponents", "admit", "admit_rules", "calibrated", "game_disk", "game_memory"]
+__all__ = ["Opponents", "admit", "admit_rules", "calibrated", "exact_ldim", "game_disk",
+           "game_memory"]
 
 #: A server-side opponent.
 Player = Learner | Adversary
@@ -149,7 +151,41 @@ class Opponents:
                 raise _over("ldim_work", f"{name}: {LDIM_PARAM}={asked} is over the "
                             f"budget of {work} instance checks")
         params: dict[str, object] = dict(raw)
-        return _build(registry, format_spec(name, params))
+        agent = _build(registry, format_spec(name, params))
+        inner = getattr(agent, "inner", None)
+        if isinstance(inner, Learner | Adversary):
+            # a wrapper (conservative:of=SPEC) plays its inner agent's moves: that agent
+            # is held to the budgets as if the peer had named it (its exact-Ldim work
+            # within ldim_work, given it if unsaid; its truth table in :func:`admit`)
+            param = inner_param(agent)
+            asked = raw.get(param)
+            held = self.make(asked.replace(SEPARATOR, ",") if asked is not None
+                             else type(inner).id, registry, budgets)
+            params[param] = held.spec.replace(",", SEPARATOR)
+            agent = _build(registry, format_spec(name, params))
+        return agent
+
+
+def inner_param(agent: Player) -> str:
+    """The parameter of a wrapper that names the agent it wraps (``of``)."""
+    return str(getattr(agent, "positional", None) or "of")
+
+
+def exact_ldim(agent: Player | None) -> bool:
+    """Whether ``agent`` (or the agent it wraps) asks exact Ldim of the class: it then
+    builds a truth table of the class and fills the solver's caches.
+
+    >>> exact_ldim(LEARNERS.make("soa")), exact_ldim(LEARNERS.make("conservative:of=soa"))
+    (True, True)
+    >>> exact_ldim(LEARNERS.make("halving")), exact_ldim(None)
+    (False, False)
+    """
+    while agent is not None:
+        if any(p.name == LDIM_PARAM for p in agent.param_info()):
+            return True
+        inner = getattr(agent, "inner", None)
+        agent = inner if isinstance(inner, Learner | Adversary) else None
+    return False
 
 
 def _build(registry: Registry[Any], spec: str) -> Player:
@@ -172,7 +208,7 @@ def game_memory(game: GameSpec, opponent: Player | None, solver_bytes: int = 0) 
     total = 1 << 20
     if isinstance(hclass, FiniteClass):
         total += 48 * hclass.size
-        if opponent is not None and any(p.name == LDIM_PARAM for p in opponent.param_info()):
+        if exact_ldim(opponent):
             total += 2 * hclass.size * hclass.domain_size + solver_bytes
     elif isinstance(hclass, HalfspaceClass):
         total += 4 * REMOTE_BLOCK * hclass.d * 8 + min(game.rounds * hclass.d * 8,
@@ -207,11 +243,10 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
     agent = (opponents.make(opponent, registry, budgets)
              if opponent is not None and registry is not None else None)
     hclass = game.hclass
-    if (agent is not None and isinstance(hclass, FiniteClass)
-            and any(p.name == LDIM_PARAM for p in agent.param_info())
+    if (agent is not None and isinstance(hclass, FiniteClass) and exact_ldim(agent)
             and hclass.size * hclass.domain_size > budgets.max_truth_table):
         raise _over("max_truth_table", f"{agent.spec} on {hclass.spec} needs a truth table of "
-                    f"{hclass.size * hclass.domain_size} cells, over the budget of "
+                    f"{_count(hclass.size * hclass.domain_size)} cells, over the budget of "
                     f"{budgets.max_truth_table}")
     memory = game_memory(game, agent, budgets.solver_memory_mb << 20)
     if memory > budgets.game_memory_mb << 20:
@@ -230,6 +265,16 @@ def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] |
             raise ProtocolError(Code.UNSUPPORTED_GAME, f"{agent.spec} cannot play this "
                                 f"game: {reason}")
     return game, agent
+
+
+def _count(n: int) -> str:
+    """A count for a message: in digits up to 10^18, else as a power of two (a class's
+    domain may have 2^65536 instances, past what Python converts to a string).
+
+    >>> _count(240), _count(65537 << 65536)
+    ('240', 'more than 2^65552')
+    """
+    return str(n) if n < 10**18 else f"more than 2^{n.bit_length() - 1}"
 
 
 def _over(budget: str, what: str) -> OverBudget:

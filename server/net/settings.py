@@ -16,8 +16,8 @@ from pathlib import Path
 from littlestone.games.loop import FAULTS_TO_FORFEIT
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits
 
-__all__ = ["FAULTS_TO_FORFEIT", "HUMAN", "LOBBY_FAULTS", "LOBBY_MAX_FRAME", "REMOTE_BLOCK",
-           "REVOKE_CHECK_S",
+__all__ = ["FAULTS_TO_FORFEIT", "GUESTS_SHARE", "HUMAN", "LOBBY_FAULTS", "LOBBY_MAX_FRAME",
+           "REMOTE_BLOCK", "REVOKE_CHECK_S",
            "Budgets", "ConnectionLimits", "ServerSettings", "raise_fd_limit"]
 
 #: Largest frame a session sends in the lobby (its messages are small); a larger one is
@@ -36,6 +36,9 @@ REVOKE_CHECK_S = 5.0
 #: page's play, or any client): its games get the server's deadlines for people
 #: (:attr:`ServerSettings.human_move_deadline`, PROTOCOL.md 3.2).
 HUMAN = "human"
+#: The share of ``Budgets.max_games`` that guests (``serve --public-play``) may hold in
+#: all, whatever their addresses: the rest is the token holders' (PROTOCOL.md 3.2).
+GUESTS_SHARE = 0.5
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,11 @@ class Budgets:
     #: that does the work, not on the wall clock.
     setup_cpu_s: float = 5.0
     move_cpu_s: float = 2.0
+    #: CPU seconds all the moves of a server-side agent that plays in a process of its
+    #: own (:mod:`.hosts`) may take over one game: beyond, each move is its
+    #: ``over_budget`` fault (the third forfeits). 10^6 rounds of SOA on a small class
+    #: take about 200 s.
+    game_cpu_s: float = 600.0
     #: Instance checks exact Ldim may spend on one question of a server-side agent (SOA,
     #: shattered-tree ...: their ``budget`` parameter may not exceed it). None: what
     #: ``setup_cpu_s`` buys at the solver's speed on this machine, measured when the
@@ -167,6 +175,10 @@ class ServerSettings:
     #: person (capability :data:`HUMAN`): generous, and the server's, never the peer's.
     human_move_deadline: float = 120.0
     human_time_bank: float = 600.0
+    #: The rounds of a game a person plays: its deadlines are long, so its game's slot
+    #: is held at most about ``human_max_rounds`` x ``human_move_deadline`` (33 hours
+    #: by default), not 10^6 x 120 s (PROTOCOL.md 3.2). The page's own form offers 100.
+    human_max_rounds: int = 1000
     #: The web page lets anyone play as a guest, without a token (``serve --public-play``;
     #: opt-in, within ``ConnectionLimits.guest_games`` per address).
     public_play: bool = False

@@ -18,8 +18,14 @@ from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.sandbox import Limits
 
-__all__ = ["ConfigError", "Limits", "TournamentConfig", "file_of",
+__all__ = ["SEEDS_MAX", "ConfigError", "Limits", "TournamentConfig", "file_of",
            "is_file_agent", "load_config", "remote_account"]
+
+
+#: The largest count of seeds a config may give (``seeds = N``): that many games of each
+#: learner, adversary and class. The same number as the Python API's
+#: (``littlestone.api.SEEDS_MAX``), which refuses it before it writes a config.
+SEEDS_MAX = 1 << 20
 
 
 class ConfigError(LittlestoneError):
@@ -162,6 +168,9 @@ def load_config(path: str | Path, competition: bool = False) -> TournamentConfig
         raise fail("tournament.rounds", "an integer >= 1 (and below 2^63) is required")
     seeds_raw = head.get("seeds", 1)
     if isinstance(seeds_raw, int) and not isinstance(seeds_raw, bool) and seeds_raw >= 1:
+        if seeds_raw > SEEDS_MAX:  # (a tuple of 10^9 seeds is 36 GB: checked first)
+            raise fail("tournament.seeds", f"a count of at most {SEEDS_MAX} seeds (as many "
+                       f"games each pairing), not {seeds_raw}")
         seeds = tuple(range(seeds_raw))
     elif isinstance(seeds_raw, list) and seeds_raw and all(
         isinstance(s, int) and not isinstance(s, bool) and -(1 << 63) <= s < 1 << 63
