@@ -152,7 +152,8 @@ def draw_indices(ws: FloatArray, us: FloatArray) -> NDArray[np.int64]:
     cumulative = np.cumsum(ws, axis=1)
     targets = us * cumulative[:, -1]
     counts = np.count_nonzero(cumulative <= targets[:, None], axis=1)
-    return np.minimum(counts, d - 1).astype(np.int64)
+    drawn: NDArray[np.int64] = np.minimum(counts, d - 1).astype(np.int64)
+    return drawn
 
 
 #: The learner's weights a block of queued rounds keeps at most before it is scored
@@ -574,9 +575,8 @@ class ExpertsReferee:
             best = float(losses.min())
             loss_col[i], expected_col[i] = loss, expected
             regret[i], expected_regret[i] = learner_loss - best, expected_loss - best
-            if sequence is not None:
-                sequence.add(xs[i])
-                sequence.add(y)
+        if sequence is not None:  # the moves in the order they were played
+            sequence.add_all(move for pair in zip(xs, ys, strict=True) for move in pair)
         self.learner_loss, self.expected_learner_loss = learner_loss, expected_loss
         self.t += k
         if self.t == self.rounds:

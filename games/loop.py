@@ -96,7 +96,7 @@ class RoundLog(Protocol):
 
     def expert(self, record: ExpertsRecord) -> None: ...
 
-    def experts(self, block: ExpertsBlock) -> None: ...
+    def expert_block(self, block: ExpertsBlock) -> None: ...
 
 
 # -- how a game ends against a player ---------------------------------------------------
@@ -565,7 +565,7 @@ class GameLoop:
             for record in records:
                 emit(record)
         elif self.log is not None and referee.last_block is not None:
-            self.log.experts(referee.last_block)
+            self.log.expert_block(referee.last_block)
         referee.last_block = None
 
     def _queued_value(self, answer: Any, t: int) -> Any:

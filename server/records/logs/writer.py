@@ -187,7 +187,7 @@ class LogWriter:
         """One round of the experts game, played one at a time: kept until
         :data:`ROUND_BATCH` rounds (or :data:`~littlestone.games.experts.SCORE_CELLS`
         numbers of a vector) or :data:`BATCH_SECONDS` have gathered, then written as one
-        frame of columns, as :meth:`experts` writes a scored block."""
+        frame of columns, as :meth:`expert_block` writes a scored block."""
         pending = self._pending_experts
         if not pending:
             self._pending_since = time.monotonic()
@@ -196,7 +196,7 @@ class LogWriter:
                 or time.monotonic() - self._pending_since >= BATCH_SECONDS):
             self._flush_pending()
 
-    def experts(self, block: ExpertsBlock) -> None:
+    def expert_block(self, block: ExpertsBlock) -> None:
         """Scored rounds of the experts game as one frame of columns (format 2): the
         scalars of each round as a column each, advice, weights and costs as matrices
         (rows a round; beyond :data:`~.format.FULL_ARRAYS_MAX` experts, each row's
