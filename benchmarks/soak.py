@@ -74,6 +74,7 @@ def serve_child(args: argparse.Namespace) -> None:
     """The server under test, with the move clock of every accepted move recorded."""
     from littlestone.server.net import GameServer, ServerSettings
     from littlestone.server.net import settings as server_settings
+    from littlestone.server.net.eventloop import run
     from littlestone.server.net.players import RemotePlayer
     from littlestone.server.net.settings import Budgets
 
@@ -127,7 +128,7 @@ def serve_child(args: argparse.Namespace) -> None:
                 np.frombuffer(latencies, dtype=np.float64).reshape(-1, 2))
         Path(args.ready).write_text("{}")
 
-    asyncio.run(main())
+    run(main())  # on the server's event loop (uvloop when installed), as `littlestone serve`
 
 
 def rss_mb(pid: int) -> float:
