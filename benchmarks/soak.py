@@ -384,6 +384,15 @@ async def soak(args: argparse.Namespace, url: str, tokens: list[str], server_pid
             "misbehaving_peers": n_bad, "rss_samples": len(samples), "phases": phases}
 
 
+def peer_loop(name: str) -> Any:
+    """The peers' event loop factory (None: asyncio's)."""
+    if name == "asyncio":
+        return None
+    import uvloop
+
+    return uvloop.new_event_loop
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.soak", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -400,6 +409,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the server's lobby idle timeout, s, when it has one (default 10)")
     parser.add_argument("--rss-bound-mb", type=float, default=1024.0,
                         help="fail when the server grows more than this (default 1024)")
+    parser.add_argument("--peer-loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the event loop of the peers' process (default asyncio; the "
+                             "server's is LITTLESTONE_EVENT_LOOP's, uvloop when installed)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -428,7 +440,8 @@ def main(argv: list[str] | None = None) -> int:
             info = json.loads(ready.read_text())
             ready.unlink()
             url = f"ws://127.0.0.1:{info['port']}"
-            figures = asyncio.run(soak(args, url, info["tokens"], child.pid))
+            with asyncio.Runner(loop_factory=peer_loop(args.peer_loop)) as runner:
+                figures = runner.run(soak(args, url, info["tokens"], child.pid))
             figures["server_has_connection_limits"] = info["limits"]
         finally:
             child.send_signal(signal.SIGTERM)
@@ -457,7 +470,10 @@ def main(argv: list[str] | None = None) -> int:
     def ms(values: Any, q: float) -> float | None:
         return round(float(np.percentile(values, q)) * 1e3, 3) if len(values) else None
 
-    report = {"peers": args.peers, "games_per_peer": args.games, **figures,
+    from littlestone.server.net.eventloop import loop_name
+
+    report = {"peers": args.peers, "games_per_peer": args.games, "server_loop": loop_name(),
+              "peer_loop": args.peer_loop, **figures,
               "baseline_moves": len(alone), "baseline_move_p50_ms": ms(alone, 50),
               "baseline_move_p99_ms": ms(alone, 99),
               "server_moves": len(loaded), "move_p50_ms": ms(loaded, 50),
