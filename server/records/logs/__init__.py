@@ -13,8 +13,9 @@ once, or up to 256 rounds played one at a time; ``t0`` and ``n`` in H, each numb
 column and advice, weights and costs a matrix of a row a round, with masks of the rows
 that have them) or ``footer`` (the result, the last frame). Format 1 wrote a frame
 ``expert`` per experts round instead; the reader reads both formats, so every log
-written before stays readable, replayable and verifiable. ``H["buffers"]`` lists the raw buffers that follow it as ``[name, dtype, shape]``;
-their bytes come right after H, in that order. ``chain`` is
+written before stays readable, replayable and verifiable. ``H["buffers"]`` lists the
+raw buffers that follow it as ``[name, dtype, shape]``; their bytes come right after H,
+in that order. ``chain`` is
 SHA-256(previous chain || the frame's bytes before it), starting from SHA-256(MAGIC): a
 changed byte anywhere breaks the chain from that frame on. The chain has no key: it finds
 corruption, not forgery (anyone can recompute it). The last frame's chain, the log's *final
