@@ -187,11 +187,11 @@ class Connection(asyncio.Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # (a stream transport: asyncio's or uvloop's, which does not subclass asyncio's)
-        self.transport = cast(asyncio.Transport, transport)
-        peer = transport.get_extra_info("peername")
+        self.transport = stream = cast(asyncio.Transport, transport)
+        peer = stream.get_extra_info("peername")
         self.address = str(peer[0]) if isinstance(peer, tuple) and peer else "unix"
         if self.server is not None and not self.server.admit(self):
-            transport.abort()  # over a cap before any handshake: dropped, costs nothing
+            stream.abort()  # over a cap before any handshake: dropped, costs nothing
             return
         if isinstance(self.protocol, ClientProtocol):
             self.protocol.send_request(self.protocol.connect())

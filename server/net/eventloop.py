@@ -48,7 +48,7 @@ def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
         return None
     import uvloop
 
-    return uvloop.new_event_loop  # type: ignore[no-any-return]  # (typed by uvloop)
+    return uvloop.new_event_loop
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
