@@ -152,6 +152,8 @@ class Tally:
 
 
 async def well_behaved(url: str, token: str, peer: int, games: int, tally: Tally) -> None:
+    from websockets.exceptions import InvalidHandshake
+
     from littlestone.adversaries import ADVERSARIES
     from littlestone.client import ServerError, play_remote
     from littlestone.games.classes import make_class
@@ -179,7 +181,9 @@ async def well_behaved(url: str, token: str, peer: int, games: int, tally: Tally
                     continue
                 tally.failures.append(f"peer {peer}: {exc}")
                 break
-            except (OSError, ConnectionError, TimeoutError) as exc:
+            except (OSError, ConnectionError, TimeoutError, InvalidHandshake) as exc:
+                # (a handshake unanswered within the client's open timeout, the server
+                # saturated: a refusal, counted and tried again, as a refused socket)
                 tally.good["refused:connection"] += 1
                 if attempt == 4:
                     tally.failures.append(f"peer {peer}: {type(exc).__name__}: {exc}")
