@@ -18,6 +18,8 @@ Checked and printed (``--json`` for the figures as JSON):
 - each misbehaviour got the answer PROTOCOL.md names (counted by kind), never
   ``internal``; refusals by the server's limits (over_budget, a closed connection)
   are counted, not failures;
+- the CPU seconds of the server's process and of the peers' during the load, and the
+  server's per honest move (what the machine's load does not change much);
 - the server's resident memory (VmRSS of its process, sampled every 0.2 s): at start,
   the peak, at the end;
 - server-side move latency: for every move the server accepted, the time from its
@@ -129,6 +131,13 @@ def serve_child(args: argparse.Namespace) -> None:
         Path(args.ready).write_text("{}")
 
     run(main())  # on the server's event loop (uvloop when installed), as `littlestone serve`
+
+
+def cpu_s(pid: int) -> float:
+    """The CPU seconds (user and system) process ``pid`` has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -361,12 +370,15 @@ async def soak(args: argparse.Namespace, url: str, tokens: list[str], server_pid
     start_rss = rss_mb(server_pid)
     n_bad = args.peers // 10
     began = time.perf_counter()
+    began_cpu = cpu_s(server_pid), time.process_time()
     good = [asyncio.create_task(well_behaved(url, tokens[n_bad + p], p, args.games, tally))
             for p in range(args.peers - n_bad)]
     bad = [asyncio.create_task(misbehaving(url, tokens[p], p, args.games, stop, tally))
            for p in range(n_bad)]
     done, pending = await asyncio.wait(good, timeout=args.max_seconds)
     elapsed = time.perf_counter() - began
+    server_cpu, peers_cpu = (cpu_s(server_pid) - began_cpu[0],
+                             time.process_time() - began_cpu[1])
     stop.set()
     _, still = await asyncio.wait(bad, timeout=30)
     for task in [*pending, *still]:
@@ -383,7 +395,8 @@ async def soak(args: argparse.Namespace, url: str, tokens: list[str], server_pid
     end_rss = rss_mb(server_pid)
     stop.set()
     await sampler
-    return {"tally": tally, "elapsed_s": elapsed, "rss_start_mb": start_rss,
+    return {"tally": tally, "elapsed_s": elapsed, "server_cpu_s": server_cpu,
+            "peers_cpu_s": peers_cpu, "rss_start_mb": start_rss,
             "rss_peak_mb": max(samples, default=start_rss), "rss_end_mb": end_rss,
             "misbehaving_peers": n_bad, "rss_samples": len(samples), "phases": phases}
 
@@ -480,7 +493,9 @@ def main(argv: list[str] | None = None) -> int:
               "peer_loop": args.peer_loop, **figures,
               "baseline_moves": len(alone), "baseline_move_p50_ms": ms(alone, 50),
               "baseline_move_p99_ms": ms(alone, 99),
-              "server_moves": len(loaded), "move_p50_ms": ms(loaded, 50),
+              "server_moves": len(loaded),
+              "server_cpu_us_a_move": round(figures["server_cpu_s"] / max(len(loaded), 1) * 1e6),
+              "move_p50_ms": ms(loaded, 50),
               "move_p99_ms": ms(loaded, 99), "move_max_ms": ms(loaded, 100),
               "baseline_loop_lag_p50_ms": ms(lag_alone, 50),
               "baseline_loop_lag_p99_ms": ms(lag_alone, 99),
