@@ -239,3 +239,29 @@ def test_a_sequence_hash_of_all_moves_at_once_is_that_of_each():
         a.add(move)
     b.add_all(moves)
     assert a.digest(bytes(16)) == b.digest(bytes(16))
+
+
+def test_a_spectator_gets_a_blocks_rounds_and_totals(tmp_path):
+    import msgpack
+
+    from littlestone.server.net.spectators import Broadcast
+    from tests.test_spectators import Spectator
+
+    records, _, blocks = in_blocks("thresholds:n=15", 40, 3, False, 16, 0)
+    broadcast = Broadcast("g", {"game": "experts"}, "hedge", "random-target")
+    spectator = Spectator()
+    broadcast.spectators.add(spectator)
+    writer = LogWriter(tmp_path / "g.lslog", {"game": EXPERTS}, background=False)
+    writer.observer = broadcast
+    for block in blocks:
+        writer.expert_block(block)
+    messages = [msgpack.unpackb(frame) for frame in spectator.frames]
+    assert [(m["t0"], m["n"]) for m in messages] == [(1, 16), (17, 16), (33, 8)]
+    assert [v for m in messages for v in m["round_loss"]] == [r.loss for r in records]
+    assert [v for m in messages for v in m["y"]] == [r.y for r in records]
+    last, total = messages[-1], 0.0
+    for r in records:
+        total += r.loss
+    assert last["t"] == 40 and last["loss"] == total
+    assert last["regret"] == records[-1].regret
+    assert broadcast.watching()["t"] == 40
