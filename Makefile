@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint typecheck pytest bench clean sandbox docs docs-strict notebooks
+.PHONY: demo test lint typecheck pytest bench bench-quick clean sandbox docs docs-strict notebooks
 
 # Submissions run in bubblewrap (Debian's bubblewrap): installed here when missing and
 # we may (root); otherwise the demo's own example submissions run without it, said so.
@@ -69,6 +69,10 @@ notebooks: $(VENV)
 
 bench: $(VENV)
 	$(BIN)/python -m benchmarks.run
+
+# every bench at a small size, the soak at 50 peers among them: so that none can rot
+bench-quick: $(VENV)
+	$(BIN)/python -m benchmarks.run --quick
 
 clean:
 	rm -rf $(VENV) site littlestone-data .pytest_cache .mypy_cache .ruff_cache .hypothesis build dist *.egg-info

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import re
 import subprocess
 import sys
@@ -536,6 +537,29 @@ def bench_remote_experts(rounds: int, clients: int, length: int, repeat: int
     return rows
 
 
+def bench_soak(peers: int, games: int) -> list[tuple[str, float, float, str]]:
+    """``benchmarks.soak`` (a tenth of the peers misbehaving) in a child process: the
+    honest moves' server-side clock p99 and the server's event-loop lag p99, each beside
+    its figure for one peer alone earlier in the same run; and the games a second.
+    Raises when a well-behaved game failed or differed from the local driver's."""
+    out = subprocess.run([sys.executable, "-m", "benchmarks.soak", "--peers", str(peers),
+                          "--games", str(games), "--json"], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parent.parent, check=False)
+    report = json.loads(out.stdout)
+    if out.returncode or report["n_failures"]:
+        raise RuntimeError(f"the soak failed: {report['failures'][:3]}")
+    done = sum(report["well_behaved"].values())
+    where = f"{peers} peers x {games} games, server on {report['server_loop']}"
+    return [
+        (f"soak, {where}: honest moves p99 (server-side move clock)\n    vs one peer alone",
+         report["move_p99_ms"], report["baseline_move_p99_ms"], "ms"),
+        (f"soak, {where}: the server's event-loop lag p99\n    vs one peer alone",
+         report["loop_lag_p99_ms"], report["baseline_loop_lag_p99_ms"], "ms"),
+        (f"soak, {where}: well-behaved games a second ({done} games)\n    (no baseline)",
+         done / report["elapsed_s"], done / report["elapsed_s"], "games/s"),
+    ]
+
+
 TOURNAMENT = """
 learners = ["halving", "soa", "perceptron", "hedge", "follow-the-leader"]
 adversaries = ["random-target", "shattered-tree"]
@@ -688,6 +712,7 @@ def main(argv: list[str] | None = None) -> int:
                          (50,) if args.quick else (2000, 200), repeat)
     rows += bench_remote_experts(2000 if args.quick else 20_000, 100,
                                  50 if args.quick else 2000, repeat)
+    rows += bench_soak(50 if args.quick else 500, 1 if args.quick else 2)
     rows += bench_tournament()
     rows += bench_sandbox(5 if args.quick else 20)
     from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray
@@ -700,7 +725,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_server_memory(100_000 if args.quick else 1_000_000)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
-        ratio = base / ours if unit in ("s", "MiB") else ours / base
+        ratio = base / ours if unit in ("s", "MiB", "ms") else ours / base
         label, *more = name.split("\n")
         print(f"{label:<84} {ours:>12.4g} {base:>12.4g} {ratio:>6.2f}x  {unit}")
         for line in more:

@@ -20,6 +20,8 @@ Checked and printed (``--json`` for the figures as JSON):
   socket dropped before its handshake over the per-address cap: every peer shares
   127.0.0.1, and a peer's next socket may open while the server has not yet seen its
   last one close) are counted and retried, not failures;
+- the CPU seconds of the server's process and of the peers' during the load, and the
+  server's per honest move (what the machine's load does not change much);
 - the server's resident memory (VmRSS of its process, sampled every 0.2 s): at start,
   the peak, at the end;
 - server-side move latency: for every move the server accepted, the time from its
@@ -76,6 +78,7 @@ def serve_child(args: argparse.Namespace) -> None:
     """The server under test, with the move clock of every accepted move recorded."""
     from littlestone.server.net import GameServer, ServerSettings
     from littlestone.server.net import settings as server_settings
+    from littlestone.server.net.eventloop import run
     from littlestone.server.net.players import RemotePlayer
     from littlestone.server.net.settings import Budgets
 
@@ -129,7 +132,14 @@ def serve_child(args: argparse.Namespace) -> None:
                 np.frombuffer(latencies, dtype=np.float64).reshape(-1, 2))
         Path(args.ready).write_text("{}")
 
-    asyncio.run(main())
+    run(main())  # on the server's event loop (uvloop when installed), as `littlestone serve`
+
+
+def cpu_s(pid: int) -> float:
+    """The CPU seconds (user and system) process ``pid`` has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -184,7 +194,9 @@ async def well_behaved(url: str, token: str, peer: int, games: int, tally: Tally
                 break
             except (OSError, ConnectionError, TimeoutError, InvalidHandshake) as exc:
                 # (a socket the server dropped over its per-address cap before the
-                # handshake: websockets' InvalidMessage, "no valid HTTP response")
+                # handshake: websockets' InvalidMessage, "no valid HTTP response"; or a
+                # handshake unanswered within the client's open timeout, the server
+                # saturated: a refusal, counted and tried again, as a refused socket)
                 tally.good["refused:connection"] += 1
                 if attempt == 4:
                     tally.failures.append(f"peer {peer}: {type(exc).__name__}: {exc}")
@@ -362,12 +374,15 @@ async def soak(args: argparse.Namespace, url: str, tokens: list[str], server_pid
     start_rss = rss_mb(server_pid)
     n_bad = args.peers // 10
     began = time.perf_counter()
+    began_cpu = cpu_s(server_pid), time.process_time()
     good = [asyncio.create_task(well_behaved(url, tokens[n_bad + p], p, args.games, tally))
             for p in range(args.peers - n_bad)]
     bad = [asyncio.create_task(misbehaving(url, tokens[p], p, args.games, stop, tally))
            for p in range(n_bad)]
     done, pending = await asyncio.wait(good, timeout=args.max_seconds)
     elapsed = time.perf_counter() - began
+    server_cpu, peers_cpu = (cpu_s(server_pid) - began_cpu[0],
+                             time.process_time() - began_cpu[1])
     stop.set()
     _, still = await asyncio.wait(bad, timeout=30)
     for task in [*pending, *still]:
@@ -384,9 +399,19 @@ async def soak(args: argparse.Namespace, url: str, tokens: list[str], server_pid
     end_rss = rss_mb(server_pid)
     stop.set()
     await sampler
-    return {"tally": tally, "elapsed_s": elapsed, "rss_start_mb": start_rss,
+    return {"tally": tally, "elapsed_s": elapsed, "server_cpu_s": server_cpu,
+            "peers_cpu_s": peers_cpu, "rss_start_mb": start_rss,
             "rss_peak_mb": max(samples, default=start_rss), "rss_end_mb": end_rss,
             "misbehaving_peers": n_bad, "rss_samples": len(samples), "phases": phases}
+
+
+def peer_loop(name: str) -> Any:
+    """The peers' event loop factory (None: asyncio's)."""
+    if name == "asyncio":
+        return None
+    import uvloop
+
+    return uvloop.new_event_loop
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -405,6 +430,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="the server's lobby idle timeout, s, when it has one (default 10)")
     parser.add_argument("--rss-bound-mb", type=float, default=1024.0,
                         help="fail when the server grows more than this (default 1024)")
+    parser.add_argument("--peer-loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="the event loop of the peers' process (default asyncio; the "
+                             "server's is LITTLESTONE_EVENT_LOOP's, uvloop when installed)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--data", help=argparse.SUPPRESS)
@@ -433,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
             info = json.loads(ready.read_text())
             ready.unlink()
             url = f"ws://127.0.0.1:{info['port']}"
-            figures = asyncio.run(soak(args, url, info["tokens"], child.pid))
+            with asyncio.Runner(loop_factory=peer_loop(args.peer_loop)) as runner:
+                figures = runner.run(soak(args, url, info["tokens"], child.pid))
             figures["server_has_connection_limits"] = info["limits"]
         finally:
             child.send_signal(signal.SIGTERM)
@@ -462,10 +491,15 @@ def main(argv: list[str] | None = None) -> int:
     def ms(values: Any, q: float) -> float | None:
         return round(float(np.percentile(values, q)) * 1e3, 3) if len(values) else None
 
-    report = {"peers": args.peers, "games_per_peer": args.games, **figures,
+    from littlestone.server.net.eventloop import loop_name
+
+    report = {"peers": args.peers, "games_per_peer": args.games, "server_loop": loop_name(),
+              "peer_loop": args.peer_loop, **figures,
               "baseline_moves": len(alone), "baseline_move_p50_ms": ms(alone, 50),
               "baseline_move_p99_ms": ms(alone, 99),
-              "server_moves": len(loaded), "move_p50_ms": ms(loaded, 50),
+              "server_moves": len(loaded),
+              "server_cpu_us_a_move": round(figures["server_cpu_s"] / max(len(loaded), 1) * 1e6),
+              "move_p50_ms": ms(loaded, 50),
               "move_p99_ms": ms(loaded, 99), "move_max_ms": ms(loaded, 100),
               "baseline_loop_lag_p50_ms": ms(lag_alone, 50),
               "baseline_loop_lag_p99_ms": ms(lag_alone, 99),

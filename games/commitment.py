@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -55,15 +56,24 @@ def new_salt() -> bytes:
     return secrets.token_bytes(MIN_SALT_BYTES)
 
 
+def _int_bytes(value: int) -> bytes:
+    raw = value.to_bytes(max(1, (value.bit_length() + 8) // 8), "little", signed=True)
+    return b"i" + len(raw).to_bytes(4, "little") + raw
+
+
+#: The bytes of the ints 0..1023, made once (labels and small instances, every round).
+_SMALL_INTS = [_int_bytes(v) for v in range(1024)]
+
+
 def move_bytes(move: object, tag: bytes = b"f") -> bytes:
     """Canonical bytes of one move: an int (instance or label), length-prefixed little-endian;
     a vector (costs, a halfspace instance; advice with ``tag`` ``a``), its float64
     little-endian coordinates. Advice has a tag of its own: a round is (advice, costs) or
     costs alone, so with one tag for both the same bytes would read as two plays."""
+    if type(move) is int and 0 <= move < len(_SMALL_INTS):  # an instance or a label
+        return _SMALL_INTS[move]
     if isinstance(move, int | np.integer) and not isinstance(move, bool):
-        value = int(move)
-        raw = value.to_bytes(max(1, (value.bit_length() + 8) // 8), "little", signed=True)
-        return b"i" + len(raw).to_bytes(4, "little") + raw
+        return _int_bytes(int(move))
     raw = np.ascontiguousarray(move, dtype="<f8").tobytes()
     return tag + len(raw).to_bytes(4, "little") + raw
 
@@ -89,6 +99,10 @@ class SequenceHash:
     def add(self, move: object) -> None:
         """One move of the adversary (an instance, a label or costs), in order."""
         self._hash.update(move_bytes(move))
+
+    def add_all(self, moves: Iterable[object]) -> None:
+        """Moves of the adversary in order, as :meth:`add` one by one (one update)."""
+        self._hash.update(b"".join(map(move_bytes, moves)))
 
     def add_advice(self, advice: object) -> None:
         """The experts' advice of a round (a vector, tagged apart from costs)."""

@@ -27,7 +27,8 @@ regret_T = sum_t loss_t - min_i L_i, and expected_regret_T the same with <w_t, v
 from __future__ import annotations
 
 import enum
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,8 +40,8 @@ from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViol
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult
 from littlestone.games.mistake_bound import check_label, check_probability, faulted_prediction
 
-__all__ = ["WEIGHT_TOLERANCE", "ExpertsReferee", "Phase", "check_vector", "check_weights",
-           "draw_index"]
+__all__ = ["SCORE_CELLS", "WEIGHT_TOLERANCE", "ExpertsBlock", "ExpertsReferee", "Phase",
+           "check_vector", "check_weights", "draw_index", "draw_indices"]
 
 #: How far from 1 the sum of the learner's weights may be (they are renormalised after).
 WEIGHT_TOLERANCE = 1e-6
@@ -136,6 +137,128 @@ def draw_index(w: FloatArray, u: float) -> int:
                         len(inner) - 1)
 
 
+def draw_indices(ws: FloatArray, us: FloatArray) -> NDArray[np.int64]:
+    """:func:`draw_index` of each row of ``ws`` with its u, at once (the same draws: a
+    row's cumulative sums are the same sequential sums, and the count of those <= u W_d
+    is where ``searchsorted`` puts it).
+
+    >>> draw_indices(np.array([[0.25, 0.5, 0.25], [1.0, 0.0, 0.0]]), np.array([0.3, 0.9]))
+    array([1, 0])
+    """
+    d = ws.shape[1]
+    if d > 4 * DRAW_BLOCK:
+        return np.array([draw_index(w, float(u)) for w, u in zip(ws, us, strict=True)],
+                        dtype=np.int64)
+    cumulative = np.cumsum(ws, axis=1)
+    targets = us * cumulative[:, -1]
+    counts = np.count_nonzero(cumulative <= targets[:, None], axis=1)
+    drawn: NDArray[np.int64] = np.minimum(counts, d - 1).astype(np.int64)
+    return drawn
+
+
+#: The learner's weights a block of queued rounds keeps at most before it is scored
+#: (rows times experts: 2 MiB of float64), so that a block of 10^5 experts stays small.
+SCORE_CELLS = 1 << 18
+
+
+class ExpertsBlock(NamedTuple):
+    """Scored rounds t0, t0 + 1, ... of the experts game as columns (a block of queued
+    rounds, or rounds gathered for one log frame): what their records hold, row by row.
+    A row without advice, weights or an instance has ``has_advice``, ``has_weights`` or
+    ``has_x`` False (and zeros); ``p`` is NaN where the record's is None, ``y`` -1.
+    ``advice`` and ``weights`` may be None when no row has them."""
+
+    t0: int
+    x: NDArray[np.int64]
+    has_x: NDArray[np.bool_]
+    advice: FloatArray | None
+    has_advice: NDArray[np.bool_]
+    weights: FloatArray | None
+    has_weights: NDArray[np.bool_]
+    p: FloatArray
+    y: NDArray[np.int64]
+    costs: FloatArray
+    drawn: NDArray[np.int64]
+    loss: FloatArray
+    expected_loss: FloatArray
+    regret: FloatArray
+    expected_regret: FloatArray
+
+    @classmethod
+    def from_records(cls, records: list[ExpertsRecord], d: int) -> ExpertsBlock:
+        """The columns of ``records`` (consecutive rounds of a game of d experts; each
+        instance an int of 64 bits)."""
+        n = len(records)
+
+        def matrix(name: str) -> tuple[FloatArray | None, NDArray[np.bool_]]:
+            rows = [getattr(r, name) for r in records]
+            has = np.array([v is not None for v in rows], dtype=np.bool_)
+            if not has.any():
+                return None, has
+            out = np.zeros((n, d))
+            for i, v in enumerate(rows):
+                if v is not None:
+                    out[i] = v
+            return out, has
+
+        advice, has_advice = matrix("advice")
+        weights, has_weights = matrix("weights")
+        costs, _ = matrix("costs")
+        assert costs is not None
+        return cls(
+            records[0].t if records else 1,
+            np.array([0 if r.x is None else int(r.x) for r in records], dtype=np.int64),
+            np.array([r.x is not None for r in records], dtype=np.bool_),
+            advice, has_advice, weights, has_weights,
+            np.array([np.nan if r.p is None else r.p for r in records], dtype=np.float64),
+            np.array([-1 if r.y is None else r.y for r in records], dtype=np.int64),
+            costs, np.array([r.drawn for r in records], dtype=np.int64),
+            *(np.array([getattr(r, k) for r in records], dtype=np.float64)
+              for k in ("loss", "expected_loss", "regret", "expected_regret")))
+
+    @property
+    def n(self) -> int:
+        """The rounds it holds."""
+        return len(self.drawn)
+
+    def records(self) -> list[ExpertsRecord]:
+        """Each row as the record the referee made of its round (Python numbers, fresh
+        arrays), equal to it field by field."""
+        xs, ps, ys, drawn = (self.x.tolist(), self.p.tolist(), self.y.tolist(),
+                             self.drawn.tolist())
+        columns = [c.tolist() for c in (self.loss, self.expected_loss, self.regret,
+                                        self.expected_regret)]
+        has_x, has_a, has_w = (self.has_x.tolist(), self.has_advice.tolist(),
+                               self.has_weights.tolist())
+        out = []
+        for i in range(len(drawn)):
+            advice = self.advice[i].copy() if has_a[i] and self.advice is not None else None
+            weights = (self.weights[i].copy() if has_w[i] and self.weights is not None
+                       else None)
+            out.append(ExpertsRecord(
+                self.t0 + i, xs[i] if has_x[i] else None, advice, weights,
+                None if ps[i] != ps[i] else ps[i], None if ys[i] < 0 else ys[i],
+                self.costs[i].copy(), drawn[i], columns[0][i], columns[1][i], columns[2][i],
+                columns[3][i]))
+        return out
+
+
+class _Queue:
+    """A block of queued rounds: the instances and labels, and the answers (with each
+    round's advice and costs) not yet scored."""
+
+    def __init__(self, xs: list[Any], ys: list[int]) -> None:
+        self.xs, self.ys = xs, ys
+        #: The next round to answer, and the rounds scored so far.
+        self.next = self.scored = 0
+        self.answers: list[FloatArray | float | None] = []
+        self.advice: list[FloatArray] = []
+        self.costs: list[FloatArray] = []
+        #: An answer the referee rejected: the game ends at its round once the rounds
+        #: before it are scored.
+        self.error: MoveError | None = None
+
+
 class ExpertsReferee:
     """Referee of one experts game: ``n_experts`` experts, ``rounds`` rounds.
 
@@ -167,6 +290,9 @@ class ExpertsReferee:
         self._committed: bytes | None = None
         self._sequence: SequenceHash | None = None
         self._faulted = False
+        self._queue: _Queue | None = None
+        #: The columns of the last block scored by :meth:`score_queued` (for the log).
+        self.last_block: ExpertsBlock | None = None
 
     # -- the moves -------------------------------------------------------------------
 
@@ -241,22 +367,31 @@ class ExpertsReferee:
         """The learner's distribution w_t over experts (sum within WEIGHT_TOLERANCE of 1)."""
         self._expect_answer("weights")
         try:
-            w = np.array(weights, dtype=np.float64)  # a copy: the learner may reuse its array
-        except (TypeError, ValueError):
-            self._fail(IllegalMove(LEARNER, "weights_type", "weights are not a vector of numbers"))
-        if w.shape != (self.d,):
-            self._fail(IllegalMove(LEARNER, "weights_shape",
-                                   f"weights have shape {w.shape}, expected ({self.d},)"))
-        total = float(w.sum())
-        if not w.min() >= 0.0 or not abs(total - 1.0) <= WEIGHT_TOLERANCE:  # rejects nan too
-            self._fail(IllegalMove(
-                LEARNER, "weights_distribution",
-                f"weights must be >= 0 and sum to 1 within {WEIGHT_TOLERANCE} (sum {total:.9g})",
-            ))
-        if total != 1.0:  # a learner that normalised its weights saves a pass
-            w /= total
+            w = self._checked_weights(weights)
+        except MoveError as exc:
+            self._fail(exc)
         self._weights, self._p = w, None
         self.phase = Phase.OUTCOME
+
+    def _checked_weights(self, weights: object) -> FloatArray:
+        """The learner's weights as a distribution (a copy, normalised), or IllegalMove."""
+        try:
+            w = np.array(weights, dtype=np.float64)  # a copy: the learner may reuse its array
+        except (TypeError, ValueError):
+            raise IllegalMove(LEARNER, "weights_type",
+                              "weights are not a vector of numbers") from None
+        if w.shape != (self.d,):
+            raise IllegalMove(LEARNER, "weights_shape",
+                              f"weights have shape {w.shape}, expected ({self.d},)")
+        total = float(w.sum())
+        if not w.min() >= 0.0 or not abs(total - 1.0) <= WEIGHT_TOLERANCE:  # rejects nan too
+            raise IllegalMove(
+                LEARNER, "weights_distribution",
+                f"weights must be >= 0 and sum to 1 within {WEIGHT_TOLERANCE} (sum {total:.9g})",
+            )
+        if total != 1.0:  # a learner that normalised its weights saves a pass
+            w /= total
+        return w
 
     def prediction(self, p: object) -> None:
         """A prediction p in [0, 1] instead of weights (needs advice this round)."""
@@ -310,6 +445,148 @@ class ExpertsReferee:
         if self._sequence is not None:
             self._sequence.add(v)
         return self._score(v, None)
+
+    # -- queued rounds: class-derived experts against an oblivious adversary ------------
+
+    def queue(self, instances: Sequence[Any], labels: Sequence[object]
+              ) -> tuple[list[Any], list[int]]:
+        """An oblivious adversary's next rounds (class-derived experts), given in advance
+        and validated now; returns the instances and labels in canonical form.
+
+        Each round is then answered by :meth:`queued_answer` (which returns the costs the
+        learner is told) and the rounds answered are scored together by
+        :meth:`score_queued`: the same checks, coins, sequence hash and records as
+        :meth:`instance`, :meth:`weights` (or :meth:`prediction`, :meth:`answer_fault`)
+        and :meth:`label` one round at a time. Only at the start of a round, with nothing
+        queued.
+        """
+        if self.phase is not Phase.ADVICE or self._queue is not None:
+            self._fail(OutOfTurn(ADVERSARY, "queue", "queue only at the start of a round, "
+                                 "with nothing queued"))
+        if self.hclass is None:
+            self._fail(IllegalMove(ADVERSARY, "instance", "this game has no class: send advice"))
+        assert self.hclass is not None
+        if len(instances) != len(labels) or self.t + len(labels) > self.rounds:
+            self._fail(IllegalMove(ADVERSARY, "queue", "queue as many instances as labels, "
+                                   "within the rounds left"))
+        try:
+            ys = [check_label(y) for y in labels]
+        except MoveError as exc:
+            self._fail(exc)
+        try:
+            xs = [self.hclass.check_instance(x) for x in instances]
+        except ValueError as exc:
+            self._fail(RuleViolation(ADVERSARY, "instance_domain", str(exc)))
+        self._queue = _Queue(xs, ys)
+        return xs, ys
+
+    @property
+    def queued_answered(self) -> int:
+        """Queued rounds answered and not yet scored."""
+        return len(self._queue.answers) if self._queue is not None else 0
+
+    def queued_answer(self, answer: object) -> FloatArray:
+        """The learner's answer to the next queued round: its weights, a prediction p (a
+        float, checked by the caller) or ``None`` for a fault; returns the round's costs
+        (the learner is told them with the label). Weights the referee rejects raise
+        IllegalMove and end the game at this round, once the rounds answered before it
+        are scored (:meth:`score_queued`)."""
+        queue = self._queue
+        if queue is None or queue.error is not None or self.phase is not Phase.ADVICE or (
+                queue.next == len(queue.ys)):
+            self._fail(OutOfTurn(LEARNER, "weights", "no queued round awaits an answer"))
+        assert queue is not None and self.hclass is not None
+        if isinstance(answer, float) or answer is None:
+            kept: FloatArray | float | None = answer
+        else:
+            try:
+                kept = self._checked_weights(answer)
+            except MoveError as exc:
+                queue.error = exc
+                raise
+        i = queue.next
+        advice = self.hclass.evaluate(queue.xs[i]).astype(np.float64)
+        costs = advice if queue.ys[i] == 0 else 1.0 - advice
+        queue.answers.append(kept)
+        queue.advice.append(advice)
+        queue.costs.append(costs)
+        queue.next = i + 1
+        return costs
+
+    def score_queued(self, records: bool = True, final: bool = False) -> list[ExpertsRecord]:
+        """Score the queued rounds answered since the last call, in order; their columns
+        are :attr:`last_block` (None when there were none). ``final``: the block is over
+        (its unanswered rounds are dropped); a rejected answer then ends the game, at its
+        round. Records (the same as round by round) only with ``records``."""
+        queue = self._queue
+        self.last_block = None
+        if queue is None:
+            return []
+        start, k = queue.scored, len(queue.answers)
+        if k:
+            self.last_block = self._score_block(queue, start, k)
+            queue.scored = start + k
+            queue.answers, queue.advice, queue.costs = [], [], []
+        if final or queue.scored == len(queue.ys):
+            self._queue = None
+            if queue.error is not None and self.phase is not Phase.OVER:
+                error = queue.error
+                self.status, self.message, self.phase = error.status, error.message, Phase.OVER
+        return self.last_block.records() if records and self.last_block is not None else []
+
+    def _score_block(self, queue: _Queue, start: int, k: int) -> ExpertsBlock:
+        """:meth:`_score` of k answered rounds, in order: one draw of k coins, the
+        learners' draws of the rows with weights at once, the rest row by row (the same
+        operations on the same numbers as round by round, so the same results)."""
+        answers, advice, costs = queue.answers, queue.advice, queue.costs
+        xs, ys = queue.xs[start : start + k], queue.ys[start : start + k]
+        us = self._draws.random(k)
+        rows = [i for i, a in enumerate(answers) if isinstance(a, np.ndarray)]
+        weights = np.zeros((k, self.d)) if rows else None
+        has_weights = np.zeros(k, dtype=np.bool_)
+        drawn_w: list[int] = []
+        if rows:
+            assert weights is not None
+            weights[rows] = [answers[i] for i in rows]
+            has_weights[rows] = True
+            drawn_w = draw_indices(weights[rows], us[rows]).tolist()
+        p_col, drawn, loss_col, expected_col = np.full(k, np.nan), [0] * k, [0.0] * k, [0.0] * k
+        regret, expected_regret = [0.0] * k, [0.0] * k
+        losses, sequence = self.expert_losses, self._sequence
+        learner_loss, expected_loss = self.learner_loss, self.expected_learner_loss
+        j = 0
+        for i in range(k):
+            a, v, y, answer = advice[i], costs[i], ys[i], answers[i]
+            if isinstance(answer, np.ndarray):
+                expected = float(answer @ v)
+                drawn[i] = drawn_w[j]
+                j += 1
+                loss = float(v[drawn[i]])
+                p = float(answer @ a)
+            else:
+                p = faulted_prediction(y) if answer is None else answer
+                drawn[i] = 1 if float(us[i]) < p else 0
+                expected = p if y == 0 else 1.0 - p
+                loss = float(drawn[i] != y)
+            p_col[i] = p
+            losses += v
+            learner_loss += loss
+            expected_loss += expected
+            best = float(losses.min())
+            loss_col[i], expected_col[i] = loss, expected
+            regret[i], expected_regret[i] = learner_loss - best, expected_loss - best
+        if sequence is not None:  # the moves in the order they were played
+            sequence.add_all(move for pair in zip(xs, ys, strict=True) for move in pair)
+        self.learner_loss, self.expected_learner_loss = learner_loss, expected_loss
+        self.t += k
+        if self.t == self.rounds:
+            self.phase = Phase.REVEAL if self._committed is not None else Phase.OVER
+        return ExpertsBlock(
+            self.t - k + 1, np.array(xs, dtype=np.int64), np.ones(k, dtype=np.bool_),
+            np.array(advice), np.ones(k, dtype=np.bool_), weights, has_weights, p_col,
+            np.array(ys, dtype=np.int64), np.array(costs), np.array(drawn, dtype=np.int64),
+            np.array(loss_col), np.array(expected_col), np.array(regret),
+            np.array(expected_regret))
 
     def abort(self, status: str, message: str = "") -> None:
         """End the game from outside (a crash, a disconnect) with the given status."""

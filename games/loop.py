@@ -54,7 +54,7 @@ import numpy as np
 
 from littlestone.games.classes import FiniteClass
 from littlestone.games.errors import IllegalMove, LittlestoneError, MoveError, where_raised
-from littlestone.games.experts import ExpertsReferee
+from littlestone.games.experts import SCORE_CELLS, ExpertsBlock, ExpertsReferee
 from littlestone.games.experts import Phase as ExpertsPhase
 from littlestone.games.game import (
     EXPERTS,
@@ -71,8 +71,8 @@ from littlestone.games.mistake_bound import (
 )
 
 __all__ = ["ADVERSARY", "FAULT", "FAULTS_TO_FORFEIT", "LEARNER", "Commit", "Crash",
-           "Disconnected", "FaultLadder", "Forfeit", "GameEnded", "GameLoop", "Move",
-           "MoveClock", "QueuedExperts", "QueuedRounds", "RecordSink", "RoundLog"]
+           "Disconnected", "ExpertsOutcome", "FaultLadder", "Forfeit", "GameEnded", "GameLoop",
+           "Move", "MoveClock", "QueuedExperts", "QueuedRounds", "RecordSink", "RoundLog"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6), in every runner.
 FAULTS_TO_FORFEIT = 3
@@ -87,13 +87,16 @@ RecordSink = Callable[[Any], None]
 class RoundLog(Protocol):
     """Where scored rounds are written as they are played (a game log's writer,
     :class:`littlestone.server.records.logs.LogWriter`): one round, a whole block of
-    queued rounds (the referee's ``last_block``), or one round of the experts game."""
+    queued rounds (the referee's ``last_block``), or one round or a scored block of the
+    experts game."""
 
     def round(self, record: RoundRecord) -> None: ...
 
     def rounds(self, t0: int, xs: Any, ps: Any, ys: Any, predictions: Any) -> None: ...
 
     def expert(self, record: ExpertsRecord) -> None: ...
+
+    def expert_block(self, block: ExpertsBlock) -> None: ...
 
 
 # -- how a game ends against a player ---------------------------------------------------
@@ -277,41 +280,50 @@ class QueuedRounds:
         return y
 
 
+class ExpertsOutcome(NamedTuple):
+    """What the learner is told after answering a queued round of the experts game."""
+
+    t: int
+    costs: Any
+    y: int
+
+
 class QueuedExperts:
     """A block of queued rounds of the experts game with class-derived experts
-    (``play_queued_experts``): for each, :meth:`next_round` hands the referee the
-    instance ``xs[i]`` (the learner is then shown it), and :meth:`answer` scores the
-    learner's answer against the label ``ys[i]``, as a round played one at a time."""
+    (``play_queued_experts``): for each, the learner is shown the instance ``xs[i]``, and
+    :meth:`answer` hands its answer to the referee, which checks it and returns the
+    outcome (the costs, the label ``ys[i]``) the learner is told next. The rounds
+    answered are scored together when the block ends (and every
+    :data:`~littlestone.games.experts.SCORE_CELLS` weights), with the records of rounds
+    played one at a time."""
 
     def __init__(self, loop: GameLoop, xs: Sequence[Any], ys: Sequence[int]) -> None:
         self.loop, self.xs, self.ys = loop, xs, ys
-        #: The next round of the block to answer, and the one whose instance is taken.
-        self.i, self._taken = 0, -1
+        #: The block's first round, and the next round of the block to answer.
+        self.t0, self.i = loop.referee.t + 1, 0
 
     @property
     def t(self) -> int:
         """The round being played."""
-        return self.loop.referee.t + 1
+        return self.t0 + self.i
 
     def next_round(self) -> int:
-        """The referee takes round i's instance (once); returns i."""
-        if self._taken < self.i:
-            self._taken = self.i
-            self.loop.referee.instance(self.xs[self.i])
+        """The round of the block to answer next (its instance goes to the learner)."""
         return self.i
 
-    def answer(self, answer: Any) -> ExpertsRecord:
-        """Score the learner's answer (weights, p or :data:`FAULT`) to round i; returns
-        its record, whose costs and label the learner is told next."""
+    def answer(self, answer: Any) -> ExpertsOutcome:
+        """The learner's answer to round i (weights, p or :data:`FAULT`), checked by the
+        referee (weights it rejects end the game at this round: MoveError); returns the
+        round's outcome, which the learner is told next."""
         loop = self.loop
         referee = loop.referee
         assert isinstance(referee, ExpertsReferee)
-        loop._answer(answer, referee.t + 1)
-        record = referee.label(self.ys[self.i])
+        t = self.t0 + self.i
+        costs = referee.queued_answer(loop._queued_value(answer, t))
         self.i += 1
-        if loop._emit is not None:
-            loop._emit(record)
-        return record
+        if referee.queued_answered * referee.d >= SCORE_CELLS:
+            loop._score_experts(referee, final=False)
+        return ExpertsOutcome(t, costs, self.ys[self.i - 1])
 
 
 # -- the loop ---------------------------------------------------------------------------
@@ -499,9 +511,12 @@ class GameLoop:
         class_derived = referee.hclass is not None
         if self.block and class_derived:
             while (block := (yield from self._blocks())) is not None:
-                queued = QueuedExperts(self, *block)
+                queued = QueuedExperts(self, *referee.queue(*block))
                 self.role = LEARNER
-                yield (LEARNER, "play_queued_experts", referee.t + 1, (queued,), _NONE)
+                try:
+                    yield (LEARNER, "play_queued_experts", queued.t0, (queued,), _NONE)
+                finally:  # the rounds answered are scored, even when the block ends early
+                    self._score_experts(referee, final=True)
         emit = self._emit
         for t in range(referee.t + 1, self.game.rounds + 1):
             self.role = ADVERSARY
@@ -539,6 +554,34 @@ class GameLoop:
             yield (LEARNER, "update_costs", t, (record.costs, record.y), _NONE)
         if referee.phase is ExpertsPhase.REVEAL:
             yield from self._reveal()
+
+    def _score_experts(self, referee: ExpertsReferee, final: bool) -> None:
+        """Score the queued rounds answered: one record at a time when every record is
+        wanted, else the block's columns to the log (one frame)."""
+        records = referee.score_queued(records=self.on_record is not None, final=final)
+        if self.on_record is not None:
+            emit = self._emit
+            assert emit is not None
+            for record in records:
+                emit(record)
+        elif self.log is not None and referee.last_block is not None:
+            self.log.expert_block(referee.last_block)
+        referee.last_block = None
+
+    def _queued_value(self, answer: Any, t: int) -> Any:
+        """A queued round's answer as the referee takes it: weights, p (checked: from an
+        agent in process a p outside [0, 1] is a fault on the ladder), or None for a
+        fault."""
+        if answer is FAULT:
+            return None
+        if isinstance(answer, float | int | np.floating | np.integer) and not isinstance(
+                answer, bool):
+            try:
+                return check_probability(answer)
+            except IllegalMove as exc:
+                self.ladders[LEARNER].fault(t, "illegal_move", exc.message)
+                return None
+        return answer
 
     def _answer(self, answer: Any, t: int) -> Any:
         """The learner's answer to the referee: weights, a prediction p, or a fault

@@ -38,6 +38,7 @@ import numpy as np
 from littlestone.charts import curve_svg, environment, heat_color, heat_legend
 from littlestone.games.classes import FiniteClass
 from littlestone.games.errors import BudgetExceeded, LittlestoneError
+from littlestone.games.experts import ExpertsBlock
 from littlestone.games.game import (
     EXPERTS,
     Bound,
@@ -133,6 +134,10 @@ class PlayedRounds:
     def expert(self, record: ExpertsRecord) -> None:
         """One round of the experts game."""
         self.experts.append(record)
+
+    def expert_block(self, block: ExpertsBlock) -> None:
+        """Rounds of the experts game scored as a block."""
+        self.experts.extend(block.records())
 
     def _flush(self) -> None:
         if self._pending:

@@ -36,7 +36,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from websockets.client import ClientProtocol
 from websockets.exceptions import InvalidHandshake
@@ -186,12 +186,12 @@ class Connection(asyncio.Protocol):
     # -- asyncio.Protocol ----------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        peer = transport.get_extra_info("peername")
+        # (a stream transport: asyncio's or uvloop's, which does not subclass asyncio's)
+        self.transport = stream = cast(asyncio.Transport, transport)
+        peer = stream.get_extra_info("peername")
         self.address = str(peer[0]) if isinstance(peer, tuple) and peer else "unix"
         if self.server is not None and not self.server.admit(self):
-            transport.abort()  # over a cap before any handshake: dropped, costs nothing
+            stream.abort()  # over a cap before any handshake: dropped, costs nothing
             return
         if isinstance(self.protocol, ClientProtocol):
             self.protocol.send_request(self.protocol.connect())

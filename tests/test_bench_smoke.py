@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.run import bench_remote, bench_remote_experts
+from benchmarks.run import bench_remote, bench_remote_experts, bench_soak
 from littlestone.server.net.settings import ConnectionLimits
 
 
@@ -19,3 +19,10 @@ def test_a_remote_bench_with_more_clients_than_one_address_may_hold_runs(bench):
     assert len(rows) == 2
     for name, ours, base, unit in rows:
         assert unit == "rounds/s" and ours > 0 and base > 0, name
+
+
+def test_the_soak_runs_at_a_small_size():
+    """(``make bench --quick`` runs it at 50 peers; here 10, one game each.)"""
+    rows = bench_soak(10, 1)
+    assert [unit for *_, unit in rows] == ["ms", "ms", "games/s"]
+    assert all(ours > 0 and base > 0 for _, ours, base, _ in rows)

@@ -46,22 +46,24 @@ def counting_callbacks(monkeypatch):
     return taken
 
 
-@pytest.mark.parametrize(("learner", "adversary", "spec", "rounds"), [
-    ("hedge", "random-target", "thresholds:n=15", 2 * REMOTE_BLOCK + 37),
-    ("weighted-majority", "iid:dist=zipf", "intervals:n=6", 90),  # answers p, not weights
-    ("hedge", "noisy:rate=0.3", "singletons:n=8", 120),  # a committed sequence, revealed
+@pytest.mark.parametrize(("learner", "adversary", "spec", "rounds", "seed"), [
+    ("hedge", "random-target", "thresholds:n=15", 2 * REMOTE_BLOCK + 37, 5),
+    ("weighted-majority", "iid:dist=zipf", "intervals:n=6", 90, 5),  # answers p, not weights
+    ("hedge", "noisy:rate=0.3", "singletons:n=8", 120, 5),  # a committed sequence, revealed
+    ("hedge", "random-target", "thresholds:n=99", REMOTE_BLOCK + 1, 11),  # blocks of 256, 1
+    ("hedge", "noisy:rate=0.1", "intervals:n=12", 3 * REMOTE_BLOCK, 12),
 ])
 async def test_queued_experts_rounds_have_the_round_by_round_records(
-        tmp_path, monkeypatch, learner, adversary, spec, rounds):
+        tmp_path, monkeypatch, learner, adversary, spec, rounds, seed):
     taken = counting_callbacks(monkeypatch)
     game = GameSpec(EXPERTS, rounds, make_class(spec))
     async with running_server(tmp_path) as server:
-        out = await play_remote(server.url, LEARNERS.make(learner), adversary, game, seed=5,
+        out = await play_remote(server.url, LEARNERS.make(learner), adversary, game, seed=seed,
                                 token=server.token)
     assert out["status"] == "complete", out
     key = bytes.fromhex(out["game_key"])
     local_rows: list[list[object]] = []
-    local = play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), 5, key=key,
+    local = play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), seed, key=key,
                  on_record=lambda r: local_rows.append(as_lists(r)))
     log = read_log(Path(Store(tmp_path).game(out["game_id"])["log"]))
     assert [as_lists(r) for r in log.records()] == local_rows

@@ -29,6 +29,8 @@ from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.protocol.codec import Limits
 from littlestone.server.cli.common import UsageError, emit, game_output, operator_log, table
 from littlestone.server.net import ServerSettings, serve_forever
+from littlestone.server.net.eventloop import loop_name
+from littlestone.server.net.eventloop import run as run_server
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.store import Store
 from littlestone.server.records.tokens import TokenError
@@ -99,8 +101,12 @@ def serve(args: argparse.Namespace) -> int:
             attach(server, public=public)
 
     try:
+        loop_name()  # (an event loop asked for by name, which this machine lacks)
+    except ValueError as exc:
+        raise UsageError(f"serve: {exc}") from None
+    try:
         with operator_log(args.log_level, args.log_format):
-            asyncio.run(serve_forever(settings, ready, setup))
+            run_server(serve_forever(settings, ready, setup))
     except OSError as exc:
         raise UsageError(f"serve: cannot listen on {args.host}:{args.port}: {exc.strerror}"
                          ) from None

@@ -30,6 +30,7 @@ from littlestone.games.loop import (
     FAULT,
     Commit,
     Disconnected,
+    ExpertsOutcome,
     FaultLadder,
     Forfeit,
     MoveClock,
@@ -268,8 +269,8 @@ class RemoteLearner(RemotePlayer):
             message["outcome"] = cast("OutcomeOf", self.pending)  # (an experts game's)
         return message
 
-    def told(self, record: ExpertsRecord) -> None:
-        """A queued round was scored: its outcome rides with the next advice."""
+    def told(self, record: ExpertsRecord | ExpertsOutcome) -> None:
+        """A queued round was answered: its outcome rides with the next advice."""
         self.pending = {"t": record.t, "costs": vector_to_wire(record.costs), "y": record.y}
 
 

@@ -85,6 +85,8 @@ class Broadcast:
             self._rounds(head, dict(buffers))
         elif kind == "expert":
             self._expert(head)
+        elif kind == "experts":
+            self._experts(head, dict(buffers))
         elif kind == "footer":
             self.finish(head.get("status", "aborted"), head.get("result") or {})
 
@@ -115,6 +117,28 @@ class Broadcast:
                         "y": [head["y"]], "round_loss": [float(head["loss"])],
                         "round_expected_loss": [float(head["expected_loss"])], "t": self.t,
                         **totals})
+
+    def _experts(self, head: dict[str, Any], columns: dict[str, Any]) -> None:
+        """A frame of experts rounds: the totals after its last round, and its rounds."""
+        losses = np.asarray(columns["loss"], dtype=np.float64).tolist()
+        expected = np.asarray(columns["expected_loss"], dtype=np.float64).tolist()
+        if not losses:
+            return
+        totals = self.totals
+        loss, expected_loss = totals.get("loss", 0.0), totals.get("expected_loss", 0.0)
+        for round_loss, round_expected in zip(losses, expected, strict=True):
+            loss += round_loss
+            expected_loss += round_expected
+        totals["loss"], totals["expected_loss"] = float(loss), float(expected_loss)
+        totals["regret"] = float(columns["regret"][-1])
+        totals["expected_regret"] = float(columns["expected_regret"][-1])
+        t0, n = int(head["t0"]), int(head["n"])
+        self.t = t0 + n - 1
+        if self.spectators:
+            ys = np.asarray(columns["y"], dtype=np.int64).tolist()
+            self._send({"type": "rounds", "game_id": self.game_id, "t0": t0, "n": n,
+                        "y": [None if y < 0 else y for y in ys], "round_loss": losses,
+                        "round_expected_loss": expected, "t": self.t, **totals})
 
     def finish(self, status: str, scores: dict[str, Any]) -> None:
         """The game is over: every spectator gets ``end`` (once)."""

@@ -1,6 +1,6 @@
 """Game logs: one append-only, hash-chained msgpack file per game.
 
-Layout (format version 1)::
+Layout (format version 2; the header's ``format``)::
 
     MAGIC (8 bytes: b"LSLOG\\x00\\x01\\n")
     frame, frame, ...
@@ -8,9 +8,14 @@ Layout (format version 1)::
     frame = u32 little-endian length of H | H = msgpack map | raw buffers | chain (32 bytes)
 
 ``H["kind"]`` is ``header`` (the first frame), ``rounds`` (mistake-bound rounds as
-columns), ``expert`` (one round of the experts game) or ``footer`` (the result, the last
-frame). ``H["buffers"]`` lists the raw buffers that follow it as ``[name, dtype, shape]``;
-their bytes come right after H, in that order. ``chain`` is
+columns), ``experts`` (experts rounds as columns: a block of queued rounds scored at
+once, or up to 256 rounds played one at a time; ``t0`` and ``n`` in H, each number a
+column and advice, weights and costs a matrix of a row a round, with masks of the rows
+that have them) or ``footer`` (the result, the last frame). Format 1 wrote a frame
+``expert`` per experts round instead; the reader reads both formats, so every log
+written before stays readable, replayable and verifiable. ``H["buffers"]`` lists the
+raw buffers that follow it as ``[name, dtype, shape]``; their bytes come right after H,
+in that order. ``chain`` is
 SHA-256(previous chain || the frame's bytes before it), starting from SHA-256(MAGIC): a
 changed byte anywhere breaks the chain from that frame on. The chain has no key: it finds
 corruption, not forgery (anyone can recompute it). The last frame's chain, the log's *final

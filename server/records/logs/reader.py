@@ -37,6 +37,7 @@ from littlestone.server.records.logs.format import (
     FORMAT_VERSION,
     MAGIC,
     MAX_HEADER,
+    READABLE_FORMATS,
     ForeignLog,
     LogCorrupted,
 )
@@ -141,6 +142,38 @@ def _malformed_header(head: dict[str, Any]) -> str | None:
 
 #: What the readers take from an experts round's frame (numbers; p and drawn may be None).
 _EXPERT_NUMBERS = ("t", "loss", "expected_loss", "regret", "expected_regret")
+#: The columns of a frame of experts rounds (format 2), one number a round each.
+_EXPERT_COLUMNS = ("p", "y", "drawn", "loss", "expected_loss", "regret", "expected_regret")
+#: Its vectors, a row a round: in full, or each row's SHA-256 (``NAME_sha256``).
+_EXPERT_VECTORS = ("advice", "weights", "costs")
+
+
+def _expert_rows(head: dict[str, Any], raw: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    """A frame of experts rounds (format 2, checked by :func:`_malformed`) as one dict a
+    round, with what a frame a round (format 1) holds: its numbers (p None where NaN, y
+    None where -1, x where the instance was kept), its vectors or their SHA-256."""
+    n, t0 = int(head["n"]), int(head["t0"])
+    scalars = {k: raw[k].tolist() for k in _EXPERT_COLUMNS}
+    has = {k: raw[f"has_{k}"].tolist() if f"has_{k}" in raw else [True] * n
+           for k in ("x", "advice", "weights")}
+    xs = raw["x"].tolist() if "x" in raw else None
+    rows = []
+    for i in range(n):
+        p, y = scalars["p"][i], scalars["y"][i]
+        row: dict[str, Any] = {
+            "t": t0 + i, "p": None if p != p else p, "y": None if y < 0 else y,
+            **{k: scalars[k][i] for k in _EXPERT_COLUMNS[2:]}}
+        if xs is not None and has["x"][i]:
+            row["x"] = xs[i]
+        for name in _EXPERT_VECTORS:
+            if name != "costs" and not has[name][i]:
+                continue
+            if name in raw:
+                row[name] = raw[name][i]
+            elif f"{name}_sha256" in raw:
+                row[f"{name}_sha256"] = raw[f"{name}_sha256"][i].tobytes().hex()
+        rows.append(row)
+    return rows
 
 
 def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
@@ -166,6 +199,8 @@ def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
         if not (head.get("x") is None or _is_int(head.get("x"))) or not (
                 head.get("y") is None or _is_number(head.get("y"))):
             return "an experts round whose instance or label is not a number"
+    elif kind == "experts":
+        return _malformed_experts(head, raw, game, header)
     elif kind == "footer":
         result = head.get("result", {})
         if not (isinstance(head.get("status"), str | None) and isinstance(result, dict)
@@ -175,6 +210,42 @@ def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
             if (key in _RESULT_NUMBERS and not (_is_number(value) or value is None)) or (
                     key in _RESULT_TEXT and not isinstance(value, str)):
                 return f"a footer whose result's {str(key)[:40]!r} is not what it should be"
+    return None
+
+
+def _malformed_experts(head: dict[str, Any], raw: dict[str, np.ndarray], game: Any,
+                       header: dict[str, Any] | None) -> str | None:
+    """What a frame of experts rounds (format 2) lacks of what the readers use, or None."""
+    n = head.get("n")
+    if (header or {}).get("format") == 1 or game not in (None, EXPERTS) or not _is_int(
+            n, 0) or not _is_int(head.get("t0"), 1):
+        return "experts rounds that are not an experts game's in format 2"
+    for name in _EXPERT_COLUMNS:
+        column = raw.get(name)
+        if column is None or column.shape != (n,):
+            return f"experts rounds whose {name} is not a column n long"
+    for name in ("x", "has_x", "has_advice", "has_weights"):
+        if name in raw and raw[name].shape != (n,):
+            return f"experts rounds whose {name} is not a column n long"
+    if ("x" in raw) != ("has_x" in raw):
+        return "experts rounds whose instances come without their mask"
+    d = None
+    for name in _EXPERT_VECTORS:
+        full, digests = raw.get(name), raw.get(f"{name}_sha256")
+        if full is not None and digests is not None:
+            return f"experts rounds with two {name}"
+        if name != "costs" and (full is not None or digests is not None) != (
+                f"has_{name}" in raw):
+            return f"experts rounds whose {name} come without their mask"
+        if digests is not None and (digests.shape != (n, 32) or digests.dtype != np.uint8):
+            return f"experts rounds whose {name} digests are not 32 bytes a round"
+        if full is not None:
+            if full.ndim != 2 or full.shape[0] != n or full.dtype.kind != "f" or (
+                    d is not None and full.shape[1] != d):
+                return f"experts rounds whose {name} is not a matrix n x d"
+            d = full.shape[1]
+        if name == "costs" and full is None and digests is None:
+            return "experts rounds without their costs"
     return None
 
 
@@ -259,7 +330,7 @@ def read_log(path: str | Path) -> GameLogData:
             chain, offset = digest, end
             kind = head.get("kind")
             if frame_no == 0:
-                if kind != "header" or head.get("format") != FORMAT_VERSION:
+                if kind != "header" or head.get("format") not in READABLE_FORMATS:
                     raise ForeignLog(f"{path}: unsupported log format {head.get('format')!r}")
                 header = head
             problem = _malformed(head, raw, header) if frame_no else None
@@ -281,6 +352,8 @@ def read_log(path: str | Path) -> GameLogData:
                        if k not in ("kind", "buffers") and _is_scalar(v)}
                 row.update(raw)
                 expert_rounds.append(row)
+            elif kind == "experts":
+                expert_rounds.extend(_expert_rows(head, raw))
             elif kind == "footer":
                 footer = head
             frame_no += 1

@@ -32,6 +32,7 @@ from typing import Any, BinaryIO
 import msgpack
 import numpy as np
 
+from littlestone.games.experts import SCORE_CELLS, ExpertsBlock
 from littlestone.games.game import ExpertsRecord, RoundRecord
 from littlestone.server.records.logs.format import FORMAT_VERSION, FULL_ARRAYS_MAX, MAGIC, LogError
 
@@ -109,6 +110,7 @@ class LogWriter:
         #: Rounds whose frames are in the file (what a log cut off here holds).
         self.rounds_kept = 0
         self._pending: list[RoundRecord] = []
+        self._pending_experts: list[ExpertsRecord] = []
         self._pending_since = 0.0
         #: Called with each frame after the header, (head, buffers), before it is
         #: written (the server's spectators: littlestone.server.net.spectators).
@@ -151,9 +153,16 @@ class LogWriter:
             pending, self._pending = self._pending, []
             self._rounds(pending[0].t, [r.x for r in pending], [r.p for r in pending],
                          [r.y for r in pending], [r.prediction for r in pending])
+        if self._pending_experts:
+            records, self._pending_experts = self._pending_experts, []
+            if all(r.x is None or -(1 << 63) <= int(r.x) < (1 << 63) for r in records):
+                self._experts(ExpertsBlock.from_records(records, len(records[0].costs)))
+            else:  # an instance beyond 64 bits: a frame per round (format 1's)
+                for record in records:
+                    self._expert_frame(record)
 
-    def expert(self, record: ExpertsRecord) -> None:
-        """One round of the experts game."""
+    def _expert_frame(self, record: ExpertsRecord) -> None:
+        """One round of the experts game as a frame of its own."""
         self.rounds_written += 1
         head: dict[str, Any] = {
             "kind": "expert", "t": record.t, "p": record.p, "y": record.y,
@@ -172,6 +181,55 @@ class LogWriter:
                 buffers.append((name, array))
             else:
                 head[f"{name}_sha256"] = hashlib.sha256(array.tobytes()).hexdigest()
+        self._put(head, buffers)
+
+    def expert(self, record: ExpertsRecord) -> None:
+        """One round of the experts game, played one at a time: kept until
+        :data:`ROUND_BATCH` rounds (or :data:`~littlestone.games.experts.SCORE_CELLS`
+        numbers of a vector) or :data:`BATCH_SECONDS` have gathered, then written as one
+        frame of columns, as :meth:`expert_block` writes a scored block."""
+        pending = self._pending_experts
+        if not pending:
+            self._pending_since = time.monotonic()
+        pending.append(record)
+        if (len(pending) >= ROUND_BATCH or len(pending) * len(record.costs) >= SCORE_CELLS
+                or time.monotonic() - self._pending_since >= BATCH_SECONDS):
+            self._flush_pending()
+
+    def expert_block(self, block: ExpertsBlock) -> None:
+        """Scored rounds of the experts game as one frame of columns (format 2): the
+        scalars of each round as a column each, advice, weights and costs as matrices
+        (rows a round; beyond :data:`~.format.FULL_ARRAYS_MAX` experts, each row's
+        SHA-256), with a mask of the rows that have advice, weights or an instance."""
+        self._flush_pending()
+        self._experts(block)
+
+    def _experts(self, block: ExpertsBlock) -> None:
+        n = block.n
+        self.rounds_written += n
+        head: dict[str, Any] = {"kind": "experts", "t0": block.t0, "n": n}
+        buffers: list[tuple[str, Any]] = []
+        if block.has_x.any():
+            buffers.append(("x", np.ascontiguousarray(block.x, dtype="<i8")))
+            buffers.append(("has_x", block.has_x.astype(np.uint8)))
+        for name in ("advice", "weights", "costs"):
+            matrix = getattr(block, name)
+            if matrix is None:
+                continue
+            if name != "costs":
+                buffers.append((f"has_{name}", getattr(block, f"has_{name}").astype(np.uint8)))
+            matrix = np.ascontiguousarray(matrix, dtype="<f8")
+            if matrix.shape[1] <= FULL_ARRAYS_MAX:
+                buffers.append((name, matrix))
+            else:
+                digests = b"".join(hashlib.sha256(row.tobytes()).digest() for row in matrix)
+                buffers.append((f"{name}_sha256",
+                                np.frombuffer(digests, dtype=np.uint8).reshape(n, 32)))
+        buffers += [("p", np.ascontiguousarray(block.p, dtype="<f8")),
+                    ("y", np.ascontiguousarray(block.y, dtype=np.int8)),
+                    ("drawn", np.ascontiguousarray(block.drawn, dtype="<i8"))]
+        buffers += [(name, np.ascontiguousarray(getattr(block, name), dtype="<f8"))
+                    for name in ("loss", "expected_loss", "regret", "expected_regret")]
         self._put(head, buffers)
 
     @property
@@ -263,5 +321,5 @@ class LogWriter:
         self._file.write(self._chain)
         self.bytes_written += sum(len(p) for p in pieces) + 32
         self._file.flush()  # in the OS's hands: a killed process loses nothing
-        self.rounds_kept += int(head["n"]) if head["kind"] == "rounds" else (
+        self.rounds_kept += int(head["n"]) if head["kind"] in ("rounds", "experts") else (
             1 if head["kind"] == "expert" else 0)
