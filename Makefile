@@ -62,10 +62,10 @@ docs-strict: $(VENV)
 	$(MKDOCS) build --strict --quiet
 	$(BIN)/python -m tools.prose $(PROSE)
 
-# The notebooks of docs/ run in `make test` (tests/test_notebooks.py: nbclient, a fresh
+# The notebooks of docs/ run in `make test` (tests/docs/test_notebooks.py: nbclient, a fresh
 # kernel each, their text outputs compared); this executes them and writes their outputs.
 notebooks: $(VENV)
-	$(BIN)/python -m tests.test_notebooks
+	$(BIN)/python -m tests.docs.test_notebooks
 
 bench: $(VENV)
 	$(BIN)/python -m benchmarks.run

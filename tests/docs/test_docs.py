@@ -20,9 +20,8 @@ import pytest
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS, Learner
+from tests.support import ROOT
 from tools import prose
-
-ROOT = Path(__file__).resolve().parent.parent
 
 #: A student's first learner: the student guide's first code block (predict, update, a
 #: one-line docstring, no example, no ``games``), so that the guide cannot drift from it.

@@ -19,7 +19,7 @@ def _modules() -> list[str]:
     names = ["littlestone"]
     names += [m.name for m in pkgutil.walk_packages(littlestone.__path__, "littlestone.")
               if not m.name.endswith("__main__")]
-    return [*sorted(names), "tests.agents_for_tests"]
+    return [*sorted(names), "tests.support.agents_for_tests"]
 
 
 def _examples() -> list[doctest.DocTest]:

@@ -1,7 +1,7 @@
 """The notebooks of docs/ run, and show what they say: each is executed on a fresh
 kernel (nbclient), and what its cells print (text outputs: results' reprs, tables,
 stdout) equals what the notebook keeps. A notebook gone stale:
-``python -m tests.test_notebooks`` executes them again and writes their outputs
+``python -m tests.docs.test_notebooks`` executes them again and writes their outputs
 (``make notebooks``)."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
+
 NOTEBOOKS = sorted((ROOT / "docs").glob("*.ipynb"))
 #: Seconds one cell may take (a sweep on a busy machine).
 CELL_TIMEOUT = 300
@@ -63,7 +64,7 @@ def test_a_notebook_runs_and_shows_what_it_keeps(path, tmp_path):
     kept = nbformat.read(path, as_version=4)
     ran = executed(path, tmp_path)  # (a cell that raises fails here: CellExecutionError)
     assert shown(ran) == shown(kept), (
-        f"{path.name} is stale: python -m tests.test_notebooks writes its outputs again")
+        f"{path.name} is stale: python -m tests.docs.test_notebooks writes its outputs again")
     assert not list(tmp_path.iterdir()), "a notebook wrote into its working folder"
 
 

@@ -19,8 +19,9 @@ from littlestone.learners import LEARNERS
 from littlestone.local import play
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.verify import verify
-from tests.cheaters import CoinPredictor, DrawCharger, TargetRecomputer
-from tests.servers import running_server
+from tests.support import HOSTILE
+from tests.support.cheaters import CoinPredictor, DrawCharger, TargetRecomputer
+from tests.support.servers import running_server
 
 TREE = GameSpec(MISTAKE_BOUND, 20, make_class("thresholds:n=1023"))  # Ldim 10
 SEEDS = (0, 3, 17, 42)
@@ -167,13 +168,12 @@ def test_verify_refuses_a_footer_key_that_is_not_the_committed_one(tmp_path):
 
 
 def test_the_tournament_cheats_are_real_in_process():
-    """The submissions tests/test_tournament.py shows failing in a tournament do win
-    where nothing is secret: in process, with the public key of --seed S (and S on the
-    command line for the target reader)."""
+    """The submissions tests/server/tournament/test_tournament.py shows failing in a
+    tournament do win where nothing is secret: in process, with the public key of
+    --seed S (and S on the command line for the target reader)."""
     import sys
-    from pathlib import Path
 
-    hostile = Path(__file__).parent / "hostile"
+    hostile = HOSTILE
     coin = LEARNERS.make(f"{hostile}/coin_predictor.py:CoinPredictor")
     assert play(TREE, coin, ADVERSARIES.make("shattered-tree"), 5).mistakes == 0
     game = GameSpec(MISTAKE_BOUND, 200, make_class("thresholds:n=255"))

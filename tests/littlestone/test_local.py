@@ -11,7 +11,7 @@ from littlestone.games.errors import SpecError, UnsupportedGame
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from tests.agents_for_tests import (
+from tests.support.agents_for_tests import (
     AlternatingCosts,
     CrashingLearner,
     OutsideAdversary,

@@ -22,7 +22,7 @@ from littlestone.server.cli import main
 from littlestone.server.net import FAULTS_TO_FORFEIT
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 
 class OutOfRange(Learner):

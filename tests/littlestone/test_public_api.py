@@ -1,7 +1,7 @@
 """The short public API: ``from littlestone import Learner, Adversary, play, ...``, each
 name imported on first use, so that ``import littlestone`` stays cheap (issue 24), and
 typed for checkers by ``littlestone/__init__.pyi``. What the Python API's functions do
-is tests/test_python_api.py's (issue 29)."""
+is tests/littlestone/test_python_api.py's (issue 29)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ import inspect
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import littlestone
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.support import ROOT
 
 #: Every public name but ``__version__``, and the module it comes from.
 HOMES = {
@@ -80,7 +78,7 @@ def test_a_public_name_is_the_object_of_its_home(name):
 
 @pytest.mark.parametrize("name", PUBLIC)
 def test_every_public_name_has_a_docstring_with_an_example(name):
-    """(tests/test_docstrings.py runs the examples, in the modules that define them.)"""
+    """(tests/docs/test_docstrings.py runs the examples, in the modules that define them.)"""
     doc = inspect.getdoc(getattr(littlestone, name))
     assert doc is not None and ">>> " in doc, name
 

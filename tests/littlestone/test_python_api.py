@@ -22,7 +22,7 @@ from littlestone.games.errors import LittlestoneError
 from littlestone.games.ldim import verify_shattered
 from littlestone.learners import LEARNERS
 from littlestone.results import Dimensions, Game, PlayedRounds
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 pd = pytest.importorskip("pandas")
 matplotlib = pytest.importorskip("matplotlib")

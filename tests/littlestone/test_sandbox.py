@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from littlestone.sandbox import UID_BASE, Limits, Sandbox
+from tests.support import HOSTILE
 
 pytestmark = pytest.mark.skipif(Sandbox.unavailable() is not None,
                                 reason=f"no sandbox here: {Sandbox.unavailable()}")
@@ -190,7 +191,7 @@ def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
         return original(self, submission, args, timeout, stdin, *more)
 
     monkeypatch.setattr(Sandbox, "run", spy)
-    agent = Path(__file__).parent / "hostile" / "chatty.py"
+    agent = HOSTILE / "chatty.py"
     config = tmp_path / "t.toml"
     config.write_text(f'learners = ["{agent}:MajorityVote"]\nadversaries = ["random-target"]\n'
                       '[tournament]\nname = "creds"\nrounds = 5\nseeds = 1\n'

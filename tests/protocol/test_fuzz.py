@@ -1,11 +1,11 @@
-"""Fuzzing (hypothesis): the sans-I/O cores directly (tests/fuzzing.py: the codec, the
+"""Fuzzing (hypothesis): the sans-I/O cores directly (tests/support/fuzzing.py: the codec, the
 message checks, the rules and opponents a peer asks for, the session state machine, both
 referees, whole games through the remote players and the driver over a connection in
 memory), then a few hundred mutated frames mid-game over real loopback sockets.
 
 Every property asserts that nothing but the typed error escapes and that the state
 after it is consistent. The examples are derandomized (the same cases on every run);
-``python -m tests.fuzz_long --cases N`` runs fresh ones for as long as one likes.
+``python -m tests.support.fuzz_long --cases N`` runs fresh ones for as long as one likes.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.store import Store
-from tests.fuzzing import frames, messages, run
+from tests.support.fuzzing import frames, messages, run
 
 #: Hypothesis examples per property, and the inputs (frames, messages, rules, moves)
 #: they must hold at least: over 10,000 in all.

@@ -35,6 +35,7 @@ from littlestone.server.cli import main
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import MAGIC
 from littlestone.server.records.store import Store
+from tests.support import ROOT
 
 # -- running the command line -------------------------------------------------------------
 
@@ -414,7 +415,7 @@ def test_control_codes_inside_a_log_are_shown_escaped(genuine, tmp_path):
 
 # -- tournament configs ---------------------------------------------------------------------
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def tournament_toml(folder: Path, learners: list[str], adversaries: list[str],

@@ -40,8 +40,8 @@ from littlestone.server.net.admission import TICKETS_MAX, Credentials, Ticket
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.store import Store
 from littlestone.server.web import play as web_play
-from tests.test_web import _raw, get, running_server
-from tests.test_web_play import RULES, ask, hello, ticket
+from tests.server.web.test_web import _raw, get, running_server
+from tests.server.web.test_web_play import RULES, ask, hello, ticket
 
 EVIL = "<script>alert(1)</script><img src=x onerror=alert(2)>"
 

@@ -1,7 +1,7 @@
-"""The long fuzz run, by hand: every property of tests/fuzzing.py on fresh random cases.
+"""The long fuzz run, by hand: every property of tests/support/fuzzing.py on fresh random cases.
 
-    .venv/bin/python -m tests.fuzz_long --cases 20000            # each property
-    .venv/bin/python -m tests.fuzz_long --cases 5000 --only session codec
+    .venv/bin/python -m tests.support.fuzz_long --cases 20000            # each property
+    .venv/bin/python -m tests.support.fuzz_long --cases 5000 --only session codec
 
 Exits 1 with hypothesis's minimal failing case (and a ``@reproduce_failure`` blob) when a
 property fails; prints the examples and inputs each ran.
@@ -14,11 +14,11 @@ import sys
 import time
 import traceback
 
-from tests.fuzzing import CASES, run
+from tests.support.fuzzing import CASES, run
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz_long", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m tests.support.fuzz_long", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=int, default=20_000,
                         help="hypothesis examples per property (default 20000)")

@@ -6,8 +6,8 @@ Each ``*_case`` function is one property: it takes one generated input and asser
 no exception but the typed one escapes (a :class:`ProtocolError` with a code PROTOCOL.md
 section 6 names, a referee's :class:`MoveError`) and that the state after it is
 consistent. :func:`run` drives a property for a number of generated cases and returns
-how many ran; tests/test_fuzz.py runs each a few thousand times, ``python -m
-tests.fuzz_long --cases N`` as long as one likes.
+how many ran; tests/protocol/test_fuzz.py runs each a few thousand times, ``python -m
+tests.support.fuzz_long --cases N`` as long as one likes.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import asyncio
 import collections
 import math
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -39,6 +38,7 @@ from littlestone.protocol.messages import ROLES, SCHEMAS, check
 from littlestone.protocol.session import LOBBY_MESSAGES, ROLE_MESSAGES, ServerSession
 from littlestone.server.net.policy import Opponents, admit, admit_rules
 from littlestone.server.net.settings import Budgets
+from tests.support import ROOT
 
 __all__ = ["CASES", "run"]
 
@@ -265,7 +265,7 @@ def opponents(draw: st.DrawFn) -> tuple[str, str]:
     return role, spec
 
 
-HERE = str(Path(__file__).resolve().parents[1])
+HERE = str(ROOT)
 OPPONENT_RULES: list[dict[str, Any]] = [
     {"game": "mistake-bound", "class": "thresholds:n=15", "rounds": 20},
     {"game": "mistake-bound", "class": "halfspaces:d=3,margin=0.2", "rounds": 20},

@@ -20,7 +20,7 @@ from littlestone.games.ldim import class_ldim
 from littlestone.learners import LEARNERS
 from littlestone.learners.experts import Hedge
 from littlestone.local import play
-from tests.agents_for_tests import (
+from tests.support.agents_for_tests import (
     ChargeTheLeader,
     FixedSequence,
     FractionalAdvice,

@@ -16,7 +16,7 @@ from littlestone.games.classes import MatrixClass, make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from tests.agents_for_tests import PerceptronSpoiler, Spoiler
+from tests.support.agents_for_tests import PerceptronSpoiler, Spoiler
 
 HALVING_CLASSES = [
     "thresholds:n=1023",

@@ -16,7 +16,7 @@ from littlestone.games.pac import distribution, longest_survivor
 from littlestone.learners import LEARNERS
 from littlestone.learners.conservative import Conservative
 from littlestone.local import play
-from tests.agents_for_tests import PerceptronSpoiler, Spoiler
+from tests.support.agents_for_tests import PerceptronSpoiler, Spoiler
 
 #: Classes the wrapped learners are played on (a learner is wrapped on those where it
 #: prints a mistake bound).

@@ -14,7 +14,7 @@ from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.learners.experts import project_to_simplex
 from littlestone.local import play
-from tests.agents_for_tests import ChargeTheLeader, RandomCosts, Spoiler
+from tests.support.agents_for_tests import ChargeTheLeader, RandomCosts, Spoiler
 
 SEEDS = 20
 

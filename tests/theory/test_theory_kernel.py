@@ -19,7 +19,7 @@ from littlestone.games.polynomial import QuadraticThresholds
 from littlestone.learners import LEARNERS
 from littlestone.learners.kernel import nonseparable_bound
 from littlestone.local import play
-from tests.agents_for_tests import FixedSequence, Spoiler
+from tests.support.agents_for_tests import FixedSequence, Spoiler
 
 
 def certificate_bound(hclass: QuadraticThresholds, h: int) -> float:

@@ -19,7 +19,7 @@ from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSpec
 from littlestone.games.mistake_bound import MistakeBoundReferee
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 
 def agnostic(d: int, margin: float) -> GameSpec:

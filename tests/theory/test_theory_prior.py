@@ -17,7 +17,7 @@ from littlestone.games.ldim import class_ldim
 from littlestone.games.priors import entropy_bits, prior
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from tests.agents_for_tests import Spoiler
+from tests.support.agents_for_tests import Spoiler
 
 CLASSES = ["thresholds:n=31", "intervals:n=8", "monotone-disjunctions:n=4"]
 PRIORS = [("uniform", 1.0), ("zipf", 1.0), ("geometric", 0.5), ("geometric", 1.0)]

@@ -18,8 +18,8 @@ from littlestone.games.ldim import class_ldim
 from littlestone.games.randomized import class_randomized_value
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from tests.agents_for_tests import Spoiler
-from tests.test_adversaries import learners_for
+from tests.adversaries.test_adversaries import learners_for
+from tests.support.agents_for_tests import Spoiler
 
 
 def random_matrix(seed: int, rows: int = 7, cols: int = 6) -> MatrixClass:

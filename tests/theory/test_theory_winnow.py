@@ -22,8 +22,8 @@ from littlestone.games.classes import Disjunctions, SparseDisjunctions, make_cla
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from tests.agents_for_tests import Spoiler
-from tests.test_adversaries import learners_for
+from tests.adversaries.test_adversaries import learners_for
+from tests.support.agents_for_tests import Spoiler
 
 
 def winnow2_bound(n: int, k: int, alpha: float, theta: float) -> float:

@@ -23,7 +23,7 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.server.net.settings import Budgets
 from littlestone.server.records.store import Store
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 RULES = {"game": "mistake-bound", "class": "thresholds:n=15", "rounds": 20}
 

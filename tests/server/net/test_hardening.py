@@ -31,7 +31,7 @@ from littlestone.server.net.settings import LOBBY_FAULTS, ConnectionLimits
 from littlestone.server.records.logs import ForeignLog, read_log
 from littlestone.server.records.store import Store
 from littlestone.transport import connect as connect_raw
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 GAME = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=63"))
 CHALLENGE = {"type": "challenge", "opponent": "random-target", "seed": 3,

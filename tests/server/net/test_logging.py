@@ -27,7 +27,7 @@ from littlestone.server.cli import main
 from littlestone.server.net.peers import REFUSALS_LOGGED
 from littlestone.server.net.settings import ConnectionLimits
 from littlestone.server.records.store import Store
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 RULES = {"game": "mistake-bound", "class": "thresholds:n=8", "experts": None, "rounds": 6,
          "horizon": 6}

@@ -32,7 +32,7 @@ from littlestone.server.net import GameServer
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.ranking import fault
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 MB = {"game": "mistake-bound", "class": "thresholds:n=8", "rounds": 4}
 SALT = bytes(range(16))

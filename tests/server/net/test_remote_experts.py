@@ -22,7 +22,7 @@ from littlestone.server.net import players
 from littlestone.server.net.settings import REMOTE_BLOCK
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 HELLO = {"type": "hello", "version": 1, "role": "learner", "agent": "raw", "token": None,
          "capabilities": []}

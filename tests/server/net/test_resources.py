@@ -35,8 +35,8 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.server.cli import main
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.logs import writer as log_writer
-from tests.servers import running_server
-from tests.test_web import running_server as running_web_server
+from tests.server.web.test_web import running_server as running_web_server
+from tests.support.servers import running_server
 
 #: The issue's "on time": an honest challenge's ``start`` within this many seconds.
 HONEST_START_S = 1.0
@@ -143,7 +143,7 @@ async def test_a_move_past_its_cpu_seconds_is_the_agents_over_budget_fault(tmp_p
     """A move of a hosted agent that needs more than ``--move-cpu`` seconds is stopped
     there (its process's CPU clock) and is its ``over_budget`` fault on the ladder:
     SOA's prediction is lost (the adversary is shown 1/2) and the game goes on (the
-    third such fault would forfeit it: ``tests/test_loop.py``). The process is gone
+    third such fault would forfeit it: ``tests/games/test_loop.py``). The process is gone
     when the game ends. (SOA's first predictions on this class take seconds of CPU:
     exact Ldim of both halves from a cold cache; once x = 5 is labelled, little.)"""
     budgets = Budgets(setup_cpu_s=60.0, move_cpu_s=0.02, ldim_work=50_000_000)

@@ -6,12 +6,12 @@ import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from littlestone.server.net.spectators import Broadcast
 from littlestone.server.records.store import Store
+from tests.support import ROOT
 
 
 class Spectator:
@@ -79,7 +79,7 @@ def test_the_watch_command_follows_a_game_to_its_end(tmp_path, capsys):
     player = None
     try:
         url = server.stdout.readline().split()[3]
-        agents = Path(__file__).with_name("agents_for_tests.py")
+        agents = ROOT / "tests" / "support" / "agents_for_tests.py"
         player = subprocess.Popen(
             [sys.executable, "-m", "littlestone", "connect", url, "--learner",
              f"{agents}:SlowLearner:ms=3", "--vs", "random-target", "--class",

@@ -25,7 +25,7 @@ from littlestone.protocol.messages import vector_to_wire
 from littlestone.server.net import GameServer
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 MB = {"game": "mistake-bound", "class": "thresholds:n=8", "rounds": 6}
 EXPERTS3 = {"game": "experts", "class": None, "experts": 3, "rounds": 6}

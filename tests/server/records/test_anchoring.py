@@ -33,7 +33,7 @@ from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import ForeignLog, LogWriter, read_log
 from littlestone.server.records.store import Store, anchor_hmac
 from littlestone.server.records.verify import verify
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 GAME = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=63"))
 

@@ -28,7 +28,7 @@ from littlestone.server.records.replay import against, export
 from littlestone.server.records.resimulation import filled, is_compact
 from littlestone.server.records.store import Store
 from littlestone.server.records.verify import verify
-from tests.servers import running_server
+from tests.support.servers import running_server
 
 GAMES = [
     (GameSpec(MISTAKE_BOUND, 300, make_class("thresholds:n=63")), "halving", "random-target"),

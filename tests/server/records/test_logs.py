@@ -22,7 +22,7 @@ from littlestone.server.records.logs import MAGIC, LogCorrupted, LogError, read_
 from littlestone.server.records.replay import against
 from littlestone.server.records.store import Store
 from littlestone.server.records.verify import verify
-from tests.agents_for_tests import NoisyAdvice, Spoiler
+from tests.support.agents_for_tests import NoisyAdvice, Spoiler
 
 GAMES = [
     (MISTAKE_BOUND, "thresholds:n=255", None, "halving", "random-target", 9000),

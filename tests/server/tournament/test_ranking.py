@@ -19,7 +19,7 @@ from littlestone.local import play
 from littlestone.server.cli import main
 from littlestone.server.tournament import rank
 from littlestone.server.tournament.ranking import score
-from tests.agents_for_tests import CrashingLearner, OutOfRangeLearner, OutsideAdversary
+from tests.support.agents_for_tests import CrashingLearner, OutOfRangeLearner, OutsideAdversary
 
 T = 30
 CLASS = "thresholds:n=15"  # Ldim 4

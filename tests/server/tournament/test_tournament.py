@@ -14,9 +14,9 @@ import pytest
 from littlestone.server.cli import main
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import ConfigError, load_config, rank
+from tests.support import HOSTILE, ROOT
 
-HOSTILE = Path(__file__).parent / "hostile"
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def write_config(tmp_path: Path, name: str, learners: list[str], adversaries: list[str],

@@ -12,7 +12,6 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -21,7 +20,8 @@ import pytest
 from littlestone import transport
 from littlestone.server.net.settings import ConnectionLimits
 from littlestone.transport import connect
-from tests.test_web import _raw, get, play_one, running_server
+from tests.server.web.test_web import _raw, get, play_one, running_server
+from tests.support import ROOT
 
 
 @contextlib.asynccontextmanager
@@ -263,7 +263,7 @@ def no_tracebacks(caplog: Any) -> None:
 
 async def test_odd_methods_paths_and_headers_fail_cleanly(tmp_path, caplog):
     async with running_server(tmp_path, public=True) as server:
-        source = Path(__file__).parents[1]
+        source = ROOT
         for request in ODD:
             answer = await _raw(server.port, request)
             status = answer.split(b"\r\n", 1)[0]

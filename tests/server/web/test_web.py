@@ -1,5 +1,5 @@
 """The web page's routes and JSON API on the game server's own port (littlestone.server.web),
-and the tournament report's charts; the browser's view is tests/test_web_browser.py."""
+and the tournament report's charts; the browser's view is tests/server/web/test_web_browser.py."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ from littlestone.server.tournament import rank
 from littlestone.server.tournament.report import write_report
 from littlestone.server.web import attach
 from littlestone.transport import connect
+from tests.support import ROOT
 
 
 @contextlib.asynccontextmanager
@@ -657,7 +658,7 @@ def test_no_value_is_escaped_by_hand():
     """The page, the report and the charts leave escaping to the templates' environment
     (autoescape on): no ``escape()`` in their code, no template that switches it off or
     marks a value safe, and markup made from a string only of a rendered template."""
-    root = Path(__file__).resolve().parent.parent
+    root = ROOT
     code = [*sorted((root / "server" / "web").glob("*.py")),
             root / "server" / "tournament" / "report.py", root / "littlestone" / "charts.py"]
     templates = [*sorted((root / "server" / "web" / "templates").iterdir()),

@@ -27,11 +27,12 @@ from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, rank, run_tournament
 from littlestone.server.web import attach
+from tests.support import ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+DOCS = ROOT / "docs"
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
                                 reason="no /usr/bin/chromium (apt-get install chromium)")

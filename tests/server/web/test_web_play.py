@@ -1,7 +1,7 @@
 """Playing on the page, server side (littlestone.server.web.play, the play tickets of
 littlestone.server.net.admission, the ``human`` capability): the page's script is one
 more client, and it gets nothing a peer cannot get. The browser itself plays in
-tests/test_web_browser.py."""
+tests/server/web/test_web_browser.py."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from littlestone.server.net.admission import Credentials
 from littlestone.server.net.settings import ConnectionLimits, ServerSettings
 from littlestone.server.records.store import Store
 from littlestone.server.web import play
-from tests.test_web import get, running_server
+from tests.server.web.test_web import get, running_server
 
 RULES = {"game": "mistake-bound", "class": "thresholds:n=7", "experts": None, "rounds": 3,
          "horizon": 3}

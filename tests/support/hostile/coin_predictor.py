@@ -1,5 +1,5 @@
 """A submission that predicts the referee's coin from the public seed derivation (as
-tests/cheaters.py's CoinPredictor, self-contained: a submission sees only its own file)."""
+tests/support/cheaters.py's CoinPredictor, self-contained: a submission sees only its own file)."""
 
 import numpy as np
 
