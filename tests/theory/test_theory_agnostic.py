@@ -1,6 +1,8 @@
-"""docs/theory.md's agnostic rows: Hedge over the SOA experts (UML Lemma 21.13, Thm 21.10)
-within sqrt(2 T ln N) against the best hypothesis, and the noisy shattered tree forcing
-Omega(sqrt(Ldim T)) on every learner."""
+"""docs/theory.md's agnostic rows (UML Lemma 21.13, Thm 21.10): Hedge over the SOA experts
+within sqrt(2 T ln N) against the best hypothesis; the noisy shattered tree forcing
+Omega(sqrt(Ldim T)) on every learner; and Thm 21.10 whole (issue 31, item 1): the
+agnostic learner keeps sqrt(2 T min(ln|H|, ln N)) <= sqrt(2 min{ln|H|, Ldim ln(eT)} T),
+and soa-experts prints Sauer's form of N only where it holds (T >= Ldim)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import FiniteClass, MatrixClass, make_class
-from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import LdimSolver, class_ldim
 from littlestone.learners import LEARNERS
 from littlestone.learners.agnostic import log_flip_sets
@@ -106,3 +108,83 @@ def test_refusals():
     free = GameSpec(EXPERTS, 10, experts=3)
     assert "finite class" in (LEARNERS.make("soa-experts").unsupported(free) or "")
     assert "finite class" in (ADVERSARIES.make("noisy-tree").unsupported(free) or "")
+
+
+# -- Thm 21.10 whole: the agnostic learner and Sauer's form ------------------------------
+
+CASES = [  # class, T, the experts Thm 21.10's min picks
+    ("thresholds:n=15", 150, "class"), ("thresholds:n=15", 400, "class"),
+    ("intervals:n=6", 200, "class"), ("singletons:n=300", 100, "soa"),
+    ("singletons:n=400", 150, "soa"),
+]
+
+
+@pytest.mark.parametrize(("spec", "rounds", "experts"), CASES)
+def test_agnostic_within_sqrt_2_t_min_ln_size_ln_n(spec, rounds, experts):
+    hclass = make_class(spec)
+    assert isinstance(hclass, FiniteClass)
+    game = GameSpec(EXPERTS, rounds, hclass)
+    ldim = class_ldim(hclass)[0]
+    log_size, log_n = math.log(hclass.size), log_flip_sets(rounds, ldim)
+    assert experts == ("class" if log_size <= log_n else "soa")
+    bound = math.sqrt(2 * rounds * min(log_size, log_n))
+    assert bound <= math.sqrt(2 * min(log_size, ldim * math.log(math.e * rounds)) * rounds)
+    worst = 0.0
+    for adversary in ("noisy:rate=0.2", "noisy-tree", "random-target"):
+        for seed in (0, 1):
+            learner = LEARNERS.make("agnostic")
+            result = play(game, learner, ADVERSARIES.make(adversary), seed)
+            assert result.complete, result.message
+            assert learner.experts == experts
+            assert result.bound is not None and result.bound.value == pytest.approx(bound)
+            assert result.expected_regret <= result.bound.value
+            worst = max(worst, result.expected_regret / bound)
+    assert worst >= 0.2, worst  # the measurement is not vacuous
+
+
+def test_soa_experts_alone_passes_the_ln_size_form_where_agnostic_keeps_it():
+    """thresholds:n=15, T = 400, random-target: soa-experts' regret passes sqrt(2 T ln 16)
+    = 47.1 (its own bound is 128.9), while agnostic, Hedge over H there, stays below."""
+    game = GameSpec(EXPERTS, 400, make_class("thresholds:n=15"))
+    form = math.sqrt(2 * 400 * math.log(16))
+    soa = [play(game, LEARNERS.make("soa-experts"), ADVERSARIES.make("random-target"), seed)
+           for seed in range(3)]
+    ours = [play(game, LEARNERS.make("agnostic"), ADVERSARIES.make("random-target"), seed)
+            for seed in range(3)]
+    assert max(r.expected_regret for r in soa) > form
+    assert all(r.bound is not None and r.expected_regret <= r.bound.value <= form + 1e-9
+               for r in ours)
+
+
+def test_agnostic_plays_the_mistake_bound_game_too():
+    game = GameSpec(MISTAKE_BOUND, 100, make_class("singletons:n=300"))
+    result = play(game, LEARNERS.make("agnostic"), ADVERSARIES.make("shattered-tree"), 0)
+    assert result.complete and result.bound is not None
+    assert result.expected_mistakes <= result.bound.value  # the target errs nowhere
+
+
+@pytest.mark.parametrize("spec", ["thresholds:n=15", "intervals:n=6", "monotone-disjunctions:n=3"])
+def test_sauer_form_printed_only_when_it_holds(spec):
+    """N = sum_{l <= L} C(T, l) <= (eT/L)^L needs T >= L; below, N = 2^T, and (eT/L)^L can be
+    smaller (thresholds:n=15, T = 2: N = 4 > (2e/4)^4 = 3.41). N <= (eT)^L always."""
+    hclass = make_class(spec)
+    assert isinstance(hclass, FiniteClass)
+    ldim = class_ldim(hclass)[0]
+    for rounds in range(1, 120):
+        log_n = log_flip_sets(rounds, ldim)
+        assert log_n <= ldim * math.log(math.e * rounds) + 1e-12
+        sauer = ldim * math.log(math.e * rounds / ldim)
+        if rounds >= ldim:
+            assert log_n <= sauer + 1e-12
+        else:
+            assert log_n == pytest.approx(rounds * math.log(2))
+        learner = LEARNERS.make("soa-experts")
+        game = GameSpec(EXPERTS, rounds, hclass)
+        learner.start(game, 0)
+        bound = learner.bound(game)
+        assert bound is not None and bound.value == pytest.approx(math.sqrt(2 * rounds * log_n))
+        assert ("Sauer" in bound.name) == (rounds >= ldim)
+        assert ("2^T" in bound.name) == (rounds < ldim)
+    if spec == "thresholds:n=15":  # the counterexample of issue 31
+        assert math.exp(log_flip_sets(2, ldim)) == pytest.approx(4)
+        assert (2 * math.e / ldim) ** ldim == pytest.approx(3.41, abs=0.01)
