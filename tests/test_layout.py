@@ -105,6 +105,7 @@ def _source_files() -> list[str]:
     return [f for f in listed if os.path.lexists(ROOT / f)]
 
 
+@pytest.mark.slow
 def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
     """Build the wheel from a copy of the source (not this checkout, which may hold
     build leftovers) and list what it would put into site-packages."""
@@ -149,6 +150,7 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
     assert "littlestone = littlestone.server.cli:main" in entry
 
 
+@pytest.mark.slow
 def test_version_and_help_from_the_command_line(tmp_path):
     """From another folder, so that only the installed package can answer."""
     version = subprocess.run([sys.executable, "-m", "littlestone", "--version"], cwd=tmp_path,

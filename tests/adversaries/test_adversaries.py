@@ -160,6 +160,7 @@ def test_perceptron_margin_refusals():
              LEARNERS.make("perceptron"), ADVERSARIES.make("perceptron-margin:gamma=0.2"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "k"), [(16, 1), (12, 2), (30, 3), (8, 6), (200, 2), (64, 3)])
 def test_winnow_lower_bound_forces_its_number(n, k):
     hclass = make_class(f"k-disjunctions:n={n},k={k}")
@@ -220,6 +221,7 @@ PAIRS = [
 ]
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), which=st.integers(0, len(PAIRS) - 1))
 def test_no_adversary_ever_breaks_a_rule(seed, which):

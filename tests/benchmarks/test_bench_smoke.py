@@ -11,6 +11,7 @@ from benchmarks.run import bench_remote, bench_remote_experts
 from littlestone.server.net.settings import ConnectionLimits
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bench", [bench_remote, bench_remote_experts])
 def test_a_remote_bench_with_more_clients_than_one_address_may_hold_runs(bench):
     clients = ConnectionLimits().per_address + 6

@@ -37,6 +37,7 @@ def littlestone(*args: str, cwd: Path, timeout: float = 200) -> subprocess.Compl
 # -- a student's first try ------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_first_learner_passes_check_with_advice_to_add_an_example(tmp_path):
     """No docstring example is advice, not a failure: exit status 0, and the advice is
     shown; a tournament would play the file."""
@@ -62,6 +63,7 @@ def test_a_first_learner_passes_check_with_advice_to_add_an_example(tmp_path):
     assert not rows["plays a game"]["advice"] and rows["plays a game"]["refereed"]
 
 
+@pytest.mark.slow
 def test_a_failing_docstring_example_still_fails(tmp_path):
     """Advice is for a missing example; an example that fails is a bug (exit status 1)."""
     (tmp_path / "wrong.py").write_text(FIRST_LEARNER.replace(
@@ -108,6 +110,7 @@ def _serve(data: Path) -> tuple[subprocess.Popen[str], str]:
     return server, server.stdout.readline().split()[3]  # "littlestone serving on URL ..."
 
 
+@pytest.mark.slow
 def test_a_client_whose_server_shuts_down_says_so_in_one_line(tmp_path):
     """SIGTERM on the server mid-game: the client prints one line and exits 2."""
     from littlestone.server.records.store import Store
@@ -230,6 +233,7 @@ def test_the_cli_page_has_every_command_and_option():
     assert "probe" not in by_name and "--in-sandbox" not in page  # hidden: a tournament's own
 
 
+@pytest.mark.slow
 def test_the_spec_tables_list_every_registered_class_and_agent():
     import littlestone.server.records.replay  # noqa: F401 - registers replay
     from littlestone.adversaries import ADVERSARIES
@@ -327,6 +331,7 @@ def test_every_command_the_guides_show_parses():
     assert seen >= 20
 
 
+@pytest.mark.slow
 def test_the_guides_outputs_are_what_the_commands_print(tmp_path, monkeypatch, capsys):
     """The fast commands of the guides (ldim, play, pac) run, and every line they show
     (but run-dependent keys and ``...``) is a line of what they print."""

@@ -55,6 +55,7 @@ def test_there_are_notebooks():
     assert {p.name for p in NOTEBOOKS} >= {"first-learner.ipynb", "theorem-table.ipynb"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_a_notebook_runs_and_shows_what_it_keeps(path, tmp_path):
     pytest.importorskip("nbclient")

@@ -11,6 +11,7 @@ import pytest
 from tools.readme_examples import BLOCKS, README, SLOW, blocks, normalised, run_block
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n in BLOCKS if n not in SLOW])
 def test_a_readme_example_is_current(name):
     if name == "check" and shutil.which("bwrap") is None:

@@ -62,6 +62,7 @@ def test_the_coin_predictor_wins_in_process_where_nothing_is_secret(seed):
     assert result.mistakes == 0 and result.expected_mistakes >= 5
 
 
+@pytest.mark.slow
 async def test_the_coin_predictor_gains_nothing_against_a_server(tmp_path):
     """Over the network the game key is secret: the search finds nothing, and the
     realised mistakes behave like an honest coin's: at each of the Ldim = 10 splits a

@@ -267,6 +267,7 @@ def test_intervals_exact_values():
     assert values == {1: 1, 2: 2, 3: 2, 4: 3, 8: 4, 16: 6, 64: 10}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec,expected", [("intervals:n=128", 12), ("intervals:n=200", 13),
                                            ("intervals:n=256", 14), ("intervals:n=300", 14)])
 def test_intervals_exact_values_at_the_frontier(spec, expected):

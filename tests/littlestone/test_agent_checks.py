@@ -96,6 +96,7 @@ def test_the_checks_catch_broken_agents():
     assert failing(Remembers()) == {"check_restart_is_fresh"}
 
 
+@pytest.mark.slow
 def test_check_command_on_the_examples_and_on_a_broken_agent(tmp_path, capsys):
     from littlestone.server.cli import main
 

@@ -123,6 +123,7 @@ def test_the_examples_import_from_littlestone_itself():
         assert modules == {"littlestone"}, (path.name, modules)
 
 
+@pytest.mark.slow
 def test_the_readme_python_examples_run():
     """README's Python snippets (a learner of one's own, the From Python section) print
     what their comments say: ``print(...)  # 6`` prints 6."""

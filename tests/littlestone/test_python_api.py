@@ -342,6 +342,7 @@ def test_a_sweep_shows_its_progress(capsys):
     assert "sweep" in err and "3/3" in err
 
 
+@pytest.mark.slow
 def test_a_sweep_on_ray_gives_the_rows_of_one_process():
     pytest.importorskip("ray")
     grid = dict(learners=["halving", MajorityVote], adversaries="shattered-tree",

@@ -120,6 +120,7 @@ def scene(tmp_path):
     listener.close()
 
 
+@pytest.mark.slow
 def test_import_time_attacks_are_contained(scene):
     """The probe a tournament runs imports the submission: every attack at import time
     fails, the output flood is drained and cut, and nothing of it is left running."""
@@ -159,6 +160,7 @@ def _uid(pid: str) -> int | None:
     return None
 
 
+@pytest.mark.slow
 def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
     hang = tmp_path / "hang.py"
     hang.write_text("import os, time\nif os.fork() == 0:\n    os.setsid()\n"
@@ -183,6 +185,7 @@ def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
     assert not [pid for pid in set(seen) if Path(f"/proc/{pid}").exists()]  # ... and is gone
 
 
+@pytest.mark.slow
 def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     """A tournament gives a submission its credential on stdin: no process's command
     line ever holds it (``ps`` shows command lines to every local user)."""
@@ -270,6 +273,7 @@ def test_a_probe_line_that_breaks_json_is_skipped(tmp_path):
     assert entrant.failed is None and entrant.unsupported == (None,)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["bubblewrap, not root", "unsafe"])
 def test_a_process_of_its_own_session_is_seen_and_ends_a_game_run(tmp_path, monkeypatch, mode):
     """Without root the sandbox cannot give the agent a uid of its own: its processes

@@ -48,6 +48,7 @@ BUDGET = {
 assert sum(least for _, least in BUDGET.values()) >= 10_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(BUDGET))
 def test_fuzz_the_sans_io_cores(name: str) -> None:
     examples, least = BUDGET[name]

@@ -120,6 +120,7 @@ def edited(genuine: Path, tmp_path: Path, name: str, edit) -> Path:
 # -- logs: what the file is -----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_truncated_log_reads_as_incomplete_in_one_line(genuine, tmp_path):
     cut = tmp_path / "cut.lslog"
     cut.write_bytes(genuine.read_bytes()[:-100])  # inside the footer
@@ -128,6 +129,7 @@ def test_a_truncated_log_reads_as_incomplete_in_one_line(genuine, tmp_path):
     assert run.returncode == 1 and b"incomplete" in run.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero", "directory", "index-symlink", "dotdot"])
 def test_a_log_path_that_is_no_log_file_is_refused_without_opening_it(genuine, tmp_path, kind):
     """A FIFO would block a reader forever, /dev/zero never ends; the index must never be
@@ -155,6 +157,7 @@ def test_a_log_name_with_control_codes_is_shown_escaped(tmp_path):
     assert "\\x1b[2J" in one_line(cli("replay", named), 3)
 
 
+@pytest.mark.slow
 def test_a_log_name_that_is_not_utf8_is_replayed(genuine, tmp_path):
     named = Path(os.fsdecode(bytes(tmp_path) + b"/\xff\xfe.lslog"))
     named.write_bytes(genuine.read_bytes())
@@ -204,6 +207,7 @@ MALFORMED = {
 THROUGH_A_PROCESS = {"no rules", "object buffer", "two footers", "footer mistakes a string"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_a_malformed_frame_with_a_valid_chain_is_one_line(genuine, tmp_path, name, capsys):
     """Each used to end in ``internal error: KeyError`` (or TypeError, ValueError), exit 1."""
@@ -229,6 +233,7 @@ def test_csv_export_is_csv_for_pandas(genuine):
     assert len(rows) == 50 and float(rows[-1]["expected_mistakes"]) >= 0
 
 
+@pytest.mark.slow
 def test_a_msgpack_bomb_is_one_line(genuine, tmp_path):
     """100,000 nested arrays, and a frame that says it is 4 GiB long."""
     header = frames(genuine)[0]
@@ -239,6 +244,7 @@ def test_a_msgpack_bomb_is_one_line(genuine, tmp_path):
     one_line(cli("replay", huge), 4)
 
 
+@pytest.mark.slow
 def test_frames_full_of_nothing_do_not_pile_up_in_memory(genuine, tmp_path):
     """msgpack grows a list of nils about tenfold in memory (8 bytes a pointer): 12 experts
     rounds, each carrying 4 MiB of nils under a key of its own, were all kept (400 MB for
@@ -269,6 +275,7 @@ def test_a_buffer_claiming_terabytes_is_not_allocated(genuine, tmp_path):
     assert "is incomplete" in one_line(cli("replay", log), 5)
 
 
+@pytest.mark.slow
 def test_a_compact_log_claiming_a_trillion_rounds_is_not_re_simulated(genuine, tmp_path):
     def compact(fr):
         fr[0][0]["log_level"] = "compact"
@@ -299,6 +306,7 @@ class Evil(Halving):
 '''
 
 
+@pytest.mark.slow
 def test_a_log_naming_a_python_file_never_runs_it(genuine, tmp_path):
     """A stranger's log whose learner is ``payload.py:Evil`` (a file shipped beside it,
     or any file on the teacher's disk): verifying or replaying it imports nothing."""
@@ -322,6 +330,7 @@ def test_a_log_naming_a_python_file_never_runs_it(genuine, tmp_path):
     assert not (tmp_path / "PWNED").exists()
 
 
+@pytest.mark.slow
 def test_a_changed_agent_file_is_refused_before_it_is_imported(tmp_path):
     """An anchored game of a file agent, whose file was then replaced: ``--verify`` says so
     without running the new file (it used to import it, then compare the hashes)."""
@@ -357,6 +366,7 @@ def test_a_footer_that_hides_the_result_does_not_verify(genuine, tmp_path, lie):
     assert lie in report["message"]
 
 
+@pytest.mark.slow
 def test_bytes_appended_after_the_footer_do_not_verify(tmp_path):
     """A cut-off frame's worth of bytes after the footer used to be dropped as a torn
     write: the log read as whole and verified, anchored, with bytes nobody wrote."""
@@ -400,6 +410,7 @@ def test_a_game_played_under_a_chosen_key_does_not_pass_for_the_teachers(genuine
     assert b"rewritten or replaced" in run.stdout
 
 
+@pytest.mark.slow
 def test_control_codes_inside_a_log_are_shown_escaped(genuine, tmp_path):
     def paint(fr):
         fr[0][0]["game_id"] = "\x1b]0;owned\x07\x1b[2J"
@@ -458,6 +469,7 @@ def test_a_hostile_tournament_config_is_one_line(tmp_path, name, capsys):
     assert not (tmp_path / "data" / "littlestone.db").exists()
 
 
+@pytest.mark.slow
 def test_an_entrant_name_that_looks_like_another_is_refused(tmp_path):
     """'аlice.py' with a Cyrillic а (or a zero-width space) would rank beside alice.py
     under the same name."""
@@ -593,6 +605,7 @@ def hostile_tournament(tmp_path_factory):
     return folder, board, rows
 
 
+@pytest.mark.slow
 def test_submissions_that_must_not_load_fail_alone(hostile_tournament):
     folder, board, rows = hostile_tournament
     failed = {f["entrant"]: f["reason"] for f in board["failed_to_load"]}
@@ -662,6 +675,7 @@ def test_a_game_spoiled_after_the_learner_played_every_round_is_unscored_for_it(
 # -- check ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "directory", "shadow"])
 def test_check_on_a_file_that_is_no_python_file_is_one_line(tmp_path, kind):
     """A FIFO would block the import forever; /etc/shadow behind a symlink must not be
@@ -732,6 +746,7 @@ class Patcher(Halving):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("report", [
     '{"checks": [{"check": "plays a game", "ok": true}, {"check": "plays a game", "ok": true}]}',
     '{"kind": "adversary", "checks": [{"check": "x\\u001b[2J", "ok": true, "skipped": 7, '
@@ -754,6 +769,7 @@ def test_a_forged_report_of_any_shape_is_one_verdict(tmp_path, report):
     assert out.strip().splitlines()[-1].startswith("not ready: a tournament would score")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["liar", "forger", "patcher"])
 def test_a_file_cannot_make_check_say_it_passed(tmp_path, name):
     """The verdict on what a tournament scores is the server's record of games played
@@ -774,6 +790,7 @@ def test_a_file_cannot_make_check_say_it_passed(tmp_path, name):
     assert plays["refereed"] and not plays["ok"]
 
 
+@pytest.mark.slow
 def test_check_still_passes_an_honest_file_and_says_the_games_were_refereed(tmp_path):
     (tmp_path / "honest.py").write_text(LIAR.replace("atexit.register(lie)", "")
                                         .replace("return 7.0", "return super().predict(x)"))

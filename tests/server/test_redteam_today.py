@@ -266,6 +266,7 @@ async def test_a_peer_that_says_human_cannot_hold_a_game_for_years(tmp_path):
 BIDI = "\u202e\u2066"
 
 
+@pytest.mark.slow
 def test_bidirectional_controls_from_a_peer_are_escaped_in_the_text_log(tmp_path):
     """Break (fixed): the text log escaped control characters and line breaks in what a
     peer sent, but not Unicode's bidirectional controls: ``watch`` of a game id
@@ -426,6 +427,7 @@ async def test_conservative_cannot_carry_an_agent_past_the_servers_budgets(tmp_p
             assert reply["type"] == "error" and reply["code"] == "over_budget", reply
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="server/net/policy.py (resources helper): soa-experts "
                    "and agnostic keep one weight per (version space, flips) state, and every "
                    "round asks exact Ldim of each: 4.5-7.8 ms a round on intervals:n=60 "

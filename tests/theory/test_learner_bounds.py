@@ -247,6 +247,7 @@ def test_weighted_majority_over_a_class_with_noisy_labels():
         assert result.mistakes <= result.bound.value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("d", "rounds", "flip"), [
     (2, 100_000, False), (2, 100_000, True), (10, 20_000, False), (10, 20_000, True),
     (1000, 5_000, False),
@@ -261,6 +262,7 @@ def test_hedge_tuned_within_sqrt_2_t_ln_d(d, rounds, flip):
         assert result.expected_regret <= bound
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("schedule", ["doubling", "anytime"])
 @pytest.mark.parametrize(("d", "rounds"), [(2, 30_000), (50, 5_000)])
 def test_hedge_without_the_horizon(schedule, d, rounds):

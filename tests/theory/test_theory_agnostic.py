@@ -91,6 +91,7 @@ def test_noisy_tree_forces_its_regret_on_every_learner(spec):
         assert abs(mean - forcing) <= 4 * error + 1e-9, (learner, mean, forcing, error)
 
 
+@pytest.mark.slow
 def test_soa_experts_bound_beats_hedge_over_a_large_class():
     """singletons on 2000 points, T = 300: ln N = ln 301 < ln |H| = ln 2000."""
     hclass = make_class("singletons:n=2000")

@@ -94,6 +94,7 @@ BAD = {  # name: (argv, the fragment its one line names)
 }
 
 
+@pytest.mark.slow
 def test_bad_input_from_another_folder_is_one_line_and_exit_2(world):
     cases = {name: [a.format(**world) for a in argv] for name, (argv, _) in BAD.items()}
     with concurrent.futures.ThreadPoolExecutor(max_workers=6) as pool:
@@ -114,6 +115,7 @@ def test_replay_by_id_from_another_folder_and_an_empty_filter(world, tmp_path):
     assert "no games in" in empty.stderr and "statuses there: complete" in empty.stderr
 
 
+@pytest.mark.slow
 def test_a_plain_server_refuses_a_tournament_entry_and_plain_tls_says_why(tmp_path):
     assert main(["token", "add", "dana", "--data", str(tmp_path / "srv")]) == 0
     server = subprocess.Popen([sys.executable, "-m", "littlestone", "serve", "--port", "0",
@@ -146,6 +148,7 @@ def _last_token(data: Path) -> str:
     return Store(data).add_token("erin")
 
 
+@pytest.mark.slow
 def test_a_data_folder_is_movable_and_copyable(world, tmp_path):
     """The index keeps log paths relative to the data folder: a copy verifies against its
     own logs (a log corrupted in the copy fails there, the original still verifies), and
@@ -231,6 +234,7 @@ class NotAnAgent:
 '''
 
 
+@pytest.mark.slow
 def test_check_speaks_to_a_student(tmp_path):
     """Their file, line and exception; a crash reported once (the checks that need a
     whole game say they were not made); which failures a tournament would score."""
@@ -269,6 +273,7 @@ def test_play_names_the_file_and_line_of_a_crash(tmp_path):
 LONG = "hedge:eta=0.12345678912345,schedule=fixed"  # 41 characters: was cut at 22 or 40
 
 
+@pytest.mark.slow
 def test_a_tournament_in_a_log_file_names_in_full_and_the_announcement_alone(tmp_path):
     """stderr not a terminal: no progress-bar redraws; the remote agents' address on a
     line of its own; names never cut in the leaderboard."""
@@ -287,6 +292,7 @@ def test_a_tournament_in_a_log_file_names_in_full_and_the_announcement_alone(tmp
     assert f" {LONG} " in games.stdout
 
 
+@pytest.mark.slow
 def test_matrix_csv_files_as_people_write_them(tmp_path):
     (tmp_path / "pandas.csv").write_text(",0,1,2\n0,1,0,0\n1,0,1,0\n2,0,0,1\n")
     (tmp_path / "semi.csv").write_text("1;0;0\n0;1;0\n0;0;1\n")
@@ -300,6 +306,7 @@ def test_matrix_csv_files_as_people_write_them(tmp_path):
     assert_usage_error(empty, "the file is empty")  # one line: no numpy warning
 
 
+@pytest.mark.slow
 def test_a_tree_of_a_smaller_interval_class_is_a_tree_of_a_larger_one(tmp_path):
     assert command(["ldim", "--class", "intervals:n=12", "--tree", "t.graphml"],
                    tmp_path).returncode == 0
@@ -324,6 +331,7 @@ def test_the_suite_plays_in_a_folder_of_its_own():
     assert any((Path(default_data()) / "games").iterdir())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["fifo", "zero", "huge", "binary", "directory"])
 def test_a_token_file_or_a_tournament_file_that_is_no_such_file_is_one_line(tmp_path, kind):
     """A careless path: a FIFO would block the read forever, /dev/zero never end (the
@@ -359,6 +367,7 @@ def test_a_token_on_standard_input_that_never_ends_is_one_line(tmp_path):
     assert_usage_error(run, "more than 4096 bytes")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("argv", [
     ["connect", "wss://127.0.0.1:9", "--learner", "halving", "--class", "thresholds:n=7",
      "--vs", "random-target", "--rounds", "5", "--tls-ca", "fifo"],

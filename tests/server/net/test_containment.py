@@ -182,6 +182,7 @@ async def test_the_server_referees_at_most_max_games_at_once(tmp_path):
         await honest_game(server)
 
 
+@pytest.mark.slow
 async def test_a_slow_set_up_does_not_hold_up_a_running_game(tmp_path):
     """SOA on k-disjunctions:n=12,k=3 spends most of a second on its set-up (exact Ldim,
     from a cold cache: a process of its own each game); it does not run on the event

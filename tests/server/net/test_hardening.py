@@ -283,6 +283,7 @@ async def test_the_lobby_message_rate(tmp_path):
         await honest_game(server, server.token)
 
 
+@pytest.mark.slow
 async def test_a_peer_that_pings_and_never_reads_cannot_grow_the_server(tmp_path):
     async with running_server(tmp_path) as server, connect_raw(server.url) as client:
         client.transport.pause_reading()  # the pongs are never read
@@ -412,6 +413,7 @@ def wait_for_rounds(data: Path, at_least: int = 1000) -> dict:
     raise AssertionError("the game did not start")
 
 
+@pytest.mark.slow
 def test_kill_9_then_restart_marks_the_game_interrupted(tmp_path):
     data = tmp_path / "data"
     proc, url = serve_process(data)
@@ -444,6 +446,7 @@ def test_kill_9_then_restart_marks_the_game_interrupted(tmp_path):
     assert proc.returncode == 0 and "server stopped" in err
 
 
+@pytest.mark.slow
 def test_sigterm_ends_the_server_within_seconds_with_every_game_recorded(tmp_path):
     data = tmp_path / "data"
     proc, url = serve_process(data)

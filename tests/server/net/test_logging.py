@@ -98,6 +98,7 @@ def no_secret(err: str, token: str, end: dict[str, Any]) -> None:
     assert key.hex() not in err and repr(key) not in err
 
 
+@pytest.mark.slow
 def test_the_text_log_shows_a_games_start_fault_and_end_and_a_refusal(tmp_path):
     err, end, token = run_and_stop(tmp_path)
     game_id = end["game_id"]
@@ -124,6 +125,7 @@ def test_the_text_log_shows_a_games_start_fault_and_end_and_a_refusal(tmp_path):
     no_secret(err, token, end)
 
 
+@pytest.mark.slow
 def test_the_json_log_has_the_same_with_their_fields_and_debug_no_secret(tmp_path):
     err, end, token = run_and_stop(tmp_path, "--log-format", "json", "--log-level", "debug")
     game_id = end["game_id"]

@@ -860,6 +860,7 @@ async def test_a_halfspace_witness_that_is_no_unit_vector_loses_the_game(server,
 
 # -- a peer that writes and is not read ------------------------------------------------------
 
+@pytest.mark.slow
 async def test_frames_queued_while_nobody_reads_are_capped_in_bytes(server):
     """A creator waiting for its joiner is not read: its frames queue on the server.
     The queue was capped at 16 messages of up to 1 MiB each (16 MiB a connection, 1 GiB

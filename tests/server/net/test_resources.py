@@ -118,6 +118,7 @@ async def until(condition: Any, seconds: float = 10.0) -> bool:
 # -- 1. server-side agents that think long ---------------------------------------------
 
 
+@pytest.mark.slow
 async def test_exact_ldim_agents_are_refused_past_their_budget_not_let_run(tmp_path):
     """Break (fixed): one ``challenge`` of the server's ``soa`` on ``intervals:n=300``
     (inside every budget) then one ``instance`` took 25 s of the server's CPU and 640
@@ -139,6 +140,7 @@ async def test_exact_ldim_agents_are_refused_past_their_budget_not_let_run(tmp_p
         await honest_game(server)
 
 
+@pytest.mark.slow
 async def test_a_move_past_its_cpu_seconds_is_the_agents_over_budget_fault(tmp_path):
     """A move of a hosted agent that needs more than ``--move-cpu`` seconds is stopped
     there (its process's CPU clock) and is its ``over_budget`` fault on the ladder:
@@ -200,6 +202,7 @@ class Stuck(Learner):
 """
 
 
+@pytest.mark.slow
 async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_killed(tmp_path):
     """A move that runs in C (no Python bytecode between, so no signal handler: here an
     operator's agent file, ``sum(range(10 ** 13))``) cannot be stopped by the host's own
@@ -221,6 +224,7 @@ async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_kill
         await honest_game(server)
 
 
+@pytest.mark.slow
 async def test_a_game_whose_peer_left_stops_its_work_at_once(tmp_path):
     """Break (fixed): an attacker's games went on computing after it left (rows
     ``running``, its token's slots held). Now the process of a hosted agent is killed
@@ -244,6 +248,7 @@ async def test_a_game_whose_peer_left_stops_its_work_at_once(tmp_path):
         await honest_game(server)
 
 
+@pytest.mark.slow
 async def test_eight_heavy_games_of_one_token_do_not_starve_another_players_game(tmp_path):
     """Break (fixed): six heavy moves of one token filled the thread pool that also
     admitted games and revoked tokens: another player's ``challenge`` waited 71 s for its
@@ -471,6 +476,7 @@ async def test_a_full_disk_lost_nothing_either_where_writes_fail_with_enospc(
 # -- 6. the wire's spectator and a revoked token --------------------------------------------
 
 
+@pytest.mark.slow
 async def test_a_revoked_token_watching_over_the_wire_stops_where_it_is(tmp_path):
     """Break (fixed): a revoked token already watching over the wire kept receiving the
     game to its end (33 messages in 20 s); SECURITY.md promised it stops where it is

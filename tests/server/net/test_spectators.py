@@ -8,6 +8,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 from littlestone.server.net.spectators import Broadcast
 from littlestone.server.records.store import Store
@@ -70,6 +71,7 @@ def test_experts_rounds_carry_losses_and_regret():
     assert broadcast.watching()["t"] == 2
 
 
+@pytest.mark.slow
 def test_the_watch_command_follows_a_game_to_its_end(tmp_path, capsys):
     from littlestone.server.cli import main
 

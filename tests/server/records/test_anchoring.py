@@ -331,6 +331,7 @@ HOLDER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_reading_the_index_as_a_log_keeps_the_holders_rows(tmp_path):
     """The POSIX-lock pitfall: a process that closes any descriptor of the index loses its
     SQLite locks. A writer that meanwhile tries to read the index (and its WAL, and an
@@ -380,6 +381,7 @@ def start_server(data: Path) -> tuple[subprocess.Popen[str], str]:
     return server, line.split()[3]
 
 
+@pytest.mark.slow
 async def test_two_servers_on_one_data_folder_index_every_game(tmp_path, capsys):
     data = tmp_path / "data"
     servers = [start_server(data) for _ in range(2)]

@@ -87,6 +87,7 @@ def frame_ends(data: bytes) -> list[int]:
     return ends
 
 
+@pytest.mark.slow
 def test_truncated_at_every_offset_of_its_last_records_still_opens(tmp_path):
     path = small_log(tmp_path)
     data = path.read_bytes()
@@ -102,6 +103,7 @@ def test_truncated_at_every_offset_of_its_last_records_still_opens(tmp_path):
         assert [r.t for r in log.records()] == list(range(1, whole_rounds + 1))
 
 
+@pytest.mark.slow
 def test_a_single_flipped_byte_anywhere_fails_verify(tmp_path):
     path = small_log(tmp_path)
     data = bytearray(path.read_bytes())
@@ -144,6 +146,7 @@ def all_pairs():
                     yield game, learner_id, adversary_id
 
 
+@pytest.mark.slow
 def test_verify_passes_for_every_built_in_pair(tmp_path):
     count = 0
     for game, learner_id, adversary_id in all_pairs():
@@ -200,6 +203,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_the_index_survives_two_processes_writing_at_once(tmp_path):
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
@@ -217,6 +221,7 @@ def run(capsys, *argv):
     return code, out, err
 
 
+@pytest.mark.slow
 def test_cli_play_games_and_replay(tmp_path, capsys):
     data = str(tmp_path / "d")
     code, out, _ = run(capsys, "play", "--learner", "halving", "--adversary", "random-target",

@@ -31,6 +31,7 @@ def write_config(tmp_path: Path, name: str, learners: list[str], adversaries: li
     return path
 
 
+@pytest.mark.slow
 def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
     hostile = {
         "raises": f"{HOSTILE}/raises.py:RaisesAtRound3",
@@ -72,6 +73,7 @@ def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
     assert board["report"].endswith("hostile.html") and Path(board["report"]).is_file()
 
 
+@pytest.mark.slow
 def test_a_tournament_does_not_resume_with_a_submission_replaced(tmp_path, capsys):
     """A second run plays only what is missing, so a file replaced between the runs
     would rank an entrant on the games of two programs: the data folder refuses it (one
@@ -93,6 +95,7 @@ def test_a_tournament_does_not_resume_with_a_submission_replaced(tmp_path, capsy
     assert len(Store(data).tournament_games("resume")) == 2
 
 
+@pytest.mark.slow
 def test_an_adversary_that_starts_processes_to_starve_its_learner_loses_at_once(
         tmp_path, capsys):
     """A submission is one process: processes of its own (in sessions of their own, out
@@ -115,6 +118,7 @@ def test_an_adversary_that_starts_processes_to_starve_its_learner_loses_at_once(
     assert hog["failed"] == 1
 
 
+@pytest.mark.slow
 def test_examples_and_built_ins_and_the_report_matches_the_database(tmp_path, capsys):
     config = write_config(
         tmp_path, "small",
@@ -139,6 +143,7 @@ def test_examples_and_built_ins_and_the_report_matches_the_database(tmp_path, ca
         assert ("cannot be re-simulated" in verdict) == played_remotely
 
 
+@pytest.mark.slow
 def test_resume_after_kill_gives_every_game_once(tmp_path):
     config = write_config(tmp_path, "resume", ["halving", "soa", "hedge", "perceptron"],
                           ["random-target", "shattered-tree"], rounds=5000, seeds=6)
@@ -223,6 +228,7 @@ class Cherry(Halving):
 '''
 
 
+@pytest.mark.slow
 def test_declining_the_hard_classes_does_not_pay(tmp_path, capsys):
     """A submission that plays only the class it is good at (its unsupported() declines
     the rest) loses the games it declines, and ranks below the same algorithm playing
@@ -240,6 +246,7 @@ def test_declining_the_hard_classes_does_not_pay(tmp_path, capsys):
     assert "declined:learner" in ranks["cherry.py:Cherry"]["failures"]
 
 
+@pytest.mark.slow
 def test_ray_local_gives_the_same_results_as_one_worker(tmp_path, capsys):
     pytest.importorskip("ray")
     config = write_config(tmp_path, "ray", ["halving", "soa", "hedge"],
@@ -258,6 +265,7 @@ def test_ray_local_gives_the_same_results_as_one_worker(tmp_path, capsys):
     assert len(results["one"]) == 12 and results["one"] == results["ray"]
 
 
+@pytest.mark.slow
 def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys, monkeypatch):
     data = tmp_path / "data"
     token = Store(data).add_token("alice")
@@ -305,6 +313,7 @@ def test_an_absent_remote_agent_is_recorded(tmp_path, capsys):
     assert ("remote:bob", "absent:learner") in failed
 
 
+@pytest.mark.slow
 def test_cheating_submissions_do_not_pay_in_a_tournament(tmp_path, capsys):
     """Submissions that look for the game seed (command line, environment, parent's),
     predict the coin from the public derivation, or steal their credential to ask for a

@@ -261,6 +261,7 @@ def no_tracebacks(caplog: Any) -> None:
     assert not errors, [r.getMessage() for r in errors]
 
 
+@pytest.mark.slow
 async def test_odd_methods_paths_and_headers_fail_cleanly(tmp_path, caplog):
     async with running_server(tmp_path, public=True) as server:
         source = ROOT

@@ -295,6 +295,7 @@ def _read_until(stream: Any, marker: str, seconds: float = 60) -> str:
     raise AssertionError(f"no {marker!r} from the child")
 
 
+@pytest.mark.slow
 def test_serve_shows_the_page_with_a_token_or_publicly(tmp_path):
     import subprocess
     import sys
@@ -524,6 +525,7 @@ async def test_a_name_a_peer_chose_is_escaped_on_every_page(tmp_path):
             assert "&lt;script&gt;alert(1)" in text
 
 
+@pytest.mark.slow
 async def test_a_live_feed_closes_when_its_token_is_revoked(tmp_path, monkeypatch):
     """A spectator's token revoked while it watches: its feed closes (1008) within a
     check interval, and the game goes on; a fresh request with it is refused at once."""

@@ -99,6 +99,7 @@ spec = "thresholds:n=15"
 """
 
 
+@pytest.mark.slow
 def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_path, browser):
     data = tmp_path / "data"
     shots = data / "screenshots"
@@ -257,6 +258,7 @@ def over(page: Any) -> tuple[str, str]:
             page.get_attribute("#board", "data-status") or "")
 
 
+@pytest.mark.slow
 def test_a_person_plays_both_sides_through_the_page(tmp_path, browser):
     """The play page (littlestone.server.web.play, static/play.js): a person plays as the
     learner against the shattered tree with the 0/1 keys (and once with a probability),
