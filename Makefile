@@ -45,8 +45,10 @@ lint: $(VENV)
 typecheck: $(VENV)
 	$(BIN)/mypy
 
+# On every core (pytest-xdist); tests of one xdist_group run on one worker.
+# `.venv/bin/pytest -m "not slow" -n auto` is the quick run.
 pytest: $(VENV)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadgroup
 
 # The site builds offline (mkdocs.yml: no fonts or scripts from a CDN). Material's
 # banner about MkDocs 2.0 is silenced. The prose figures are printed beside the targets.
