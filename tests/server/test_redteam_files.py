@@ -605,6 +605,7 @@ def hostile_tournament(tmp_path_factory):
     return folder, board, rows
 
 
+@pytest.mark.xdist_group("hostile_tournament")  # one tournament, built once
 @pytest.mark.slow
 def test_submissions_that_must_not_load_fail_alone(hostile_tournament):
     folder, board, rows = hostile_tournament
@@ -618,6 +619,8 @@ def test_submissions_that_must_not_load_fail_alone(hostile_tournament):
     assert not list(folder.rglob("PWNED"))
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("hostile_tournament")  # one tournament, built once
 def test_a_shell_hostile_file_name_plays_like_any_other(hostile_tournament):
     folder, _, rows = hostile_tournament
     row = rows[(f"{WEIRD}:MajorityVote", "random-target")]
@@ -625,6 +628,8 @@ def test_a_shell_hostile_file_name_plays_like_any_other(hostile_tournament):
     assert not list(folder.rglob("PWNED")) and not Path("PWNED").exists()
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("hostile_tournament")  # one tournament, built once
 def test_a_learner_that_closes_its_socket_and_reconnects_loses_its_own_game(
         hostile_tournament):
     _, board, rows = hostile_tournament
@@ -635,6 +640,8 @@ def test_a_learner_that_closes_its_socket_and_reconnects_loses_its_own_game(
     assert rows[(f"{WEIRD}:MajorityVote", "random-target")]["status"] == "complete"
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("hostile_tournament")  # one tournament, built once
 def test_a_learner_that_crashes_at_the_end_loses_its_own_games_only(hostile_tournament):
     _, board, rows = hostile_tournament
     row = rows[("endcrash.py:EndCrash", "random-target")]
@@ -646,6 +653,8 @@ def test_a_learner_that_crashes_at_the_end_loses_its_own_games_only(hostile_tour
     assert rows[("halving", "random-target")]["status"] == "complete"
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("hostile_tournament")  # one tournament, built once
 def test_an_adversary_that_spoils_its_games_pays_for_it(hostile_tournament):
     _, board, rows = hostile_tournament
     row = rows[("halving", "spoiler.py:Spoiler")]
@@ -655,6 +664,8 @@ def test_an_adversary_that_spoils_its_games_pays_for_it(hostile_tournament):
     assert board["payoff"]["halving"]["random-target"] is not None
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("hostile_tournament")  # one tournament, built once
 def test_a_game_spoiled_after_the_learner_played_every_round_is_unscored_for_it(
         hostile_tournament):
     """A decision (README, "Scoring faults and ties"): a game its adversary spoils is not
