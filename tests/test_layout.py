@@ -165,6 +165,7 @@ def test_version_and_help_from_the_command_line(tmp_path):
         assert command in helped.stdout
 
 
+@pytest.mark.slow
 def test_a_students_own_protocol_module_does_not_shadow_ours(tmp_path):
     """The generic names that used to be top-level packages (protocol, server, ...) are
     the student's to use: a protocol.py beside their agent breaks nothing."""

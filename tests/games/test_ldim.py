@@ -233,6 +233,7 @@ def test_products_add_their_ldims(left, right):
         assert LdimSolver(product, small=small).ldim() == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["intervals:n=7", "intervals:n=10", "thresholds:n=20",
                                   "monotone-disjunctions:n=4"])
 def test_structured_classes_agree_with_the_definition(spec):

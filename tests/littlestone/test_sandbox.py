@@ -215,6 +215,7 @@ def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     assert "--seed" not in args and "--rounds" not in args and "--vs" not in args
 
 
+@pytest.mark.slow
 def test_memory_is_limited_over_all_of_a_submissions_processes(tmp_path):
     """RLIMIT_AS bounds each process; a submission that spreads its memory over children
     (6 x 150 MiB, each within its own 700 MiB) is killed for their sum."""

@@ -158,6 +158,7 @@ def _fuzz_one_game(live: GameServer, kind: str, junk: list[list[Any]]) -> None:
     assert row is not None and row["status"] == status
 
 
+@pytest.mark.slow
 def test_fuzzed_frames_mid_game_over_real_sockets(live: GameServer) -> None:
     """Mutated, truncated, reordered and random frames between good moves, in each role
     and game:

@@ -221,6 +221,7 @@ def test_a_malformed_frame_with_a_valid_chain_is_one_line(genuine, tmp_path, nam
         assert len(err.strip().splitlines()) == 1 and "internal" not in err, err
 
 
+@pytest.mark.slow
 def test_csv_export_is_csv_for_pandas(genuine):
     """Found on the way: stdout escapes control codes, and the csv module ends its lines
     with \\r\\n, so every exported line ended with a literal '\\x0d' (the last column read
@@ -266,6 +267,7 @@ def test_frames_full_of_nothing_do_not_pile_up_in_memory(genuine, tmp_path):
     assert "is incomplete" in one_line(run, 5)  # (no footer), read whole
 
 
+@pytest.mark.slow
 def test_a_buffer_claiming_terabytes_is_not_allocated(genuine, tmp_path):
     """A rounds frame whose buffers claim 10^12 rounds: read as a cut-off tail (the file
     holds no such bytes), never allocated."""
@@ -287,6 +289,7 @@ def test_a_compact_log_claiming_a_trillion_rounds_is_not_re_simulated(genuine, t
     assert run.returncode == 1 and b"1000000000000 rounds" in run.stdout, run.stdout
 
 
+@pytest.mark.slow
 def test_a_log_naming_a_file_on_disk_never_has_it_opened(genuine, tmp_path):
     """A class read from a file (a FIFO: a reader would block) named by a stranger's log."""
     fifo = tmp_path / "class.csv"
@@ -349,6 +352,7 @@ def test_a_changed_agent_file_is_refused_before_it_is_imported(tmp_path):
     assert not (tmp_path / "PWNED").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lie", ["status", "mistakes"])
 def test_a_footer_that_hides_the_result_does_not_verify(genuine, tmp_path, lie):
     """A footer that drops the result's keys (the old check compared only the keys it
@@ -381,6 +385,7 @@ def test_bytes_appended_after_the_footer_do_not_verify(tmp_path):
     assert "corrupted" in one_line(cli("replay", done.game_id, "--data", data, "--verify"), 1)
 
 
+@pytest.mark.slow
 def test_a_forged_game_key_does_not_verify(genuine, tmp_path):
     """The footer reveals a key the header did not commit to."""
     log = edited(genuine, tmp_path, "key", _set("key", "00" * 32, 2))
@@ -388,6 +393,7 @@ def test_a_forged_game_key_does_not_verify(genuine, tmp_path):
     assert run.returncode == 1 and b"does not match the SHA-256" in run.stdout, run.stdout
 
 
+@pytest.mark.slow
 def test_a_game_played_under_a_chosen_key_does_not_pass_for_the_teachers(genuine, tmp_path):
     """The stranger plays at home under a key of their choosing (ground for luck), takes
     the id of a game of the teacher's and drops the log in the teacher's folder: it

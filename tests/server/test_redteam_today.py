@@ -502,6 +502,7 @@ def _limited_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
 
 
+@pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="server/tournament/config.py: seeds = 1000000000 (a "
                    "count) is tuple(range(10^9)) when the config is read: 'internal error: "
                    "MemoryError' here, under a 2 GiB limit; without one the OOM killer. The "

@@ -37,6 +37,7 @@ def mistake_game(spec: str, rounds: int = 400) -> GameSpec:
     return GameSpec(MISTAKE_BOUND, rounds, make_class(spec))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", FINITE)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_consistent_within_size_minus_one(spec, seed):
@@ -59,6 +60,7 @@ def test_consistent_bound_is_tight_on_singletons(n):
     assert halving.mistakes <= 1  # only the final tie, |V| = 2, costs it
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", FINITE)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_soa_within_ldim(spec, seed):
@@ -93,6 +95,7 @@ def winnow_bound(n: int, k: int, alpha: float, theta: float) -> float:
     return alpha * k * (math.log(theta) / math.log(alpha) + 1) + n / theta
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("n", "k", "alpha", "theta"),
     [(12, 1, 2.0, 12.0), (16, 2, 2.0, 16.0), (20, 2, 3.0, 10.0), (24, 3, 2.0, 12.0),
@@ -144,6 +147,7 @@ def wm_bound(m: float, d: int, beta: float = 0.5) -> float:
     return (m * math.log2(1 / beta) + math.log2(d)) / math.log2(2 / (1 + beta))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("d", [2, 10, 100])
 @pytest.mark.parametrize("seed", [0, 1])
 @pytest.mark.parametrize("adversary", ["noisy", "against"])
@@ -171,6 +175,7 @@ BREAKERS = ["charge-the-leader", "fractional-advice", "fractional-advice-continu
 SIZES = [(2, 2000), (10, 1000), (50, 200)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("adversary", BREAKERS)
 @pytest.mark.parametrize(("d", "rounds"), SIZES)
 @pytest.mark.parametrize("beta", [0.5, 0.8])
@@ -195,6 +200,7 @@ def test_weighted_majority_against_adversaries_built_to_break_its_bound(adversar
         assert result.bound.value == pytest.approx(wm_bound(m, d, beta))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("learner", ["hedge", "hedge:schedule=anytime", "hedge:eta=0.3",
                                      "randomized-weighted-majority", "follow-the-leader"])
 @pytest.mark.parametrize("horizon_known", [True, False])
@@ -221,6 +227,7 @@ def test_expert_learners_print_only_bounds_that_hold(learner, horizon_known):
             assert result.expected_regret <= result.bound.value + 1e-9
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["thresholds:n=63", "singletons:n=30", "intervals:n=12"])
 @pytest.mark.parametrize("beta", [0.5, 0.8])
 def test_weighted_majority_in_the_mistake_bound_game_within_m_zero(spec, beta):
@@ -291,6 +298,7 @@ def test_auto_schedule_needs_no_horizon():
     assert result.complete and result.bound is not None and "doubling" in result.bound.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["thresholds:n=127", "singletons:n=64"])
 def test_hedge_over_a_class_in_the_mistake_bound_game(spec):
     """UML Cor. 21.12: expected regret (= expected mistakes when realizable) <=
@@ -321,6 +329,7 @@ def test_follow_the_leader_and_weighted_majority_are_deterministic():
         assert result.learner_loss == pytest.approx(result.expected_learner_loss)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["river:linear_model.Perceptron",
                                   "river:linear_model.LogisticRegression",
                                   "sklearn:linear_model.SGDClassifier",

@@ -28,6 +28,7 @@ HALVING_CLASSES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", HALVING_CLASSES)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_halving_within_log2_size_against_the_spoiler(spec, seed):
@@ -40,6 +41,7 @@ def test_halving_within_log2_size_against_the_spoiler(spec, seed):
     assert 1 <= result.mistakes <= result.bound.value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", [*HALVING_CLASSES, "monotone-disjunctions:n=20"])
 @pytest.mark.parametrize("seed", [0, 3])
 def test_halving_within_log2_size_against_a_random_target(spec, seed):
@@ -60,6 +62,7 @@ def test_halving_on_random_matrices(seed):
     assert result.mistakes <= math.log2(hclass.size)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("d", "margin"), [(2, 0.3), (10, 0.1), (50, 0.1), (100, 0.05), (100, 0.2)]
 )

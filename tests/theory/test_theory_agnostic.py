@@ -28,6 +28,7 @@ def matrix_class(seed: int) -> MatrixClass:
 CLASSES = ["singletons:n=120", "thresholds:n=15", "monotone-disjunctions:n=3", "intervals:n=6"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", CLASSES)
 @pytest.mark.parametrize("rounds", [150, 300])
 def test_soa_experts_within_sqrt_2_t_ln_n(spec, rounds):
@@ -70,6 +71,7 @@ def test_every_hypothesis_is_an_soa_expert_with_at_most_ldim_flips():
             assert flips <= ldim
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["thresholds:n=15", "monotone-disjunctions:n=3"])
 def test_noisy_tree_forces_its_regret_on_every_learner(spec):
     """Every learner's expected regret averages sum_k E|B_k - n_k/2| ~ sqrt(Ldim T/(2 pi));
@@ -120,6 +122,7 @@ CASES = [  # class, T, the experts Thm 21.10's min picks
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("spec", "rounds", "experts"), CASES)
 def test_agnostic_within_sqrt_2_t_min_ln_size_ln_n(spec, rounds, experts):
     hclass = make_class(spec)

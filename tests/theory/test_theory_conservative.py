@@ -67,6 +67,7 @@ def test_every_deterministic_learner_with_a_bound_is_wrapped_here():
     assert not wrapped & {"hedge", "randomized-soa", "soa-experts", "randomized-halving"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("learner_id", "hclass"), GAMES,
                          ids=[f"{i}-{h.spec}" for i, h in GAMES])
 def test_conservative_keeps_the_bound(learner_id, hclass):

@@ -77,6 +77,7 @@ def runs(spec: str, learner_id: str, q: float | None, fraction: float = 1.0,
     return np.array([r.error for r in out]), [r.training_errors for r in out], m
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("spec", "learner", "q"), CASES)
 def test_consistency_is_epsilon_good_with_probability_one_minus_delta(spec, learner, q):
     errors, training, _ = runs(spec, learner, q)

@@ -51,6 +51,7 @@ def gap(features: np.ndarray, signs: np.ndarray, loss: str, radius: float,
     return float(g @ u + radius * np.linalg.norm(g))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 @pytest.mark.parametrize("radius", [1.0, 3.0])
 @pytest.mark.parametrize(("spec", "adversary"), GAMES)

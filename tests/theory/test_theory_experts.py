@@ -39,6 +39,7 @@ def test_expected_min_binomial_by_enumeration():
         assert expected_min_binomial(n, d) == pytest.approx(total / 2 ** (n * d))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("d", "rounds"), [(2, 300), (16, 300), (64, 150)])
 @pytest.mark.parametrize("learner", ["hedge", "hedge:schedule=tight", "follow-the-leader",
                                      "weighted-majority", "halving", "ogd"])
@@ -60,6 +61,7 @@ def test_the_constant_grows_towards_one_over_sqrt_two():
     assert 0.33 < constants[0] < 0.35 and 0.6 < constants[-1] < 1 / math.sqrt(2)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("d", "rounds"), [(2, 1500), (10, 1000), (100, 500)])
 def test_hedge_tight_tuning_within_sqrt_t_ln_d_over_two(d, rounds):
     """eta = sqrt(8 ln d / T): expected regret <= sqrt(T ln d / 2) on every sequence; the
@@ -91,6 +93,7 @@ def test_project_to_simplex_is_the_closest_distribution():
             assert np.linalg.norm(y - w) <= np.linalg.norm(y - other) + 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("d", "rounds"), [(2, 1000), (8, 800), (50, 400)])
 def test_ogd_within_its_bound(d, rounds):
     """Projected OGD: regret <= (1 - 1/d)/(2 eta) + (eta/2) sum ||v_t||^2 <=

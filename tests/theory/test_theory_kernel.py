@@ -36,6 +36,7 @@ def cycling(hclass: QuadraticThresholds, h: int, cycles: int) -> FixedSequence:
     return FixedSequence(xs, labels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [6, 10, 16])
 def test_kernel_perceptron_within_the_target_s_bound(n):
     hclass = make_class(f"quadratic:n={n}")
@@ -52,6 +53,7 @@ def test_kernel_perceptron_within_the_target_s_bound(n):
         assert spoiled.bound is not None and spoiled.mistakes <= spoiled.bound.value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [5, 9])
 def test_the_linear_perceptron_errs_every_cycle_and_the_kernel_one_stops(n):
     """An inside run away from both ends: no line through (z, 1) separates it, so every

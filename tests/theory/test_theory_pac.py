@@ -42,6 +42,7 @@ def runs(spec: str, learner: str, dist: str, epsilon: float, delta: float,
     return np.array([r.error for r in out]), [r.examples for r in out], bound
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("spec", "learner", "dist"), [
     ("thresholds:n=255", "halving", "uniform"), ("thresholds:n=255", "soa", "zipf"),
     ("monotone-disjunctions:n=8", "winnow", "uniform"),

@@ -44,6 +44,7 @@ def exact_expectation(spec: str, learner: str, name: str, s: float,
     return float(p @ np.array(per_target)), per_target, p
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", CLASSES)
 @pytest.mark.parametrize(("name", "s"), PRIORS)
 def test_weighted_halving_within_log_one_over_prior_and_the_entropy(spec, name, s):
@@ -59,6 +60,7 @@ def test_weighted_halving_within_log_one_over_prior_and_the_entropy(spec, name, 
     assert max(m / b for m, b in zip(per_target, bounds, strict=True) if b > 0) >= 0.75
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", CLASSES)
 @pytest.mark.parametrize(("name", "s"), PRIORS)
 def test_randomized_halving_within_ln_one_over_prior_and_half_the_entropy(spec, name, s):

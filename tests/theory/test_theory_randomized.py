@@ -93,6 +93,7 @@ def games_to_play():
         yield random_matrix(200 + seed, rows=9, cols=7), 40
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("hclass", "horizon"), list(games_to_play()),
                          ids=lambda v: getattr(v, "spec", str(v)))
 def test_learner_and_adversary_meet_at_the_value_exactly(hclass, horizon):

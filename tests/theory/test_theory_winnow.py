@@ -90,6 +90,7 @@ SIZES = [(12, 1, 2.0, 12.0), (16, 2, 2.0, 16.0), (20, 2, 3.0, 10.0), (24, 3, 2.0
          (30, 1, 1.5, 30.0), (10, 10, 2.0, 10.0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "k", "alpha", "theta"), SIZES)
 def test_winnow2_within_its_bound(n, k, alpha, theta):
     spec = f"monotone-disjunctions:n={n}" if k == n else f"k-disjunctions:n={n},k={k}"
@@ -121,6 +122,7 @@ def test_winnow2_breaker_makes_it_err_every_round_it_plays():
     assert first_miss >= 10 and result.mistakes == first_miss
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", ["monotone-disjunctions:n=6", "monotone-disjunctions:n=11",
                                   "k-disjunctions:n=20,k=3", "k-disjunctions:n=80,k=2"])
 @pytest.mark.parametrize("seed", [0, 1])

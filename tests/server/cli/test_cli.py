@@ -90,6 +90,7 @@ def test_play_json_experts(capsys):
     assert data["regret"] <= math.log2(16)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
@@ -170,6 +171,7 @@ def test_help_for_every_command(capsys):
         assert "usage: littlestone" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_console_script_end_to_end():
     exe = shutil.which("littlestone") or str(__import__("pathlib").Path(sys.executable).parent
                                              / "littlestone")

@@ -106,6 +106,7 @@ def test_bad_input_from_another_folder_is_one_line_and_exit_2(world):
     assert not (world["cwd"] / "littlestone-data").exists()
 
 
+@pytest.mark.slow
 def test_replay_by_id_from_another_folder_and_an_empty_filter(world, tmp_path):
     verified = command(["replay", world["id"], "--data", str(world["data"]), "--verify"],
                        tmp_path)
@@ -260,6 +261,7 @@ def test_check_speaks_to_a_student(tmp_path):
     assert "check: check:" not in not_one.stderr
 
 
+@pytest.mark.slow
 def test_play_names_the_file_and_line_of_a_crash(tmp_path):
     (tmp_path / "mine.py").write_text(STUDENT)
     played = command(["play", "--learner", "mine.py:Crashy", "--adversary", "random-target",

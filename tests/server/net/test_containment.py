@@ -119,6 +119,7 @@ SMALL = Budgets(max_rounds=1000, max_hypotheses=1024, max_dimension=64, max_expe
                 game_memory_mb=8, max_games=4)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("rules", "opponent", "admitted"), [
     # each budget, just inside and just beyond
     ({**RULES, "rounds": 1000}, "random-target", True),

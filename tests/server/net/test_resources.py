@@ -525,6 +525,7 @@ async def test_a_bin_where_an_int_is_due_is_bad_message(tmp_path):
         await honest_game(server)
 
 
+@pytest.mark.slow
 def test_a_crowd_connecting_at_once_is_queued_not_dropped(tmp_path):
     """Break (fixed): in a 500-peer soak, 5 handshakes got no HTTP answer during the
     connection burst: the listen backlog was asyncio's 100. It is sized for

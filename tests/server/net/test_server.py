@@ -360,6 +360,7 @@ async def test_client_errors(server):
                           server.token)
 
 
+@pytest.mark.slow
 def test_serve_connect_and_token_commands(tmp_path, capsys, monkeypatch):
     import json
     import signal
@@ -672,6 +673,7 @@ async def test_a_tls_server_plays_over_wss_and_refuses_what_it_should(tmp_path, 
         assert out["status"] == "complete"  # and it goes on
 
 
+@pytest.mark.slow
 def test_serve_and_connect_over_tls_from_the_command_line(tmp_path, certificates, capsys):
     import json
     import signal

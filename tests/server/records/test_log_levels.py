@@ -87,6 +87,7 @@ def test_a_compact_log_whose_result_was_rewritten_fails_verify(tmp_path):
     assert not report.ok and not report.records_ok and "mistakes" in report.message
 
 
+@pytest.mark.slow
 def test_none_keeps_the_index_row_only(tmp_path):
     game, learner, adversary = GAMES[0]
     done = play_logged(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), 5,

@@ -170,6 +170,7 @@ def _no_redirect(url: str) -> tuple[int, dict[str, str], bytes]:
         return exc.code, dict(exc.headers), exc.read()
 
 
+@pytest.mark.slow
 async def test_the_live_feed_is_json_read_only_and_same_origin(tmp_path):
     async with running_server(tmp_path, public=True, anonymous=True) as server:
         url = f"ws://127.0.0.1:{server.port}/live/nosuch"
