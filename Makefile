@@ -45,8 +45,10 @@ lint: $(VENV)
 typecheck: $(VENV)
 	$(BIN)/mypy
 
+# On every core (pytest-xdist); tests of one xdist_group run on one worker.
+# `.venv/bin/pytest -m "not slow" -n auto` is the quick run.
 pytest: $(VENV)
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadgroup
 
 # The site builds offline (mkdocs.yml: no fonts or scripts from a CDN). Material's
 # banner about MkDocs 2.0 is silenced. The prose figures are printed beside the targets.
@@ -62,10 +64,10 @@ docs-strict: $(VENV)
 	$(MKDOCS) build --strict --quiet
 	$(BIN)/python -m tools.prose $(PROSE)
 
-# The notebooks of docs/ run in `make test` (tests/test_notebooks.py: nbclient, a fresh
+# The notebooks of docs/ run in `make test` (tests/docs/test_notebooks.py: nbclient, a fresh
 # kernel each, their text outputs compared); this executes them and writes their outputs.
 notebooks: $(VENV)
-	$(BIN)/python -m tests.test_notebooks
+	$(BIN)/python -m tests.docs.test_notebooks
 
 bench: $(VENV)
 	$(BIN)/python -m benchmarks.run

@@ -16,7 +16,7 @@ adversaries, 3 classes and 3 seeds (40 students: 48 x 46 pairs x 9 = 19,872 game
 - :func:`bench_ray`: a field of submissions on a local Ray cluster of two nodes next to
   one node.
 
-Tests never time anything; ``tests/test_bench_smoke.py`` runs a small field.
+Tests never time anything; ``tests/benchmarks/test_bench_smoke.py`` runs a small field.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent.parent
 
 #: The well-behaved games, played in turn: (role of the peer, game, class, experts, learner,
-#: adversary, rounds) as in tests/test_server.py's PAIRS.
+#: adversary, rounds) as in tests/server/net/test_server.py's PAIRS.
 PAIRS = [
     ("learner", "mistake-bound", "thresholds:n=255", None, "halving", "random-target", 200),
     ("learner", "experts", "singletons:n=8", None, "hedge", "noisy:rate=0.2", 60),

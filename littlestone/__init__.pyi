@@ -1,5 +1,5 @@
 # The public names of littlestone, for type checkers: __init__.py imports each on first
-# use (PEP 562), and tests/test_public_api.py holds the two lists equal.
+# use (PEP 562), and tests/littlestone/test_public_api.py holds the two lists equal.
 from littlestone.adversaries import ADVERSARIES as ADVERSARIES
 from littlestone.adversaries import Adversary as Adversary
 from littlestone.api import ArgumentError as ArgumentError

@@ -15,7 +15,7 @@ with an HTML comment on a line of its own:
 
 Links from any page to the root documents the site includes (``../PROTOCOL.md`` from
 ``docs/design.md``) are rewritten to their pages, so that the same markdown reads well
-on a forge and in the site. ``tests/test_docs.py`` checks the tables against the
+on a forge and in the site. ``tests/docs/test_docs.py`` checks the tables against the
 registries.
 
 >>> rewrite_links("See [the protocol](../PROTOCOL.md#1-transport).", "docs/design.md",

@@ -6,7 +6,7 @@ documents in :data:`DOCUMENTS` (a ```console fence right after an
 folder, as a user would (``littlestone`` on the path, the default data folder), and
 writes their output back into each document; ``--check`` only says which blocks are stale
 (exit status 1), comparing modulo what changes from run to run (game ids, game keys,
-seconds). ``--only NAME`` does one block. ``tests/test_readme_examples.py`` checks the
+seconds). ``--only NAME`` does one block. ``tests/docs/test_readme_examples.py`` checks the
 fast blocks, so that the examples cannot go stale.
 
 A command line ``$ littlestone ...`` is run and followed by what it prints (stdout and

@@ -1,0 +1,29 @@
+"""The benchmarks still run (no figures asserted: tests never time things). A bench
+that stops running goes unnoticed until someone needs its figures: the remote benches
+stopped when the per-address cap landed, their 100 loopback clients dropped past the
+64th."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.run import bench_remote, bench_remote_experts, bench_soak
+from littlestone.server.net.settings import ConnectionLimits
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bench", [bench_remote, bench_remote_experts])
+def test_a_remote_bench_with_more_clients_than_one_address_may_hold_runs(bench):
+    clients = ConnectionLimits().per_address + 6
+    lengths = (5,) if bench is bench_remote else 5
+    rows = bench(20, clients, lengths, 1)
+    assert len(rows) == 2
+    for name, ours, base, unit in rows:
+        assert unit == "rounds/s" and ours > 0 and base > 0, name
+
+
+def test_the_soak_runs_at_a_small_size():
+    """(``make bench --quick`` runs it at 50 peers; here 10, one game each.)"""
+    rows = bench_soak(10, 1)
+    assert [unit for *_, unit in rows] == ["ms", "ms", "games/s"]
+    assert all(ours > 0 and base > 0 for _, ours, base, _ in rows)

@@ -1,0 +1,104 @@
+"""docs/theory.md's online-to-batch rows (the PAC notes): the longest survivor of a
+mistake-bound learner is epsilon-good with probability >= 1 - delta, and the Perceptron's
+random iterate errs at most 1/(n gamma^2) in expectation."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.games.pac import (
+    distribution,
+    longest_survivor,
+    random_iterate,
+    survivor_sample_size,
+)
+from littlestone.learners import LEARNERS
+from littlestone.server.cli import main
+
+REPEAT = 60
+
+
+def runs(spec: str, learner: str, dist: str, epsilon: float, delta: float,
+         bound: float | None = None) -> tuple[np.ndarray, list[int], float]:
+    hclass = make_class(spec)
+    assert isinstance(hclass, FiniteClass)
+    if bound is None:
+        probe = LEARNERS.make(learner)
+        probe.start(GameSpec(MISTAKE_BOUND, 1, hclass), 0)
+        printed = probe.bound(GameSpec(MISTAKE_BOUND, 1, hclass))
+        assert printed is not None
+        bound = printed.value
+    rng = np.random.default_rng(len(spec) + len(learner))
+    probs = distribution(hclass, dist)
+    out = [longest_survivor(LEARNERS.make(f"conservative:of={learner}"), hclass,
+                            int(rng.integers(hclass.size)), probs, epsilon, delta, bound, rng,
+                            seed=i) for i in range(REPEAT)]
+    return np.array([r.error for r in out]), [r.examples for r in out], bound
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("spec", "learner", "dist"), [
+    ("thresholds:n=255", "halving", "uniform"), ("thresholds:n=255", "soa", "zipf"),
+    ("monotone-disjunctions:n=8", "winnow", "uniform"),
+    ("monotone-disjunctions:n=8", "elimination", "zipf"), ("singletons:n=60", "consistent", "zipf"),
+])
+def test_longest_survivor_is_epsilon_good_with_probability_one_minus_delta(spec, learner, dist):
+    epsilon, delta = 0.1, 0.1
+    errors, examples, bound = runs(spec, learner, dist, epsilon, delta)
+    m = survivor_sample_size(epsilon, delta, bound)
+    failures = int(np.sum(errors > epsilon))
+    # P(error > epsilon) <= delta: a binomial count above delta R + 3 sd would refute it
+    assert failures <= delta * REPEAT + 3 * math.sqrt(delta * (1 - delta) * REPEAT)
+    assert max(examples) <= (math.floor(bound) + 1) * m
+    assert errors.mean() <= epsilon
+
+
+def test_a_survival_run_too_short_fails_the_guarantee():
+    """The measurement can fail: with m = ceil(ln(2)/0.9) = 1 example in a row (the m of
+    epsilon = 0.9 and M = 0), Consistent's output errs by more than 0.1 in most runs."""
+    errors, _, _ = runs("singletons:n=60", "consistent", "zipf", 0.9, 0.5, bound=0)
+    assert np.mean(errors > 0.1) > 0.5
+
+
+@pytest.mark.parametrize(("margin", "n"), [(0.3, 60), (0.3, 240), (0.5, 100)])
+def test_perceptron_random_iterate_within_one_over_n_gamma_squared(margin, n):
+    hclass = make_class(f"halfspaces:d=5,margin={margin}")
+    assert isinstance(hclass, HalfspaceClass)
+    rng = np.random.default_rng(n)
+    results = [random_iterate(LEARNERS.make("perceptron"), hclass, n, rng, test=1500)
+               for _ in range(12)]
+    mean_error = float(np.mean([r[0] for r in results]))
+    assert all(r[1] <= 1 / margin**2 for r in results)  # Novikoff, on every run
+    assert mean_error <= 1 / (n * margin**2)
+    # E[err(w_tau)] = E[M]/n: the errors of the iterates account for the mistakes
+    assert mean_error == pytest.approx(np.mean([r[1] for r in results]) / n, abs=0.05)
+
+
+def test_pac_command(capsys):
+    assert main(["pac", "--class", "thresholds:n=63", "--learner", "halving", "--repeat", "20",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["mode"] == "longest-survivor" and data["mistake_bound"] == 6
+    assert data["max_examples"] <= data["max_examples_bound"]
+    assert main(["pac", "--class", "thresholds:n=63", "--learner", "hedge"]) == 2
+    assert "not a deterministic learner" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--epsilon", "1.5"], "must be in (0, 1)"),
+    (["--repeat", "0"], "--repeat must be >= 1"),
+    (["--learner", "perceptron"], "no mistake bound"),
+])
+def test_pac_command_refuses_bad_input(capsys, argv, message):
+    base = {"--class": "thresholds:n=15", "--learner": "halving"}
+    for key, value in zip(argv[::2], argv[1::2], strict=True):
+        base[key] = value
+    args = ["pac"] + [item for pair in base.items() for item in pair]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
