@@ -4,7 +4,8 @@
 one version's rating, from its acceptance to its last game stored, next to the same
 games played by ``littlestone tournament`` in this process.
 
-Tests never time anything; tests/server/tournament/test_competition.py plays a competition end to end.
+Tests never time anything; tests/server/tournament/test_competition.py plays a
+competition end to end.
 """
 
 from __future__ import annotations

@@ -703,7 +703,7 @@ async def test_the_route_table_answers_its_routes_and_refuses_the_rest(tmp_path)
         answered = set()
         for route in ROUTES:
             if route.method != "GET" or "competitions/" in route.pattern:
-                continue  # (a competition's: tests/server/tournament/test_competition.py, with one running)
+                continue  # (a competition's: tests/server/tournament/test_competition.py)
             path = re.sub(r"\{(\w+)\}", lambda m: values[m.group(1)], route.pattern)
             path = path.replace("/static/cup", "/static/littlestone.css")
             path += "?class=thresholds:n=15" if path == "/api/tree" else ""
