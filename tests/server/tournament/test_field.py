@@ -41,14 +41,14 @@ def write_config(folder: Path, name: str, learners: list[str], adversaries: list
     return path
 
 
-def test_the_leak_detector_sees_what_one_process_carries_from_game_to_game():
+def test_the_leak_detector_sees_what_one_process_carries_from_game_to_game(tmp_path):
     """The detector is real: two games in one interpreter (as a sandbox per entrant
     without forks would play them) and the second finds the first's marks."""
     from tests.support.hostile.leaky import Leaky, found
 
     game = GameSpec(MISTAKE_BOUND, 5, make_class("thresholds:n=7"))
     cwd = os.getcwd()
-    os.chdir(ROOT / ".pytest_cache")  # (its file mark goes here)
+    os.chdir(tmp_path)  # (its file mark goes here)
     try:
         first = play(game, Leaky(), ADVERSARIES.make("random-target"), 0)
         second = play(game, Leaky(), ADVERSARIES.make("random-target"), 1)
