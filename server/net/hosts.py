@@ -488,8 +488,8 @@ def sequence_size(game: GameSpec) -> int:
 def hosted(agent: Any, game: GameSpec | None = None) -> bool:
     """Whether a server plays ``agent`` on ``game`` in a host of its own: an agent whose
     moves may take long (``slow_moves``), any agent on a finite class of more than
-    :data:`IN_PROCESS_HYPOTHESES` hypotheses, an oblivious adversary whose sequence is
-    longer than :data:`IN_PROCESS_SEQUENCE`; not one already hosted.
+    :data:`IN_PROCESS_HYPOTHESES` hypotheses, an oblivious adversary of the experts game
+    whose sequence is longer than :data:`IN_PROCESS_SEQUENCE`; not one already hosted.
 
     >>> from littlestone.adversaries import ADVERSARIES
     >>> from littlestone.games.classes import make_class
@@ -504,13 +504,18 @@ def hosted(agent: Any, game: GameSpec | None = None) -> bool:
     False
     >>> hosted(costs, GameSpec("experts", 1000, experts=100_000))
     True
+    >>> hosted(ADVERSARIES.make("random-target"),
+    ...        GameSpec("mistake-bound", 10**6, make_class("halfspaces:d=20")))
+    False
     """
     if isinstance(agent, _Hosted) or not isinstance(agent, Learner | Adversary):
         return False  # (one hosted already, or a remote player)
     large = game is not None and isinstance(game.hclass, FiniteClass) and (
         game.hclass.size > IN_PROCESS_HYPOTHESES)
-    long_sequence = game is not None and bool(getattr(agent, "oblivious", False)) and (
-        sequence_size(game) > IN_PROCESS_SEQUENCE)
+    # (the experts game's: an oblivious adversary's halfspace instances are drawn a round
+    # at a time, cheaply, in the server's process, as before)
+    long_sequence = game is not None and game.game == EXPERTS and bool(
+        getattr(agent, "oblivious", False)) and sequence_size(game) > IN_PROCESS_SEQUENCE
     return bool(getattr(agent, "slow_moves", False)) or large or long_sequence
 
 
