@@ -337,7 +337,10 @@ def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any) -> None:
         wait_for(lambda: versions(data)[("cat", 1)]["rating"] == "rating")
         served.close()
         mid = versions(data)
-        assert mid[("cat", 1)]["rating"] == "rating"
+        # (on an idle machine its rating may end between the wait and the close: then
+        # the restart finds it rated, which it must keep; the test of an interrupted check above
+        # covers a rating cut off mid-way)
+        assert mid[("cat", 1)]["rating"] in ("rating", "rated")
         served = Served(data, config, clock)
         assert versions(data)[("cat", 1)]["rating"] in ("queued", "rating", "rated")
         page.goto(served.url + "/competitions/week-5")
