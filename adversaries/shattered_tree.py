@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from littlestone.adversaries.base import Adversary, register
@@ -18,6 +17,9 @@ from littlestone.games.ldim import (
     too_large,
     verify_shattered,
 )
+
+if TYPE_CHECKING:  # networkx is imported when the adversary is made: not on every start
+    import networkx as nx
 
 
 @register
@@ -49,6 +51,8 @@ class ShatteredTree(Adversary):
     games = frozenset({MISTAKE_BOUND})
 
     def __init__(self, tree: str | None = None, budget: int = LDIM_BUDGET) -> None:
+        import networkx as nx
+
         self.tree = tree
         self.budget = budget
         self._fixed: nx.DiGraph | None = None
@@ -73,6 +77,8 @@ class ShatteredTree(Adversary):
         return too_large(game.hclass) or super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
+        import networkx as nx
+
         assert isinstance(game.hclass, FiniteClass)
         self._hclass = game.hclass
         self._solver, self.ldim = solver_within_budget(game.hclass, self.budget,

@@ -53,13 +53,16 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import networkx as nx
 import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import MATRIX_BUDGET, FiniteClass, HypothesisClass, make_class
 from littlestone.games.errors import BeyondBudget, BudgetExceeded, SpecError
+
+if TYPE_CHECKING:  # networkx is imported where a tree is built: not on every start
+    import networkx as nx
 
 __all__ = [
     "LDIM_BUDGET",
@@ -965,6 +968,8 @@ def shattered_tree(solver: LdimSolver, hclass: FiniteClass | None = None,
             f"shattered tree of depth {depth} has {2**depth} leaves, over the limit of "
             f"depth {TREE_DEPTH_LIMIT}"
         )
+    import networkx as nx
+
     tree = nx.DiGraph(ldim=depth)
     if hclass is not None:
         tree.graph["class"] = hclass.spec

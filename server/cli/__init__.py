@@ -7,11 +7,14 @@ the problem on stderr and exits with status 2, never a traceback. Set
 ``LITTLESTONE_DEBUG=1`` to see the traceback of an internal error.
 
 This module only dispatches: the parser is :mod:`.parser`, the commands live with what
-they drive (:mod:`.local`, :mod:`.records`, :mod:`.network`, :mod:`.tournaments`).
+they drive (:mod:`.local`, :mod:`.records`, :mod:`.network`, :mod:`.tournaments`). A
+command's module is imported when it runs, so a start pays only for what it uses (the
+test suite and every sandbox start many of them).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import signal
 import sys
@@ -20,20 +23,33 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
-from littlestone.server.cli import local, network, pac, records, tournaments
 from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 from littlestone.server.cli.parser import build_parser
 
 __all__ = ["main"]
 
-COMMANDS: dict[str, Callable[[Any], int]] = {
-    "ldim": local.ldim, "play": local.play, "learners": local.list_agents,
-    "adversaries": local.list_agents, "games": records.games, "replay": records.replay,
-    "serve": network.serve, "connect": network.connect, "watch": network.watch,
-    "token": network.token, "check": tournaments.check, "tournament": tournaments.tournament,
-    "probe": tournaments.probe, "zygote": tournaments.zygote, "pac": pac.pac,
-    "submit": network.submit, "competition": tournaments.competition,
+#: Each sub-command's function, as ``module:function`` under this package.
+COMMANDS: dict[str, str] = {
+    "ldim": "local:ldim", "play": "local:play", "learners": "local:list_agents",
+    "adversaries": "local:list_agents", "games": "records:games", "replay": "records:replay",
+    "serve": "network:serve", "connect": "network:connect", "watch": "network:watch",
+    "token": "network:token", "check": "tournaments:check",
+    "tournament": "tournaments:tournament", "probe": "tournaments:probe",
+    "zygote": "tournaments:zygote", "pac": "pac:pac", "submit": "network:submit",
+    "competition": "tournaments:competition",
 }
+
+
+def command(name: str) -> Callable[[Any], int]:
+    """The function that runs sub-command ``name``, its module imported now.
+
+    >>> command("ldim").__name__
+    'ldim'
+    """
+    module, function = COMMANDS[name].split(":")
+    runner: Callable[[Any], int] = getattr(
+        importlib.import_module(f"{__name__}.{module}"), function)
+    return runner
 
 
 class Terminated(KeyboardInterrupt):
@@ -52,7 +68,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        return command(args.command)(args)
     except UsageError as exc:
         print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
         return EXIT_USAGE

@@ -18,10 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
-from littlestone.games.classes import FiniteClass
-from littlestone.games.errors import BudgetExceeded
-from littlestone.games.ldim import class_ldim
-
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "LOG_FORMATS", "OPERATOR_LOG_LEVELS", "JsonLines",
            "Parser", "TerminalSafe", "TextLines", "UsageError", "cell", "class_keys",
            "count_int", "emit", "game_output", "operator_log", "port_int", "positive_float",
@@ -46,6 +42,10 @@ class Parser(argparse.ArgumentParser):
 
 def class_keys(hclass: Any) -> dict[str, Any]:
     """``size`` and ``ldim`` of a finite class, as play and connect print them."""
+    from littlestone.games.classes import FiniteClass
+    from littlestone.games.errors import BudgetExceeded
+    from littlestone.games.ldim import class_ldim
+
     if not isinstance(hclass, FiniteClass):
         return {}
     try:

@@ -171,9 +171,10 @@ def play(args: argparse.Namespace) -> int:
 
 
 def list_agents(args: argparse.Namespace) -> int:
-    rows = []
-    for agent_id in args.registry.ids():
-        cls = args.registry[agent_id]
+    registry = learners.LEARNERS if args.command == "learners" else adversaries.ADVERSARIES
+    rows: list[dict[str, Any]] = []
+    for agent_id in registry.ids():
+        cls = registry[agent_id]
         rows.append({
             "id": agent_id,
             "games": sorted(cls.games),

@@ -7,7 +7,7 @@ import dataclasses
 import os
 from typing import Any
 
-from littlestone import __version__, adversaries, learners
+from littlestone import __version__
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.games.ldim import LDIM_BUDGET
 from littlestone.server.cli.common import (
@@ -435,10 +435,8 @@ def build_parser() -> argparse.ArgumentParser:
     zygote.add_argument("--scratch", required=True)
     zygote.add_argument("--namespace", action="store_true")
 
-    registries = (("learners", learners.LEARNERS), ("adversaries", adversaries.ADVERSARIES))
-    for kind, registry in registries:
+    for kind in ("learners", "adversaries"):
         lister = sub.add_parser(kind, help=f"list the registered {kind}",
                                 description=f"List the registered {kind}.")
         lister.add_argument("--json", action="store_true", help="print one JSON object")
-        lister.set_defaults(registry=registry)
     return parser

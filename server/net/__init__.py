@@ -21,7 +21,24 @@ command line and tournaments import it.
 
 from __future__ import annotations
 
-from littlestone.server.net.server import GameServer, serve_forever
-from littlestone.server.net.settings import FAULTS_TO_FORFEIT, ServerSettings
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from littlestone.server.net.server import GameServer, serve_forever
+    from littlestone.server.net.settings import FAULTS_TO_FORFEIT, ServerSettings
 
 __all__ = ["FAULTS_TO_FORFEIT", "GameServer", "ServerSettings", "serve_forever"]
+
+# Imported on first use (PEP 562): the command line reads the settings without the server.
+_HOMES = {"GameServer": "server", "serve_forever": "server", "FAULTS_TO_FORFEIT": "settings",
+          "ServerSettings": "settings"}
+
+
+def __getattr__(name: str) -> object:
+    """A public name, imported from its module on first use and kept."""
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
