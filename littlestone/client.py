@@ -149,7 +149,7 @@ async def play_remote(
     With ``opponent=None`` it creates a game for another remote agent and hands its id
     to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4). ``tls``: the
     TLS context for a wss:// URL (default: the system's certificate authorities)."""
-    role = "learner" if isinstance(agent, Learner) else "adversary"
+    role = _role_of(agent)
     faults: list[dict[str, Any]] = []  # the server's non-fatal errors: this side's faults
     async with connect(url, tls=tls) as ws:
         receive_any = await _hello(ws, role, name, token)
@@ -190,18 +190,7 @@ async def play_remote(
             raise ServerError("bad_message", f"the server started other rules than asked: "
                               f"{rules_to_wire(game)} for {rules_to_wire(asked)}")
         hclass = game.hclass
-        try:
-            agent.start(game, int(start["seed"]))
-            if isinstance(agent, Learner):
-                end = await _learner_loop(ws, receive, agent, game)
-            else:
-                end = await _adversary_loop(ws, receive, agent, game)
-        except (ServerError, ProtocolError, OSError, asyncio.CancelledError, TimeoutError):
-            raise
-        except Exception as exc:  # the agent's own code (or a closed connection: below)
-            if type(exc).__module__.startswith("websockets"):
-                raise
-            raise AgentCrashed(role, exc) from exc
+        end = await _play_game(ws, receive, agent, game, int(start["seed"]))
     revealed = _revealed_key(start, end)
     result = dict(end["result"])
     result["status"] = end["status"]
@@ -313,20 +302,30 @@ async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessag
         if message["type"] != "start":
             continue
         game = rules_from_wire(message["rules"], SERVERS_CLASSES)
-        try:
-            agent.start(game, int(message["seed"]))
-            if isinstance(agent, Learner):
-                end = await _learner_loop(ws, receive, agent, game)
-            else:
-                end = await _adversary_loop(ws, receive, agent, game)
-        except (ServerError, ProtocolError, OSError, asyncio.CancelledError, TimeoutError):
-            raise
-        except Exception as exc:  # the agent's own code: its file and line, as play says
-            if type(exc).__module__.startswith("websockets"):
-                raise
-            role = "learner" if isinstance(agent, Learner) else "adversary"
-            raise AgentCrashed(role, exc) from exc
+        end = await _play_game(ws, receive, agent, game, int(message["seed"]))
         games.append({"game_id": end.get("game_id"), "status": end["status"]})
+
+
+def _role_of(agent: Learner | Adversary) -> str:
+    return "learner" if isinstance(agent, Learner) else "adversary"
+
+
+async def _play_game(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
+                     agent: Learner | Adversary, game: GameSpec, seed: int) -> End:
+    """Start ``agent`` on ``game`` and play its rounds to the ``end`` message. The agent's
+    own exception is :class:`AgentCrashed` (its file and line, as ``play`` says); the
+    connection's and the server's errors pass through."""
+    try:
+        agent.start(game, seed)
+        if isinstance(agent, Learner):
+            return await _learner_loop(ws, receive, agent, game)
+        return await _adversary_loop(ws, receive, agent, game)
+    except (ServerError, ProtocolError, OSError, asyncio.CancelledError, TimeoutError):
+        raise
+    except Exception as exc:
+        if type(exc).__module__.startswith("websockets"):
+            raise  # a closed connection: the caller says so
+        raise AgentCrashed(_role_of(agent), exc) from exc
 
 
 async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
@@ -508,7 +507,6 @@ def play_direct(link: FrameSocket, agent: Learner | Adversary) -> int:
         if start["type"] != "start":
             raise ServerError("bad_message", f"expected start, got {start['type']}")
         game = rules_from_wire(start["rules"], SERVERS_CLASSES)
-        role = "learner" if isinstance(agent, Learner) else "adversary"
         try:
             agent.start(game, int(start["seed"]))
             if isinstance(agent, Learner):
@@ -517,7 +515,7 @@ def play_direct(link: FrameSocket, agent: Learner | Adversary) -> int:
         except (ServerError, ProtocolError, EOFError, OSError):
             raise
         except Exception as exc:  # the agent's own code
-            raise AgentCrashed(role, exc) from exc
+            raise AgentCrashed(_role_of(agent), exc) from exc
     finally:
         link.close()
 
