@@ -47,15 +47,8 @@ typecheck: $(VENV)
 
 # On every core (pytest-xdist); tests of one xdist_group run on one worker.
 # `.venv/bin/pytest -m "not slow" -n auto` is the quick run.
-# The field's tests (loaded sandboxes counted game by game) run in a pytest of their own:
-# after some other room's tests in the same worker, a loaded sandbox's fork server is
-# found gone between games and loaded again (seen only in the whole parallel run; not
-# yet explained: docs/contributing.md).
-FIELD_TESTS := tests/server/tournament/test_field.py
-
 pytest: $(VENV)
-	$(BIN)/pytest -n auto --dist loadgroup --ignore=$(FIELD_TESTS)
-	$(BIN)/pytest $(FIELD_TESTS)
+	$(BIN)/pytest -n auto --dist loadgroup
 
 # The site builds offline (mkdocs.yml: no fonts or scripts from a CDN). Material's
 # banner about MkDocs 2.0 is silenced. The prose figures are printed beside the targets.

@@ -55,6 +55,7 @@ import json
 import os
 import pwd
 import queue
+import re
 import resource
 import select
 import shutil
@@ -880,20 +881,56 @@ class _ForkServer:
 
     def _wipe(self) -> bool:
         """Empty the scratch folder; whether the sandbox is as it was loaded (nothing left
-        in it, and, in its own IPC namespace, no System V IPC object)."""
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(self.scratch):
-                _remove(Path(entry.path))
-        try:
-            left = any(os.scandir(self.scratch))
-        except OSError:
-            return False
+        in it, and, in its own IPC namespace, no System V IPC object). What the sandbox
+        itself mounted below the scratch (a checkout in /tmp: its environment's read-only
+        binds, and the folders above them) is the sandbox's own: it stays, and only what a
+        game wrote beside it is removed."""
+        mounts = _mount_points(self.scratch)
+        return _empty(self.scratch, mounts) and self._no_ipc_left()
+
+    def _no_ipc_left(self) -> bool:
         if self.namespace:
             for kind in ("shm", "sem", "msg"):
                 with contextlib.suppress(OSError):
                     if len(Path(f"/proc/sysvipc/{kind}").read_text().splitlines()) > 1:
                         return False
-        return not left
+        return True
+
+
+def _mount_points(folder: Path) -> set[Path]:
+    """The mount points below ``folder`` (``/proc/self/mountinfo``; none when unreadable).
+
+    >>> _mount_points(Path("/no/such/folder"))
+    set()
+    """
+    found = set()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            fields = line.split()
+            if len(fields) > 4:
+                point = Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4]))
+                if folder in point.parents:
+                    found.add(point)
+    return found
+
+
+def _empty(folder: Path, mounts: set[Path]) -> bool:
+    """Remove what is in ``folder`` but the mount points ``mounts`` and the folders above
+    them (whose other contents go); whether nothing else is left."""
+    kept = {parent for point in mounts for parent in point.parents} | mounts
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            path = Path(entry.path)
+            if path in mounts:
+                continue
+            if path in kept and entry.is_dir(follow_symlinks=False):
+                _empty(path, mounts)
+            else:
+                _remove(path)
+    try:
+        return all(Path(entry.path) in kept for entry in os.scandir(folder))
+    except OSError:
+        return False
 
 
 def _remove(path: Path) -> None:

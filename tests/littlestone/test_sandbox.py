@@ -383,3 +383,24 @@ def test_an_end_said_after_its_game_does_not_end_the_next(tmp_path):
         loaded.close()
     assert (first.code, first.ended) == (0, False)
     assert (second.code, second.ended) == (0, False) and '"ok": true' in second.out
+
+
+def test_a_wipe_keeps_the_sandboxs_own_mounts_below_the_scratch_and_nothing_else(tmp_path):
+    """A checkout below /tmp is bound into the sandbox's private /tmp: the wipe between
+    games leaves those binds and the folders above them, removes what a game wrote
+    beside them (in those folders too), and says the scratch is clean."""
+    from littlestone.sandbox import _empty, _mount_points
+
+    scratch = tmp_path / "tmp"
+    bound = scratch / "checkout" / ".venv"
+    (bound / "lib").mkdir(parents=True)
+    (bound / "lib" / "module.py").write_text("x = 1\n")
+    (scratch / "left").write_text("a game's file")
+    (scratch / "dir" / "deep").mkdir(parents=True)
+    (scratch / "checkout" / "beside").write_text("written beside the bind")
+    assert _empty(scratch, {bound})
+    assert sorted(p.relative_to(scratch).as_posix() for p in scratch.rglob("*")) == [
+        "checkout", "checkout/.venv", "checkout/.venv/lib", "checkout/.venv/lib/module.py"]
+    assert _empty(scratch, set())  # with no mount, everything goes
+    assert list(scratch.iterdir()) == []
+    assert _mount_points(Path("/")) >= {Path("/proc")}  # read from /proc/self/mountinfo

@@ -114,7 +114,10 @@ def test_random_state_and_descriptors_are_fresh_in_each_run(tmp_path):
             seen.append(json.loads(line.removeprefix("SPY ")))
         assert pool.loads == 1
         assert len({s["random"] for s in seen}) == 3 and len({s["numpy"] for s in seen}) == 3
-        assert all(s["tmp"] == [] for s in seen)  # the last run's file and folder: gone
+        # the last run's file and folder: gone (what is left is the sandbox's own: the
+        # folders above its binds, when the checkout is below /tmp)
+        assert all(s["tmp"] == seen[0]["tmp"] for s in seen)
+        assert not {"left", "dir"} & set(seen[0]["tmp"]), seen[0]["tmp"]
         assert all(s["fds"] == seen[0]["fds"] for s in seen)
         # (0, 1, 2 and the one listing /proc/self/fd; no pipe of the fork server's)
         assert len(seen[0]["fds"]) <= 4, seen[0]["fds"]
