@@ -124,6 +124,9 @@ class Limits:
     file_mb: int = 64
     #: Output kept from each of its stdout and stderr, in KiB (the rest is dropped).
     output_kb: int = 64
+    #: How long it may take to load and say which games it plays (its import and the
+    #: tournament's probe), in seconds: past it, it fails to load.
+    load_seconds: float = 60.0
 
 
 @dataclass

@@ -33,12 +33,8 @@ from littlestone.server.tournament.config import (
     remote_account,
 )
 
-__all__ = ["PROBE_SECONDS", "Entrant", "Pairing", "candidates", "file_digests", "judge",
+__all__ = ["Entrant", "Pairing", "candidates", "file_digests", "judge",
            "load_entrants", "pairings", "probe", "rules", "spaces", "version"]
-
-#: How long a submission has to load and answer which games it can play.
-PROBE_SECONDS = 60.0
-
 
 @dataclass(frozen=True)
 class Pairing:
@@ -125,11 +121,12 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox,
     request = json.dumps({"role": role, "spec": f"{sandbox.inside(file)}:{rest}",
                           "games": games}).encode()
     if pool is None:
-        run = sandbox.run(file, ["probe"], timeout=PROBE_SECONDS, stdin=request)
+        run = sandbox.run(file, ["probe"], timeout=config.limits.load_seconds,
+                          stdin=request)
     else:
         try:
             with pool.lease(f"{role}:{spec}", file) as loaded:
-                run = loaded.run(["probe"], PROBE_SECONDS, request)
+                run = loaded.run(["probe"], config.limits.load_seconds, request)
         except SandboxError as exc:
             return Entrant(spec, role, failed=str(exc))
     answer = None

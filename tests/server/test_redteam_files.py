@@ -456,6 +456,7 @@ HOSTILE_CONFIGS = {
     "memory_mb = inf": ({"limits": "memory_mb = inf\n"}, "limits.memory_mb"),
     "memory_mb = 1.5": ({"limits": "memory_mb = 1.5\n"}, "limits.memory_mb"),
     "cpu_seconds = 1e300": ({"limits": "cpu_seconds = 1e300\n"}, "limits.cpu_seconds"),
+    "load_seconds = 0": ({"limits": "load_seconds = 0\n"}, "limits.load_seconds"),
     "output_kb = 1e20": ({"limits": "output_kb = 1e20\n"}, "limits.output_kb"),
     "move_deadline = nan": ({"limits": "move_deadline = nan\n"}, "limits.move_deadline"),
 }
@@ -580,8 +581,6 @@ def hostile_tournament(tmp_path_factory):
     crashes at the end of every game, an adversary that spoils every game at its end,
     and entrants that must not load: a symlink to another student's file, a symlink to
     /etc/shadow, a directory, a file that sleeps forever at import."""
-    from littlestone.server.tournament import pairing
-
     folder = tmp_path_factory.mktemp("submissions")
     honest = EXAMPLES.joinpath("minimal_learner.py").read_text()
     (folder / WEIRD).write_text(honest)
@@ -594,17 +593,14 @@ def hostile_tournament(tmp_path_factory):
     (folder / "sleepy.py").write_text("import time\ntime.sleep(10**6)\n")
     learners = ["halving", f"{WEIRD}:MajorityVote", "endcrash.py:EndCrash", "closer.py:Closer",
                 "bob.py:MajorityVote", "shadow.py:X", "folder.py:X", "sleepy.py:X"]
-    config = tournament_toml(folder, learners, ["random-target", "spoiler.py:Spoiler"])
+    # (a sleeper costs the time a submission may take to load: 60 s by default)
+    config = tournament_toml(folder, learners, ["random-target", "spoiler.py:Spoiler"],
+                             limits="move_deadline = 2.0\ntime_bank = 5.0\nload_seconds = 5\n")
     data = folder / "data"
-    saved = pairing.PROBE_SECONDS
-    pairing.PROBE_SECONDS = 5.0  # (a sleeper costs its probe's time allowed: 60 s by default)
-    try:
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            status = main(["tournament", str(config), "--data", str(data), "--workers", "2",
-                           "--keep-going", "--json"])
-    finally:
-        pairing.PROBE_SECONDS = saved
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["tournament", str(config), "--data", str(data), "--workers", "2",
+                       "--keep-going", "--json"])
     assert status == 0, err.getvalue()
     board = json.loads(out.getvalue().splitlines()[-1])
     rows = {(r["learner"], r["adversary"]): r for r in Store(data).tournament_games("red")}
