@@ -48,7 +48,10 @@ def is_index(path: str | Path) -> bool:
     with contextlib.suppress(OSError, RuntimeError):
         if path.resolve().name in INDEX_FILES:
             return True
-    for index in list(_OPENED):
+    with contextlib.suppress(OSError):
+        if os.stat(path).st_nlink <= 1:
+            return False  # its one name is not an index's: no other name can be
+    for index in list(_OPENED):  # (a hard link: as costly as the indexes this process opened)
         for name in INDEX_FILES:
             with contextlib.suppress(OSError):
                 if os.path.samefile(path, index.with_name(name)):
