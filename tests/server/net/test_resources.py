@@ -482,10 +482,15 @@ async def test_a_full_disk_lost_nothing_either_where_writes_fail_with_enospc(
 
 
 @pytest.mark.slow
-async def test_a_revoked_token_watching_over_the_wire_stops_where_it_is(tmp_path):
+async def test_a_revoked_token_watching_over_the_wire_stops_where_it_is(tmp_path,
+                                                                       monkeypatch):
     """Break (fixed): a revoked token already watching over the wire kept receiving the
     game to its end (33 messages in 20 s); SECURITY.md promised it stops where it is
-    connected, as the web page's feed does (within 5 s). Now: ``unauthorized``, closed."""
+    connected, as the web page's feed does (within 5 s). Now: ``unauthorized``, closed,
+    and the game goes on."""
+    from littlestone.server.net import spectators
+
+    monkeypatch.setattr(spectators, "REVOKE_CHECK_S", 0.2)  # (5 s in a server)
     async with running_server(tmp_path / "data") as server:
         spectator = server.store.add_token("eve", "spectator")
         game = GameSpec(MISTAKE_BOUND, 10 ** 6, make_class("thresholds:n=1023"))
@@ -504,6 +509,7 @@ async def test_a_revoked_token_watching_over_the_wire_stops_where_it_is(tmp_path
                 assert message["type"] == "rounds"
             assert message["code"] == "unauthorized" and message["fatal"]
             assert time.monotonic() - revoked < 10
+        assert game_id in server.running and not playing.done()  # the game goes on
         playing.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await playing
