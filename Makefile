@@ -47,14 +47,15 @@ typecheck: $(VENV)
 
 # On every core (pytest-xdist); tests of one xdist_group run on one worker.
 # `.venv/bin/pytest -m "not slow" -n auto` is the quick run. The sources are compiled
-# first: the suite starts hundreds of Python processes (and sandboxes, which cannot write
-# a cache), each of which would compile what it imports again where
-# PYTHONDONTWRITEBYTECODE is set.
+# first, and the tests may keep their compiled files (in __pycache__, which git ignores),
+# even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds of Python processes
+# and sandboxes (which cannot write a cache), and each xdist worker rewrites every test
+# module's asserts; each would compile the same files again.
 SOURCES := littlestone games learners adversaries protocol server benchmarks tools tests
 
 pytest: $(VENV)
 	$(BIN)/python -m compileall -q -j 0 $(SOURCES) >/dev/null
-	$(BIN)/pytest -n auto --dist loadgroup
+	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -n auto --dist loadgroup
 
 # The site builds offline (mkdocs.yml: no fonts or scripts from a CDN). Material's
 # banner about MkDocs 2.0 is silenced. The prose figures are printed beside the targets.
