@@ -674,6 +674,9 @@ class _ForkServer:
         self.run_child, self.scratch = run, scratch
         # kill(-1) reaches every process but init and this one: only in its own namespace
         self.namespace = namespace and os.getpid() == 2
+        #: What the sandbox mounted below the scratch before any game ran (its own binds,
+        #: when the checkout is below /tmp): kept by each wipe, and nothing mounted later.
+        self.mounts = _mount_points(scratch)
         self.control_in, self.control_out = os.dup(0), os.dup(1)
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
@@ -888,8 +891,7 @@ class _ForkServer:
         itself mounted below the scratch (a checkout in /tmp: its environment's read-only
         binds, and the folders above them) is the sandbox's own: it stays, and only what a
         game wrote beside it is removed."""
-        mounts = _mount_points(self.scratch)
-        return _empty(self.scratch, mounts) and self._no_ipc_left()
+        return _empty(self.scratch, self.mounts) and self._no_ipc_left()
 
     def _no_ipc_left(self) -> bool:
         if self.namespace:
