@@ -284,6 +284,7 @@ def standings_shown(page: Any) -> list[list[str]]:
             for row in page.locator("#standings tbody tr").all()]
 
 
+@pytest.mark.slow
 @needs_sandbox
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")
 def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any) -> None:

@@ -22,8 +22,9 @@ from littlestone.server.tournament import load_config, rank, run_tournament
 from littlestone.server.tournament.run import rate_entrant
 from tests.support import HOSTILE, ROOT
 
-pytestmark = pytest.mark.skipif(Sandbox.unavailable() is not None,
-                                reason=f"no sandbox here: {Sandbox.unavailable()}")
+pytestmark = [pytest.mark.skipif(Sandbox.unavailable() is not None,
+                                 reason=f"no sandbox here: {Sandbox.unavailable()}"),
+              pytest.mark.slow]  # (whole fields of sandboxed submissions, and Ray)
 
 EXAMPLES = ROOT / "examples"
 
