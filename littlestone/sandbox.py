@@ -928,7 +928,8 @@ def _empty(folder: Path, mounts: set[Path]) -> bool:
     """Remove what is in ``folder`` but the mount points ``mounts`` and the folders above
     them (whose other contents go); whether nothing else is left."""
     kept = {parent for point in mounts for parent in point.parents} | mounts
-    with contextlib.suppress(OSError):
+    # (folders nested deeper than Python's recursion: left, and so not clean)
+    with contextlib.suppress(OSError, RecursionError):
         for entry in os.scandir(folder):
             path = Path(entry.path)
             if path in mounts:

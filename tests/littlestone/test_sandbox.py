@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import threading
 from pathlib import Path
 
@@ -448,3 +449,32 @@ def test_a_game_cannot_leave_anything_in_the_folders_a_wipe_keeps(tmp_path):
     except OSError:
         return  # (no user extended attributes on this file system)
     assert not _as_kept(kept2)  # an extended attribute added
+
+
+def test_a_wipe_of_folders_nested_past_pythons_recursion_says_unclean(tmp_path):
+    """A game may nest folders deeper than Python recurses (with open_files above the
+    depth, each level's listing open at once): the wipe raised RecursionError and its
+    fork server died, the game's output and status lost (reported stalled). It now
+    says the scratch is not clean, and the sandbox is loaded again."""
+    from littlestone.sandbox import _empty
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    depth = sys.getrecursionlimit() + 100
+    deep = os.open(scratch, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("a", dir_fd=deep)
+            inner = os.open("a", os.O_RDONLY, dir_fd=deep)
+            os.close(deep)
+            deep = inner
+    finally:
+        os.close(deep)
+    assert not _empty(scratch, set())
+    assert (scratch / "a").is_dir()
+    while (scratch / "a").is_dir():  # (undone a level at a time: rmtree recurses too)
+        if (scratch / "a" / "a").is_dir():
+            (scratch / "a" / "a").rename(scratch / "b")
+        (scratch / "a").rmdir()
+        if (scratch / "b").is_dir():
+            (scratch / "b").rename(scratch / "a")
