@@ -468,13 +468,16 @@ def test_a_wipe_of_folders_nested_past_pythons_recursion_says_unclean(tmp_path):
             inner = os.open("a", os.O_RDONLY, dir_fd=deep)
             os.close(deep)
             deep = inner
-    finally:
         os.close(deep)
-    assert not _empty(scratch, set())
-    assert (scratch / "a").is_dir()
-    while (scratch / "a").is_dir():  # (undone a level at a time: rmtree recurses too)
-        if (scratch / "a" / "a").is_dir():
-            (scratch / "a" / "a").rename(scratch / "b")
-        (scratch / "a").rmdir()
-        if (scratch / "b").is_dir():
-            (scratch / "b").rename(scratch / "a")
+        deep = -1
+        assert not _empty(scratch, set())
+        assert (scratch / "a").is_dir()
+    finally:  # (undone a level at a time: rmtree, pytest's too, recurses)
+        if deep >= 0:
+            os.close(deep)
+        while (scratch / "a").is_dir():
+            if (scratch / "a" / "a").is_dir():
+                (scratch / "a" / "a").rename(scratch / "b")
+            (scratch / "a").rmdir()
+            if (scratch / "b").is_dir():
+                (scratch / "b").rename(scratch / "a")
