@@ -677,6 +677,8 @@ class _ForkServer:
         #: What the sandbox mounted below the scratch before any game ran (its own binds,
         #: when the checkout is below /tmp): kept by each wipe, and nothing mounted later.
         self.mounts = _mount_points(scratch)
+        #: What a game must leave as it is of the folders a wipe keeps (and the scratch).
+        self.kept = _kept_state(scratch, self.mounts)
         self.control_in, self.control_out = os.dup(0), os.dup(1)
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
@@ -890,8 +892,11 @@ class _ForkServer:
         in it, and, in its own IPC namespace, no System V IPC object). What the sandbox
         itself mounted below the scratch (a checkout in /tmp: its environment's read-only
         binds, and the folders above them) is the sandbox's own: it stays, and only what a
-        game wrote beside it is removed."""
-        return _empty(self.scratch, self.mounts) and self._no_ipc_left()
+        game wrote beside it is removed; a kept folder that is no longer the one it was
+        (another file, mode, owner or extended attribute) is not clean, and their times are
+        put back (:func:`_as_kept`)."""
+        emptied = _empty(self.scratch, self.mounts)
+        return _as_kept(self.kept) and emptied and self._no_ipc_left()
 
     def _no_ipc_left(self) -> bool:
         if self.namespace:
@@ -923,7 +928,8 @@ def _empty(folder: Path, mounts: set[Path]) -> bool:
     """Remove what is in ``folder`` but the mount points ``mounts`` and the folders above
     them (whose other contents go); whether nothing else is left."""
     kept = {parent for point in mounts for parent in point.parents} | mounts
-    with contextlib.suppress(OSError):
+    # (folders nested deeper than Python's recursion: left, and so not clean)
+    with contextlib.suppress(OSError, RecursionError):
         for entry in os.scandir(folder):
             path = Path(entry.path)
             if path in mounts:
@@ -936,6 +942,55 @@ def _empty(folder: Path, mounts: set[Path]) -> bool:
         return all(Path(entry.path) in kept for entry in os.scandir(folder))
     except OSError:
         return False
+
+
+#: Of each folder a wipe keeps: which file it is, its mode, owner and extended attributes;
+#: its access and modification times (:func:`_kept_state`).
+_KeptState = dict[Path, tuple[tuple[Any, ...], tuple[int, int]]]
+
+
+def _kept_state(scratch: Path, mounts: set[Path]) -> _KeptState:
+    """What each folder a wipe keeps is (``scratch``, the mount points ``mounts`` and the
+    folders above them, below ``scratch``): which file, its mode, owner and extended
+    attributes (ACLs are some), and its times; a game that may write in them (a sandbox
+    without root, whose folders are its own) could leave something there for the next.
+
+    >>> _kept_state(Path("/no/such/scratch"), set())
+    {}
+    """
+    kept = {parent for point in mounts for parent in point.parents if scratch in parent.parents}
+    found = {}
+    for path in {scratch, *mounts, *kept}:
+        with contextlib.suppress(OSError):
+            info = os.lstat(path)
+            found[path] = (_identity(path), (info.st_atime_ns, info.st_mtime_ns))
+    return found
+
+
+def _identity(path: Path) -> tuple[Any, ...]:
+    """Which file ``path`` is, its mode, owner and extended attributes."""
+    info = os.lstat(path)
+    attributes: list[tuple[str, bytes]] = []
+    with contextlib.suppress(OSError):
+        for name in sorted(os.listxattr(path, follow_symlinks=False)):
+            with contextlib.suppress(OSError):
+                attributes.append((name, os.getxattr(path, name, follow_symlinks=False)))
+    return (info.st_dev, info.st_ino, info.st_mode, info.st_uid, info.st_gid,
+            tuple(attributes))
+
+
+def _as_kept(kept: _KeptState) -> bool:
+    """Put back the times of the folders a wipe keeps (:func:`_kept_state`); whether
+    each is still the file it was, of the same mode, owner and extended attributes."""
+    same = True
+    for path, (identity, times) in kept.items():
+        with contextlib.suppress(OSError):  # (not its owner: nor is the game)
+            os.utime(path, ns=times, follow_symlinks=False)
+        try:
+            same = same and _identity(path) == identity
+        except OSError:
+            same = False
+    return same
 
 
 def _remove(path: Path) -> None:

@@ -34,14 +34,17 @@ INDEX_NAME = "littlestone.db"
 INDEX_FILES = (INDEX_NAME, f"{INDEX_NAME}-wal", f"{INDEX_NAME}-shm", f"{INDEX_NAME}-journal")
 
 
-#: The indexes this process opened (their absolute paths), for :func:`is_index`.
-_OPENED: set[Path] = set()
+#: The files of the indexes this process opened, by identity (device, inode) as they were
+#: when opened: another path to one of them (a hard link, a bind mount, a case-insensitive
+#: or a short name) is the same file, whatever its name, found in one stat.
+_OPENED: dict[tuple[int, int], Path] = {}
 
 
 def is_index(path: str | Path) -> bool:
     """Whether ``path`` is an index or one of SQLite's files beside it, told without
     opening it: by its name or its target's (through symbolic links), or as the same file
-    (another name, a hard link) as an index this process opened."""
+    (another name: a hard link, a bind mount, a name a case-insensitive file system folds)
+    as one of an index this process opened."""
     path = Path(path)
     if path.name in INDEX_FILES:
         return True
@@ -49,17 +52,18 @@ def is_index(path: str | Path) -> bool:
         if path.resolve().name in INDEX_FILES:
             return True
     with contextlib.suppress(OSError):
-        if os.stat(path).st_nlink <= 1:
-            return False  # its one name is not an index's: no other name can be
-    for index in list(_OPENED):  # (a hard link: as costly as the indexes this process opened)
-        for name in INDEX_FILES:
-            with contextlib.suppress(OSError):
-                if os.path.samefile(path, index.with_name(name)):
-                    return True
+        info = os.stat(path)
+        known = _OPENED.get((info.st_dev, info.st_ino))
+        # (the file is still there: a file made since may have the inode of one deleted)
+        return known is not None and os.path.samefile(path, known)
     return False
 
 
 def opened(index: Path) -> None:
-    """Remember an index this process opened, so that :func:`is_index` knows it by
-    identity under any other name."""
-    _OPENED.add(index.absolute())
+    """Remember an index this process opened (and SQLite's files beside it, which its
+    connection made), so that :func:`is_index` knows them by identity under any name."""
+    for name in INDEX_FILES:
+        with contextlib.suppress(OSError):
+            file = index.with_name(name).absolute()
+            info = os.stat(file)
+            _OPENED[(info.st_dev, info.st_ino)] = file

@@ -11,6 +11,7 @@ import json
 import os
 import signal
 import socket
+import sys
 import threading
 from pathlib import Path
 
@@ -404,3 +405,79 @@ def test_a_wipe_keeps_the_sandboxs_own_mounts_below_the_scratch_and_nothing_else
     assert _empty(scratch, set())  # with no mount, everything goes
     assert list(scratch.iterdir()) == []
     assert _mount_points(Path("/")) >= {Path("/proc")}  # read from /proc/self/mountinfo
+
+
+def test_a_game_cannot_leave_anything_in_the_folders_a_wipe_keeps(tmp_path):
+    """Without root the sandbox's folders are the game's own: it could move the folder
+    above the binds into a mount point's name (which a wipe keeps, unlooked at) with what
+    it wrote, or change a kept folder's mode, times or extended attributes, for the next
+    game to find. The wipe puts the times back and calls such a sandbox unclean (it is
+    loaded again)."""
+    from littlestone.sandbox import _as_kept, _empty, _kept_state
+
+    scratch = tmp_path / "tmp"
+    checkout = scratch / "checkout"
+    bound = checkout / ".venv"
+    bound.mkdir(parents=True)
+    kept = _kept_state(scratch, {bound})
+    assert set(kept) == {scratch, checkout, bound}
+    assert _empty(scratch, {bound}) and _as_kept(kept)  # as loaded: clean
+    # the checkout's folder (binds and all) moved to the name of one of its binds
+    (checkout).rename(scratch / "moved")
+    checkout.mkdir()
+    (scratch / "moved").rename(bound)
+    (bound / "planted").write_text("for the next game")
+    assert _empty(scratch, {bound})  # (nothing left beside what is kept...)
+    assert (bound / "planted").exists()
+    assert not _as_kept(kept)  # (...but the kept folders are not those it had)
+
+    scratch2 = tmp_path / "tmp2"
+    bound2 = scratch2 / "checkout" / ".venv"
+    bound2.mkdir(parents=True)
+    kept2 = _kept_state(scratch2, {bound2})
+    os.utime(bound2.parent, ns=(123456789, 123456789))
+    os.utime(scratch2, ns=(123456789, 123456789))
+    assert _empty(scratch2, {bound2}) and _as_kept(kept2)  # times: put back
+    assert bound2.parent.stat().st_mtime_ns == kept2[bound2.parent][1][1] != 123456789
+    assert scratch2.stat().st_mtime_ns == kept2[scratch2][1][1]
+    bound2.parent.chmod(0o751)
+    assert not _as_kept(kept2)  # a mode changed
+    bound2.parent.chmod(kept2[bound2.parent][0][2] & 0o7777)
+    assert _as_kept(kept2)
+    try:
+        os.setxattr(scratch2, "user.secret", b"42")
+    except OSError:
+        return  # (no user extended attributes on this file system)
+    assert not _as_kept(kept2)  # an extended attribute added
+
+
+def test_a_wipe_of_folders_nested_past_pythons_recursion_says_unclean(tmp_path):
+    """A game may nest folders deeper than Python recurses (with open_files above the
+    depth, each level's listing open at once): the wipe raised RecursionError and its
+    fork server died, the game's output and status lost (reported stalled). It now
+    says the scratch is not clean, and the sandbox is loaded again."""
+    from littlestone.sandbox import _empty
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    depth = sys.getrecursionlimit() + 100
+    deep = os.open(scratch, os.O_RDONLY)
+    try:
+        for _ in range(depth):
+            os.mkdir("a", dir_fd=deep)
+            inner = os.open("a", os.O_RDONLY, dir_fd=deep)
+            os.close(deep)
+            deep = inner
+        os.close(deep)
+        deep = -1
+        assert not _empty(scratch, set())
+        assert (scratch / "a").is_dir()
+    finally:  # (undone a level at a time: rmtree, pytest's too, recurses)
+        if deep >= 0:
+            os.close(deep)
+        while (scratch / "a").is_dir():
+            if (scratch / "a" / "a").is_dir():
+                (scratch / "a" / "a").rename(scratch / "b")
+            (scratch / "a").rmdir()
+            if (scratch / "b").is_dir():
+                (scratch / "b").rename(scratch / "a")
