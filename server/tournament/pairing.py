@@ -36,6 +36,7 @@ from littlestone.server.tournament.config import (
 __all__ = ["Entrant", "Pairing", "candidates", "file_digests", "judge",
            "load_entrants", "pairings", "probe", "rules", "spaces", "version"]
 
+
 @dataclass(frozen=True)
 class Pairing:
     """One game of the tournament. ``declined`` names the side that cannot play it (the

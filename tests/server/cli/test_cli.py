@@ -182,3 +182,19 @@ def test_console_script_end_to_end():
                          check=False)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
     assert "Traceback" not in bad.stderr
+
+
+def test_a_command_imports_only_what_it_uses():
+    """The command line imports a sub-command's module when it runs (the suite and every
+    sandbox start hundreds of them): ``--version`` and ``learners`` load neither the
+    game server nor networkx, which only a shattered tree needs."""
+    probe = ("import sys\nfrom littlestone.server.cli import main\n"
+             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+             "print(sorted(m for m in ('networkx', 'littlestone.server.net.server', "
+             "'littlestone.server.tournament', 'littlestone.client') if m in sys.modules))")
+    for argv, loaded in ((["--version"], []), (["learners", "--json"], []),
+                         (["ldim", "--class", "thresholds:n=7", "--tree", "-"], ["networkx"])):
+        run = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
+                             text=True, timeout=60)
+        assert run.stdout.strip().splitlines()[-1] == str(loaded), (argv, run.stdout[-300:],
+                                                                    run.stderr[-300:])
