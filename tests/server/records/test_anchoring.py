@@ -295,11 +295,11 @@ def test_the_index_and_its_files_are_refused_as_logs_before_they_are_opened(tmp_
 
 def test_telling_a_log_from_an_index_does_not_grow_with_the_indexes_opened(tmp_path,
                                                                           monkeypatch):
-    """A file is told apart by one stat, however many indexes this process opened (it
-    was compared with each of them: a test session's 700 indexes made every read of a log
-    10 ms): at most one comparison, with the index file it shares an inode number with (a
-    file deleted since, whose number a new file may take); another name of an index (a
-    hard link) is still seen."""
+    """A file is told apart by one stat, however many indexes this process opened. It
+    was compared with each of them: after a test session's 700 indexes, a read of a log
+    took 6 ms, 0.5 ms in a fresh process. Now at most one comparison is made, with the
+    index file it shares an inode number with (a file deleted since, whose number a new
+    file may take); another name of an index (a hard link) is still seen."""
     from littlestone.server.records import folder
 
     for n in range(50):
