@@ -184,7 +184,7 @@ def test_console_script_end_to_end():
     assert "Traceback" not in bad.stderr
 
 
-def test_a_command_imports_only_what_it_uses():
+def test_a_command_imports_only_what_it_uses(tmp_path):
     """The command line imports a sub-command's module when it runs (the suite and every
     sandbox start hundreds of them): ``--version`` and ``learners`` load neither the
     game server nor networkx, which only a shattered tree needs."""
@@ -193,8 +193,9 @@ def test_a_command_imports_only_what_it_uses():
              "print(sorted(m for m in ('networkx', 'littlestone.server.net.server', "
              "'littlestone.server.tournament', 'littlestone.client') if m in sys.modules))")
     for argv, loaded in ((["--version"], []), (["learners", "--json"], []),
-                         (["ldim", "--class", "thresholds:n=7", "--tree", "-"], ["networkx"])):
+                         (["ldim", "--class", "thresholds:n=7", "--tree", "t.xml"],
+                          ["networkx"])):
         run = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
-                             text=True, timeout=60)
+                             text=True, timeout=60, cwd=tmp_path)
         assert run.stdout.strip().splitlines()[-1] == str(loaded), (argv, run.stdout[-300:],
                                                                     run.stderr[-300:])
