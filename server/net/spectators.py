@@ -157,13 +157,12 @@ class Broadcast:
 
 async def watch(ws: Connection, session: ServerSession, peer: PeerLog,
                 message: Watch, running: Mapping[str, Broadcast],
-                revoked: Callable[[], Awaitable[bool]] | None = None,
-                check_every: float | None = None) -> None:
+                revoked: Callable[[], Awaitable[bool]] | None = None) -> None:
     """A spectator follows a running game until its end (PROTOCOL.md 5.4), or until its
-    token is revoked (``revoked``, asked every ``check_every`` seconds: then
-    ``unauthorized``, and the connection closes, as the web page's feed does); by
-    default every :data:`REVOKE_CHECK_S` seconds."""
-    check_every = REVOKE_CHECK_S if check_every is None else check_every
+    token is revoked (``revoked``, asked every :data:`REVOKE_CHECK_S` seconds, read when
+    the watch starts: then ``unauthorized``, and the connection closes, as the web page's
+    feed does)."""
+    check_every = REVOKE_CHECK_S
     broadcast = running.get(message["game_id"])
     if broadcast is not None and session.privilege == "player" and (
             session.account is not None and session.account not in broadcast.accounts):

@@ -38,6 +38,9 @@ INDEX_FILES = (INDEX_NAME, f"{INDEX_NAME}-wal", f"{INDEX_NAME}-shm", f"{INDEX_NA
 #: when opened: another path to one of them (a hard link, a bind mount, a case-insensitive
 #: or a short name) is the same file, whatever its name, found in one stat.
 _OPENED: dict[tuple[int, int], Path] = {}
+#: The indexes this process opened: SQLite may make their -wal and -shm files again
+#: since, under new identities (a hard link to one is compared with them as they are now).
+_INDEXES: set[Path] = set()
 
 
 def is_index(path: str | Path) -> bool:
@@ -55,13 +58,25 @@ def is_index(path: str | Path) -> bool:
         info = os.stat(path)
         known = _OPENED.get((info.st_dev, info.st_ino))
         # (the file is still there: a file made since may have the inode of one deleted)
-        return known is not None and os.path.samefile(path, known)
+        if known is not None and os.path.samefile(path, known):
+            return True
+        if info.st_nlink > 1:  # another name of a file SQLite made since it was opened
+            return any(_same(path, index.with_name(name))
+                       for index in list(_INDEXES) for name in INDEX_FILES)
     return False
+
+
+def _same(path: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False
 
 
 def opened(index: Path) -> None:
     """Remember an index this process opened (and SQLite's files beside it, which its
     connection made), so that :func:`is_index` knows them by identity under any name."""
+    _INDEXES.add(index.absolute())
     for name in INDEX_FILES:
         with contextlib.suppress(OSError):
             file = index.with_name(name).absolute()

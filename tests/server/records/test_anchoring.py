@@ -510,3 +510,30 @@ async def test_verify_says_interrupted_where_a_game_was_interrupted(tmp_path, ca
         edit_row(data, out["game_id"], status=status, chain_sha256=None, chain_hmac=None)
         code, text, _ = run(capsys, "replay", str(path), "--verify")
         assert code == 1 and said in text and "kept no digests" not in text, text
+
+
+def test_a_hard_link_to_a_wal_made_since_the_index_was_opened_is_refused(tmp_path):
+    """SQLite deletes the -wal and -shm files with its last connection and makes them
+    again, under new inode numbers, when another process opens the index: a hard link
+    to the new one is still told as the index's, not read as a log."""
+    store = Store(tmp_path)
+    store.close()  # (its -wal and -shm: gone)
+    for n in range(4):  # (files that take the inode numbers they freed)
+        (tmp_path / f"filler{n}").write_bytes(b"x")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys, time\n"
+         "db = sqlite3.connect(sys.argv[1]); db.execute('PRAGMA journal_mode=WAL')\n"
+         "db.execute('SELECT count(*) FROM sqlite_master').fetchall()\n"
+         "print('open', flush=True); time.sleep(60)", str(store.path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        wal = tmp_path / "littlestone.db-wal"
+        assert wal.exists()
+        os.link(wal, tmp_path / "again.lslog")
+        assert is_index(tmp_path / "again.lslog")
+        with pytest.raises(ForeignLog, match="is the SQLite index"):
+            read_log(tmp_path / "again.lslog")
+    finally:
+        holder.kill()
+        holder.wait()
