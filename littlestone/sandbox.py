@@ -924,10 +924,21 @@ def _mount_points(folder: Path) -> set[Path]:
     return found
 
 
+def _kept_folders(folder: Path, mounts: set[Path]) -> set[Path]:
+    """The mount points ``mounts`` and the folders above them, below ``folder``: what a
+    wipe of ``folder`` keeps.
+
+    >>> sorted(map(str, _kept_folders(Path("/tmp"), {Path("/tmp/c/.venv")})))
+    ['/tmp/c', '/tmp/c/.venv']
+    """
+    return mounts | {parent for point in mounts for parent in point.parents
+                     if folder in parent.parents}
+
+
 def _empty(folder: Path, mounts: set[Path]) -> bool:
     """Remove what is in ``folder`` but the mount points ``mounts`` and the folders above
     them (whose other contents go); whether nothing else is left."""
-    kept = {parent for point in mounts for parent in point.parents} | mounts
+    kept = _kept_folders(folder, mounts)
     # (folders nested deeper than Python's recursion: left, and so not clean)
     with contextlib.suppress(OSError, RecursionError):
         for entry in os.scandir(folder):
@@ -958,9 +969,8 @@ def _kept_state(scratch: Path, mounts: set[Path]) -> _KeptState:
     >>> _kept_state(Path("/no/such/scratch"), set())
     {}
     """
-    kept = {parent for point in mounts for parent in point.parents if scratch in parent.parents}
     found = {}
-    for path in {scratch, *mounts, *kept}:
+    for path in {scratch, *_kept_folders(scratch, mounts)}:
         with contextlib.suppress(OSError):
             info = os.lstat(path)
             found[path] = (_identity(path), (info.st_atime_ns, info.st_mtime_ns))
