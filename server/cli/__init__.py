@@ -14,17 +14,30 @@ test suite and every sandbox start many of them).
 
 from __future__ import annotations
 
-import importlib
 import os
-import signal
-import sys
-import threading
-from collections.abc import Callable, Sequence
-from typing import Any
 
-from littlestone.games.errors import LittlestoneError
-from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
-from littlestone.server.cli.parser import build_parser
+#: Set before numpy loads, unless the caller set them: numpy's libraries on one thread.
+#: A game's vectors are small, so more threads would not help. Their start alone cost
+#: each command 0.1 s of CPU, and the test suite and the sandboxes start hundreds.
+ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+for _name in ONE_THREAD:
+    os.environ.setdefault(_name, "1")
+
+import importlib  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
+import threading  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
+from typing import Any  # noqa: E402
+
+from littlestone.games.errors import LittlestoneError  # noqa: E402
+from littlestone.server.cli.common import (  # noqa: E402
+    EXIT_INTERNAL,
+    EXIT_USAGE,
+    TerminalSafe,
+    UsageError,
+)
+from littlestone.server.cli.parser import build_parser  # noqa: E402
 
 __all__ = ["main"]
 
