@@ -37,7 +37,8 @@ class Spoiler(Adversary):
 
     def instance(self) -> int:
         assert self._hclass is not None and self._space is not None
-        for _ in range(64):
+        # once V is one hypothesis no instance splits it: no search
+        for _ in range(64 if self._space.size > 1 else 0):
             x = int(self._rng.integers(self._hclass.domain_size))
             if 0 < self._space.votes(x) < self._space.size:
                 return x
