@@ -14,6 +14,7 @@ game, never a word the submission printed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tempfile
 from collections.abc import Callable, Sequence
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from littlestone.sandbox import Sandbox
+from littlestone.sandbox import Sandbox, SandboxPool
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe
@@ -66,7 +67,9 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
                      base: Path) -> list[Refereed]:
     """Play ``agent`` (a ``FILE.py:Class`` spec relative to ``base``) as ``role`` in each
     of ``games`` (game, class spec or None for ``experts`` free experts, built-in
-    opponent) that it declares it can play, one game each, seed :data:`CHECK_SEED`. The
+    opponent) that it declares it can play, one game each, seed :data:`CHECK_SEED`. As in
+    a tournament, the file is loaded once in its sandbox (a :class:`.SandboxPool`), and
+    its probe and each game are fresh children of that loaded sandbox. The
     games stop at the first one that does not complete (the rest are not listed): a
     hanging submission costs one game's deadlines, not every game's.
 
@@ -81,12 +84,13 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
         classes=tuple(dict.fromkeys(c for _, c, _ in games if c is not None)),
         experts=experts, learners=learners, adversaries=adversaries,
         limits=sandbox.limits, base=base)
-    entrant = probe(config, agent, role, sandbox, [(g, c) for g, c, _ in games])
-    if entrant.failed is not None:
-        return [Refereed("", None, "", f"load_failed:{role}", entrant.failed)]
     out: list[Refereed] = []
     with tempfile.TemporaryDirectory(prefix="littlestone-check-") as data, \
-            Arena(config, Path(data), unix=True, tcp=False) as arena:
+            Arena(config, Path(data), unix=True, tcp=False) as arena, \
+            contextlib.closing(SandboxPool(sandbox, arena.socket, capacity=1)) as pool:
+        entrant = probe(config, agent, role, sandbox, [(g, c) for g, c, _ in games], pool)
+        if entrant.failed is not None:
+            return [Refereed("", None, "", f"load_failed:{role}", entrant.failed)]
         for (game, hclass, opponent), declined in zip(games, entrant.unsupported,
                                                        strict=True):
             if declined is not None:
@@ -94,7 +98,7 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
                 continue
             learner, adversary = (agent, opponent) if role == "learner" else (opponent, agent)
             outcome = play_file_agent(config, Pairing(game, hclass, learner, adversary,
-                                                      CHECK_SEED), arena, sandbox)
+                                                      CHECK_SEED), arena, sandbox, pool)
             played = int(outcome["result"].get("rounds") or 0)
             out.append(Refereed(game, hclass, opponent, str(outcome["status"]),
                                 str(outcome.get("message") or ""), played))
