@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import FiniteClass
+from littlestone.games.experts import SMALL_D, vector_sum
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, Bound, GameSpec
 from littlestone.learners.base import Learner, register
 
@@ -23,6 +24,9 @@ FloatArray = NDArray[np.float64]
 
 __all__ = ["ExpertLearner", "FollowTheLeader", "Hedge", "OnlineGradientDescent",
            "RandomizedWeightedMajority", "WeightedMajority", "project_to_simplex"]
+
+# numpy's reductions, called without ndarray.min's and max's Python wrappers
+_minimum, _maximum = np.minimum.reduce, np.maximum.reduce
 
 
 class ExpertLearner(Learner):
@@ -148,7 +152,7 @@ class WeightedMajority(ExpertLearner):
         self._last: float | None = None
 
     def _weights(self) -> FloatArray:
-        return np.exp(self.log_weights - self.log_weights.max())  # type: ignore[no-any-return]  # numpy ufunc stubs
+        return np.exp(self.log_weights - _maximum(self.log_weights))  # type: ignore[no-any-return]  # numpy ufunc stubs
 
     def weights(self, advice: FloatArray | None) -> FloatArray | float:
         w = self._weights()
@@ -158,7 +162,7 @@ class WeightedMajority(ExpertLearner):
             self._last = None
             return choice
         ones = float(w @ advice)
-        self._last = 1.0 if ones >= float(w.sum()) - ones else 0.0
+        self._last = 1.0 if ones >= vector_sum(w) - ones else 0.0
         return self._last
 
     def update_costs(self, costs: FloatArray, y: int | None) -> None:
@@ -262,10 +266,14 @@ class Hedge(ExpertLearner):
     def weights(self, advice: FloatArray | None) -> FloatArray:
         if self._w is None:
             # w_i = exp(-eta (L_i - min L)) / sum: shifted so that the best expert's is 1
-            w = np.subtract(self._epoch_losses, self._epoch_losses.min())
+            # min L on Python floats for a few experts (numpy's reduction costs ~1 us): the
+            # same w, as a nan in L makes every weight nan either way, and exp(+-0) = 1
+            losses = self._epoch_losses
+            w = np.subtract(losses, min(losses.tolist()) if self.d <= SMALL_D else
+                            _minimum(losses))
             w *= -self._eta
             np.exp(w, out=w)
-            w /= w.sum()
+            w /= vector_sum(w)
             self._w = w
         return self._w
 
