@@ -42,16 +42,20 @@ from littlestone.games.errors import IllegalMove, MoveError, OutOfTurn, RuleViol
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult
 from littlestone.games.mistake_bound import check_label, check_probability, faulted_prediction
 
-__all__ = ["SCORE_CELLS", "SMALL_D", "WEIGHT_TOLERANCE", "ExpertsBlock", "ExpertsReferee",
-           "Phase", "check_vector", "check_weights", "draw_index", "draw_indices", "vector_sum"]
+__all__ = ["IN_ORDER_SUM", "SCORE_CELLS", "SMALL_D", "WEIGHT_TOLERANCE", "ExpertsBlock",
+           "ExpertsReferee", "Phase", "check_vector", "check_weights", "draw_index", "draw_indices",
+           "vector_sum"]
 
 #: How far from 1 the sum of the learner's weights may be (they are renormalised after).
 WEIGHT_TOLERANCE = 1e-6
 
-#: Up to this many experts the referee checks, sums and draws on a vector's Python
-#: floats: numpy's cost per call (about 1 us a reduction) outweighs the work there. The
-#: floats are the same: numpy sums fewer than 8 numbers left to right (pairwise from 8).
-SMALL_D = 7
+#: Up to this many experts the referee checks a vector, draws and finds the best expert
+#: on the vector's Python floats: numpy's cost per call (about 1 us a reduction)
+#: outweighs the work there (they break even near 32).
+SMALL_D = 16
+#: numpy's sum adds fewer than 8 numbers left to right (pairwise from 8): up to this many
+#: numbers, a sum of Python floats in order is the same float.
+IN_ORDER_SUM = 7
 
 # the ufuncs' reductions, called without ndarray.min's and sum's Python wrappers
 _minimum, _maximum, _add = np.minimum.reduce, np.maximum.reduce, np.add.reduce
@@ -115,14 +119,13 @@ def check_weights(weights: object, d: int) -> FloatArray:
     ...
     littlestone.games.errors.IllegalMove: weights must be >= 0 and sum to 1 within 1e-06 (sum nan)
     """
-    w = _weights_vector(weights, np.asarray, d)
-    _weights_total(w)
-    return w
+    return _distribution(weights, d, np.asarray)[0]
 
 
-def _weights_vector(weights: object, convert: Any, d: int) -> FloatArray:
+def _distribution(weights: object, d: int, convert: Any) -> tuple[FloatArray, float]:
     """``weights`` as a float vector of length d (``convert``: np.asarray, or np.array
-    for a copy), or IllegalMove."""
+    for a copy) and its sum as numpy makes it, or IllegalMove unless they are >= 0 and
+    sum to 1 within WEIGHT_TOLERANCE (nan or inf never do)."""
     try:
         w: FloatArray = convert(weights, dtype=np.float64)
     except (TypeError, ValueError):
@@ -130,34 +133,36 @@ def _weights_vector(weights: object, convert: Any, d: int) -> FloatArray:
     if w.shape != (d,):
         raise IllegalMove(LEARNER, "weights_shape", f"weights have shape {w.shape}, expected "
                           f"({d},)")
-    return w
+    if d <= SMALL_D:
+        values = w.tolist()
+        least = min(values)  # blind to a nan, but a nan makes the total nan
+        if d <= IN_ORDER_SUM:
+            total = 0.0
+            for value in values:  # vector_sum's order
+                total += value
+        else:
+            total = float(_add(w))
+    else:
+        total, least = float(_add(w)), _minimum(w)
+    if not least >= 0.0 or not abs(total - 1.0) <= WEIGHT_TOLERANCE:
+        raise IllegalMove(LEARNER, "weights_distribution", f"weights must be >= 0 and sum to "
+                          f"1 within {WEIGHT_TOLERANCE} (sum {total:.9g})")
+    return w, total
 
 
 def vector_sum(v: FloatArray) -> float:
-    """``float(v.sum())``, the same float: up to SMALL_D numbers it adds v's Python floats
-    left to right, numpy's order below 8 numbers (pairwise from 8).
+    """``float(v.sum())``, the same float: up to IN_ORDER_SUM numbers it adds v's Python
+    floats in order, as numpy does there.
 
     >>> vector_sum(np.array([0.5, 0.25])), vector_sum(np.array([-0.0]))
     (0.75, 0.0)
     """
-    if len(v) <= SMALL_D:
+    if len(v) <= IN_ORDER_SUM:
         total = 0.0
         for value in v.tolist():
             total += value
         return total
     return float(_add(v))
-
-
-def _weights_total(w: FloatArray) -> float:
-    """The sum of the learner's weights w as numpy makes it, or IllegalMove unless they
-    are >= 0 and sum to 1 within WEIGHT_TOLERANCE (nan or inf never do)."""
-    total = vector_sum(w)
-    # Python's min is blind to a nan, but a nan makes the total nan
-    least = min(w.tolist()) if len(w) <= SMALL_D else _minimum(w)
-    if not least >= 0.0 or not abs(total - 1.0) <= WEIGHT_TOLERANCE:
-        raise IllegalMove(LEARNER, "weights_distribution", f"weights must be >= 0 and sum to "
-                          f"1 within {WEIGHT_TOLERANCE} (sum {total:.9g})")
-    return total
 
 
 def _dot(w: FloatArray, v: FloatArray) -> float:
@@ -440,8 +445,8 @@ class ExpertsReferee:
 
     def _checked_weights(self, weights: object) -> FloatArray:
         """The learner's weights as a distribution (a copy, normalised), or IllegalMove."""
-        w = _weights_vector(weights, np.array, self.d)  # a copy: the learner may reuse its
-        total = _weights_total(w)                       # array
+        # a copy: the learner may reuse its array
+        w, total = _distribution(weights, self.d, np.array)
         if total != 1.0:  # a learner that normalised its weights saves a pass
             w /= total
         return w
@@ -484,7 +489,8 @@ class ExpertsReferee:
 
     def costs(self, costs: object) -> ExpertsRecord:
         """The outcome as costs v_t in [0, 1]^d."""
-        self._expect(Phase.OUTCOME, ADVERSARY, "costs")
+        if self.phase is not Phase.OUTCOME:
+            self._expect(Phase.OUTCOME, ADVERSARY, "costs")
         try:
             v = _unit_vector(costs, self.d, ADVERSARY, "costs")
         except MoveError as exc:
@@ -736,7 +742,8 @@ class ExpertsReferee:
                 self._fail(OutOfTurn(LEARNER, move, "the referee expects the instance first"))
             self._advice = None
             self.phase = Phase.ANSWER
-        self._expect(Phase.ANSWER, LEARNER, move)
+        elif self.phase is not Phase.ANSWER:
+            self._expect(Phase.ANSWER, LEARNER, move)
 
     def _fail(self, error: MoveError) -> Any:
         if self.phase is not Phase.OVER:

@@ -590,6 +590,9 @@ class GameLoop:
         a float), or ``None`` after a fault."""
         referee = self.referee
         assert isinstance(referee, ExpertsReferee)
+        if type(answer) is np.ndarray:  # weights, the usual answer: no other test
+            referee.weights(answer)
+            return answer
         if answer is FAULT:
             referee.answer_fault()
             return None

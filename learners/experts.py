@@ -266,12 +266,16 @@ class Hedge(ExpertLearner):
     def weights(self, advice: FloatArray | None) -> FloatArray:
         if self._w is None:
             # w_i = exp(-eta (L_i - min L)) / sum: shifted so that the best expert's is 1
-            # min L on Python floats for a few experts (numpy's reduction costs ~1 us): the
-            # same w, as a nan in L makes every weight nan either way, and exp(+-0) = 1
-            losses = self._epoch_losses
-            w = np.subtract(losses, min(losses.tolist()) if self.d <= SMALL_D else
-                            _minimum(losses))
-            w *= -self._eta
+            losses, eta = self._epoch_losses, self._eta
+            if self.d <= SMALL_D:
+                # on Python floats (a numpy call costs ~0.5 us), the same w: a nan in L
+                # makes every weight nan either way, and exp(+-0) = 1
+                values = losses.tolist()
+                least = min(values)
+                w = np.array([(loss - least) * -eta for loss in values])
+            else:
+                w = np.subtract(losses, _minimum(losses))
+                w *= -eta
             np.exp(w, out=w)
             w /= vector_sum(w)
             self._w = w
