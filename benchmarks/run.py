@@ -705,6 +705,9 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_perceptron(20_000 if args.quick else 200_000, repeat)
     rows += bench_halving(200 if args.quick else 2000, repeat)
     rows += bench_hedge(200 if args.quick else 2000, repeat)
+    from benchmarks.experts_round import bench_experts_round
+
+    rows += bench_experts_round(repeat, args.quick)
     rows += bench_versus_river(2000 if args.quick else 10_000, repeat)
     rows += bench_shattered_tree(repeat)
     rows += bench_log_memory()
