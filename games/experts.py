@@ -29,7 +29,7 @@ from __future__ import annotations
 import bisect
 import enum
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -122,7 +122,8 @@ def check_weights(weights: object, d: int) -> FloatArray:
     return _distribution(weights, d, np.asarray)[0]
 
 
-def _distribution(weights: object, d: int, convert: Any) -> tuple[FloatArray, float]:
+def _distribution(weights: object, d: int, convert: Callable[..., Any]
+                  ) -> tuple[FloatArray, float]:
     """``weights`` as a float vector of length d (``convert``: np.asarray, or np.array
     for a copy) and its sum as numpy makes it, or IllegalMove unless they are >= 0 and
     sum to 1 within WEIGHT_TOLERANCE (nan or inf never do)."""
@@ -167,9 +168,10 @@ def vector_sum(v: FloatArray) -> float:
 
 def _dot(w: FloatArray, v: FloatArray) -> float:
     """``float(w @ v)``, the same float, for the referee's own copy w of the weights (a
-    fresh array): ndarray.dot calls the BLAS dot product that ``@`` calls, without the
-    ufunc machinery (0.4 us less), when v is contiguous and aligned too. On other
-    strides (negative, 0) the two part ways: ``@`` then adds in its own loop.
+    fresh array, contiguous): when v is contiguous, aligned and writeable too
+    (``flags.carray``), ndarray.dot calls the BLAS dot product that ``@`` calls, without
+    the ufunc machinery (0.4 us less). On other strides (negative, 0) the two part ways:
+    ``@`` then adds in its own loop.
 
     >>> _dot(np.array([0.25, 0.75]), np.array([1.0, 0.0]))
     0.25
@@ -184,9 +186,10 @@ DRAW_BLOCK = 1024
 
 
 def draw_index(w: FloatArray, u: float) -> int:
-    """The i with W_{i-1} <= u W_d < W_i (W the cumulative sums of w): I ~ w for u uniform
-    in [0, 1). Beyond 4 blocks it finds the block of 1024 first (a vectorised sum per
-    block), then the expert inside it, so that no cumulative sum over all d is needed.
+    """The i with W_{i-1} <= u W_d < W_i (W the cumulative sums of w >= 0): I ~ w for u
+    uniform in [0, 1). Up to SMALL_D experts the sums are Python floats, added in numpy's
+    order. Beyond 4 blocks it finds the block of 1024 first (a vectorised sum per block),
+    then the expert inside it, so that no cumulative sum over all d is needed.
 
     >>> draw_index(np.array([0.25, 0.5, 0.25]), 0.3)
     1
