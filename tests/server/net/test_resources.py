@@ -35,6 +35,7 @@ from littlestone.games import ldim as ldim_module
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.server.cli import main
+from littlestone.server.net import hosts as hosts_module
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.logs import writer as log_writer
 from tests.server.web.test_web import running_server as running_web_server
@@ -205,11 +206,13 @@ class Stuck(Learner):
 
 
 @pytest.mark.slow
-async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_killed(tmp_path):
+async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_killed(
+        tmp_path, monkeypatch):
     """A move that runs in C (no Python bytecode between, so no signal handler: here an
     operator's agent file, ``sum(range(10 ** 13))``) cannot be stopped by the host's own
-    timer: the server watches the host's CPU clock and kills it a second past the
+    timer: the server watches the host's CPU clock and kills it a margin past the
     budget; the game ends against the agent, ``forfeit:learner:over_budget``."""
+    monkeypatch.setattr(hosts_module, "KILL_MARGIN_S", 0.2)  # (1 s in a server)
     agent = tmp_path / "stuck.py"
     agent.write_text(STUCK)
     async with running_server(tmp_path / "data", agents=(("stuck", f"{agent}:Stuck"),),
