@@ -180,8 +180,9 @@ def test_a_run_past_its_time_is_killed_with_everything_it_started(tmp_path):
     watcher.start()
     request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(hang)}:X",
                           "games": []}).encode()
-    run = sandbox.run(hang, ["probe"], timeout=8, stdin=request)  # (a loaded machine: 2 s
-    # may end it before Python has even started its child)
+    # (its child starts some 0.4 s after the run on an idle machine, after the package's
+    # imports; a loaded machine has taken 2 s: 4 s is twice that, and the rest is waited)
+    run = sandbox.run(hang, ["probe"], timeout=4, stdin=request)
     watcher.join()
     assert run.code is None and run.forked
     assert seen  # it did run ...

@@ -593,9 +593,10 @@ def hostile_tournament(tmp_path_factory):
     (folder / "sleepy.py").write_text("import time\ntime.sleep(10**6)\n")
     learners = ["halving", f"{WEIRD}:MajorityVote", "endcrash.py:EndCrash", "closer.py:Closer",
                 "bob.py:MajorityVote", "shadow.py:X", "folder.py:X", "sleepy.py:X"]
-    # (a sleeper costs the time a submission may take to load: 60 s by default)
+    # (a sleeper costs the time a submission may take to load: 60 s by default; an
+    # honest probe, a child of its loaded sandbox, answers in 10-60 ms, loaded or not)
     config = tournament_toml(folder, learners, ["random-target", "spoiler.py:Spoiler"],
-                             limits="move_deadline = 2.0\ntime_bank = 5.0\nload_seconds = 5\n")
+                             limits="move_deadline = 2.0\ntime_bank = 5.0\nload_seconds = 1.5\n")
     data = folder / "data"
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

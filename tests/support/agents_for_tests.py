@@ -374,6 +374,36 @@ class SlowLearner(Learner):
         pass
 
 
+class GatedLearner(Learner):
+    """Predicts 1, and before round ``at`` waits (at most a minute) until the file
+    ``gate`` exists: a game that runs, held at a round, until the test has looked.
+
+    >>> learner = GatedLearner(at=1, gate="")  # (no gate: never held)
+    >>> learner.predict(0), learner.asked
+    (1.0, 1)
+    """
+
+    id = "gated"
+    games = frozenset({MISTAKE_BOUND})
+
+    def __init__(self, at: int = 100, gate: str = "") -> None:
+        self.at, self.gate, self.asked = at, gate, 0
+
+    def predict(self, x: Any) -> float:
+        import time
+        from pathlib import Path
+
+        self.asked += 1
+        if self.asked == self.at and self.gate:
+            deadline = time.monotonic() + 60
+            while not Path(self.gate).exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return 1.0
+
+    def update(self, x: Any, y: int) -> None:
+        pass
+
+
 class ChargeTheLeader(Adversary):
     """Free experts, no advice, adaptive (Cover's argument for d experts): cost 1 to the
     expert the learner puts the most weight on (the lowest index on a tie), 0 to the

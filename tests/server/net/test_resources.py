@@ -35,6 +35,9 @@ from littlestone.games import ldim as ldim_module
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.server.cli import main
+from littlestone.server.net import disk as disk_module
+from littlestone.server.net import hosting
+from littlestone.server.net import hosts as hosts_module
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.logs import writer as log_writer
 from tests.server.web.test_web import running_server as running_web_server
@@ -205,11 +208,13 @@ class Stuck(Learner):
 
 
 @pytest.mark.slow
-async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_killed(tmp_path):
+async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_killed(
+        tmp_path, monkeypatch):
     """A move that runs in C (no Python bytecode between, so no signal handler: here an
     operator's agent file, ``sum(range(10 ** 13))``) cannot be stopped by the host's own
-    timer: the server watches the host's CPU clock and kills it a second past the
+    timer: the server watches the host's CPU clock and kills it a margin past the
     budget; the game ends against the agent, ``forfeit:learner:over_budget``."""
+    monkeypatch.setattr(hosts_module, "KILL_MARGIN_S", 0.2)  # (1 s in a server)
     agent = tmp_path / "stuck.py"
     agent.write_text(STUCK)
     async with running_server(tmp_path / "data", agents=(("stuck", f"{agent}:Stuck"),),
@@ -432,11 +437,12 @@ async def _full_disk(server: Any, data: Path, fill: Any, free: Any) -> None:
     assert code == 1
 
 
-async def test_a_full_disk_loses_nothing(capsys):
+async def test_a_full_disk_loses_nothing(monkeypatch, capsys):
     """Break (fixed): on a full disk, games ended ``internal`` with their rows left
     ``running``; every later game got a bare ``internal`` and no row; ``--verify`` then
     said the games were "indexed by a littlestone that kept no digests". Tried for real,
     on a 64 MiB file system that another program fills while a game is played."""
+    monkeypatch.setattr(hosting, "FULL_CHECK_S", 0.1)  # (2 s in a server)
     with small_disk(64) as disk:
         data = disk / "data"
         filler = disk / "filler"
@@ -455,25 +461,31 @@ async def test_a_full_disk_loses_nothing(capsys):
 async def test_a_full_disk_lost_nothing_either_where_writes_fail_with_enospc(
         tmp_path, monkeypatch, capsys):
     """The same, anywhere: the log's writes fail with ENOSPC (as a full disk makes them)
-    from round 300 to the moment the test frees the disk."""
+    and the disk has no room, from round 300 to the moment the test frees the disk."""
     failing = {"on": False}
     write = log_writer.LogWriter._write
+    free = disk_module.DiskLedger.free
 
     def failing_write(self: Any, head: dict[str, Any], buffers: list[Any]) -> None:
         if failing["on"]:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         write(self, head, buffers)
 
+    def no_room(self: Any) -> int:
+        return 0 if failing["on"] else free(self)
+
     monkeypatch.setattr(log_writer.LogWriter, "_write", failing_write)
+    monkeypatch.setattr(disk_module.DiskLedger, "free", no_room)
+    monkeypatch.setattr(hosting, "FULL_CHECK_S", 0.1)  # (2 s in a server)
     data = tmp_path / "data"
     async with running_server(data) as server:
         def fill() -> None:
             failing["on"] = True
 
-        def free() -> None:
+        def freed() -> None:
             failing["on"] = False
 
-        await _full_disk(server, data, fill, free)
+        await _full_disk(server, data, fill, freed)
     out = capsys.readouterr().out
     assert "interrupted: the disk was full" in out
 

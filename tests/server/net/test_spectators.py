@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -82,10 +83,11 @@ def test_the_watch_command_follows_a_game_to_its_end(tmp_path, capsys):
     try:
         url = server.stdout.readline().split()[3]
         agents = ROOT / "tests" / "support" / "agents_for_tests.py"
+        gate = tmp_path / "watched"  # (the learner waits before round 100 until it exists)
         player = subprocess.Popen(
             [sys.executable, "-m", "littlestone", "connect", url, "--learner",
-             f"{agents}:SlowLearner:ms=3", "--vs", "random-target", "--class",
-             "thresholds:n=63", "--rounds", "700", "--seed", "2", "--json"],
+             f"{agents}:GatedLearner:at=100,gate={gate}", "--vs", "random-target",
+             "--class", "thresholds:n=63", "--rounds", "700", "--seed", "2", "--json"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         game_id = None
         for _ in range(200):
@@ -95,8 +97,20 @@ def test_the_watch_command_follows_a_game_to_its_end(tmp_path, capsys):
                 break
             time.sleep(0.05)
         assert game_id is not None
-        assert main(["watch", url, game_id, "--json"]) == 0
-        lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        watched: list[int] = []
+        watcher = threading.Thread(target=lambda: watched.append(
+            main(["watch", url, game_id, "--json"])))
+        watcher.start()
+        out = ""
+        for _ in range(600):  # the game is held until the watch says it is watching
+            out += capsys.readouterr().out
+            if out or not watcher.is_alive():
+                break
+            time.sleep(0.05)
+        gate.touch()
+        watcher.join(60)
+        assert watched == [0]
+        lines = [json.loads(line) for line in (out + capsys.readouterr().out).splitlines()]
         played = json.loads(player.communicate(timeout=60)[0])
         assert lines[0]["type"] == "watching" and lines[-1]["type"] == "end"
         assert lines[-1]["result"]["mistakes"] == played["mistakes"]

@@ -26,6 +26,7 @@ from littlestone.sandbox import Sandbox
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.net.settings import Budgets
 from littlestone.server.records.store import Store
+from littlestone.server.tournament import competition as competition_module
 from littlestone.server.tournament.competition import (
     Competition,
     load_competition,
@@ -54,7 +55,7 @@ spec = "thresholds:n=15"
 
 [limits]
 move_deadline = 0.5
-time_bank = 1.0
+time_bank = 0.2
 
 [competition]
 submitted = ["learner"]
@@ -97,6 +98,8 @@ class Crashing(Halving):
             return 1 / 0
         return super().predict(x)
 '''
+# (each late move sleeps past [limits]' move_deadline + time_bank (an honest move takes
+# milliseconds): its first three are three timeouts and it forfeits, in 1.7 s a game)
 SLOW = '''"""Halving that thinks too long after the check's 60 rounds."""
 import time
 
@@ -113,7 +116,7 @@ class Slow(Halving):
     def predict(self, x):
         self.moves += 1
         if self.moves > 60:
-            time.sleep(0.7)
+            time.sleep(0.8)
         return super().predict(x)
 '''
 BROKEN = '''"""A syntax error."""
@@ -287,7 +290,10 @@ def standings_shown(page: Any) -> list[list[str]]:
 @pytest.mark.slow
 @needs_sandbox
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="no /usr/bin/chromium")
-def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any) -> None:
+def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # the rater, idle, looks for the close every 0.1 s, not every second
+    monkeypatch.setattr(competition_module, "RATER_POLL_S", 0.1)
     data = tmp_path / "data"
     config = tmp_path / "week-5.toml"
     config.write_text(COMPETITION)

@@ -20,14 +20,15 @@ EXAMPLES = ROOT / "examples"
 
 
 def write_config(tmp_path: Path, name: str, learners: list[str], adversaries: list[str],
-                 rounds: int = 20, seeds: int = 2, extra: str = "") -> Path:
+                 rounds: int = 20, seeds: int = 2, extra: str = "",
+                 move_deadline: float = 0.5, time_bank: float = 0.5) -> Path:
     path = tmp_path / f"{name}.toml"
     path.write_text(
         f"learners = {json.dumps(learners)}\nadversaries = {json.dumps(adversaries)}\n\n"
         f'[tournament]\nname = "{name}"\nrounds = {rounds}\nseeds = {seeds}\n'
         'games = ["mistake-bound"]\n\n[[classes]]\nspec = "thresholds:n=31"\n\n'
-        "[limits]\nmove_deadline = 0.5\ntime_bank = 0.5\nmemory_mb = 1024\ncpu_seconds = 30\n"
-        + extra)
+        f"[limits]\nmove_deadline = {move_deadline}\ntime_bank = {time_bank}\n"
+        "memory_mb = 1024\ncpu_seconds = 30\n" + extra)
     return path
 
 
@@ -41,8 +42,11 @@ def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
         "forks": f"{HOSTILE}/forks.py:Forks",
         "chatty": f"{HOSTILE}/chatty.py:Chatty",
     }
+    # (a move of the honest ones takes milliseconds: a learner that never answers
+    # forfeits after three timeouts, 0.25 s + the bank + 0.25 s + 0.25 s, in each game)
     config = write_config(tmp_path, "hostile", ["halving", "soa", *hostile.values()],
-                          ["random-target", "shattered-tree"], seeds=1)
+                          ["random-target", "shattered-tree"], seeds=1,
+                          move_deadline=0.25, time_bank=0.25)
     data = tmp_path / "data"
     assert main(["tournament", str(config), "--data", str(data), "--workers", "2",
                  "--json"]) == 0

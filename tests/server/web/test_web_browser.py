@@ -38,11 +38,20 @@ pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
                                 reason="no /usr/bin/chromium (apt-get install chromium)")
 
 
-class SlowHalving(Halving):
-    """Halving that thinks a little each round: a game long enough to watch."""
+class GatedHalving(Halving):
+    """Halving that stops before the rounds of its gates until the test opens them: a
+    game that runs, held at a round it has reached, for as long as the page needs to
+    look (not a game slowed down and raced against the page)."""
+
+    def __init__(self, gates: dict[int, threading.Event]) -> None:
+        super().__init__()
+        self.gates, self.asked = gates, 0
 
     def predict(self, x: Any) -> float:
-        time.sleep(0.004)
+        self.asked += 1
+        gate = self.gates.get(self.asked)
+        if gate is not None:
+            gate.wait(60)  # (a test that never opens it fails on its own waits)
         return super().predict(x)
 
 
@@ -109,9 +118,12 @@ def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_pa
         # a game between a remote (slow) learner and the server's shattered-tree
         played: list[dict[str, Any]] = []
         game = GameSpec("mistake-bound", 1000, make_class("thresholds:n=15"))
+        # held before round 100 until the page has looked, then before round 900 until
+        # it has seen the curve grow
+        looked, grew = threading.Event(), threading.Event()
         player = threading.Thread(target=lambda: played.append(asyncio.run(play_remote(
-            background.server.url.replace("http", "ws"), SlowHalving(), "shattered-tree", game,
-            seed=7, token=background.token, name="slow-halving"))))
+            background.server.url.replace("http", "ws"), GatedHalving({100: looked, 900: grew}),
+            "shattered-tree", game, seed=7, token=background.token, name="slow-halving"))))
         player.start()
         deadline = time.monotonic() + 20
         while not background.server.running and time.monotonic() < deadline:
@@ -132,9 +144,12 @@ def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_pa
         page.goto(f"{background.url}/games/{game_id}")
         page.wait_for_function("document.querySelector('#curve').dataset.points !== undefined")
         first = int(page.get_attribute("#curve", "data-points") or 0)
+        assert first < 100
+        looked.set()
         page.wait_for_function(
             f"Number(document.querySelector('#curve').dataset.points) > {first} + 50 && "
             "!document.querySelector('#curve').dataset.ended", timeout=15000)
+        grew.set()
         assert page.locator("#curve .u-legend").inner_text().count("bound") == 1
         page.wait_for_function("document.querySelector('#curve').dataset.ended === 'complete'",
                                timeout=30000)
@@ -158,8 +173,9 @@ def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_pa
         from littlestone.adversaries import ADVERSARIES
         from littlestone.server.records.logged import play_logged
 
+        polled = threading.Event()  # (held before round 100 until the page has its log)
         local = threading.Thread(target=lambda: played.append(play_logged(
-            game, SlowHalving(), ADVERSARIES.make("shattered-tree"), 8, data)))
+            game, GatedHalving({100: polled}), ADVERSARIES.make("shattered-tree"), 8, data)))
         local.start()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not [
@@ -169,6 +185,7 @@ def test_the_page_follows_a_game_steps_its_replay_and_fills_a_leaderboard(tmp_pa
         page.goto(f"{background.url}/games/{other['game_id']}")
         page.wait_for_function("document.querySelector('#curve').dataset.points !== undefined")
         first = int(page.get_attribute("#curve", "data-points") or 0)
+        polled.set()
         page.wait_for_function("document.querySelector('#curve').dataset.ended === 'complete'",
                                timeout=30000)
         local.join(30)
