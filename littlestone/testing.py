@@ -22,6 +22,7 @@ The same suite checks a student's agent file before a tournament.
 from __future__ import annotations
 
 import doctest
+import functools
 import inspect
 import io
 import sys
@@ -247,7 +248,12 @@ def yield_checks(agent: Agent) -> Iterator[Check]:
 
     yield check_docstring_example
     yield check_spec_round_trip
-    pairs = _pairs(agent)
+
+    @functools.cache
+    def pairs() -> list[tuple[GameSpec, Agent]]:
+        """Its check games, found when a check first plays (some agents take a while to
+        say which games they can play): collecting the checks plays nothing."""
+        return _pairs(agent)
 
     def fields(game: GameSpec) -> tuple[str, ...]:
         from littlestone.games.game import ExpertsRecord, RoundRecord
@@ -255,15 +261,15 @@ def yield_checks(agent: Agent) -> Iterator[Check]:
         return (ExpertsRecord if game.game == EXPERTS else RoundRecord)._fields
 
     def check_plays_a_game() -> None:
-        assert pairs, f"{name}: plays none of the check games ({sorted(agent.games)})"
-        for game, opponent in pairs:
+        assert pairs(), f"{name}: plays none of the check games ({sorted(agent.games)})"
+        for game, opponent in pairs():
             result = _play(agent.clone(), opponent.clone(), game, seed=1)
             assert result.complete, (f"{name}, {_named(game, opponent)}: {result.status}: "
                                      f"{result.message}")
             assert result.rounds == game.rounds
 
     def check_seeding() -> None:
-        for game, opponent in pairs:
+        for game, opponent in pairs():
             first = _trace(agent.clone(), opponent.clone(), game, seed=7)
             second = _trace(agent.clone(), opponent.clone(), game, seed=7)
             assert first == second, (
@@ -272,7 +278,7 @@ def yield_checks(agent: Agent) -> Iterator[Check]:
                 "from the seed given to start (np.random.default_rng(seed))")
 
     def check_inputs_not_mutated() -> None:
-        for game, opponent in pairs:
+        for game, opponent in pairs():
             guarded = _guard(agent.clone())
             result = _play(guarded, opponent.clone(), game, seed=3)
             if "mutated its argument" in result.message:
@@ -282,7 +288,7 @@ def yield_checks(agent: Agent) -> Iterator[Check]:
                                    "a game)")
 
     def check_restart_is_fresh() -> None:
-        for game, opponent in pairs:
+        for game, opponent in pairs():
             used = agent.clone()
             _play(used, opponent.clone(), game, seed=11)
             again = _trace(used, opponent.clone(), game, seed=12)
