@@ -34,8 +34,9 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 DOCS = ROOT / "docs"
 
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(),
-                                reason="no /usr/bin/chromium (apt-get install chromium)")
+pytestmark = [pytest.mark.skipif(not CHROMIUM.exists(),
+                                 reason="no /usr/bin/chromium (apt-get install chromium)"),
+              pytest.mark.xdist_group("browser")]  # one worker: one Chromium
 
 
 class GatedHalving(Halving):
@@ -82,8 +83,10 @@ class Background:
         self.thread.join(10)
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """One headless Chromium for the file's tests (each opens its own pages): a launch
+    costs seconds of CPU. The tests run on one xdist worker (``pytestmark``)."""
     from playwright.sync_api import sync_playwright  # (the dev extra's: never skipped)
 
     with sync_playwright() as p:
