@@ -4,7 +4,9 @@ An agent whose moves may take long (``slow_moves``: exact Ldim, the randomised v
 a list rebuilt from every example), and any agent on a large class (its moves linear in
 |H|: :data:`IN_PROCESS_HYPOTHESES`), is set up and played in a **host**, a process of its
 own forked for its game from a fork server that has the agents imported (a few
-milliseconds, no import), and killed when the game ends or its peer leaves: whatever it
+milliseconds, no import; the fork server itself starts with the first host a process
+needs, in the hosts' lane, about a second once: a server that hosts no agent never
+pays for it), and killed when the game ends or its peer leaves: whatever it
 computed and cached goes with it, and nothing it does can hold the server's event loop,
 its threads or its memory. The host is held to :class:`HostLimits`:
 
@@ -66,7 +68,7 @@ from littlestone.protocol.wire import Rules
 
 __all__ = ["HOST_PRELOAD", "IN_PROCESS_HYPOTHESES", "IN_PROCESS_SEQUENCE", "AgentHost",
            "HostGone", "HostLimits", "HostedAdversary", "HostedLearner", "MoveOverBudget",
-           "hosted", "sequence_size", "warm_hosts"]
+           "hosted", "sequence_size"]
 
 #: What the fork server imports once, so that a host starts with the agents loaded.
 HOST_PRELOAD = ["numpy", "networkx", "littlestone.learners", "littlestone.adversaries",
@@ -156,12 +158,6 @@ def _fork_server() -> Any:
                         os.environ[name] = value
             _context = context
         return _context
-
-
-def warm_hosts() -> None:
-    """Start the hosts' fork server now (it imports the agents: about a second), so that
-    the first host a peer asks for starts in milliseconds."""
-    _fork_server()
 
 
 def _cpu_of(pid: int) -> float | None:
@@ -321,16 +317,25 @@ class AgentHost:
                 return
             timer = loop.call_later(WATCH_EVERY_S, look)
 
-        fd = self._connection.fileno()
-        timer = loop.call_later(WATCH_EVERY_S, look)
-        loop.add_reader(fd, readable)
+        # The loop watches a copy of the connection's descriptor, closed only once it is
+        # no longer watched: kill() may close the connection meanwhile (its peer left),
+        # and a socket opened next could get the same number while the loop still
+        # watched it (the loop's next use of that number then failed).
         try:
+            fd = os.dup(self._connection.fileno())
+        except (OSError, ValueError) as exc:  # (closed: killed before the call)
+            self.kill()
+            raise HostGone("the agent's process was stopped (its game is over)") from exc
+        timer = loop.call_later(WATCH_EVERY_S, look)
+        try:
+            loop.add_reader(fd, readable)
             await answered
         finally:
             if timer is not None:
                 timer.cancel()
             with contextlib.suppress(Exception):
                 loop.remove_reader(fd)
+            os.close(fd)
         return self._answer(message)
 
     async def set_up(self, agent: Agent, game: GameSpec, seed: int

@@ -29,7 +29,6 @@ from littlestone.games.ldim import checks_per_second
 from littlestone.protocol.codec import encode
 from littlestone.server.net.admission import Credentials
 from littlestone.server.net.hosting import GameHost
-from littlestone.server.net.hosts import warm_hosts
 from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.lobby import Lobby
 from littlestone.server.net.matchmaking import Entrants, OpenGame, OpenGames
@@ -150,8 +149,6 @@ class GameServer:
         charged = await self.lanes.records.index(Store.disk_by_account)
         await self.lanes.records.run(self.host.disk.measure, charged)
         self._watching = asyncio.create_task(self.host.watch_disk())
-        if settings.unix is None:  # (a tournament's arena plays its own agents, in process)
-            self.lanes.hosts.executor.submit(warm_hosts)  # (the agents' fork server, now)
         budgets = settings.budgets
         log.info("server-side agents: %g s of CPU for a set-up, %g s for a move, %d MiB a "
                  "game; exact Ldim: %d instance checks a question (%.3g a CPU second here)",

@@ -612,3 +612,35 @@ async def test_an_oblivious_adversarys_long_sequence_is_set_up_in_a_host(tmp_pat
         assert reply["type"] == "error" and reply["code"] == "over_budget", reply
         assert rss_mb() - before < 200
         await honest_game(server)
+
+
+async def test_a_host_killed_during_a_call_leaves_the_loop_no_stale_descriptor():
+    """Its peer left while the server waited for the host's answer: kill() closes the
+    connection, and the next socket may get the same number. The loop must not still
+    watch that number (it did: the loop's next use of it failed, ENOENT)."""
+    from littlestone.learners import LEARNERS
+
+    limits = hosts_module.HostLimits(setup_cpu_s=5.0, move_cpu_s=1.0, memory_bytes=256 << 20,
+                                     solver_bytes=64 << 20)
+    host = hosts_module.AgentHost.open(limits)
+    game = GameSpec(MISTAKE_BOUND, 5, make_class("thresholds:n=7"))
+    call = asyncio.ensure_future(host.set_up(LEARNERS.make("soa"), game, seed=1))
+    await asyncio.sleep(0)  # the call is sent, and its answer watched
+    old = host._connection.fileno()
+    host.kill()
+    mine, theirs = socket.socketpair()
+    if mine.fileno() != old:  # (the number the connection had, for sure)
+        os.dup2(mine.fileno(), old)
+        mine.close()
+        mine = socket.socket(fileno=old)
+    loop = asyncio.get_running_loop()
+    writable: asyncio.Future[None] = loop.create_future()
+    try:
+        loop.add_writer(old, writable.set_result, None)
+        await asyncio.wait_for(writable, 5)
+    finally:
+        loop.remove_writer(old)
+        mine.close()
+        theirs.close()
+    with pytest.raises(hosts_module.HostGone):
+        await call
