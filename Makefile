@@ -45,7 +45,8 @@ lint: $(VENV)
 typecheck: $(VENV)
 	$(BIN)/mypy
 
-# On every core (pytest-xdist); tests of one xdist_group run on one worker.
+# On every core, plus one worker (pytest-xdist; tests/conftest.py: some tests wait);
+# tests of one xdist_group run on one worker.
 # `.venv/bin/pytest -m "not slow" -n auto` is the quick run. The sources are compiled
 # first, and the tests may keep their compiled files (in __pycache__, which git ignores),
 # even where PYTHONDONTWRITEBYTECODE is set: the suite starts hundreds of Python processes
