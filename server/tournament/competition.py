@@ -303,7 +303,7 @@ class Competition:
         cls = agent.partition(".py:")[2]
         try:
             verdict = check_file(f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
-                                 self.config.check_seconds)
+                                 self.config.check_seconds, roles)
         except Exception:  # the sandbox's own failure, not the file's: checked again
             log.exception("competition %s: the check of %s v%d of %s could not run",
                           self.name, agent, row["version"], account)

@@ -144,7 +144,9 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
     """Check ``file`` (named ``agent``, ``FILE.py:Class``; ``rest`` is its ``Class[:params]``)
     where a tournament would run it, in ``sandbox``: its own checks run there (its own
     word, shown as advice), then *plays a game* is refereed here by a server, outside its
-    process (:func:`play_check_games`), as what it loads as, or as each of ``roles``."""
+    process (:func:`play_check_games`), as what it loads as, or as each of ``roles``.
+    A file whose own checks say it is of a role not in ``roles`` gets that kind and no
+    game (a competition that takes learners refuses an adversary without playing it)."""
     inside = f"{sandbox.inside(file)}:{rest}"
 
     def ours(text: str) -> str:
@@ -166,6 +168,8 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
     rows = [_own_row(row, ours) for row in (own["checks"] if own is not None else [])]
     kinds = [own["kind"]] if own is not None and own.get("kind") in ROLES else list(roles)
     kind = kinds[0]
+    if kind not in roles:  # a role the caller does not take: none of its games is played
+        return Verdict(agent, kind, rows, forked=run.forked)
     for kind in kinds:  # (without its report: as what it loads as)
         played = play_check_games(agent, kind, refereed_games(kind), CHECK_ROUNDS,
                                   CHECK_EXPERTS, sandbox, base)

@@ -324,6 +324,8 @@ def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any,
         wrong = submit(served, tokens["bob"], "mine.py:Mine", ADVERSARY)
         assert (wrong["verdict"], wrong["reason"], wrong["role"]) == (
             "refused", "role_not_accepted", "adversary")
+        assert not any("refereed by a server" in row["message"]  # none of its games played
+                       for row in wrong["checks"]), wrong["checks"]
         with pytest.raises(ServerError, match="over_budget"):
             submit(served, tokens["bob"], "big.py:Good", GOOD + "#" * 5000)
 
