@@ -14,7 +14,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: one worker more than the cores this process may use. Many tests also
     wait (on sockets, subprocesses, sandboxes): with one worker a core, a 2-core run was
     17% idle; with one more, 3%."""
-    return len(os.sched_getaffinity(0)) + 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
 
 
 @pytest.fixture
