@@ -694,6 +694,12 @@ def _clear_keyrings() -> bool:
     return True
 
 
+def _continued(signum: int, frame: Any) -> None:
+    """A fork server's SIGCONT: it was stopped, by its game's process (nothing else here
+    can): it ends at once, as if killed (the tournament kills its sandbox)."""
+    os._exit(3)
+
+
 class _ForkServer:
     """The loop of :func:`serve_forks`."""
 
@@ -716,6 +722,9 @@ class _ForkServer:
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a game stay below it
         for sig in _IGNORED:
             signal.signal(sig, signal.SIG_IGN)
+        # a game's process that stops it (SIGSTOP) and lets it go on had its processes and
+        # memory unwatched meanwhile: continued, it ends, and the game with it
+        signal.signal(signal.SIGCONT, _continued)
         self.pending = b""
         self.commands: list[dict[str, Any]] = []
         self.eof = False
@@ -843,7 +852,7 @@ class _ForkServer:
         code = 70
         try:
             os.setsid()
-            for sig in _IGNORED:
+            for sig in (*_IGNORED, signal.SIGCONT):
                 signal.signal(sig, signal.SIG_DFL)
             os.dup2(stdin, 0)
             os.dup2(out, 1)

@@ -52,6 +52,13 @@ ATTACKS = {
         "if FORKED and os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\n"
         "def in_a_game(): pass\n",
         "the learner started other processes"),
+    "stops its fork server while it forks in a game, and lets it go on": (
+        # (unwatched meanwhile: its second process, and their memory, went unseen)
+        "def in_a_game():\n    if FORKED:\n        os.kill(os.getppid(), signal.SIGSTOP)\n"
+        "        pid = os.fork()\n        if pid == 0:\n            time.sleep(0.5)\n"
+        "            os._exit(0)\n        os.waitpid(pid, 0)\n"
+        "        os.kill(os.getppid(), signal.SIGCONT)\n",
+        "the learner stopped or killed its own sandbox"),
     "kills its fork server in a game": (
         "def in_a_game():\n    if FORKED:\n        os.kill(os.getppid(), signal.SIGKILL)\n",
         "the learner stopped or killed its own sandbox"),
