@@ -53,6 +53,7 @@ import importlib.util
 import itertools
 import json
 import os
+import platform
 import pwd
 import queue
 import re
@@ -660,11 +661,43 @@ def serve_forks(run: Callable[[list[str]], int], scratch: Path, namespace: bool)
 
 
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
+#: keyctl(2)'s system call by machine, and what it is asked here: the kernel's keyrings
+#: are no file, process or IPC object, and a uid's own keyrings outlive its processes.
+_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
+_KEYCTL_CLEAR, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
 
 
 def _prctl(option: int, value: int) -> None:
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def _clear_keyrings() -> bool:
+    """Empty the keyrings of this process's uid (the user's, and the user's session
+    keyring, which is a game's session keyring): what a game's process added there would
+    reach the next game, and the next sandbox given that uid. Only a uid of a sandbox's
+    own (a root tournament's, above :data:`UID_BASE`) is cleared, never a user's own
+    keys; whether they are empty (no keyrings in this kernel: they are).
+
+    >>> os.getuid() >= UID_BASE or _clear_keyrings()
+    True
+    """
+    if os.getuid() < UID_BASE:
+        return True
+    number = _KEYCTL.get(platform.machine())
+    if number is None:
+        return False  # (not known to be empty: the sandbox is loaded again)
+    libc = ctypes.CDLL(None, use_errno=True)
+    for ring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING):
+        if libc.syscall(number, _KEYCTL_CLEAR, ring) != 0 and ctypes.get_errno() != 38:
+            return False  # (38: ENOSYS, a kernel without keyrings)
+    return True
+
+
+def _continued(signum: int, frame: Any) -> None:
+    """A fork server's SIGCONT: it was stopped, by its game's process (nothing else here
+    can): it ends at once, as if killed (the tournament kills its sandbox)."""
+    os._exit(3)
 
 
 class _ForkServer:
@@ -689,6 +722,9 @@ class _ForkServer:
         _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # orphans of a game stay below it
         for sig in _IGNORED:
             signal.signal(sig, signal.SIG_IGN)
+        # a game's process that stops it (SIGSTOP) and lets it go on had its processes and
+        # memory unwatched meanwhile: continued, it ends, and the game with it
+        signal.signal(signal.SIGCONT, _continued)
         self.pending = b""
         self.commands: list[dict[str, Any]] = []
         self.eof = False
@@ -816,7 +852,7 @@ class _ForkServer:
         code = 70
         try:
             os.setsid()
-            for sig in _IGNORED:
+            for sig in (*_IGNORED, signal.SIGCONT):
                 signal.signal(sig, signal.SIG_DFL)
             os.dup2(stdin, 0)
             os.dup2(out, 1)
@@ -895,8 +931,8 @@ class _ForkServer:
         game wrote beside it is removed; a kept folder that is no longer the one it was
         (another file, mode, owner or extended attribute) is not clean, and their times are
         put back (:func:`_as_kept`)."""
-        emptied = _empty(self.scratch, self.mounts)
-        return _as_kept(self.kept) and emptied and self._no_ipc_left()
+        emptied, keys = _empty(self.scratch, self.mounts), _clear_keyrings()
+        return _as_kept(self.kept) and emptied and keys and self._no_ipc_left()
 
     def _no_ipc_left(self) -> bool:
         if self.namespace:

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import os
 
-#: Set before numpy loads, unless the caller set them: numpy's libraries on one thread.
-#: A game's vectors are small, so more threads would not help. Their start alone cost
-#: each command 0.1 s of CPU, and the test suite and the sandboxes start hundreds.
+#: Set before numpy loads, unless the caller set one of them: numpy's libraries on one
+#: thread. A game's vectors are small, so more threads would not help. Their start alone
+#: cost each command 0.1 s of CPU, and the test suite and the sandboxes start hundreds.
+#: (A caller who set one chose: OpenBLAS and MKL read their own before OMP_NUM_THREADS,
+#: so setting the others would undo an ``OMP_NUM_THREADS=8``.)
 ONE_THREAD = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-for _name in ONE_THREAD:
-    os.environ.setdefault(_name, "1")
+if not any(_name in os.environ for _name in ONE_THREAD):
+    os.environ.update(dict.fromkeys(ONE_THREAD, "1"))
 
 import importlib  # noqa: E402
 import signal  # noqa: E402

@@ -160,6 +160,14 @@ def _fork_server() -> Any:
         return _context
 
 
+def _reap(process: Any) -> None:
+    """Wait for a killed host's end (a second at most), and release what its process
+    object holds."""
+    with contextlib.suppress(Exception):
+        process.join(timeout=1.0)
+        process.close()
+
+
 def _cpu_of(pid: int) -> float | None:
     """CPU seconds (user and system) process ``pid`` has spent, or None if it is gone."""
     try:
@@ -212,7 +220,10 @@ class AgentHost:
         self.kill()
 
     def kill(self) -> None:
-        """End the host now (SIGKILL): its work stops, its memory is the system's."""
+        """End the host now (SIGKILL): its work stops, its memory is the system's. Its
+        end is waited for in a thread of its own: the caller is the server's loop, and
+        the kernel takes tens of milliseconds to free a large host's memory (45 ms for
+        500 MiB here), which the loop's admissions must not wait behind."""
         if self._killed:
             return
         self._killed = True
@@ -220,9 +231,8 @@ class AgentHost:
             self._process.kill()
         with contextlib.suppress(Exception):
             self._connection.close()
-        with contextlib.suppress(Exception):
-            self._process.join(timeout=1.0)
-            self._process.close()
+        threading.Thread(target=_reap, args=(self._process,), daemon=True,
+                         name="littlestone-host-reaper").start()
 
     # -- calls -------------------------------------------------------------------------
 

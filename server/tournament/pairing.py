@@ -138,7 +138,10 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox,
         except (ValueError, RecursionError):  # its own prints, or a hostile line
             continue
     if not isinstance(answer, dict) or run.code is None:
-        why = ("it did not load within the time allowed" if run.code is None else
+        why = ("it stopped or killed its own sandbox" if run.stalled else
+               f"its processes held more than {sandbox.limits.memory_mb} MiB (killed)"
+               if run.over_memory else
+               "it did not load within the time allowed" if run.code is None else
                _last_line(run.err) or "it printed no answer")
         return Entrant(spec, role, failed=why)
     if not answer.get("ok"):

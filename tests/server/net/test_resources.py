@@ -227,7 +227,7 @@ async def test_a_host_stuck_past_its_budget_where_its_timer_cannot_reach_is_kill
             (host,) = server.host.hosts
             end = await ask(ws, {"type": "instance", "t": 1, "x": 3})
         assert end["type"] == "end" and end["status"] == "forfeit:learner:over_budget", end
-        assert gone(host.pid)
+        assert await until(lambda: gone(host.pid))  # (its end is waited for off the loop)
         await honest_game(server)
 
 

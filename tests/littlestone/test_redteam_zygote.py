@@ -1,0 +1,93 @@
+"""Red team (2026-11-25, third session): state a game's process can leave for the next
+child of its loaded sandbox (the probe for the check games, one game for the next), or
+for the next sandbox given the same uid. Needs bubblewrap."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from pathlib import Path
+
+import pytest
+
+import littlestone.sandbox as sandbox_module
+from littlestone.sandbox import Limits, Sandbox
+
+pytestmark = [
+    pytest.mark.skipif(Sandbox.unavailable() is not None,
+                       reason=f"no sandbox here: {Sandbox.unavailable()}"),
+    pytest.mark.skipif(platform.machine() != "x86_64",
+                       reason="the attack's system call numbers are x86-64's")]
+
+#: A learner whose import counts, in the kernel's keyrings of its uid (the user's and the
+#: user's session keyring: neither is a file, a process or an IPC object), the
+#: processes that imported it before, and says the count on its standard error.
+KEY_COUNTER = '''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+ADD_KEY, KEYCTL, KEYCTL_SEARCH, KEYCTL_READ = 248, 250, 10, 11
+RINGS = (-4, -5)  # the uid's keyring (@u) and its session keyring (@us, also @s here)
+counts = []
+for ring in RINGS:
+    found = libc.syscall(KEYCTL, KEYCTL_SEARCH, ctypes.c_long(ring), b"user", b"count", 0)
+    n = 0
+    if found > 0:
+        buf = ctypes.create_string_buffer(32)
+        libc.syscall(KEYCTL, KEYCTL_READ, ctypes.c_long(found), buf, 32)
+        n = int(buf.value or b"0")
+    counts.append(n)
+value = str(max(counts) + 1).encode()
+for ring in RINGS:
+    libc.syscall(ADD_KEY, b"user", b"count", value, len(value), ctypes.c_long(ring))
+print("IMPORTED-BEFORE", max(counts), file=sys.stderr)
+
+from littlestone import Learner
+
+class Counter(Learner):
+    games = frozenset({"mistake-bound"})
+    def predict(self, x):
+        return 0.0
+'''
+
+
+def _before(err: str) -> int:
+    found = re.search(r"IMPORTED-BEFORE (\d+)", err)
+    assert found is not None, err
+    return int(found[1])
+
+
+def _request(file: Path, sandbox: Sandbox) -> bytes:
+    return json.dumps({"role": "learner", "spec": f"{sandbox.inside(file)}:Counter",
+                       "games": []}).encode()
+
+
+def test_a_child_of_a_loaded_sandbox_finds_nothing_the_one_before_left_in_a_keyring(
+        tmp_path):
+    file = tmp_path / "counter.py"
+    file.write_text(KEY_COUNTER)
+    sandbox = Sandbox(Limits())
+    loaded = sandbox.load(file)
+    try:
+        runs = [loaded.run(["probe"], 20, _request(file, sandbox)) for _ in range(2)]
+    finally:
+        loaded.close()
+    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
+    assert [_before(run.err) for run in runs] == [0, 0]
+
+
+@pytest.mark.xfail(strict=True, reason="a uid's keyrings outlive its sandbox: a one-shot "
+                   "sandbox (the own checks, a probe without a pool) given that uid again "
+                   "(after 100 sandboxes in one process) reads them; only a fork server "
+                   "clears them (at its start and after each game)")
+def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_a_keyring(
+        tmp_path, monkeypatch):
+    file = tmp_path / "counter.py"
+    file.write_text(KEY_COUNTER)
+    uid = sandbox_module._free_uid()
+    monkeypatch.setattr(sandbox_module, "_free_uid", lambda: uid)  # as after 100 loads
+    sandbox = Sandbox(Limits())
+    runs = [sandbox.run(file, ["probe"], 20, _request(file, sandbox)) for _ in range(2)]
+    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
+    assert [_before(run.err) for run in runs] == [0, 0]
