@@ -23,12 +23,9 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-
+from benchmarks.run import RandomCostsAdversary
 from littlestone.adversaries import ADVERSARIES
-from littlestone.adversaries.base import Adversary
 from littlestone.games import experts as referee
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, GameSpec
@@ -48,22 +45,6 @@ GAMES: dict[str, tuple[GameSpec, str, str]] = {
 }
 
 
-class DrawnCosts(Adversary):
-    """Free experts, no advice: 64 rows of uniform costs drawn once, played in turn."""
-
-    id = "drawn-costs"
-    games = frozenset({EXPERTS})
-
-    def reset(self, game: GameSpec, seed: int) -> None:
-        self._rows = np.random.default_rng(seed).random((64, game.n_experts))
-        self._next = 0
-
-    def advice(self) -> None:
-        return None
-
-    def costs(self, answer: Any) -> np.ndarray:
-        self._next += 1
-        return self._rows[self._next % 64]
 
 
 @contextlib.contextmanager
@@ -87,7 +68,7 @@ def us_per_round(quick: bool) -> dict[str, float]:
     for label, (game, learner, adversary) in GAMES.items():
         if quick:
             game = GameSpec(EXPERTS, game.rounds // 10, game.hclass, game.experts)
-        opponent = DrawnCosts() if adversary == "costs" else ADVERSARIES.make(adversary)
+        opponent = RandomCostsAdversary() if adversary == "costs" else ADVERSARIES.make(adversary)
         started = time.process_time()
         result = play(game, LEARNERS.make(learner), opponent, seed=0)
         out[label] = (time.process_time() - started) / game.rounds * 1e6
