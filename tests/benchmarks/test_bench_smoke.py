@@ -26,4 +26,8 @@ def test_the_soak_runs_at_a_small_size():
     """(``make bench --quick`` runs it at 50 peers; here 10, one game each.)"""
     rows = bench_soak(10, 1)
     assert [unit for *_, unit in rows] == ["ms", "ms", "games/s"]
-    assert all(ours > 0 and base > 0 for _, ours, base, _ in rows)
+    (move, move_alone), (lag, lag_alone), (rate, rate_alone) = [row[1:3] for row in rows]
+    assert move > 0 and move_alone > 0 and rate > 0 and rate_alone > 0
+    # a 10-ms timer on a calm loop runs on time: its lag's p99 is often 0.0 ms (or a hair
+    # under, by the clock's resolution), so only its being measured is asserted
+    assert isinstance(lag, float) and isinstance(lag_alone, float) and lag > -1 and lag_alone > -1
