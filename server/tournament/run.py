@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import multiprocessing
 import sys
 import threading
 import time
@@ -385,7 +386,13 @@ class _Fleet:
             for pairing in games:
                 record(pairing, play_builtin((self.config, pairing, str(self.data), level)))
         else:
-            with concurrent.futures.ProcessPoolExecutor(max_workers=self.workers) as pool:
+            # the pool's processes come from multiprocessing's fork server, never forked
+            # from this process: it runs threads (a progress bar, sandboxes, a caller's),
+            # and a child forked while one of them held a lock (SQLite's allocator, seen
+            # here) waited for it forever
+            forkserver = multiprocessing.get_context("forkserver")
+            with concurrent.futures.ProcessPoolExecutor(max_workers=self.workers,
+                                                        mp_context=forkserver) as pool:
                 futures = {pool.submit(play_builtin, (self.config, p, str(self.data), level)): p
                            for p in games}
                 for future in concurrent.futures.as_completed(futures):
