@@ -150,7 +150,9 @@ def sweep(learners: Any, adversaries: Any, classes: Any = None, rounds: Any = DE
     (``None`` for free experts), ``experts`` numbers of experts d (experts game),
     ``rounds`` horizons T; ``seeds`` a list or a count n (seeds 0 .. n-1). ``workers``
     processes play the cells (default: the cores; 1: in this process), or ``ray``
-    (``"local"``, or a cluster's ``HOST:PORT``); ``progress`` shows a tqdm bar.
+    (``"local"``, or a cluster's ``HOST:PORT``); ``progress`` shows a tqdm bar. The
+    worker processes come from multiprocessing's fork server, which runs a script's
+    main module again: a script calls ``sweep`` under ``if __name__ == "__main__":``.
 
     >>> import math
     >>> import littlestone as ls
