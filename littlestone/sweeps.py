@@ -26,7 +26,6 @@ from __future__ import annotations
 import concurrent.futures
 import functools
 import itertools
-import multiprocessing
 import os
 import pickle
 from collections.abc import Callable, Iterable
@@ -230,11 +229,12 @@ def _in_processes(cells: list[Cell], workers: int,
             and _portable(c.adversary) and _portable(c.hclass)]
     here = [c for c in cells if c not in away]
     if away:
-        # from multiprocessing's fork server, never forked from a caller that runs threads
-        # (a notebook's): a child forked while a thread held a lock would wait forever
-        forkserver = multiprocessing.get_context("forkserver")
+        from littlestone.server.net.hosts import fork_server  # (not for a sweep of one)
+
+        # from the hosts' fork server, never forked from a caller that runs threads (a
+        # notebook's): a child forked while a thread held a lock would wait forever
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers,
-                                                    mp_context=forkserver) as pool:
+                                                    mp_context=fork_server()) as pool:
             futures = {pool.submit(play_cell, cell): cell for cell in away}
             for cell in here:  # meanwhile, what only this process can play
                 record(cell, play_cell(cell))

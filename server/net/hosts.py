@@ -44,6 +44,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import importlib
 import math
 import multiprocessing
 import multiprocessing.connection
@@ -68,7 +69,7 @@ from littlestone.protocol.wire import Rules
 
 __all__ = ["HOST_PRELOAD", "IN_PROCESS_HYPOTHESES", "IN_PROCESS_SEQUENCE", "AgentHost",
            "HostGone", "HostLimits", "HostedAdversary", "HostedLearner", "MoveOverBudget",
-           "hosted", "sequence_size"]
+           "fork_server", "hosted", "sequence_size"]
 
 #: What the fork server imports once, so that a host starts with the agents loaded.
 HOST_PRELOAD = ["numpy", "networkx", "littlestone.learners", "littlestone.adversaries",
@@ -136,9 +137,14 @@ HOST_ENVIRONMENT = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THRE
                                            "MKL_NUM_THREADS")}
 
 
-def _fork_server() -> Any:
+def fork_server() -> Any:
     """The multiprocessing context whose fork server has :data:`HOST_PRELOAD` imported,
-    running (started at its first use, once a process, in :data:`HOST_ENVIRONMENT`)."""
+    running (started at its first use, once a process, in :data:`HOST_ENVIRONMENT`).
+
+    multiprocessing has one fork server a process, and whoever starts it decides what it
+    imports and its environment: the hosts, a tournament's pool and a sweep's pool all
+    take their processes from here. (A host that still finds its modules not imported,
+    from a fork server its caller started, imports them before it caps its size.)"""
     global _context
     with _context_lock:
         if _context is None:
@@ -203,7 +209,7 @@ class AgentHost:
     def open(cls, limits: HostLimits) -> AgentHost:
         """A new host (blocks a few milliseconds; the first in a process also starts the
         fork server, about a second)."""
-        context = _fork_server()
+        context = fork_server()
         mine, theirs = context.Pipe(duplex=True)
         process = context.Process(target=_host_main, args=(theirs, limits), daemon=True,
                                   name="littlestone-host")
@@ -546,6 +552,8 @@ def _confine(limits: HostLimits) -> None:
     profiling timer's handler, exact Ldim's caches."""
     from littlestone.games import ldim
 
+    for module in HOST_PRELOAD:  # (imported already, unless a caller's fork server forked it)
+        importlib.import_module(module)
     with contextlib.suppress(Exception):
         from threadpoolctl import threadpool_limits
 

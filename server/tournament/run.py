@@ -16,7 +16,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import multiprocessing
 import sys
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import Any
 from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.sandbox import Sandbox
+from littlestone.server.net.hosts import fork_server
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.field import (
@@ -386,13 +386,12 @@ class _Fleet:
             for pairing in games:
                 record(pairing, play_builtin((self.config, pairing, str(self.data), level)))
         else:
-            # the pool's processes come from multiprocessing's fork server, never forked
-            # from this process: it runs threads (a progress bar, sandboxes, a caller's),
-            # and a child forked while one of them held a lock (SQLite's allocator, seen
-            # here) waited for it forever
-            forkserver = multiprocessing.get_context("forkserver")
+            # the pool's processes come from the hosts' fork server, never forked from
+            # this process: it runs threads (a progress bar, sandboxes, a caller's), and a
+            # child forked while one of them held a lock (SQLite's allocator, seen here)
+            # waited for it forever
             with concurrent.futures.ProcessPoolExecutor(max_workers=self.workers,
-                                                        mp_context=forkserver) as pool:
+                                                        mp_context=fork_server()) as pool:
                 futures = {pool.submit(play_builtin, (self.config, p, str(self.data), level)): p
                            for p in games}
                 for future in concurrent.futures.as_completed(futures):

@@ -644,3 +644,42 @@ async def test_a_host_killed_during_a_call_leaves_the_loop_no_stale_descriptor()
         theirs.close()
     with pytest.raises(hosts_module.HostGone):
         await call
+
+
+#: A process whose multiprocessing fork server was started by someone else first (a
+#: tournament's pool did, in a test worker; a notebook may), with nothing imported.
+FOREIGN_FORK_SERVER = """
+import asyncio, multiprocessing
+from multiprocessing import forkserver
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.server.net import hosts
+
+async def main():
+    multiprocessing.get_context("forkserver")
+    forkserver.ensure_running()
+    host = hosts.AgentHost.open(hosts.HostLimits(setup_cpu_s=20.0, move_cpu_s=1.0,
+                                                 memory_bytes=8 << 20, solver_bytes=4 << 20))
+    game = GameSpec(MISTAKE_BOUND, 20, make_class("thresholds:n=255"))
+    try:
+        await host.set_up(ADVERSARIES.make("shattered-tree:budget=200000"), game, seed=2)
+    finally:
+        host.kill()
+    print("set up")
+
+if __name__ == "__main__":
+    asyncio.run(main())
+"""
+
+
+def test_a_hosts_memory_cap_does_not_count_the_imports_of_a_fork_server_it_did_not_start(
+        tmp_path):
+    """multiprocessing has one fork server a process. One started by a caller imported
+    nothing, and a host's set-up imported the agents inside its 8 MiB: a game the budget
+    admits was refused ("the set-up needs more than 8 MiB"; a clean clone's CI saw it)."""
+    script = tmp_path / "foreign.py"
+    script.write_text(FOREIGN_FORK_SERVER)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "set up", done.stderr[-2000:]
