@@ -57,8 +57,9 @@ def is_index(path: str | Path) -> bool:
     with contextlib.suppress(OSError):
         info = os.stat(path)
         known = _OPENED.get((info.st_dev, info.st_ino))
-        # (the file is still there: a file made since may have the inode of one deleted)
-        if known is not None and os.path.samefile(path, known):
+        # (the file is still there: a file made since may have the inode of one deleted,
+        # whose name may be gone too)
+        if known is not None and _same(path, known):
             return True
         if info.st_nlink > 1:  # another name of a file SQLite made since it was opened
             return any(_same(path, index.with_name(name))

@@ -512,6 +512,25 @@ async def test_verify_says_interrupted_where_a_game_was_interrupted(tmp_path, ca
         assert code == 1 and said in text and "kept no digests" not in text, text
 
 
+def test_a_link_to_a_wal_whose_inode_a_deleted_index_file_had_is_refused(tmp_path,
+                                                                         monkeypatch):
+    """Break (fixed; the suite saw it once): the -wal took the inode number of another
+    index's file, opened by this process and deleted since. ``is_index`` compared the
+    link with that file's gone name; the comparison raised, and the answer was False."""
+    from littlestone.server.records import folder
+
+    store = Store(tmp_path / "data")
+    wal = tmp_path / "data" / "littlestone.db-wal"
+    os.link(wal, tmp_path / "again.lslog")
+    info = os.stat(wal)
+    monkeypatch.setitem(folder._OPENED, (info.st_dev, info.st_ino),
+                        tmp_path / "deleted" / "littlestone.db-wal")
+    try:
+        assert is_index(tmp_path / "again.lslog")
+    finally:
+        store.close()
+
+
 def test_a_hard_link_to_a_wal_made_since_the_index_was_opened_is_refused(tmp_path):
     """SQLite deletes the -wal and -shm files with its last connection and makes them
     again, under new inode numbers, when another process opens the index: a hard link
