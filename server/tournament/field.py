@@ -24,11 +24,9 @@ import contextlib
 import hashlib
 import math
 import multiprocessing.connection
+import os
 import resource
 import shutil
-import socket
-import subprocess
-import sys
 import tempfile
 import threading
 import traceback
@@ -40,6 +38,7 @@ from typing import Any
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
 from littlestone.sandbox import Sandbox, SandboxPool
+from littlestone.server.net.hosts import fork_server
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import RESULT_COLUMNS, Store
@@ -225,10 +224,12 @@ class FieldWorker:
 
 # -- local workers: processes of their own --------------------------------------------
 
-def serve_worker(fd: int) -> None:
+def serve_worker(conn: multiprocessing.connection.Connection,
+                 environment: Mapping[str, str]) -> None:
     """A local worker process (:class:`LocalWorker`): a FieldWorker on the data folder,
-    serving the socket ``fd``."""
-    conn = multiprocessing.connection.Connection(fd)
+    serving the connection ``conn``, in its tournament's ``environment``."""
+    os.environ.clear()  # (the fork server's is as it was when the fork server started)
+    os.environ.update(environment)
     config, data, unsafe, capacity = conn.recv()
     worker = FieldWorker(config, Path(data), unsafe, capacity)
     sending = threading.Lock()
@@ -239,7 +240,10 @@ def serve_worker(fd: int) -> None:
 
     try:
         while True:
-            message = conn.recv()
+            try:
+                message = conn.recv()
+            except EOFError:  # (the tournament is gone)
+                break
             if message[0] == "stop":
                 break
             try:
@@ -256,18 +260,18 @@ def serve_worker(fd: int) -> None:
 
 
 class LocalWorker:
-    """A :class:`FieldWorker` in a process of its own (a fresh interpreter: the
-    tournament's process runs threads, and may be anybody's script), writing into the
-    data folder; it is spoken to over a socket pair."""
+    """A :class:`FieldWorker` in a process of its own, writing into the data folder; it
+    is spoken to over a pipe. The process comes from the hosts' fork server (numpy and
+    the agents imported already), never forked from the tournament's process: that runs
+    threads, and may be anybody's script."""
 
     def __init__(self, config: TournamentConfig, data: Path, unsafe: bool, capacity: int) -> None:
-        ours, theirs = socket.socketpair()
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", "from littlestone.server.tournament.field import "
-             f"serve_worker; serve_worker({theirs.fileno()})"],
-            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL)
+        context = fork_server()
+        self.conn, theirs = context.Pipe(duplex=True)
+        self.process = context.Process(target=serve_worker, args=(theirs, dict(os.environ)),
+                                       daemon=True, name="littlestone-field-worker")
+        self.process.start()
         theirs.close()
-        self.conn = multiprocessing.connection.Connection(ours.detach())
         self.conn.send((config, str(data), unsafe, capacity))
         self.loads = 0
         #: The CPU seconds of the worker's process and sandboxes, as of its last job.
@@ -298,11 +302,11 @@ class LocalWorker:
     def close(self) -> None:
         with contextlib.suppress(OSError):
             self.conn.send(("stop",))
-        try:
-            self.process.wait(30)
-        except subprocess.TimeoutExpired:
+        self.process.join(30)
+        if self.process.exitcode is None:
             self.process.kill()
-            self.process.wait()
+            self.process.join()
+        self.process.close()
         self.conn.close()
 
 
