@@ -37,8 +37,8 @@ from typing import Any
 from littlestone.games.errors import LittlestoneError
 from littlestone.server.records.folder import INDEX_NAME, opened
 
-__all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "Database", "StoreError", "retry_locked",
-           "utc_now"]
+__all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "TRANSIENT_ERRORS", "Database", "StoreError",
+           "retry_locked", "utc_now"]
 
 #: 2: ``games.chain_sha256`` and ``games.chain_hmac`` (the anchors), ``secrets``.
 #: 3: ``tokens.role``, ``games.owner`` (the process that runs a game, for
@@ -163,15 +163,26 @@ def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+#: SQLite's errors that a moment later may be gone: the database locked (busy), or a
+#: reader of the write-ahead log that found no steady snapshot in its tries while
+#: others wrote ("locking protocol", SQLITE_PROTOCOL: seen under load).
+TRANSIENT_ERRORS = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED,
+                              sqlite3.SQLITE_PROTOCOL})
+
+
 def retry_locked(action: Callable[[], Any]) -> Any:
-    """``action()``, again after a short random pause while the database is locked, for
+    """``action()``, again after a short random pause while its error is one of
+    :data:`TRANSIENT_ERRORS` (or, from an error without its code, says "locked"), for
     up to :data:`BUSY_TIMEOUT_S`."""
     deadline = time.monotonic() + BUSY_TIMEOUT_S
     while True:
         try:
             return action()
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
+            code = getattr(exc, "sqlite_errorcode", None)
+            transient = ("locked" in str(exc) if code is None
+                         else (code & 0xFF) in TRANSIENT_ERRORS)
+            if not transient or time.monotonic() > deadline:
                 raise
             time.sleep(random.uniform(0.005, 0.05))
 
