@@ -270,13 +270,20 @@ def _on_ray(cells: list[Cell], address: str, workers: int,
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
     try:
-        remote = ray.remote(play_cell)
-        refs = {remote.remote(cell): cell for cell in cells}
-        waiting = list(refs)
-        while waiting:
-            done, waiting = ray.wait(waiting, num_returns=1)
-            for ref in done:
-                record(refs[ref], ray.get(ref))
+        _play_on_ray(ray, cells, record)
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _play_on_ray(ray: Any, cells: list[Cell],
+                 record: Callable[[Cell, dict[str, Any]], None]) -> None:
+    """The cells as Ray tasks. (A function of its own: its references to Ray's objects
+    are gone when it returns, before any ``ray.shutdown()``.)"""
+    remote = ray.remote(play_cell)
+    refs = {remote.remote(cell): cell for cell in cells}
+    waiting = list(refs)
+    while waiting:
+        done, waiting = ray.wait(waiting, num_returns=1)
+        for ref in done:
+            record(refs[ref], ray.get(ref))

@@ -480,10 +480,15 @@ class RayWorker:
             on_game(game, outcome)
 
     def close(self) -> None:
+        """End the actor, and let go of its handle now, while Ray runs: a handle freed
+        later, by the garbage collector after the caller's ``ray.shutdown()``, may wait
+        in Ray's own code (a test once waited 12 minutes in its teardown, in Ray's C++
+        after its shutdown: the likeliest cause)."""
         with contextlib.suppress(Exception):
             self.ray.get(self.actor.close.remote(), timeout=60)
         with contextlib.suppress(Exception):
             self.ray.kill(self.actor)
+        self.actor = None
 
 
 def play_jobs(workers: list[Any], jobs: list[Job],
