@@ -267,11 +267,17 @@ class Sandbox:
         processes = self.limits.processes
         if os.geteuid() != 0 or self.unsafe:  # the limit counts all of the uid's
             processes += _processes_of(os.getuid())
-        return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True,
-                                preexec_fn=functools.partial(self._limit, processes,
-                                                             cpu_seconds))
+        keys = None if self.unsafe else uid
+        try:
+            return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    start_new_session=True,
+                                    preexec_fn=functools.partial(self._limit, processes,
+                                                                 cpu_seconds, keys))
+        except subprocess.SubprocessError:  # (raised in _limit, in the child)
+            raise SandboxError("the sandbox could not start: its limits could not be set, "
+                               f"or the keyrings of its uid {uid} could not be emptied"
+                               ) from None
 
     def _bwrap(self, submission: Path, socket: Path | None, uid: int) -> list[str]:
         """bwrap's command line (``setpriv`` drops to ``uid`` when run as root)."""
@@ -310,8 +316,20 @@ class Sandbox:
                      "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
         return argv
 
-    def _limit(self, processes: int, cpu_seconds: int | None = None
-               ) -> None:  # in the child, before exec
+    def _limit(self, processes: int, cpu_seconds: int | None = None,
+               keys: int | None = None) -> None:  # in the child, before exec
+        """The sandbox's limits. With ``keys``, the sandbox's uid, its keyrings first
+        (the kernel's keyrings are not namespaced): a new, empty session keyring instead
+        of the caller's; run as root, that uid's own keyrings emptied, as a sandbox
+        before it with that uid may have left keys there."""
+        if keys is not None:
+            _join_new_session_keyring()
+            if os.geteuid() == 0:
+                os.setresuid(keys, keys, 0)  # (the saved uid stays root, to come back)
+                emptied = _clear_keyrings()
+                os.setresuid(0, 0, 0)
+                if not emptied:
+                    raise OSError(f"the keyrings of uid {keys} could not be emptied")
         limits = self.limits
         memory = limits.memory_mb << 20
         cpu = limits.cpu_seconds if cpu_seconds is None else cpu_seconds
@@ -663,8 +681,25 @@ def serve_forks(run: Callable[[list[str]], int], scratch: Path, namespace: bool)
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 #: keyctl(2)'s system call by machine, and what it is asked here: the kernel's keyrings
 #: are no file, process or IPC object, and a uid's own keyrings outlive its processes.
-_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "ppc64le": 271, "s390x": 280}
-_KEYCTL_CLEAR, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = 7, -4, -5
+_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219,
+           "ppc64le": 271, "s390x": 280, "i686": 288, "armv7l": 311}
+_KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR = 1, 7
+_KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
+_ENOSYS = 38  # (a kernel without keyrings)
+
+
+def _join_new_session_keyring() -> None:
+    """Leave the caller's session keyring for a new, empty one (in a sandbox's launcher,
+    before exec). A session keyring is handed down to every process started, and whoever
+    holds it reads its keys whatever their uid: a teacher's login session keeps its
+    Kerberos tickets there, say. Raises OSError if it cannot."""
+    number = _KEYCTL.get(platform.machine())
+    if number is None:
+        raise OSError(f"no keyctl system call known on {platform.machine()}")
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(number, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and (
+            ctypes.get_errno() != _ENOSYS):
+        raise OSError(ctypes.get_errno(), "a new session keyring could not be joined")
 
 
 def _prctl(option: int, value: int) -> None:
@@ -674,10 +709,11 @@ def _prctl(option: int, value: int) -> None:
 
 def _clear_keyrings() -> bool:
     """Empty the keyrings of this process's uid (the user's, and the user's session
-    keyring, which is a game's session keyring): what a game's process added there would
-    reach the next game, and the next sandbox given that uid. Only a uid of a sandbox's
-    own (a root tournament's, above :data:`UID_BASE`) is cleared, never a user's own
-    keys; whether they are empty (no keyrings in this kernel: they are).
+    keyring) and its session keyring (a sandbox's own: :func:`_join_new_session_keyring`):
+    what a game's process added there would reach the next game, and the next sandbox
+    given that uid. Only in a uid of a sandbox's own (a root tournament's, above
+    :data:`UID_BASE`), never a user's own keys; whether they are empty (no keyrings in
+    this kernel: they are).
 
     >>> os.getuid() >= UID_BASE or _clear_keyrings()
     True
@@ -688,9 +724,10 @@ def _clear_keyrings() -> bool:
     if number is None:
         return False  # (not known to be empty: the sandbox is loaded again)
     libc = ctypes.CDLL(None, use_errno=True)
-    for ring in (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING):
-        if libc.syscall(number, _KEYCTL_CLEAR, ring) != 0 and ctypes.get_errno() != 38:
-            return False  # (38: ENOSYS, a kernel without keyrings)
+    for ring in (_KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING,
+                 _KEY_SPEC_USER_SESSION_KEYRING):
+        if libc.syscall(number, _KEYCTL_CLEAR, ring) != 0 and ctypes.get_errno() != _ENOSYS:
+            return False
     return True
 
 

@@ -77,12 +77,11 @@ def test_a_child_of_a_loaded_sandbox_finds_nothing_the_one_before_left_in_a_keyr
     assert [_before(run.err) for run in runs] == [0, 0]
 
 
-@pytest.mark.xfail(strict=True, reason="a uid's keyrings outlive its sandbox: a one-shot "
-                   "sandbox (the own checks, a probe without a pool) given that uid again "
-                   "(after 100 sandboxes in one process) reads them; only a fork server "
-                   "clears them (at its start and after each game)")
 def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_a_keyring(
         tmp_path, monkeypatch):
+    """A uid's keyrings outlive its sandbox: a one-command sandbox (the own checks, a
+    probe without a pool) given that uid again (after 100 sandboxes in one process) read
+    them, until the launcher emptied them before each sandbox starts."""
     file = tmp_path / "counter.py"
     file.write_text(KEY_COUNTER)
     uid = sandbox_module._free_uid()
@@ -91,3 +90,51 @@ def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_a_keyring(
     runs = [sandbox.run(file, ["probe"], 20, _request(file, sandbox)) for _ in range(2)]
     assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
     assert [_before(run.err) for run in runs] == [0, 0]
+
+
+#: A learner that reads, at its import, the key the test put in its own session keyring
+#: (a login's session keeps Kerberos tickets there, say), and says what it read.
+KEY_READER = '''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+buf = ctypes.create_string_buffer(64)
+n = libc.syscall(250, 11, ctypes.c_long(KEY_ID), buf, 64)  # KEYCTL_READ
+print("READ", buf.raw[:max(n, 0)].decode() or "nothing", file=sys.stderr)
+
+from littlestone import Learner
+
+class Counter(Learner):
+    games = frozenset({"mistake-bound"})
+    def predict(self, x):
+        return 0.0
+'''
+
+
+def test_a_sandbox_cannot_read_the_keys_of_the_session_that_started_it(tmp_path):
+    """The session keyring is handed down to every process started, and whoever holds
+    it reads its keys, whatever their uid: a sandbox read its launcher's (found by the
+    review). Each sandbox now starts in a new, empty one."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    secret = b"TEACHERS-TICKET"
+    key = libc.syscall(248, b"user", b"littlestone-test", secret, len(secret),
+                       ctypes.c_long(-3))  # add_key to this process's session keyring
+    if key < 0:
+        pytest.skip(f"no session keyring here (errno {ctypes.get_errno()})")
+    try:
+        file = tmp_path / "reader.py"
+        file.write_text(KEY_READER.replace("KEY_ID", str(key)))
+        sandbox = Sandbox(Limits())
+        alone = sandbox.run(file, ["probe"], 20, _request(file, sandbox))
+        loaded = sandbox.load(file)
+        try:
+            child = loaded.run(["probe"], 20, _request(file, sandbox))
+        finally:
+            loaded.close()
+        for run in (alone, child):
+            assert run.code == 0, run.err
+            assert "READ nothing" in run.err and secret.decode() not in run.err, run.err
+    finally:
+        libc.syscall(250, 21, ctypes.c_long(key))  # KEYCTL_INVALIDATE

@@ -374,7 +374,7 @@ def test_a_locked_index_is_retried_and_other_errors_are_not():
         calls.append(1)
         if len(calls) < 2:
             error = sqlite3.OperationalError("locking protocol")
-            error.sqlite_errorcode = sqlite3.SQLITE_PROTOCOL  # type: ignore[attr-defined]
+            error.sqlite_errorcode = sqlite3.SQLITE_PROTOCOL
             raise error
         return "finished"
 
