@@ -34,10 +34,8 @@ from littlestone.server.tournament.competition import (
 )
 from littlestone.server.tournament.config import ConfigError
 from littlestone.server.web import attach
+from tests.support.browser import CHROMIUM, chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 OPENS = datetime(2026, 11, 25, 8, 0, tzinfo=UTC)
 CLOSES = OPENS + timedelta(days=7)
 
@@ -262,14 +260,8 @@ def test_the_door_refuses_before_any_check(tmp_path: Path) -> None:
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as browser:
+        yield browser
 
 
 def logged_in(browser: Any, url: str, token: str) -> Any:

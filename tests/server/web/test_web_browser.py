@@ -28,10 +28,8 @@ from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, rank, run_tournament
 from littlestone.server.web import attach
 from tests.support import ROOT
+from tests.support.browser import CHROMIUM, chromium
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 DOCS = ROOT / "docs"
 
 pytestmark = [pytest.mark.skipif(not CHROMIUM.exists(),
@@ -85,16 +83,10 @@ class Background:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """One headless Chromium for the file's tests (each opens its own pages): a launch
-    costs seconds of CPU. The tests run on one xdist worker (``pytestmark``)."""
-    from playwright.sync_api import sync_playwright  # (the dev extra's: never skipped)
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    """One headless Chromium for the file's tests (each opens its own pages). The tests
+    run on one xdist worker (``pytestmark``)."""
+    with chromium() as browser:
+        yield browser
 
 
 TOURNAMENT = """learners = ["soa", "halving", "consistent"]
