@@ -268,8 +268,9 @@ class LocalWorker:
     def __init__(self, config: TournamentConfig, data: Path, unsafe: bool, capacity: int) -> None:
         context = fork_server()
         self.conn, theirs = context.Pipe(duplex=True)
+        # (not a daemon: a daemon's hosts, its games' built-in agents, could not start)
         self.process = context.Process(target=serve_worker, args=(theirs, dict(os.environ)),
-                                       daemon=True, name="littlestone-field-worker")
+                                       name="littlestone-field-worker")
         self.process.start()
         theirs.close()
         self.conn.send((config, str(data), unsafe, capacity))

@@ -289,3 +289,19 @@ def test_a_small_class_field_is_refereed_logged_and_verifiable(tmp_path):
         assert main(["replay", game["game_id"], "--data", str(tmp_path / "data"),
                      "--verify"]) == 0
     assert {r["learner"] for r in report.learners} == {g["learner"] for g in report.games}
+
+
+def test_a_local_worker_answers_and_may_start_processes(tmp_path):
+    """A local worker is a child of the hosts' fork server, and not a daemon: a game of
+    its arena may host a slow built-in agent in a process of its own, which a daemon
+    may not start ("daemonic processes are not allowed to have children")."""
+    from littlestone.server.tournament.field import LocalWorker
+
+    config = load_config(write_config(tmp_path, "w", ["halving"], ["random-target"]))
+    worker = LocalWorker(config, tmp_path / "data", unsafe=False, capacity=4)
+    try:
+        assert worker.process.daemon is False
+        assert worker.probe([]) == {}  # (it answers, and says it is done)
+    finally:
+        worker.close()
+    assert worker.conn.closed
