@@ -47,6 +47,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import ctypes
+import errno
 import functools
 import gc
 import importlib.util
@@ -685,7 +686,10 @@ _KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219,
            "ppc64le": 271, "s390x": 280, "i686": 288, "armv7l": 311}
 _KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR = 1, 7
 _KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
-_ENOSYS = 38  # (a kernel without keyrings)
+#: keyctl's errors that say no process here reaches a keyring: ENOSYS (a kernel without
+#: keyrings) and EPERM (a seccomp filter that forbids the call, as Docker's does: it
+#: binds the sandbox too).
+_NO_KEYRINGS = frozenset({errno.ENOSYS, errno.EPERM})
 
 
 def _join_new_session_keyring() -> None:
@@ -698,7 +702,7 @@ def _join_new_session_keyring() -> None:
         raise OSError(f"no keyctl system call known on {platform.machine()}")
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.syscall(number, _KEYCTL_JOIN_SESSION_KEYRING, None) < 0 and (
-            ctypes.get_errno() != _ENOSYS):
+            ctypes.get_errno() not in _NO_KEYRINGS):
         raise OSError(ctypes.get_errno(), "a new session keyring could not be joined")
 
 
@@ -726,7 +730,8 @@ def _clear_keyrings() -> bool:
     libc = ctypes.CDLL(None, use_errno=True)
     for ring in (_KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING,
                  _KEY_SPEC_USER_SESSION_KEYRING):
-        if libc.syscall(number, _KEYCTL_CLEAR, ring) != 0 and ctypes.get_errno() != _ENOSYS:
+        if libc.syscall(number, _KEYCTL_CLEAR, ring) != 0 and (
+                ctypes.get_errno() not in _NO_KEYRINGS):
             return False
     return True
 
