@@ -7,7 +7,8 @@ the problem on stderr and exits with status 2, never a traceback. Set
 ``LITTLESTONE_DEBUG=1`` to see the traceback of an internal error.
 
 This module only dispatches: the parser is :mod:`.parser`, the commands live with what
-they drive (:mod:`.local`, :mod:`.records`, :mod:`.network`, :mod:`.tournaments`). A
+they drive (:mod:`.local`, :mod:`.records`, :mod:`.network`, :mod:`.remote`,
+:mod:`.tournaments`, and :mod:`.sandboxed` for what runs in a submission's sandbox). A
 command's module is imported when it runs, so a start pays only for what it uses (the
 test suite and every sandbox start many of them).
 """
@@ -47,10 +48,10 @@ __all__ = ["main"]
 COMMANDS: dict[str, str] = {
     "ldim": "local:ldim", "play": "local:play", "learners": "local:list_agents",
     "adversaries": "local:list_agents", "games": "records:games", "replay": "records:replay",
-    "serve": "network:serve", "connect": "network:connect", "watch": "network:watch",
-    "token": "network:token", "check": "tournaments:check",
-    "tournament": "tournaments:tournament", "probe": "tournaments:probe",
-    "zygote": "tournaments:zygote", "pac": "pac:pac", "submit": "network:submit",
+    "serve": "network:serve", "connect": "remote:connect", "watch": "remote:watch",
+    "token": "network:token", "check": "sandboxed:check",
+    "tournament": "tournaments:tournament", "probe": "sandboxed:probe",
+    "zygote": "sandboxed:zygote", "pac": "pac:pac", "submit": "remote:submit",
     "competition": "tournaments:competition",
 }
 

@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "LOG_FORMATS", "OPERATOR_LOG_LEVELS", "JsonLines",
            "Parser", "TerminalSafe", "TextLines", "UsageError", "cell", "class_keys",
            "count_int", "emit", "game_output", "operator_log", "port_int", "positive_float",
-           "positive_int", "seed_int", "table", "writable"]
+           "positive_int", "regular_file", "seed_int", "table", "writable"]
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -165,6 +165,13 @@ def writable(path: str, option: str) -> None:
     folder = Path(path).parent
     if not folder.is_dir():
         raise UsageError(f"{option} {path}: no such folder {str(folder)!r}")
+
+
+def regular_file(where: str, path: str | None) -> None:
+    """Refuse a path that names something other than a file (a FIFO would block the
+    read forever, a device never end); a missing one is the reader's to report."""
+    if path and Path(path).exists() and not Path(path).is_file():
+        raise UsageError(f"{where} {path} is not a regular file")
 
 
 #: The characters that reorder what follows them on a screen (Unicode's bidirectional

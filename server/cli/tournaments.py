@@ -1,4 +1,5 @@
-"""Commands for a class: ``tournament`` and a submission's pre-flight ``check``."""
+"""Commands for a class: ``tournament``, ``competition`` and a submission's pre-flight
+``check`` (run in its sandbox: the agent's side of it is :mod:`.sandboxed`)."""
 
 from __future__ import annotations
 
@@ -6,29 +7,18 @@ import argparse
 import json
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from littlestone import adversaries, learners
-from littlestone.games.errors import LittlestoneError, SpecError, where_raised
-from littlestone.protocol.messages import rules_from_wire
-from littlestone.sandbox import Sandbox, serve_forks
-from littlestone.server.cli.common import (
-    EXIT_INTERNAL,
-    EXIT_USAGE,
-    TerminalSafe,
-    UsageError,
-    operator_log,
-)
+from littlestone.sandbox import Sandbox
+from littlestone.server.cli.common import UsageError, operator_log
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.preflight import CHECK_SECONDS, check_file
 from littlestone.server.tournament.ranking import TournamentReport
 from littlestone.server.tournament.run import check_ray_address
-from littlestone.testing import Advice, CheckSkipped, in_tournament, yield_checks
 
-__all__ = ["check", "competition", "leaderboard_lines", "probe", "tournament", "zygote"]
+__all__ = ["check_in_sandbox", "competition", "leaderboard_lines", "tournament"]
 
 #: The exit status of a tournament that stopped because entrants failed to load.
 EXIT_ENTRANTS_FAILED = 3
@@ -172,51 +162,7 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
     return lines
 
 
-def check(args: argparse.Namespace) -> int:
-    if ".py:" not in args.agent:
-        raise UsageError("check: name an agent file and class, as FILE.py:Class")
-    if not args.in_sandbox:  # run the checks inside the tournament's sandbox
-        return _check_in_sandbox(args)
-    agent: Any
-    try:
-        agent = learners.LEARNERS.make(args.agent)
-    except SpecError as exc:
-        if "is not a learner" not in str(exc):
-            raise
-        try:
-            agent = adversaries.ADVERSARIES.make(args.agent)
-        except SpecError as again:
-            if "is not an adversary" not in str(again):
-                raise
-            raise UsageError(f"check: {args.agent} is neither a learner nor an adversary: "
-                             "subclass littlestone.learners.Learner or "
-                             "littlestone.adversaries.Adversary") from None
-    kind = "learner" if isinstance(agent, learners.Learner) else "adversary"
-    rows: list[dict[str, Any]] = []
-    for check in yield_checks(agent):
-        name = check.__name__.removeprefix("check_").replace("_", " ")
-        row: dict[str, Any] = {"check": name, "ok": True, "skipped": False, "advice": False,
-                               "message": "", "in_tournament": in_tournament(check),
-                               "refereed": False}
-        try:
-            check()
-        except CheckSkipped as exc:
-            row.update(skipped=True, message=str(exc))
-        except Advice as exc:  # passed, with a suggestion (a docstring example)
-            row.update(advice=True, message=str(exc))
-        except AssertionError as exc:
-            row.update(ok=False, message=str(exc))
-        except Exception as exc:  # the agent's own bug, with its file and line
-            where = where_raised(exc)
-            row.update(ok=False, message=f"{type(exc).__name__}: {exc}"
-                       + (f" at {where}" if where else ""))
-        rows.append(row)
-    sys.stdout.flush()
-    print(json.dumps({"agent": args.agent, "kind": kind, "checks": rows}))
-    return 0
-
-
-def _check_in_sandbox(args: argparse.Namespace) -> int:
+def check_in_sandbox(args: argparse.Namespace) -> int:
     """The checks run where a tournament would run the submission: in its sandbox. What
     that process reports is the submission's own word (its code runs there and can
     rewrite it); *plays a game*, the one check a tournament scores, is then played here,
@@ -270,79 +216,3 @@ def _verdict(args: argparse.Namespace, kind: str, rows: list[dict[str, Any]]) ->
             print(f"ready for a tournament (what it scores passed); advice to fix: "
                   f"{', '.join(advice)}")
     return 0 if passed else 1
-
-
-def probe(args: argparse.Namespace) -> int:
-    """(Inside a tournament's sandbox.) Load one agent and say which games it can play:
-    a JSON request on stdin (``role``, ``spec``, ``games`` as wire rules), one JSON
-    line on stdout: ``{"ok": true, "unsupported": [reason or null, ...]}`` or
-    ``{"ok": false, "reason": ...}``."""
-    request = json.loads(sys.stdin.read())
-    registry: Any = learners.LEARNERS if request["role"] == "learner" else (
-        adversaries.ADVERSARIES)
-    try:
-        agent = registry.make(request["spec"])
-    except LittlestoneError as exc:
-        print(json.dumps({"ok": False, "reason": str(exc)}))
-        return 0
-    reasons: list[str | None] = []
-    for rules in request["games"]:
-        try:
-            reasons.append(agent.unsupported(rules_from_wire(rules)))
-        except Exception as exc:  # the submission's own code
-            reasons.append(f"{type(exc).__name__}: {exc}")
-    sys.stdout.flush()
-    print(json.dumps({"ok": True, "unsupported": reasons}))
-    return 0
-
-
-def zygote(args: argparse.Namespace) -> int:
-    """(Inside a tournament's sandbox.) A loaded submission's fork server
-    (:func:`littlestone.sandbox.serve_forks`): the command line, the client and the
-    agents' registries are imported once, here, and never the submission; each game is
-    a fresh child that runs ``direct`` (a game on the referee's direct link), ``connect``
-    (the experts game, through the arena's game server) or ``probe`` as its own process
-    would."""
-    from littlestone.server.cli import network
-    from littlestone.server.cli.parser import build_parser
-
-    parser = build_parser()
-    commands: dict[str, Callable[[argparse.Namespace], int]] = {
-        "connect": network.connect, "probe": probe}
-
-    def run(argv: list[str]) -> int:
-        try:
-            if argv[:1] == ["direct"]:
-                return _direct(argv[1:])
-            parsed = parser.parse_args(argv)
-            if parsed.command not in commands:
-                return EXIT_USAGE
-            return commands[parsed.command](parsed)
-        except (UsageError, LittlestoneError, RecursionError) as exc:  # as main() says it
-            print(f"littlestone: error: {TerminalSafe.escape(str(exc))}", file=sys.stderr)
-            return EXIT_USAGE
-        except Exception as exc:
-            print(f"littlestone: internal error: {type(exc).__name__}: "
-                  f"{TerminalSafe.escape(str(exc))}", file=sys.stderr)
-            return EXIT_INTERNAL
-
-    return serve_forks(run, Path(args.scratch), args.namespace)
-
-
-def _direct(argv: list[str]) -> int:
-    """(A loaded sandbox's game process.) ``direct SOCKET ROLE SPEC``: one game on the
-    referee's direct link (:func:`littlestone.client.play_direct`), entered with the
-    one-time token on standard input before the submission is imported (no local
-    variable keeps it)."""
-    from littlestone.client import AgentCrashed, enter_direct, play_direct
-
-    path, role, spec = argv
-    link = enter_direct(path, sys.stdin.readline().strip())
-    agent: Any = (learners.LEARNERS.make(spec) if role == "learner"
-                  else adversaries.ADVERSARIES.make(spec))
-    try:
-        play_direct(link, agent)
-    except AgentCrashed as exc:  # as connect says it
-        raise UsageError(f"connect: {exc} (the referee records the game as "
-                         f"disconnected:{exc.role})") from None
-    return 0

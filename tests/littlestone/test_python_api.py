@@ -342,15 +342,6 @@ def test_a_sweep_shows_its_progress(capsys):
     assert "sweep" in err and "3/3" in err
 
 
-@pytest.mark.slow
-def test_a_sweep_on_ray_gives_the_rows_of_one_process():
-    pytest.importorskip("ray")
-    grid = dict(learners=["halving", MajorityVote], adversaries="shattered-tree",
-                classes="thresholds:n=15", rounds=[8, 16], seeds=2, progress=False)
-    pd.testing.assert_frame_equal(ls.sweep(**grid, workers=1),
-                                  ls.sweep(**grid, workers=2, ray="local"))
-
-
 # -- tournaments, logs, remote games ------------------------------------------------------
 
 

@@ -187,15 +187,19 @@ def test_console_script_end_to_end():
 def test_a_command_imports_only_what_it_uses(tmp_path):
     """The command line imports a sub-command's module when it runs (the suite and every
     sandbox start hundreds of them): ``--version`` and ``learners`` load neither the
-    game server nor networkx, which only a shattered tree needs."""
+    game server nor networkx, which only a shattered tree needs; what a sandbox runs
+    (``probe``, ``connect``) loads neither the server nor the tournament."""
     probe = ("import sys\nfrom littlestone.server.cli import main\n"
              "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
              "print(sorted(m for m in ('networkx', 'littlestone.server.net.server', "
              "'littlestone.server.tournament', 'littlestone.client') if m in sys.modules))")
+    request = json.dumps({"role": "learner", "spec": "halving", "games": []})
     for argv, loaded in ((["--version"], []), (["learners", "--json"], []),
                          (["ldim", "--class", "thresholds:n=7", "--tree", "t.xml"],
-                          ["networkx"])):
+                          ["networkx"]), (["probe"], []),
+                         (["connect", "ws://127.0.0.1:9", "--learner", "halving", "--vs", "x", "--class",
+                           "thresholds:n=7", "--rounds", "5"], ["littlestone.client"])):
         run = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
-                             text=True, timeout=60, cwd=tmp_path)
+                             text=True, timeout=60, cwd=tmp_path, input=request)
         assert run.stdout.strip().splitlines()[-1] == str(loaded), (argv, run.stdout[-300:],
                                                                     run.stderr[-300:])

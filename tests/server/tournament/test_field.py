@@ -1,6 +1,7 @@
 """A field of submissions: each loaded once, its games fresh children of it, nothing
 carried from one game to the next; a game's crash, fork or attack on its own sandbox
-ends that game only; incremental runs; the same ranking as a sandbox per game; Ray.
+ends that game only; incremental runs; the same ranking as a sandbox per game (on
+Ray: tests/test_ray.py).
 Needs bubblewrap."""
 
 from __future__ import annotations
@@ -237,38 +238,6 @@ def test_the_same_ranking_as_a_sandbox_per_game(tmp_path):
     assert reports[False].adversaries == reports[True].adversaries
     assert reports[False].replayed["sandboxes_loaded"] < reports[True].replayed[
         "sandboxes_loaded"]
-
-
-def test_a_small_field_on_a_ray_cluster_of_two_nodes(tmp_path, monkeypatch):
-    """Two Ray nodes (on this machine), each sandboxing with bubblewrap: the games of a
-    small field come back with their logs, which the tournament's process alone writes
-    into its data folder (the workers are never told where it is, and the folder is
-    named relative to the tournament's working directory, which Ray's workers do not
-    share); every game verifies against that folder's anchors."""
-    ray = pytest.importorskip("ray")
-    from ray.cluster_utils import Cluster
-
-    config = write_config(tmp_path, "rayfield", [
-        f"{EXAMPLES}/minimal_learner.py:MajorityVote", "halving"],
-        [f"{EXAMPLES}/minimal_adversary.py:Contrarian", "random-target"], seeds=2)
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    cluster.add_node(num_cpus=1)
-    cluster.wait_for_nodes()
-    monkeypatch.chdir(tmp_path)
-    data = Path("data")
-    try:
-        ray.init(address=cluster.address, log_to_driver=False, configure_logging=False)
-        report = run_tournament(load_config(config), data, 2, progress=False,
-                                ray_address=cluster.address)
-        nodes = {n["NodeID"] for n in ray.nodes() if n["Alive"]}
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
-    assert len(nodes) == 2
-    assert len(report.games) == 8 and all(g["status"] == "complete" for g in report.games)
-    for game in report.games:
-        assert Path(game["log"]).resolve().parent == tmp_path / "data" / "games"
-        assert main(["replay", game["game_id"], "--data", str(data), "--verify"]) == 0
 
 
 def test_a_small_class_field_is_refereed_logged_and_verifiable(tmp_path):

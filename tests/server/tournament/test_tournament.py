@@ -262,25 +262,6 @@ def test_declining_the_hard_classes_does_not_pay(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_ray_local_gives_the_same_results_as_one_worker(tmp_path, capsys):
-    pytest.importorskip("ray")
-    config = write_config(tmp_path, "ray", ["halving", "soa", "hedge"],
-                          ["random-target", "shattered-tree"], rounds=50, seeds=2)
-    results = {}
-    for label, extra in (("one", ["--workers", "1"]), ("ray", ["--ray", "local",
-                                                               "--workers", "2"])):
-        data = tmp_path / label
-        assert main(["tournament", str(config), "--data", str(data), "--json", *extra]) == 0
-        capsys.readouterr()
-        results[label] = {
-            (r["learner"], r["adversary"], r["seed"]): (r["status"], r["raw"],
-                                                        r["result"]["expected_mistakes"])
-            for r in Store(data).tournament_games("ray")
-        }
-    assert len(results["one"]) == 12 and results["one"] == results["ray"]
-
-
-@pytest.mark.slow
 def test_a_remote_agent_enters_by_its_token_name(tmp_path, capsys, monkeypatch):
     data = tmp_path / "data"
     token = Store(data).add_token("alice")
