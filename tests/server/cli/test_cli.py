@@ -197,8 +197,9 @@ def test_a_command_imports_only_what_it_uses(tmp_path):
     for argv, loaded in ((["--version"], []), (["learners", "--json"], []),
                          (["ldim", "--class", "thresholds:n=7", "--tree", "t.xml"],
                           ["networkx"]), (["probe"], []),
-                         (["connect", "ws://127.0.0.1:9", "--learner", "halving", "--vs", "x", "--class",
-                           "thresholds:n=7", "--rounds", "5"], ["littlestone.client"])):
+                         (["connect", "ws://127.0.0.1:9", "--learner", "halving", "--vs",
+                           "x", "--class", "thresholds:n=7", "--rounds", "5"],
+                          ["littlestone.client"])):
         run = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True,
                              text=True, timeout=60, cwd=tmp_path, input=request)
         assert run.stdout.strip().splitlines()[-1] == str(loaded), (argv, run.stdout[-300:],
