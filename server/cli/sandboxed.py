@@ -104,14 +104,14 @@ def zygote(args: argparse.Namespace) -> int:
     (:func:`littlestone.sandbox.serve_forks`): the command line, the client and the
     agents' registries are imported once, here, and never the submission; each game is
     a fresh child that runs ``direct`` (a game on the referee's direct link), ``connect``
-    (the experts game, through the arena's game server) or ``probe`` as its own process
-    would."""
+    (the experts game, through the arena's game server), ``probe`` or ``check
+    --in-sandbox`` (a student's checks) as its own process would."""
     from littlestone.server.cli import remote
     from littlestone.server.cli.parser import build_parser
 
     parser = build_parser()
     commands: dict[str, Callable[[argparse.Namespace], int]] = {
-        "connect": remote.connect, "probe": probe}
+        "connect": remote.connect, "probe": probe, "check": check}
 
     def run(argv: list[str]) -> int:
         try:

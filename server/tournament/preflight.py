@@ -4,12 +4,17 @@ games, played as a tournament plays them, and judged from outside its process.
 The generic check suite (``littlestone/testing.py``) runs inside the submission's sandbox, in
 the submission's own interpreter: its code can rewrite what that process reports (an
 ``atexit`` hook that prints "every check passed" and exits 0). So the one check a
-tournament scores, *plays a game*, is decided here instead: the submission is loaded in
+tournament scores, *plays a game*, is decided here instead: the submission is probed in
 its sandbox (:func:`~.pairing.probe`: which games it declares it can play) and plays
 each of them through a private Unix-socket server (:class:`~.matches.Arena`,
 :func:`~.matches.play_file_agent`), the server refereeing: the same process, limits,
 credential and rules as in a tournament. The verdict is the server's record of each
 game, never a word the submission printed.
+
+The sandbox is loaded once for the whole check, as a tournament loads it: its own
+checks, its probe and each game are fresh children of its fork server
+(:class:`~littlestone.sandbox.LoadedSandbox`), so that nothing one of them does reaches
+the next, and a check starts one Python, not two.
 """
 
 from __future__ import annotations
@@ -17,12 +22,12 @@ from __future__ import annotations
 import contextlib
 import json
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from littlestone.sandbox import Sandbox, SandboxPool
+from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxError, SandboxPool
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe
@@ -62,9 +67,33 @@ class Refereed:
         return f"{self.game} on {on} against {self.opponent}"
 
 
+class _OneFile(SandboxPool):
+    """A check's pool: one loaded sandbox for its file, whatever role it is leased as (a
+    loaded sandbox has not imported the file: its own checks, its probe and its games,
+    as either role, are all fresh children of it)."""
+
+    @contextlib.contextmanager
+    def lease(self, key: str, submission: Path) -> Iterator[LoadedSandbox]:
+        with super().lease("check", submission) as loaded:
+            yield loaded
+
+
+@contextlib.contextmanager
+def _checking(sandbox: Sandbox, base: Path) -> Iterator[tuple[Arena, SandboxPool]]:
+    """A check's private game server (on a Unix socket) and its file's loaded sandbox."""
+    config = TournamentConfig(name="check", rounds=0, seeds=(), games=(), classes=(),
+                              experts=None, learners=(), adversaries=(),
+                              limits=sandbox.limits, base=base)
+    with tempfile.TemporaryDirectory(prefix="littlestone-check-") as data, \
+            Arena(config, Path(data), unix=True, tcp=False) as arena, \
+            contextlib.closing(_OneFile(sandbox, arena.socket, capacity=1)) as pool:
+        yield arena, pool
+
+
 def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | None, str]],
                      rounds: int, experts: int | None, sandbox: Sandbox,
-                     base: Path) -> list[Refereed]:
+                     base: Path, checking: tuple[Arena, SandboxPool] | None = None
+                     ) -> list[Refereed]:
     """Play ``agent`` (a ``FILE.py:Class`` spec relative to ``base``) as ``role`` in each
     of ``games`` (game, class spec or None for ``experts`` free experts, built-in
     opponent) that it declares it can play, one game each, seed :data:`CHECK_SEED`. As in
@@ -74,8 +103,13 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
     hanging submission costs one game's deadlines, not every game's.
 
     The result lists one :class:`Refereed` per game played or declined, or a single
-    ``load_failed`` one when the submission cannot be loaded at all.
+    ``load_failed`` one when the submission cannot be loaded at all. ``checking``: the
+    game server and loaded sandbox to play in (:func:`check_file`'s), else new ones.
     """
+    if checking is None:
+        with _checking(sandbox, base) as new:
+            return play_check_games(agent, role, games, rounds, experts, sandbox, base, new)
+    arena, pool = checking
     learners = (agent,) if role == "learner" else tuple(dict.fromkeys(o for *_, o in games))
     adversaries = (agent,) if role == "adversary" else tuple(dict.fromkeys(o for *_, o in games))
     config = TournamentConfig(
@@ -85,25 +119,21 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
         experts=experts, learners=learners, adversaries=adversaries,
         limits=sandbox.limits, base=base)
     out: list[Refereed] = []
-    with tempfile.TemporaryDirectory(prefix="littlestone-check-") as data, \
-            Arena(config, Path(data), unix=True, tcp=False) as arena, \
-            contextlib.closing(SandboxPool(sandbox, arena.socket, capacity=1)) as pool:
-        entrant = probe(config, agent, role, sandbox, [(g, c) for g, c, _ in games], pool)
-        if entrant.failed is not None:
-            return [Refereed("", None, "", f"load_failed:{role}", entrant.failed)]
-        for (game, hclass, opponent), declined in zip(games, entrant.unsupported,
-                                                       strict=True):
-            if declined is not None:
-                out.append(Refereed(game, hclass, opponent, "declined", declined))
-                continue
-            learner, adversary = (agent, opponent) if role == "learner" else (opponent, agent)
-            outcome = play_file_agent(config, Pairing(game, hclass, learner, adversary,
-                                                      CHECK_SEED), arena, sandbox, pool)
-            played = int(outcome["result"].get("rounds") or 0)
-            out.append(Refereed(game, hclass, opponent, str(outcome["status"]),
-                                str(outcome.get("message") or ""), played))
-            if outcome["status"] != "complete":
-                break
+    entrant = probe(config, agent, role, sandbox, [(g, c) for g, c, _ in games], pool)
+    if entrant.failed is not None:
+        return [Refereed("", None, "", f"load_failed:{role}", entrant.failed)]
+    for (game, hclass, opponent), declined in zip(games, entrant.unsupported, strict=True):
+        if declined is not None:
+            out.append(Refereed(game, hclass, opponent, "declined", declined))
+            continue
+        learner, adversary = (agent, opponent) if role == "learner" else (opponent, agent)
+        outcome = play_file_agent(config, Pairing(game, hclass, learner, adversary,
+                                                  CHECK_SEED), arena, sandbox, pool)
+        played = int(outcome["result"].get("rounds") or 0)
+        out.append(Refereed(game, hclass, opponent, str(outcome["status"]),
+                            str(outcome.get("message") or ""), played))
+        if outcome["status"] != "complete":
+            break
     return out
 
 
@@ -152,39 +182,48 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
     def ours(text: str) -> str:
         return text.replace(inside, agent).replace(sandbox.inside(file), str(file))
 
-    run = sandbox.run(file, ["check", inside, "--in-sandbox"], timeout=seconds)
-    if run.code is None:
-        return Verdict(agent, refused="timeout", forked=run.forked, message=(
-            f"check: {agent} did not finish its checks in {seconds:g} s (a hang?): a "
-            "tournament would kill it"))
-    if run.code not in (0, 1):
-        last = [line for line in run.err.strip().splitlines() if line][-1:] or ["no message"]
-        said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
-        reason = "syntax_error" if "SyntaxError" in said or "IndentationError" in said \
-            else "load_failed"
-        return Verdict(agent, refused=reason, forked=run.forked,
-                       message=ours(f"check: {said}"))
-    own = _own_report(run.out)
-    rows = [_own_row(row, ours) for row in (own["checks"] if own is not None else [])]
-    kinds = [own["kind"]] if own is not None and own.get("kind") in ROLES else list(roles)
-    kind = kinds[0]
-    if kind not in roles:  # a role the caller does not take: none of its games is played
-        return Verdict(agent, kind, rows, forked=run.forked)
-    for kind in kinds:  # (without its report: as what it loads as)
-        played = play_check_games(agent, kind, refereed_games(kind), CHECK_ROUNDS,
-                                  CHECK_EXPERTS, sandbox, base)
-        if not (played[:1] and played[0].status.startswith("load_failed")
-                and f"is not a{'n' if kind == 'adversary' else ''} {kind}"
-                in played[0].message):
-            break
+    with _checking(sandbox, base) as checking:
+        try:
+            with checking[1].lease("check", file) as loaded:
+                run = loaded.run(["check", inside, "--in-sandbox"], seconds)
+        except SandboxError as exc:
+            return Verdict(agent, refused="load_failed", message=ours(f"check: {exc}"))
+        if run.code is None and not (run.stalled or run.over_memory):
+            return Verdict(agent, refused="timeout", forked=run.forked, message=(
+                f"check: {agent} did not finish its checks in {seconds:g} s (a hang?): a "
+                "tournament would kill it"))
+        if run.code not in (0, 1, None):
+            last = [line for line in run.err.strip().splitlines() if line][-1:] or [
+                "no message"]
+            said = last[0].removeprefix("littlestone: error: ").removeprefix("check: ")
+            reason = "syntax_error" if "SyntaxError" in said or "IndentationError" in said \
+                else "load_failed"
+            return Verdict(agent, refused=reason, forked=run.forked,
+                           message=ours(f"check: {said}"))
+        own = _own_report(run.out)
+        rows = [_own_row(row, ours) for row in (own["checks"] if own is not None else [])]
+        kinds = [own["kind"]] if own is not None and own.get("kind") in ROLES else list(roles)
+        kind = kinds[0]
+        if kind not in roles:  # a role the caller does not take: none of its games is played
+            return Verdict(agent, kind, rows, forked=run.forked)
+        for kind in kinds:  # (without its report: as what it loads as)
+            played = play_check_games(agent, kind, refereed_games(kind), CHECK_ROUNDS,
+                                      CHECK_EXPERTS, sandbox, base, checking)
+            if not (played[:1] and played[0].status.startswith("load_failed")
+                    and f"is not a{'n' if kind == 'adversary' else ''} {kind}"
+                    in played[0].message):
+                break
     said_row = next((r for r in rows if r["check"] == PLAYS), None)
     refereed = _refereed_row(agent, played, said_row)
     at = rows.index(said_row) if said_row is not None else 0  # (in its place, once)
     rows = [r for r in rows if r["check"] != PLAYS]
     rows.insert(at, refereed)
     if own is None:
-        rows.append(_own_row({"check": "own checks", "ok": False, "message": "its process "
-                              "printed no report of its own checks (did it exit early?)"}, ours))
+        why = (f"its processes held more than {sandbox.limits.memory_mb} MiB: killed"
+               if run.over_memory else "it stopped or killed its own sandbox"
+               if run.stalled else "it printed no report (did it exit early?)")
+        rows.append(_own_row({"check": "own checks", "ok": False,
+                              "message": f"its own checks did not run: {why}"}, ours))
     return Verdict(agent, kind, rows, forked=run.forked)
 
 

@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,9 @@ class L(Learner):
 '''
 
 #: What a file does at its load and in a game; only as a child of its fork server (its
-#: parent is not the sandbox's init): its own checks, in a sandbox of their own, pass.
+#: parent is not the sandbox's init). Its own checks, its probe and its games are all
+#: such children: an attack at its load hits its own checks first (OWN says how that
+#: reads), and then the refereed games, whose row must say what it did.
 HEAD = "import os, signal, time\nfrom littlestone import Learner\nFORKED = os.getppid() != 1\n"
 ATTACKS = {
     "kills its fork server at its load": (
@@ -65,20 +68,25 @@ ATTACKS = {
 }
 
 
-def _check(file: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, object]]:
+OWN = {"kills its fork server at its load": "it stopped or killed its own sandbox",
+       "holds too much memory in two processes at its load": "its processes held more than"}
+
+
+def _check(file: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, dict[str, Any]]]:
+    """The check of ``file``: its process, and its report's rows by check."""
     run = subprocess.run([sys.executable, "-m", "littlestone", "check", f"{file}:L",
                           "--json"], capture_output=True, text=True, timeout=120)
     assert "Traceback" not in run.stderr + run.stdout, run.stderr
     report = json.loads(run.stdout.strip().splitlines()[-1])
-    row = next(r for r in report["checks"] if r["check"] == PLAYS)
-    return run, row
+    return run, {r["check"]: r for r in report["checks"]}
 
 
 def test_the_attacks_learner_passes_when_it_does_not_attack(tmp_path):
     file = tmp_path / "honest.py"
     file.write_text(HEAD + "def in_a_game(): pass\n" + LEARNER)
-    run, row = _check(file)
-    assert run.returncode == 0 and row["ok"], (run.stdout, run.stderr)
+    run, rows = _check(file)
+    assert run.returncode == 0 and rows[PLAYS]["ok"], (run.stdout, run.stderr)
+    assert "own checks" not in rows
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
@@ -87,6 +95,8 @@ def test_an_attack_on_the_loaded_sandbox_fails_plays_a_game_saying_what_it_did(
     code, said = ATTACKS[attack]
     file = tmp_path / "attack.py"
     file.write_text(HEAD + code + LEARNER)
-    run, row = _check(file)
+    run, rows = _check(file)
     assert run.returncode == 1, (run.stdout, run.stderr)
-    assert not row["ok"] and said in str(row["message"]), row
+    assert not rows[PLAYS]["ok"] and said in str(rows[PLAYS]["message"]), rows[PLAYS]
+    if attack in OWN:
+        assert OWN[attack] in rows["own checks"]["message"], rows
