@@ -18,6 +18,23 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (cores or 1) + 1
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, every test of an ``xdist_group`` must carry its group:
+    xdist writes it into the node id (``...@group``), and a pytest that ignores that (9.2
+    with xdist 3.8: pytest-xdist issue 1386) splits every group across the workers, each
+    of which then builds the group's module fixtures again (a tournament, a Ray cluster,
+    a browser)."""
+    if not getattr(config.option, "loadgroup", False):
+        return
+    lost = [item.nodeid for item in items if item.get_closest_marker("xdist_group")
+            and item.nodeid.rfind("@") <= item.nodeid.rfind("]")]
+    if lost:
+        raise pytest.UsageError(f"--dist loadgroup: {len(lost)} tests lost their xdist_group "
+                                f"(e.g. {lost[0]}): this pytest and pytest-xdist do not "
+                                "group tests; install the versions pyproject.toml names")
+
+
 @pytest.fixture
 def random_matrix_class():
     """A factory of random 0/1 matrix classes."""
