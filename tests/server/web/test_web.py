@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import re
 import shutil
 import urllib.error
@@ -332,7 +333,8 @@ def test_tournament_serve_shows_the_leaderboard_as_it_fills_in(tmp_path):
     child = subprocess.Popen(
         [sys.executable, "-m", "littlestone", "tournament", str(config), "--data",
          str(tmp_path / "data"), "--workers", "1", "--serve", "0", "--public"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONFAULTHANDLER": "1"})  # (SIGABRT: every thread's stack)
     try:
         line = _read_until(child.stderr, "the leaderboard, live:")
         url = line.split("live: ", 1)[1].strip()
@@ -346,7 +348,13 @@ def test_tournament_serve_shows_the_leaderboard_as_it_fills_in(tmp_path):
         assert status == 200 and b"Payoff heatmap" in body
     finally:
         child.send_signal(signal.SIGINT)
-        assert child.wait(30) == 0
+        try:
+            code = child.wait(30)
+        except subprocess.TimeoutExpired:  # (seen once under load, not reproduced since)
+            child.send_signal(signal.SIGABRT)
+            err = child.communicate(timeout=30)[1]
+            pytest.fail(f"the tournament did not stop on Ctrl-C in 30 s: {err[-4000:]}")
+        assert code == 0
 
 
 async def test_an_experts_game_shows_regret_and_the_learners_weights(tmp_path):
