@@ -684,7 +684,8 @@ _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 #: are no file, process or IPC object, and a uid's own keyrings outlive its processes.
 _KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219,
            "ppc64le": 271, "s390x": 280, "i686": 288, "armv7l": 311}
-_KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR = 1, 7
+_KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR, _KEYCTL_INVALIDATE = 1, 7, 21
+_KEYCTL_GET_PERSISTENT = 22
 _KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 #: keyctl's errors that say no process here reaches a keyring: ENOSYS (a kernel without
 #: keyrings) and EPERM (a seccomp filter that forbids the call, as Docker's does: it
@@ -713,9 +714,11 @@ def _prctl(option: int, value: int) -> None:
 
 def _clear_keyrings() -> bool:
     """Empty the keyrings of this process's uid (the user's, and the user's session
-    keyring) and its session keyring (a sandbox's own: :func:`_join_new_session_keyring`):
-    what a game's process added there would reach the next game, and the next sandbox
-    given that uid. Only in a uid of a sandbox's own (a root tournament's, above
+    keyring) and its session keyring (a sandbox's own: :func:`_join_new_session_keyring`),
+    and remove the uid's persistent keyring (``KEYCTL_GET_PERSISTENT``: any process may
+    ask for its own uid's, and it outlives them all, three days by default): what a
+    game's process added there would reach the next game, and the next sandbox given
+    that uid. Only in a uid of a sandbox's own (a root tournament's, above
     :data:`UID_BASE`), never a user's own keys; whether they are empty (no keyrings in
     this kernel: they are).
 
@@ -728,6 +731,14 @@ def _clear_keyrings() -> bool:
     if number is None:
         return False  # (not known to be empty: the sandbox is loaded again)
     libc = ctypes.CDLL(None, use_errno=True)
+    # (linked into the session keyring, which is ours, to be reached; emptied, then
+    # invalidated: the next one asked for is new, and none lingers for three days)
+    persistent = libc.syscall(number, _KEYCTL_GET_PERSISTENT, -1, _KEY_SPEC_SESSION_KEYRING)
+    if persistent < 0 and ctypes.get_errno() not in _NO_KEYRINGS | {errno.EOPNOTSUPP}:
+        return False
+    if persistent >= 0 and (libc.syscall(number, _KEYCTL_CLEAR, persistent) != 0
+                            or libc.syscall(number, _KEYCTL_INVALIDATE, persistent) != 0):
+        return False
     for ring in (_KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING,
                  _KEY_SPEC_USER_SESSION_KEYRING):
         if libc.syscall(number, _KEYCTL_CLEAR, ring) != 0 and (

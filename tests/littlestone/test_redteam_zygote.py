@@ -92,6 +92,45 @@ def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_a_keyring(
     assert [_before(run.err) for run in runs] == [0, 0]
 
 
+#: KEY_COUNTER in the uid's *persistent* keyring (keyctl(KEYCTL_GET_PERSISTENT), which
+#: any process may ask for its own uid's: it outlives every process of the uid, three days
+#: by default), linked into the caller's session keyring to be reached.
+PERSISTENT_COUNTER = KEY_COUNTER.replace(
+    "RINGS = (-4, -5)  # the uid's keyring (@u) and its session keyring (@us, also @s here)",
+    "RINGS = (libc.syscall(KEYCTL, 22, ctypes.c_long(-1), ctypes.c_long(-3)),)")
+
+
+def test_a_child_of_a_loaded_sandbox_finds_nothing_the_one_before_left_in_its_persistent_keyring(
+        tmp_path):
+    """Red team (fifth session): the wipe after each child emptied the uid's keyring, its
+    session keyring and the sandbox's, not the uid's persistent keyring: a game's process
+    counted there the games before it (and a check's own checks, its games)."""
+    file = tmp_path / "counter.py"
+    file.write_text(PERSISTENT_COUNTER)
+    sandbox = Sandbox(Limits())
+    loaded = sandbox.load(file)
+    try:
+        runs = [loaded.run(["probe"], 20, _request(file, sandbox)) for _ in range(2)]
+    finally:
+        loaded.close()
+    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
+    assert [_before(run.err) for run in runs] == [0, 0]
+
+
+def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_its_persistent_keyring(
+        tmp_path, monkeypatch):
+    """The persistent keyring outlives the sandbox (three days): the next sandbox given
+    its uid, another student's, read it."""
+    file = tmp_path / "counter.py"
+    file.write_text(PERSISTENT_COUNTER)
+    uid = sandbox_module._free_uid()
+    monkeypatch.setattr(sandbox_module, "_free_uid", lambda: uid)  # as after 100 loads
+    sandbox = Sandbox(Limits())
+    runs = [sandbox.run(file, ["probe"], 20, _request(file, sandbox)) for _ in range(2)]
+    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
+    assert [_before(run.err) for run in runs] == [0, 0]
+
+
 #: A learner that reads, at its import, the key the test put in its own session keyring
 #: (a login's session keeps Kerberos tickets there, say), and says what it read.
 KEY_READER = '''
