@@ -712,20 +712,22 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _clear_keyrings() -> bool:
+def _clear_keyrings(sandboxed: bool = False) -> bool:
     """Empty the keyrings of this process's uid (the user's, and the user's session
     keyring) and its session keyring (a sandbox's own: :func:`_join_new_session_keyring`),
     and remove the uid's persistent keyring (``KEYCTL_GET_PERSISTENT``: any process may
     ask for its own uid's, and it outlives them all, three days by default): what a
     game's process added there would reach the next game, and the next sandbox given
     that uid. Only in a uid of a sandbox's own (a root tournament's, above
-    :data:`UID_BASE`), never a user's own keys; whether they are empty (no keyrings in
-    this kernel: they are).
+    :data:`UID_BASE`), or, ``sandboxed`` (a fork server in its sandbox), in a user
+    namespace of its own, whose keyrings are its own (:func:`_own_user_keyrings`: a
+    sandbox started without root), never a user's own keys; whether they are empty (no
+    keyrings in this kernel: they are).
 
     >>> os.getuid() >= UID_BASE or _clear_keyrings()
     True
     """
-    if os.getuid() < UID_BASE:
+    if os.getuid() < UID_BASE and not (sandboxed and _own_user_keyrings()):
         return True
     number = _KEYCTL.get(platform.machine())
     if number is None:
@@ -745,6 +747,37 @@ def _clear_keyrings() -> bool:
                 ctypes.get_errno() not in _NO_KEYRINGS):
             return False
     return True
+
+
+def _own_user_keyrings() -> bool:
+    """Whether this process is in a user namespace other than the first (a sandbox
+    started without root: ``bwrap --unshare-user``) whose user keyrings are its own: its
+    uid's keyring, user session keyring and persistent keyring, which every child of a
+    fork server shares, belong to the namespace since Linux 5.3 (before, the first two
+    were the user's own, outside: not to be emptied).
+
+    """
+    with contextlib.suppress(OSError):
+        return _namespaced_keyrings(Path("/proc/self/uid_map").read_text(),
+                                    platform.release())
+    return False
+
+
+def _namespaced_keyrings(uid_map: str, release: str) -> bool:
+    """Whether a process of this ``uid_map`` (``/proc/self/uid_map``), under a kernel of
+    this ``release``, has user keyrings of its own namespace (:func:`_own_user_keyrings`).
+
+    >>> _namespaced_keyrings("         0          0 4294967295", "6.1.0")  # the first
+    False
+    >>> _namespaced_keyrings("      1000       1000          1", "6.1.0-13-amd64")
+    True
+    >>> _namespaced_keyrings("      1000       1000          1", "4.18.0-553.el8_10.x86_64")
+    False
+    """
+    if uid_map.split() == ["0", "0", "4294967295"]:
+        return False
+    found = re.match(r"(\d+)\.(\d+)", release)
+    return found is not None and (int(found[1]), int(found[2])) >= (5, 3)
 
 
 def _continued(signum: int, frame: Any) -> None:
@@ -984,7 +1017,7 @@ class _ForkServer:
         game wrote beside it is removed; a kept folder that is no longer the one it was
         (another file, mode, owner or extended attribute) is not clean, and their times are
         put back (:func:`_as_kept`)."""
-        emptied, keys = _empty(self.scratch, self.mounts), _clear_keyrings()
+        emptied, keys = _empty(self.scratch, self.mounts), _clear_keyrings(self.namespace)
         return _as_kept(self.kept) and emptied and keys and self._no_ipc_left()
 
     def _no_ipc_left(self) -> bool:

@@ -131,6 +131,51 @@ def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_its_persisten
     assert [_before(run.err) for run in runs] == [0, 0]
 
 
+#: Two children of a loaded sandbox started without root (in a user namespace of the
+#: test's own, as a user would run it): what each said.
+AS_A_USER = """
+import json, sys
+from pathlib import Path
+from littlestone.sandbox import Limits, Sandbox
+file = Path(sys.argv[1])
+sandbox = Sandbox(Limits())
+request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(file)}:Counter",
+                      "games": []}).encode()
+loaded = sandbox.load(file)
+try:
+    runs = [loaded.run(["probe"], 20, request) for _ in range(2)]
+finally:
+    loaded.close()
+print(json.dumps([[run.code, run.err] for run in runs]))
+"""
+
+
+def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_in_a_keyring(
+        tmp_path):
+    """Without root, a sandbox is a user namespace of its own, whose uid keyrings (the
+    uid's, its session keyring, its persistent one) are the namespace's own and shared by
+    every child of its fork server: the wipe left them, as the uid is the user's (below
+    UID_BASE). It now empties them in a namespace of its own."""
+    import shutil
+    import subprocess
+    import sys
+
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) here")
+    file = tmp_path / "counter.py"
+    file.write_text(PERSISTENT_COUNTER)
+    user = [unshare, "--user", "--map-user=1000", "--map-group=1000"] if (
+        sandbox_module.os.geteuid() == 0) else []
+    done = subprocess.run([*user, sys.executable, "-c", AS_A_USER, str(file)],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 and not done.stdout:
+        pytest.skip(f"no sandbox without root here: {done.stderr.strip()[-300:]}")
+    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [code for code, _ in runs] == [0, 0], runs
+    assert [_before(err) for _, err in runs] == [0, 0]
+
+
 #: A learner that reads, at its import, the key the test put in its own session keyring
 #: (a login's session keeps Kerberos tickets there, say), and says what it read.
 KEY_READER = '''
