@@ -95,6 +95,10 @@ WATCH_SECONDS = 0.05
 #: stop or kill its own fork server: that ends its own game only).
 BEAT_SECONDS = 0.5
 STALL_SECONDS = 5.0
+#: What one file (or folder) in a sandbox's private /tmp costs the host's kernel (its
+#: inode and name, some 0.6 KiB measured): counted in its game's memory with what the
+#: files hold, as neither is any process's (a tmpfs holds millions of empty files).
+SCRATCH_FILE_BYTES = 1024
 #: How long a sandbox has to load (Python, numpy, the package) and say it is ready, and
 #: to end when it is closed before it is killed.
 LOAD_SECONDS = 60.0
@@ -798,6 +802,9 @@ class _ForkServer:
         self.mounts = _mount_points(scratch)
         #: What a game must leave as it is of the folders a wipe keeps (and the scratch).
         self.kept = _kept_state(scratch, self.mounts)
+        #: What the private /tmp held before any game (:meth:`_scratch_held`).
+        self.held = 0
+        self.held = self._scratch_held()
         self.control_in, self.control_out = os.dup(0), os.dup(1)
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
@@ -904,7 +911,8 @@ class _ForkServer:
                 if command.get("alone"):
                     self._kill_all()
                     self._say({"killed": "forked"})
-            if not over_memory and _resident(game) > memory and sum(
+            held = self._scratch_held()
+            if not over_memory and _resident(game) + held > memory and held + sum(
                     _memory_of(p) for p in game) > memory:  # (resident: a cheap upper bound)
                 over_memory = True
                 self._kill_all()
@@ -992,6 +1000,20 @@ class _ForkServer:
         """The processes of the game: every living process under this one."""
         return [p for p in _descendants(os.getpid(), bubblewrap=False, living=True)
                 if p != os.getpid()]
+
+    def _scratch_held(self) -> int:
+        """What the game holds in the private /tmp (its own tmpfs: in a namespace), in
+        bytes, beyond what it held at the load: its files' blocks, and
+        :data:`SCRATCH_FILE_BYTES` a file."""
+        if not self.namespace:
+            return 0
+        try:
+            info = os.statvfs(self.scratch)
+        except OSError:
+            return 0
+        held = ((info.f_blocks - info.f_bfree) * info.f_frsize
+                + (info.f_files - info.f_ffree) * SCRATCH_FILE_BYTES)
+        return max(0, held - self.held)
 
     def _kill_all(self) -> None:
         """Kill every process of the game (orphans included) and reap them."""

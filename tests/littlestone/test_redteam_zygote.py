@@ -222,3 +222,37 @@ def test_a_sandbox_cannot_read_the_keys_of_the_session_that_started_it(tmp_path)
             assert "READ nothing" in run.err and secret.decode() not in run.err, run.err
     finally:
         libc.syscall(250, 21, ctypes.c_long(key))  # KEYCTL_INVALIDATE
+
+
+#: A learner whose import fills its private /tmp with empty files (no process's memory:
+#: the kernel's, some 0.6 KiB each, up to a few million files in a tmpfs), then waits.
+FILES = """
+import os, sys, time
+for i in range(150_000):
+    os.close(os.open(f"/tmp/{i}", os.O_CREAT | os.O_WRONLY, 0o600))
+print("CREATED", file=sys.stderr)
+time.sleep(5)
+from littlestone import Learner
+
+class Counter(Learner):
+    games = frozenset({"mistake-bound"})
+    def predict(self, x):
+        return 0.0
+"""
+
+
+def test_a_game_that_fills_its_tmp_with_empty_files_is_over_its_memory(tmp_path):
+    """Red team (fifth session): a game's process made 3 million empty files in its
+    private /tmp in 20 s (its size, file_mb, bounds their bytes, not their number):
+    some 2 GiB of the host's kernel memory, beyond memory_mb and seen by no watch. The
+    fork server now counts the files of the private /tmp in the game's memory."""
+    file = tmp_path / "files.py"
+    file.write_text(FILES)
+    sandbox = Sandbox(Limits(memory_mb=700))
+    loaded = sandbox.load(file)
+    try:  # (150,000 files: some 150 MiB counted; the memory_mb its game is given)
+        loaded.sandbox = Sandbox(Limits(memory_mb=120))
+        run = loaded.run(["probe"], 30, _request(file, sandbox))
+    finally:
+        loaded.close()
+    assert run.over_memory and run.code is None, (run.code, run.err)
