@@ -315,6 +315,10 @@ class Sandbox:
         argv += ["--ro-bind", str(submission.resolve()), self.inside(submission)]
         if socket is not None:
             argv += ["--bind", str(socket), SOCKET]
+        # bubblewrap's own folders (its root, /dev, the folders above each bind) are the
+        # user's without root, and so the sandbox's: read-only, a game leaves nothing
+        # there for the next (a wipe empties /tmp only), and fills no memory unbounded
+        argv += ["--remount-ro", "/", "--remount-ro", "/dev"]
         argv += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--"]
         if os.geteuid() == 0:
             argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",

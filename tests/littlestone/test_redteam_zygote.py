@@ -256,3 +256,53 @@ def test_a_game_that_fills_its_tmp_with_empty_files_is_over_its_memory(tmp_path)
     finally:
         loaded.close()
     assert run.over_memory and run.code is None, (run.code, run.err)
+
+
+#: A learner that counts, at its import, the files the processes before it left outside
+#: its private /tmp (where a wipe does not look), and leaves one more in each place it can.
+OUTSIDE_TMP = """
+import os, sys
+found = 0
+for folder in ("/", "/dev", "/dev/shm", "/run", "/submission", "/usr"):
+    mark = os.path.join(folder, "left-by-a-game")
+    found += os.path.exists(mark)
+    try:
+        with open(mark, "w") as out:
+            out.write("1")
+    except OSError:
+        pass
+print("IMPORTED-BEFORE", found, file=sys.stderr)
+from littlestone import Learner
+
+class Counter(Learner):
+    games = frozenset({"mistake-bound"})
+    def predict(self, x):
+        return 0.0
+"""
+
+
+def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_outside_tmp(
+        tmp_path):
+    """Red team (fifth session): without root, bubblewrap's own folders (its root, /dev
+    and /dev/shm, /run, the folders above each bind) are the user's, and so the
+    sandbox's: a game's process wrote there, for the next child of its fork server (a
+    wipe empties the private /tmp only), and without bound (file_mb is /tmp's size). They
+    are now read-only, as they are to a root tournament's sandbox."""
+    import shutil
+    import subprocess
+    import sys
+
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) here")
+    file = tmp_path / "outside.py"
+    file.write_text(OUTSIDE_TMP)
+    user = [unshare, "--user", "--map-user=1000", "--map-group=1000"] if (
+        sandbox_module.os.geteuid() == 0) else []
+    done = subprocess.run([*user, sys.executable, "-c", AS_A_USER, str(file)],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 and not done.stdout:
+        pytest.skip(f"no sandbox without root here: {done.stderr.strip()[-300:]}")
+    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [code for code, _ in runs] == [0, 0], runs
+    assert [_before(err) for _, err in runs] == [0, 0]
