@@ -306,3 +306,58 @@ def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_out
     runs = json.loads(done.stdout.strip().splitlines()[-1])
     assert [code for code, _ in runs] == [0, 0], runs
     assert [_before(err) for _, err in runs] == [0, 0]
+
+
+#: A learner that looks, at its import, for the mark the process before it wrote in the
+#: memory of bubblewrap's init (PID 1 of the sandbox, which no wipe empties and no game's
+#: end kills), and writes one there.
+INIT_MEMORY = """
+import os, sys
+found = 0
+try:
+    maps = [line.split() for line in open("/proc/1/maps")]
+    stack = next(m for m in maps if len(m) >= 6 and m[5] == "[stack]")
+    low = int(stack[0].split("-")[0], 16)
+    fd = os.open("/proc/1/mem", os.O_RDWR)
+    found = int(os.pread(fd, 8, low) == b"LEFTMARK")
+    os.pwrite(fd, b"LEFTMARK", low)
+except (OSError, StopIteration):
+    pass
+print("IMPORTED-BEFORE", found, file=sys.stderr)
+from littlestone import Learner
+
+class Counter(Learner):
+    games = frozenset({"mistake-bound"})
+    def predict(self, x):
+        return 0.0
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "not fixed (red team, fifth session): without root, bubblewrap's init (PID 1) runs as "
+    "the sandbox's uid and is dumpable; fixes: bwrap --as-pid-1 for a loaded sandbox (the "
+    "fork server, non-dumpable, as PID 1: it ignores its games' SIGKILL and SIGSTOP too), "
+    "or a seccomp filter without ptrace and process_vm_writev"))
+def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_in_its_init(
+        tmp_path):
+    """Without root, a game's process reads and writes the memory of bubblewrap's init
+    (/proc/1/mem, or ptrace): what it leaves there reaches every later child of its fork
+    server (the next game, a check's games after its own checks)."""
+    import shutil
+    import subprocess
+    import sys
+
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("no unshare(1) here")
+    file = tmp_path / "init.py"
+    file.write_text(INIT_MEMORY)
+    user = [unshare, "--user", "--map-user=1000", "--map-group=1000"] if (
+        sandbox_module.os.geteuid() == 0) else []
+    done = subprocess.run([*user, sys.executable, "-c", AS_A_USER, str(file)],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0 and not done.stdout:
+        pytest.skip(f"no sandbox without root here: {done.stderr.strip()[-300:]}")
+    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [code for code, _ in runs] == [0, 0], runs
+    assert [_before(err) for _, err in runs] == [0, 0]
