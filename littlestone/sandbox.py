@@ -5,7 +5,8 @@ A submission runs as ``python -m littlestone ...`` inside bubblewrap (``bwrap``)
 - a mount namespace of its own holding only the system's ``/usr``, Python's installation,
   the virtual environment and the littlestone package (all read-only), the submission
   file alone at ``/submission/NAME.py`` (read-only: not its folder, not the others'), a
-  private ``/tmp`` (a tmpfs of ``[limits] file_mb``), ``/dev`` and its own ``/proc``;
+  private ``/tmp`` (a tmpfs of ``[limits] file_mb``, whose files a loaded sandbox counts
+  in its game's memory), a read-only ``/dev`` and its own ``/proc``;
 - a network namespace of its own, with nothing in it: the referee is reached through a
   Unix socket bound at :data:`SOCKET` (no TCP, no loopback service of the host);
 - PID, IPC and UTS namespaces of its own: it sees and signals no process outside, and
