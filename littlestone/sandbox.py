@@ -520,12 +520,12 @@ class LoadedSandbox:
             if over_at is not None and time.monotonic() - over_at > GRACE_SECONDS:
                 break
         if not self._send({"op": "finish"}):
-            return self._stalled()
+            return self._stalled(forked, over_memory)
         deadline = time.monotonic() + STALL_SECONDS
         while time.monotonic() < deadline:
             message = self._reply(POLL_SECONDS)
             if message is None:
-                return self._stalled()
+                return self._stalled(forked, over_memory)
             if "finished" in message:
                 done = message["finished"]
                 if not done.get("clean"):
@@ -534,7 +534,8 @@ class LoadedSandbox:
                            forked or bool(done["forked"]),
                            bool(done["truncated"]), over_memory or bool(done["over_memory"]),
                            ended=ended and done["code"] is None)
-        return self._stalled()
+        # (what it was killed for still holds: a wipe of a million files outlasts the wait)
+        return self._stalled(forked, over_memory)
 
     def end(self) -> None:
         """The running game has ended well: :meth:`run` ends its process at once rather
@@ -552,11 +553,12 @@ class LoadedSandbox:
             return answer is not None and bool(answer["census"])
         return False
 
-    def _stalled(self) -> Run:
-        """The fork server stopped answering or died: kill the sandbox."""
+    def _stalled(self, forked: bool = False, over_memory: bool = False) -> Run:
+        """The fork server stopped answering or died: kill the sandbox (``forked``,
+        ``over_memory``: what it had said its game was killed for)."""
         self.close()
         self._err.join()
-        return Run(None, "", self._err.text(), False, stalled=True)
+        return Run(None, "", self._err.text(), forked, over_memory=over_memory, stalled=True)
 
     def cpu_seconds(self) -> float:
         """The CPU time its processes have used so far, their finished children (every

@@ -258,6 +258,25 @@ def test_a_game_that_fills_its_tmp_with_empty_files_is_over_its_memory(tmp_path)
     assert run.over_memory and run.code is None, (run.code, run.err)
 
 
+def test_a_game_killed_for_its_files_is_said_over_its_memory_when_their_wipe_is_slow(
+        tmp_path, monkeypatch):
+    """A million files take the fork server longer to remove than the tournament waits
+    for its answer (STALL_SECONDS): the sandbox is killed then, and its run said only
+    "stalled" (a check's row: "it stopped or killed its own sandbox"), not what its game
+    was killed for. (The wait is made short here, for fewer files.)"""
+    file = tmp_path / "files.py"
+    file.write_text(FILES.replace("150_000", "400_000"))
+    sandbox = Sandbox(Limits(memory_mb=700))
+    loaded = sandbox.load(file)
+    monkeypatch.setattr(sandbox_module, "STALL_SECONDS", 1.5)
+    try:  # (killed near 280,000 files: their wipe takes some 4 s)
+        loaded.sandbox = Sandbox(Limits(memory_mb=300))
+        run = loaded.run(["probe"], 30, _request(file, sandbox))
+    finally:
+        loaded.close()
+    assert run.over_memory and run.code is None, (run.code, run.stalled, run.err)
+
+
 #: A learner that counts, at its import, the files the processes before it left outside
 #: its private /tmp (where a wipe does not look), and leaves one more in each place it can.
 OUTSIDE_TMP = """
