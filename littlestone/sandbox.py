@@ -5,7 +5,8 @@ A submission runs as ``python -m littlestone ...`` inside bubblewrap (``bwrap``)
 - a mount namespace of its own holding only the system's ``/usr``, Python's installation,
   the virtual environment and the littlestone package (all read-only), the submission
   file alone at ``/submission/NAME.py`` (read-only: not its folder, not the others'), a
-  private ``/tmp`` (a tmpfs of ``[limits] file_mb``), ``/dev`` and its own ``/proc``;
+  private ``/tmp`` (a tmpfs of ``[limits] file_mb``, whose files a loaded sandbox counts
+  in its game's memory), a read-only ``/dev`` and its own ``/proc``;
 - a network namespace of its own, with nothing in it: the referee is reached through a
   Unix socket bound at :data:`SOCKET` (no TCP, no loopback service of the host);
 - PID, IPC and UTS namespaces of its own: it sees and signals no process outside, and
@@ -95,6 +96,10 @@ WATCH_SECONDS = 0.05
 #: stop or kill its own fork server: that ends its own game only).
 BEAT_SECONDS = 0.5
 STALL_SECONDS = 5.0
+#: What one file (or folder) in a sandbox's private /tmp costs the host's kernel (its
+#: inode and name, some 0.6 KiB measured): counted in its game's memory with what the
+#: files hold, as neither is any process's (a tmpfs holds millions of empty files).
+SCRATCH_FILE_BYTES = 1024
 #: How long a sandbox has to load (Python, numpy, the package) and say it is ready, and
 #: to end when it is closed before it is killed.
 LOAD_SECONDS = 60.0
@@ -311,6 +316,10 @@ class Sandbox:
         argv += ["--ro-bind", str(submission.resolve()), self.inside(submission)]
         if socket is not None:
             argv += ["--bind", str(socket), SOCKET]
+        # bubblewrap's own folders (its root, /dev, the folders above each bind) are the
+        # user's without root, and so the sandbox's: read-only, a game leaves nothing
+        # there for the next (a wipe empties /tmp only), and fills no memory unbounded
+        argv += ["--remount-ro", "/", "--remount-ro", "/dev"]
         argv += ["--chdir", "/tmp", "--setenv", "HOME", "/tmp", "--"]
         if os.geteuid() == 0:
             argv += ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
@@ -511,12 +520,12 @@ class LoadedSandbox:
             if over_at is not None and time.monotonic() - over_at > GRACE_SECONDS:
                 break
         if not self._send({"op": "finish"}):
-            return self._stalled()
+            return self._stalled(forked, over_memory)
         deadline = time.monotonic() + STALL_SECONDS
         while time.monotonic() < deadline:
             message = self._reply(POLL_SECONDS)
             if message is None:
-                return self._stalled()
+                return self._stalled(forked, over_memory)
             if "finished" in message:
                 done = message["finished"]
                 if not done.get("clean"):
@@ -525,7 +534,8 @@ class LoadedSandbox:
                            forked or bool(done["forked"]),
                            bool(done["truncated"]), over_memory or bool(done["over_memory"]),
                            ended=ended and done["code"] is None)
-        return self._stalled()
+        # (what it was killed for still holds: a wipe of a million files outlasts the wait)
+        return self._stalled(forked, over_memory)
 
     def end(self) -> None:
         """The running game has ended well: :meth:`run` ends its process at once rather
@@ -543,11 +553,12 @@ class LoadedSandbox:
             return answer is not None and bool(answer["census"])
         return False
 
-    def _stalled(self) -> Run:
-        """The fork server stopped answering or died: kill the sandbox."""
+    def _stalled(self, forked: bool = False, over_memory: bool = False) -> Run:
+        """The fork server stopped answering or died: kill the sandbox (``forked``,
+        ``over_memory``: what it had said its game was killed for)."""
         self.close()
         self._err.join()
-        return Run(None, "", self._err.text(), False, stalled=True)
+        return Run(None, "", self._err.text(), forked, over_memory=over_memory, stalled=True)
 
     def cpu_seconds(self) -> float:
         """The CPU time its processes have used so far, their finished children (every
@@ -684,7 +695,8 @@ _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 #: are no file, process or IPC object, and a uid's own keyrings outlive its processes.
 _KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "loongarch64": 219,
            "ppc64le": 271, "s390x": 280, "i686": 288, "armv7l": 311}
-_KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR = 1, 7
+_KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR, _KEYCTL_INVALIDATE = 1, 7, 21
+_KEYCTL_GET_PERSISTENT = 22
 _KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = -3, -4, -5
 #: keyctl's errors that say no process here reaches a keyring: ENOSYS (a kernel without
 #: keyrings) and EPERM (a seccomp filter that forbids the call, as Docker's does: it
@@ -711,29 +723,72 @@ def _prctl(option: int, value: int) -> None:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def _clear_keyrings() -> bool:
+def _clear_keyrings(sandboxed: bool = False) -> bool:
     """Empty the keyrings of this process's uid (the user's, and the user's session
-    keyring) and its session keyring (a sandbox's own: :func:`_join_new_session_keyring`):
-    what a game's process added there would reach the next game, and the next sandbox
-    given that uid. Only in a uid of a sandbox's own (a root tournament's, above
-    :data:`UID_BASE`), never a user's own keys; whether they are empty (no keyrings in
-    this kernel: they are).
+    keyring) and its session keyring (a sandbox's own: :func:`_join_new_session_keyring`),
+    and remove the uid's persistent keyring (``KEYCTL_GET_PERSISTENT``: any process may
+    ask for its own uid's, and it outlives them all, three days by default): what a
+    game's process added there would reach the next game, and the next sandbox given
+    that uid. Only in a uid of a sandbox's own (a root tournament's, above
+    :data:`UID_BASE`), or, ``sandboxed`` (a fork server in its sandbox), in a user
+    namespace of its own, whose keyrings are its own (:func:`_own_user_keyrings`: a
+    sandbox started without root), never a user's own keys; whether they are empty (no
+    keyrings in this kernel: they are).
 
     >>> os.getuid() >= UID_BASE or _clear_keyrings()
     True
     """
-    if os.getuid() < UID_BASE:
+    if os.getuid() < UID_BASE and not (sandboxed and _own_user_keyrings()):
         return True
     number = _KEYCTL.get(platform.machine())
     if number is None:
         return False  # (not known to be empty: the sandbox is loaded again)
     libc = ctypes.CDLL(None, use_errno=True)
+    # (linked into the session keyring, which is ours, to be reached; emptied, then
+    # invalidated: the next one asked for is new, and none lingers for three days)
+    persistent = libc.syscall(number, _KEYCTL_GET_PERSISTENT, -1, _KEY_SPEC_SESSION_KEYRING)
+    if persistent < 0 and ctypes.get_errno() not in _NO_KEYRINGS | {errno.EOPNOTSUPP}:
+        return False
+    if persistent >= 0 and (libc.syscall(number, _KEYCTL_CLEAR, persistent) != 0
+                            or libc.syscall(number, _KEYCTL_INVALIDATE, persistent) != 0):
+        return False
     for ring in (_KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING,
                  _KEY_SPEC_USER_SESSION_KEYRING):
         if libc.syscall(number, _KEYCTL_CLEAR, ring) != 0 and (
                 ctypes.get_errno() not in _NO_KEYRINGS):
             return False
     return True
+
+
+def _own_user_keyrings() -> bool:
+    """Whether this process is in a user namespace other than the first (a sandbox
+    started without root: ``bwrap --unshare-user``) whose user keyrings are its own: its
+    uid's keyring, user session keyring and persistent keyring, which every child of a
+    fork server shares, belong to the namespace since Linux 5.3 (before, the first two
+    were the user's own, outside: not to be emptied).
+
+    """
+    with contextlib.suppress(OSError):
+        return _namespaced_keyrings(Path("/proc/self/uid_map").read_text(),
+                                    platform.release())
+    return False
+
+
+def _namespaced_keyrings(uid_map: str, release: str) -> bool:
+    """Whether a process of this ``uid_map`` (``/proc/self/uid_map``), under a kernel of
+    this ``release``, has user keyrings of its own namespace (:func:`_own_user_keyrings`).
+
+    >>> _namespaced_keyrings("         0          0 4294967295", "6.1.0")  # the first
+    False
+    >>> _namespaced_keyrings("      1000       1000          1", "6.1.0-13-amd64")
+    True
+    >>> _namespaced_keyrings("      1000       1000          1", "4.18.0-553.el8_10.x86_64")
+    False
+    """
+    if uid_map.split() == ["0", "0", "4294967295"]:
+        return False
+    found = re.match(r"(\d+)\.(\d+)", release)
+    return found is not None and (int(found[1]), int(found[2])) >= (5, 3)
 
 
 def _continued(signum: int, frame: Any) -> None:
@@ -754,6 +809,9 @@ class _ForkServer:
         self.mounts = _mount_points(scratch)
         #: What a game must leave as it is of the folders a wipe keeps (and the scratch).
         self.kept = _kept_state(scratch, self.mounts)
+        #: What the private /tmp held before any game (:meth:`_scratch_held`).
+        self.held = 0
+        self.held = self._scratch_held()
         self.control_in, self.control_out = os.dup(0), os.dup(1)
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 0)
@@ -860,7 +918,8 @@ class _ForkServer:
                 if command.get("alone"):
                     self._kill_all()
                     self._say({"killed": "forked"})
-            if not over_memory and _resident(game) > memory and sum(
+            held = self._scratch_held()
+            if not over_memory and _resident(game) + held > memory and held + sum(
                     _memory_of(p) for p in game) > memory:  # (resident: a cheap upper bound)
                 over_memory = True
                 self._kill_all()
@@ -949,6 +1008,20 @@ class _ForkServer:
         return [p for p in _descendants(os.getpid(), bubblewrap=False, living=True)
                 if p != os.getpid()]
 
+    def _scratch_held(self) -> int:
+        """What the game holds in the private /tmp (its own tmpfs: in a namespace), in
+        bytes, beyond what it held at the load: its files' blocks, and
+        :data:`SCRATCH_FILE_BYTES` a file."""
+        if not self.namespace:
+            return 0
+        try:
+            info = os.statvfs(self.scratch)
+        except OSError:
+            return 0
+        held = ((info.f_blocks - info.f_bfree) * info.f_frsize
+                + (info.f_files - info.f_ffree) * SCRATCH_FILE_BYTES)
+        return max(0, held - self.held)
+
     def _kill_all(self) -> None:
         """Kill every process of the game (orphans included) and reap them."""
         if self.namespace:
@@ -973,7 +1046,7 @@ class _ForkServer:
         game wrote beside it is removed; a kept folder that is no longer the one it was
         (another file, mode, owner or extended attribute) is not clean, and their times are
         put back (:func:`_as_kept`)."""
-        emptied, keys = _empty(self.scratch, self.mounts), _clear_keyrings()
+        emptied, keys = _empty(self.scratch, self.mounts), _clear_keyrings(self.namespace)
         return _as_kept(self.kept) and emptied and keys and self._no_ipc_left()
 
     def _no_ipc_left(self) -> bool:
