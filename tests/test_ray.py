@@ -10,7 +10,6 @@ checks what it asks Ray for."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from littlestone.server.cli import main
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, run_tournament
 from tests.littlestone.test_python_api import MajorityVote
+from tests.server.tournament.test_field import write_config
 from tests.support import ROOT
 
 ray = pytest.importorskip("ray")
@@ -47,17 +47,6 @@ def cluster() -> Iterator[str]:
     finally:
         ray.shutdown()
         nodes.shutdown()
-
-
-def write_config(folder: Path, name: str, learners: list[str], adversaries: list[str],
-                 rounds: int, seeds: int) -> Path:
-    path = folder / f"{name}.toml"
-    path.write_text(
-        f"learners = {json.dumps(learners)}\nadversaries = {json.dumps(adversaries)}\n\n"
-        f'[tournament]\nname = "{name}"\nrounds = {rounds}\nseeds = {seeds}\n'
-        'games = ["mistake-bound"]\n\n[[classes]]\nspec = "thresholds:n=31"\n\n'
-        "[limits]\nmove_deadline = 2\ntime_bank = 2\ncpu_seconds = 30\n")
-    return path
 
 
 @pytest.mark.skipif(Sandbox.unavailable() is not None,
