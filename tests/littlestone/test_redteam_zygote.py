@@ -5,6 +5,7 @@ for the next sandbox given the same uid. Needs bubblewrap."""
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 from pathlib import Path
@@ -150,12 +151,10 @@ print(json.dumps([[run.code, run.err] for run in runs]))
 """
 
 
-def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_in_a_keyring(
-        tmp_path):
-    """Without root, a sandbox is a user namespace of its own, whose uid keyrings (the
-    uid's, its session keyring, its persistent one) are the namespace's own and shared by
-    every child of its fork server: the wipe left them, as the uid is the user's (below
-    UID_BASE). It now empties them in a namespace of its own."""
+def _two_runs_as_a_user(file: Path, source: str) -> list[list[object]]:
+    """``source`` written to ``file``, then two probes of it as children of one loaded
+    sandbox started without root (:data:`AS_A_USER`): each one's [exit status, stderr].
+    Skips where no sandbox without root can start here."""
     import shutil
     import subprocess
     import sys
@@ -163,15 +162,24 @@ def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_in_
     unshare = shutil.which("unshare")
     if unshare is None:
         pytest.skip("no unshare(1) here")
-    file = tmp_path / "counter.py"
-    file.write_text(PERSISTENT_COUNTER)
+    file.write_text(source)
     user = [unshare, "--user", "--map-user=1000", "--map-group=1000"] if (
-        sandbox_module.os.geteuid() == 0) else []
+        os.geteuid() == 0) else []
     done = subprocess.run([*user, sys.executable, "-c", AS_A_USER, str(file)],
                           capture_output=True, text=True, timeout=120)
     if done.returncode != 0 and not done.stdout:
         pytest.skip(f"no sandbox without root here: {done.stderr.strip()[-300:]}")
-    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    runs: list[list[object]] = json.loads(done.stdout.strip().splitlines()[-1])
+    return runs
+
+
+def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_in_a_keyring(
+        tmp_path):
+    """Without root, a sandbox is a user namespace of its own, whose uid keyrings (the
+    uid's, its session keyring, its persistent one) are the namespace's own and shared by
+    every child of its fork server: the wipe left them, as the uid is the user's (below
+    UID_BASE). It now empties them in a namespace of its own."""
+    runs = _two_runs_as_a_user(tmp_path / "counter.py", PERSISTENT_COUNTER)
     assert [code for code, _ in runs] == [0, 0], runs
     assert [_before(err) for _, err in runs] == [0, 0]
 
@@ -307,22 +315,7 @@ def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_out
     sandbox's: a game's process wrote there, for the next child of its fork server (a
     wipe empties the private /tmp only), and without bound (file_mb is /tmp's size). They
     are now read-only, as they are to a root tournament's sandbox."""
-    import shutil
-    import subprocess
-    import sys
-
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        pytest.skip("no unshare(1) here")
-    file = tmp_path / "outside.py"
-    file.write_text(OUTSIDE_TMP)
-    user = [unshare, "--user", "--map-user=1000", "--map-group=1000"] if (
-        sandbox_module.os.geteuid() == 0) else []
-    done = subprocess.run([*user, sys.executable, "-c", AS_A_USER, str(file)],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0 and not done.stdout:
-        pytest.skip(f"no sandbox without root here: {done.stderr.strip()[-300:]}")
-    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    runs = _two_runs_as_a_user(tmp_path / "outside.py", OUTSIDE_TMP)
     assert [code for code, _ in runs] == [0, 0], runs
     assert [_before(err) for _, err in runs] == [0, 0]
 
@@ -362,21 +355,6 @@ def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_in_
     """Without root, a game's process reads and writes the memory of bubblewrap's init
     (/proc/1/mem, or ptrace): what it leaves there reaches every later child of its fork
     server (the next game, a check's games after its own checks)."""
-    import shutil
-    import subprocess
-    import sys
-
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        pytest.skip("no unshare(1) here")
-    file = tmp_path / "init.py"
-    file.write_text(INIT_MEMORY)
-    user = [unshare, "--user", "--map-user=1000", "--map-group=1000"] if (
-        sandbox_module.os.geteuid() == 0) else []
-    done = subprocess.run([*user, sys.executable, "-c", AS_A_USER, str(file)],
-                          capture_output=True, text=True, timeout=120)
-    if done.returncode != 0 and not done.stdout:
-        pytest.skip(f"no sandbox without root here: {done.stderr.strip()[-300:]}")
-    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    runs = _two_runs_as_a_user(tmp_path / "init.py", INIT_MEMORY)
     assert [code for code, _ in runs] == [0, 0], runs
     assert [_before(err) for _, err in runs] == [0, 0]
