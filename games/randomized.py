@@ -29,8 +29,9 @@ Fraction(7, 8)
 
 from __future__ import annotations
 
-import functools
 import math
+import threading
+from collections import OrderedDict
 from fractions import Fraction
 
 import numpy as np
@@ -80,6 +81,7 @@ class RandomizedValue:
                 self._roots.append(column)
         self._cache: dict[tuple[int, int], int] = {}
         self._work_left = 0
+        self._lock = threading.RLock()
         #: The largest budget that failed, per (version space, rounds): not retried below it.
         self._failed: dict[tuple[int, int], int] = {}
 
@@ -93,16 +95,19 @@ class RandomizedValue:
             return 0
         t = self._rounds(v, horizon)
         key = (v, t)
-        if key in self._cache:
-            return self._cache[key]
-        if self._failed.get(key, -1) >= budget:
-            raise BudgetExceeded(f"the randomised value needs more than {budget} instance checks")
-        self._work_left = budget
-        try:
-            return self._solve(v, t, self._roots)
-        except BudgetExceeded:
-            self._failed[key] = budget
-            raise
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        with self._lock:  # (one computation at a time: the budget is the solver's)
+            if self._failed.get(key, -1) >= budget:
+                raise BudgetExceeded(
+                    f"the randomised value needs more than {budget} instance checks")
+            self._work_left = budget
+            try:
+                return self._solve(v, t, self._roots)
+            except BudgetExceeded:
+                self._failed[key] = budget
+                raise
 
     def value(self, version_space: int | None = None, horizon: int | None = None,
               budget: int = RANDOMIZED_BUDGET) -> Fraction:
@@ -224,15 +229,36 @@ class RandomizedValue:
         return best
 
 
-@functools.lru_cache(maxsize=16)
-def _solver_for_fingerprint(fingerprint: str, hclass: FiniteClass) -> RandomizedValue:
-    return RandomizedValue(hclass.matrix())
+#: The solvers a process keeps, by their class's truth table (the least recently used go
+#: first).
+SOLVERS_KEPT = 16
+_SHARED: OrderedDict[str, RandomizedValue] = OrderedDict()
+_SHARED_LOCK = threading.Lock()
 
 
 def randomized_solver_for(hclass: FiniteClass) -> RandomizedValue:
-    """The shared solver of a class (one per truth table); BudgetExceeded if its truth
-    table is beyond the matrix budget."""
-    return _solver_for_fingerprint(hclass.fingerprint, hclass)
+    """The shared solver of a class (one per truth table, whichever object carries it:
+    every game of a tournament's worker makes its class again); BudgetExceeded if its
+    truth table is beyond the matrix budget.
+
+    >>> from littlestone.games.classes import make_class
+    >>> a, b = make_class("thresholds:n=5"), make_class("thresholds:n=5")
+    >>> randomized_solver_for(a) is randomized_solver_for(b)
+    True
+    """
+    key = hclass.fingerprint
+    with _SHARED_LOCK:
+        solver = _SHARED.get(key)
+        if solver is not None:
+            _SHARED.move_to_end(key)
+            return solver
+    made = RandomizedValue(hclass.matrix())  # (outside the lock: it may be slow)
+    with _SHARED_LOCK:
+        solver = _SHARED.setdefault(key, made)
+        _SHARED.move_to_end(key)
+        while len(_SHARED) > SOLVERS_KEPT:
+            _SHARED.popitem(last=False)
+    return solver
 
 
 def class_randomized_value(hclass: FiniteClass, horizon: int | None = None,

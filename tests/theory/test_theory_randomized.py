@@ -139,3 +139,19 @@ def test_refuses_beyond_its_budget_before_round_one():
     learner = LEARNERS.make("randomized-soa:budget=50")
     assert "budget" in (learner.unsupported(game) or "")
     assert "budget" in (ADVERSARIES.make("randomized-value:budget=50").unsupported(game) or "")
+
+
+def test_a_class_made_again_shares_its_solver_and_its_values():
+    """Every game of a tournament's worker makes its class again from its spec: the value
+    solved for the first game is the second's (it was solved again for each game, before:
+    0.45 s a game on k-disjunctions:n=10,k=2)."""
+    from littlestone.games.randomized import randomized_solver_for
+
+    first, again = make_class("intervals:n=6"), make_class("intervals:n=6")
+    assert first is not again
+    solver = randomized_solver_for(first)
+    value = solver.scaled(horizon=5)
+    assert randomized_solver_for(again) is solver
+    with pytest.MonkeyPatch.context() as patch:  # a solve now would fail: none is needed
+        patch.setattr(solver, "_solve", lambda *args: pytest.fail("solved again"))
+        assert randomized_solver_for(again).scaled(horizon=5) == value
