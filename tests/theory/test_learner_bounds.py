@@ -256,7 +256,7 @@ def test_weighted_majority_over_a_class_with_noisy_labels():
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("d", "rounds", "flip"), [
-    (2, 100_000, False), (2, 100_000, True), (10, 20_000, False), (10, 20_000, True),
+    (2, 50_000, False), (2, 50_000, True), (10, 20_000, False), (10, 20_000, True),
     (1000, 5_000, False),
 ])
 def test_hedge_tuned_within_sqrt_2_t_ln_d(d, rounds, flip):

@@ -95,9 +95,9 @@ def test_noisy_tree_forces_its_regret_on_every_learner(spec):
 
 @pytest.mark.slow
 def test_soa_experts_bound_beats_hedge_over_a_large_class():
-    """singletons on 2000 points, T = 300: ln N = ln 301 < ln |H| = ln 2000."""
-    hclass = make_class("singletons:n=2000")
-    game = GameSpec(EXPERTS, 300, hclass)
+    """singletons on 1000 points, T = 200: ln N = ln 201 < ln |H| = ln 1000."""
+    hclass = make_class("singletons:n=1000")
+    game = GameSpec(EXPERTS, 200, hclass)
     ours = play(game, LEARNERS.make("soa-experts"), ADVERSARIES.make("noisy:rate=0.1"), 0)
     hedge = play(game, LEARNERS.make("hedge"), ADVERSARIES.make("noisy:rate=0.1"), 0)
     assert ours.bound is not None and hedge.bound is not None
