@@ -238,6 +238,8 @@ FILES = """
 import os, sys, time
 for i in range(150_000):
     os.close(os.open(f"/tmp/{i}", os.O_CREAT | os.O_WRONLY, 0o600))
+    if i == 20_000:
+        print("20,000 FILES", file=sys.stderr, flush=True)
 print("CREATED", file=sys.stderr)
 time.sleep(5)
 from littlestone import Learner
@@ -259,11 +261,12 @@ def test_a_game_that_fills_its_tmp_with_empty_files_is_over_its_memory(tmp_path)
     sandbox = Sandbox(Limits(memory_mb=700))
     loaded = sandbox.load(file)
     try:  # (150,000 files: some 150 MiB counted; the memory_mb its game is given)
-        loaded.sandbox = Sandbox(Limits(memory_mb=120))
+        loaded.sandbox = Sandbox(Limits(memory_mb=80))
         run = loaded.run(["probe"], 30, _request(file, sandbox))
     finally:
         loaded.close()
     assert run.over_memory and run.code is None, (run.code, run.err)
+    assert "20,000 FILES" in run.err  # (killed for its files, not for what it loaded)
 
 
 def test_a_game_killed_for_its_files_is_said_over_its_memory_when_their_wipe_is_slow(
