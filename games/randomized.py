@@ -85,6 +85,14 @@ class RandomizedValue:
         #: The largest budget that failed, per (version space, rounds): not retried below it.
         self._failed: dict[tuple[int, int], int] = {}
 
+    @property
+    def nbytes(self) -> int:
+        """About the bytes the solver holds: its columns and its caches (measured with
+        tracemalloc: 140 to 200 bytes an entry, for 37 to 200 hypotheses)."""
+        width = int(self.n_hypotheses) // 8
+        return (int(self.n_instances) * (28 + width)
+                + (len(self._cache) + len(self._failed)) * (160 + 2 * width))
+
     # -- values ----------------------------------------------------------------------
 
     def scaled(self, version_space: int | None = None, horizon: int | None = None,
@@ -229,9 +237,12 @@ class RandomizedValue:
         return best
 
 
-#: The solvers a process keeps, by their class's truth table (the least recently used go
-#: first).
+#: The solvers a process keeps, by their class's truth table: at most this many, and
+#: their :attr:`~RandomizedValue.nbytes` at most :data:`SOLVER_CACHE_BYTES` in all (as
+#: exact Ldim's); the least recently used go first. A solver in use by a game stays alive
+#: with it; it is only no longer shared.
 SOLVERS_KEPT = 16
+SOLVER_CACHE_BYTES = 256 << 20
 _SHARED: OrderedDict[str, RandomizedValue] = OrderedDict()
 _SHARED_LOCK = threading.Lock()
 
@@ -249,15 +260,16 @@ def randomized_solver_for(hclass: FiniteClass) -> RandomizedValue:
     key = hclass.fingerprint
     with _SHARED_LOCK:
         solver = _SHARED.get(key)
-        if solver is not None:
+    if solver is None:
+        made = RandomizedValue(hclass.matrix())  # (outside the lock: it may be slow)
+        with _SHARED_LOCK:
+            solver = _SHARED.setdefault(key, made)
+    with _SHARED_LOCK:  # (its caches grow as games ask: counted at each call)
+        if key in _SHARED:
             _SHARED.move_to_end(key)
-            return solver
-    made = RandomizedValue(hclass.matrix())  # (outside the lock: it may be slow)
-    with _SHARED_LOCK:
-        solver = _SHARED.setdefault(key, made)
-        _SHARED.move_to_end(key)
-        while len(_SHARED) > SOLVERS_KEPT:
-            _SHARED.popitem(last=False)
+        total = sum(kept.nbytes for kept in _SHARED.values())
+        while _SHARED and (len(_SHARED) > SOLVERS_KEPT or total > SOLVER_CACHE_BYTES):
+            total -= _SHARED.popitem(last=False)[1].nbytes
     return solver
 
 

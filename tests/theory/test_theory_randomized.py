@@ -155,3 +155,25 @@ def test_a_class_made_again_shares_its_solver_and_its_values():
     with pytest.MonkeyPatch.context() as patch:  # a solve now would fail: none is needed
         patch.setattr(solver, "_solve", lambda *args: pytest.fail("solved again"))
         assert randomized_solver_for(again).scaled(horizon=5) == value
+
+
+def test_the_shared_solvers_are_held_to_their_bytes(monkeypatch):
+    """The process keeps its solvers' caches within SOLVER_CACHE_BYTES, as exact Ldim's:
+    past it the least recently used solver is no longer shared (a game that holds it
+    keeps it); one that alone is past it is dropped, and made again when next asked."""
+    from littlestone.games import randomized
+
+    monkeypatch.setattr(randomized, "_SHARED", randomized.OrderedDict())
+    older = randomized.randomized_solver_for(make_class("intervals:n=6"))
+    older.scaled(horizon=6)
+    newer = randomized.randomized_solver_for(make_class("thresholds:n=9"))
+    newer.scaled(horizon=6)
+    assert older.nbytes > 0 and set(randomized._SHARED.values()) == {older, newer}
+    monkeypatch.setattr(randomized, "SOLVER_CACHE_BYTES", newer.nbytes + older.nbytes - 1)
+    assert randomized.randomized_solver_for(make_class("thresholds:n=9")) is newer
+    assert list(randomized._SHARED.values()) == [newer]  # the least recently used went
+    monkeypatch.setattr(randomized, "SOLVER_CACHE_BYTES", newer.nbytes - 1)
+    assert randomized.randomized_solver_for(make_class("thresholds:n=9")) is newer
+    assert not randomized._SHARED  # alone past the bytes: dropped after this call
+    again = randomized.randomized_solver_for(make_class("thresholds:n=9"))
+    assert again is not newer and again.scaled(horizon=6) == newer.scaled(horizon=6)
