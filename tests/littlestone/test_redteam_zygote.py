@@ -64,10 +64,8 @@ def _request(file: Path, sandbox: Sandbox) -> bytes:
                        "games": []}).encode()
 
 
-def test_a_child_of_a_loaded_sandbox_finds_nothing_the_one_before_left_in_a_keyring(
-        tmp_path):
-    file = tmp_path / "counter.py"
-    file.write_text(KEY_COUNTER)
+def _nothing_left_between_two_children(file: Path) -> None:
+    """Two probes, children of one loaded sandbox of ``file``: each counted 0 before it."""
     sandbox = Sandbox(Limits())
     loaded = sandbox.load(file)
     try:
@@ -78,6 +76,24 @@ def test_a_child_of_a_loaded_sandbox_finds_nothing_the_one_before_left_in_a_keyr
     assert [_before(run.err) for run in runs] == [0, 0]
 
 
+def _nothing_left_between_two_sandboxes(file: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two one-command sandboxes of ``file`` given the same uid (as after 100 loads):
+    each counted 0 before it."""
+    uid = sandbox_module._free_uid()
+    monkeypatch.setattr(sandbox_module, "_free_uid", lambda: uid)
+    sandbox = Sandbox(Limits())
+    runs = [sandbox.run(file, ["probe"], 20, _request(file, sandbox)) for _ in range(2)]
+    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
+    assert [_before(run.err) for run in runs] == [0, 0]
+
+
+def test_a_child_of_a_loaded_sandbox_finds_nothing_the_one_before_left_in_a_keyring(
+        tmp_path):
+    file = tmp_path / "counter.py"
+    file.write_text(KEY_COUNTER)
+    _nothing_left_between_two_children(file)
+
+
 def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_a_keyring(
         tmp_path, monkeypatch):
     """A uid's keyrings outlive its sandbox: a one-command sandbox (the own checks, a
@@ -85,12 +101,7 @@ def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_a_keyring(
     them, until the launcher emptied them before each sandbox starts."""
     file = tmp_path / "counter.py"
     file.write_text(KEY_COUNTER)
-    uid = sandbox_module._free_uid()
-    monkeypatch.setattr(sandbox_module, "_free_uid", lambda: uid)  # as after 100 loads
-    sandbox = Sandbox(Limits())
-    runs = [sandbox.run(file, ["probe"], 20, _request(file, sandbox)) for _ in range(2)]
-    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
-    assert [_before(run.err) for run in runs] == [0, 0]
+    _nothing_left_between_two_sandboxes(file, monkeypatch)
 
 
 #: KEY_COUNTER in the uid's *persistent* keyring (keyctl(KEYCTL_GET_PERSISTENT), which
@@ -108,14 +119,7 @@ def test_a_child_of_a_loaded_sandbox_finds_nothing_the_one_before_left_in_its_pe
     counted there the games before it (and a check's own checks, its games)."""
     file = tmp_path / "counter.py"
     file.write_text(PERSISTENT_COUNTER)
-    sandbox = Sandbox(Limits())
-    loaded = sandbox.load(file)
-    try:
-        runs = [loaded.run(["probe"], 20, _request(file, sandbox)) for _ in range(2)]
-    finally:
-        loaded.close()
-    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
-    assert [_before(run.err) for run in runs] == [0, 0]
+    _nothing_left_between_two_children(file)
 
 
 def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_its_persistent_keyring(
@@ -124,12 +128,7 @@ def test_a_sandbox_finds_nothing_a_sandbox_of_the_same_uid_left_in_its_persisten
     its uid, another student's, read it."""
     file = tmp_path / "counter.py"
     file.write_text(PERSISTENT_COUNTER)
-    uid = sandbox_module._free_uid()
-    monkeypatch.setattr(sandbox_module, "_free_uid", lambda: uid)  # as after 100 loads
-    sandbox = Sandbox(Limits())
-    runs = [sandbox.run(file, ["probe"], 20, _request(file, sandbox)) for _ in range(2)]
-    assert [run.code for run in runs] == [0, 0], [run.err for run in runs]
-    assert [_before(run.err) for run in runs] == [0, 0]
+    _nothing_left_between_two_sandboxes(file, monkeypatch)
 
 
 #: Two children of a loaded sandbox started without root (in a user namespace of the
