@@ -21,6 +21,15 @@ pytestmark = [
     pytest.mark.skipif(platform.machine() != "x86_64",
                        reason="the attack's system call numbers are x86-64's")]
 
+#: The learner each hostile file below ends with (its attack is in its import).
+COUNTER = '''from littlestone import Learner
+
+class Counter(Learner):
+    games = frozenset({"mistake-bound"})
+    def predict(self, x):
+        return 0.0
+'''
+
 #: A learner whose import counts, in the kernel's keyrings of its uid (the user's and the
 #: user's session keyring: neither is a file, a process or an IPC object), the
 #: processes that imported it before, and says the count on its standard error.
@@ -44,13 +53,7 @@ for ring in RINGS:
     libc.syscall(ADD_KEY, b"user", b"count", value, len(value), ctypes.c_long(ring))
 print("IMPORTED-BEFORE", max(counts), file=sys.stderr)
 
-from littlestone import Learner
-
-class Counter(Learner):
-    games = frozenset({"mistake-bound"})
-    def predict(self, x):
-        return 0.0
-'''
+''' + COUNTER
 
 
 def _before(err: str) -> int:
@@ -193,13 +196,7 @@ buf = ctypes.create_string_buffer(64)
 n = libc.syscall(250, 11, ctypes.c_long(KEY_ID), buf, 64)  # KEYCTL_READ
 print("READ", buf.raw[:max(n, 0)].decode() or "nothing", file=sys.stderr)
 
-from littlestone import Learner
-
-class Counter(Learner):
-    games = frozenset({"mistake-bound"})
-    def predict(self, x):
-        return 0.0
-'''
+''' + COUNTER
 
 
 def test_a_sandbox_cannot_read_the_keys_of_the_session_that_started_it(tmp_path):
@@ -241,13 +238,7 @@ for i in range(150_000):
         print("20,000 FILES", file=sys.stderr, flush=True)
 print("CREATED", file=sys.stderr)
 time.sleep(5)
-from littlestone import Learner
-
-class Counter(Learner):
-    games = frozenset({"mistake-bound"})
-    def predict(self, x):
-        return 0.0
-"""
+""" + COUNTER
 
 
 def test_a_game_that_fills_its_tmp_with_empty_files_is_over_its_memory(tmp_path):
@@ -301,13 +292,7 @@ for folder in ("/", "/dev", "/dev/shm", "/run", "/submission", "/usr"):
     except OSError:
         pass
 print("IMPORTED-BEFORE", found, file=sys.stderr)
-from littlestone import Learner
-
-class Counter(Learner):
-    games = frozenset({"mistake-bound"})
-    def predict(self, x):
-        return 0.0
-"""
+""" + COUNTER
 
 
 def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_outside_tmp(
@@ -338,13 +323,7 @@ try:
 except (OSError, StopIteration):
     pass
 print("IMPORTED-BEFORE", found, file=sys.stderr)
-from littlestone import Learner
-
-class Counter(Learner):
-    games = frozenset({"mistake-bound"})
-    def predict(self, x):
-        return 0.0
-"""
+""" + COUNTER
 
 
 @pytest.mark.xfail(strict=True, reason=(
