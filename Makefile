@@ -53,7 +53,7 @@ typecheck: $(VENV)
 # and sandboxes (which cannot write a cache), and each xdist worker rewrites every test
 # module's asserts; each would compile the same files again. One collection first leaves
 # the rewritten test modules in that cache: 2.4 CPU seconds a worker, on a fresh clone.
-SOURCES := littlestone games learners adversaries protocol server benchmarks tools tests
+SOURCES := littlestone benchmarks tools tests
 
 pytest: $(VENV)
 	$(BIN)/python -m compileall -q -j 0 $(SOURCES) >/dev/null

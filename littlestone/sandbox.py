@@ -51,7 +51,6 @@ import ctypes
 import errno
 import functools
 import gc
-import importlib.util
 import itertools
 import json
 import os
@@ -288,8 +287,7 @@ class Sandbox:
     def _bwrap(self, submission: Path, socket: Path | None, uid: int) -> list[str]:
         """bwrap's command line (``setpriv`` drops to ``uid`` when run as root)."""
         reads = {Path(sys.base_prefix).resolve(), Path(sys.prefix)}
-        reads |= {Path(folder).resolve() for folder in (*littlestone.__path__,
-                                                         *_package_folders())}
+        reads |= {Path(folder).resolve() for folder in littlestone.__path__}
         reads = {p for p in reads if p != Path("/usr") and Path("/usr") not in p.parents}
         argv = ["bwrap", *_namespaces(), "--die-with-parent", "--new-session",
                 "--ro-bind", "/usr", "/usr"]
@@ -1229,17 +1227,6 @@ def _resident(pids: list[int]) -> int:
         with contextlib.suppress(OSError, ValueError, IndexError):
             total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * page
     return total
-
-
-def _package_folders() -> list[str]:
-    """The folders of littlestone's sub-packages (an editable install maps them from the
-    repository's top-level folders), found without importing them."""
-    folders: list[str] = []
-    for name in ("games", "learners", "adversaries", "protocol", "server"):
-        spec = importlib.util.find_spec(f"littlestone.{name}")
-        if spec is not None and spec.submodule_search_locations:
-            folders += list(spec.submodule_search_locations)
-    return folders
 
 
 def _proc_status(pid: str) -> dict[str, str]:

@@ -25,9 +25,8 @@ FOLDERS = ("games", "learners", "adversaries", "protocol", "server")
 
 
 def _package_files() -> list[Path]:
-    """Every module of the package: the top-level folders and littlestone/'s own."""
-    return [*(p for folder in FOLDERS for p in sorted((ROOT / folder).rglob("*.py"))),
-            *sorted((ROOT / "littlestone").glob("*.py"))]
+    """Every module of the package: all of them live under littlestone/."""
+    return sorted((ROOT / "littlestone").rglob("*.py"))
 DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", ROOT / "SECURITY.md",
              *sorted((ROOT / "docs").glob("*.md")),
              *sorted((ROOT / "docs" / "manual").glob("*.md"))]
@@ -183,6 +182,74 @@ def test_a_students_own_protocol_module_does_not_shadow_ours(tmp_path):
         cwd=tmp_path, capture_output=True, text=True)
     assert played.returncode == 0, played.stderr
     assert json.loads(played.stdout.splitlines()[-1])["status"] == "complete"
+
+
+# -- one import name per file ---------------------------------------------------------
+
+ONE_NAME = """
+import importlib, json, os, pkgutil, sys
+sys.path.insert(0, os.getcwd())
+import littlestone
+errors = {}
+for module in pkgutil.walk_packages(littlestone.__path__, "littlestone.",
+                                    onerror=lambda name: None):
+    try:
+        importlib.import_module(module.name)
+    except ImportError as exc:  # an optional extra that is not installed
+        errors[module.name] = str(exc)
+others = []
+for entry in sorted(os.listdir(".")):
+    if entry != "littlestone" and os.path.isfile(os.path.join(entry, "__init__.py")):
+        try:
+            importlib.import_module(entry)
+        except ImportError:
+            continue
+        others.append(entry)
+files = {}
+for name, module in list(sys.modules.items()):
+    path = getattr(module, "__file__", None)
+    if path:
+        files.setdefault(os.path.realpath(path), []).append(name)
+ours = os.path.realpath(".") + os.sep
+print(json.dumps({"twice": {f: n for f, n in files.items() if len(n) > 1 and f.startswith(ours)},
+                  "imported": sorted(n for n in sys.modules
+                                     if n.partition(".")[0] == "littlestone"),
+                  "others": others}))
+"""
+
+
+def test_no_module_imports_under_two_names():
+    """Every file has one import name. The top-level folders of the design card's layout
+    (games/, learners/, ...) are links into littlestone/ and refuse their own names; with
+    the repository root on sys.path and every module of the package imported, no two
+    module objects come from one file."""
+    for folder in FOLDERS:
+        assert (ROOT / folder).is_symlink(), folder
+        assert (ROOT / folder).resolve() == ROOT / "littlestone" / folder
+    done = subprocess.run([sys.executable, "-c", ONE_NAME], cwd=ROOT, capture_output=True,
+                          text=True, check=True)
+    found = json.loads(done.stdout)
+    assert found["twice"] == {}
+    assert len(found["imported"]) == len(_package_files())
+    # the root offers tests, benchmarks, tools and examples, none of them the package's
+    assert not set(found["others"]) & set(FOLDERS)
+
+
+def test_the_one_name_check_would_catch_a_second_name(tmp_path):
+    """The check above can fail: a link without the guard is a second name."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("")
+    (tmp_path / "alias").symlink_to(tmp_path / "pkg")
+    script = ("import json, os, sys; sys.path.insert(0, os.getcwd()); import pkg.mod, alias.mod;"
+              "print(json.dumps([os.path.realpath(m.__file__) for m in "
+              "(sys.modules['pkg.mod'], sys.modules['alias.mod'])]))")
+    paths = json.loads(subprocess.run([sys.executable, "-c", script], cwd=tmp_path,
+                                      capture_output=True, text=True, check=True).stdout)
+    assert paths[0] == paths[1]
+    with pytest.raises(subprocess.CalledProcessError):
+        subprocess.run([sys.executable, "-c", "import games"], cwd=ROOT, check=True,
+                       capture_output=True)
 
 
 # -- documents ------------------------------------------------------------------------

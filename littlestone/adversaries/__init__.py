@@ -30,3 +30,8 @@ __all__ = [
     "register",
     "shattered_tree",
 ]
+
+# one import name per file: the top-level adversaries/ is a link kept for the design card's
+# layout, so ``import adversaries`` from a clone's root would load a second copy of every module
+if __name__ != "littlestone.adversaries":  # pragma: no cover
+    raise ImportError(f"import littlestone.adversaries, not {__name__}")

@@ -42,3 +42,8 @@ __all__ = [
     "weighted_halving",
     "winnow",
 ]
+
+# one import name per file: the top-level learners/ is a link kept for the design card's
+# layout, so ``import learners`` from a clone's root would load a second copy of every module
+if __name__ != "littlestone.learners":  # pragma: no cover
+    raise ImportError(f"import littlestone.learners, not {__name__}")

@@ -14,3 +14,8 @@ Below the server, and never importing it: the runners and the client
 the check suite (:mod:`littlestone.testing`), the sandbox and the charts, then the
 agents, the protocol and the games.
 """
+
+# one import name per file: the top-level server/ is a link kept for the design card's
+# layout, so ``import server`` from a clone's root would load a second copy of every module
+if __name__ != "littlestone.server":  # pragma: no cover
+    raise ImportError(f"import littlestone.server, not {__name__}")

@@ -99,7 +99,7 @@ class RuleViolation(MoveError):
 
 def where_raised(exc: BaseException) -> str:
     """Where ``exc`` was raised, as ``FILE:LINE in FUNCTION``: the innermost frame of its
-    traceback in neither littlestone's own rooms nor Python's libraries (an agent's own
+    traceback in neither littlestone's own files nor Python's libraries (an agent's own
     file), else the innermost frame; ``""`` without a traceback.
 
     >>> def student():
@@ -117,9 +117,7 @@ def where_raised(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     if not frames:
         return ""
-    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
-    ours = [os.path.join(root, room) + os.sep
-            for room in ("games", "learners", "adversaries", "protocol", "server")]
+    ours = [os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + os.sep]
     libraries = [os.path.realpath(p) + os.sep for key, p in sysconfig.get_paths().items()
                  if key in ("stdlib", "platstdlib", "purelib", "platlib")]
     chosen = frames[-1]
