@@ -1,10 +1,10 @@
-"""``python -m littlestone``: the command line (:mod:`littlestone.server.cli`)."""
+"""``python -m littlestone``: the command line (:mod:`littlestone.cli`)."""
 
 from __future__ import annotations
 
 import sys
 
-from littlestone.server.cli import main
+from littlestone.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

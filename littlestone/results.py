@@ -697,8 +697,7 @@ class Dimensions(int):
     def randomized_value(self) -> Fraction | None:
         """v(H), exact, within the budget ``littlestone ldim`` gives it; ``None`` beyond."""
         from littlestone.games.ldim import too_large
-        from littlestone.games.randomized import class_randomized_value
-        from littlestone.server.cli.local import LDIM_EXTRAS_BUDGET
+        from littlestone.games.randomized import LDIM_EXTRAS_BUDGET, class_randomized_value
 
         if too_large(self.hclass) is not None:
             return None

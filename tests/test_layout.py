@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 import littlestone
-from littlestone.server.cli import main
+from littlestone.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("games", "learners", "adversaries", "protocol", "server")
@@ -128,7 +128,7 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
     for module in ("littlestone/__init__.py", "littlestone/__main__.py",
                    "littlestone/py.typed", "littlestone/games/ldim.py",
                    "littlestone/learners/base.py", "littlestone/adversaries/base.py",
-                   "littlestone/protocol/codec.py", "littlestone/server/cli/__init__.py",
+                   "littlestone/protocol/codec.py", "littlestone/cli/__init__.py",
                    "littlestone/transport.py",
                    "littlestone/server/records/logs/reader.py",
                    "littlestone/server/tournament/run.py", "littlestone/client.py",
@@ -147,7 +147,7 @@ def test_the_wheel_installs_exactly_one_top_level_package(tmp_path):
     assert not any(n.startswith("littlestone/tests") for n in names)
     entry = zipfile.ZipFile(wheel).read(
         f"littlestone-{littlestone.__version__}.dist-info/entry_points.txt").decode()
-    assert "littlestone = littlestone.server.cli:main" in entry
+    assert "littlestone = littlestone.cli:main" in entry
 
 
 @pytest.mark.slow

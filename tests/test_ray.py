@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import littlestone as ls
+from littlestone.cli import main
 from littlestone.sandbox import Sandbox
-from littlestone.server.cli import main
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, run_tournament
 from tests.littlestone.test_python_api import MajorityVote

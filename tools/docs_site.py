@@ -5,7 +5,7 @@ documents included without a copy.
 with an HTML comment on a line of its own:
 
 - ``<!-- generated: cli -->``: every command and option of ``littlestone``, read from
-  the argparse parser (``server/cli/parser.py``);
+  the argparse parser (``cli/parser.py``);
 - ``<!-- generated: classes -->``, ``<!-- generated: learners -->``,
   ``<!-- generated: adversaries -->``: the registries ``CLASSES``, ``LEARNERS`` and
   ``ADVERSARIES``, with each entry's parameters, and for a learner the bound it prints
@@ -193,7 +193,7 @@ def _plain_environment() -> Iterator[None]:
 
 def cli_reference() -> str:
     """Every command of ``littlestone``: its usage, what it does, its options."""
-    from littlestone.server.cli.parser import build_parser
+    from littlestone.cli.parser import build_parser
 
     with _plain_environment():
         parser = build_parser()

@@ -273,6 +273,11 @@ def randomized_solver_for(hclass: FiniteClass) -> RandomizedValue:
     return solver
 
 
+#: Instance checks `ldim` (and a result's ``randomized_value``) spend on the randomised
+#: value before printing null.
+LDIM_EXTRAS_BUDGET = 1_600_000
+
+
 def class_randomized_value(hclass: FiniteClass, horizon: int | None = None,
                            budget: int = RANDOMIZED_BUDGET) -> Fraction:
     """v_T(H) (v(H) when ``horizon`` is None); BudgetExceeded beyond ``budget``.

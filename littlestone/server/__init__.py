@@ -1,15 +1,15 @@
-"""The server: the game server, its records, tournaments, the live page, the command line.
+"""The server: the game server, its records, tournaments and the live page.
 
 The rooms, top to bottom (each imports only the rooms below it; the import-linter
 contracts in pyproject.toml hold the arrows, and ``make test`` runs them):
 
-- :mod:`.cli`: the command line, which only parses and dispatches to the rooms;
 - :mod:`.web`: the live page and its JSON API, on the game server's port;
 - :mod:`.tournament`: configs, pairings, matches, ranking and the report;
 - :mod:`.net`: the game server, remote players, the remote driver, spectators;
 - :mod:`.records`: the log format, the SQLite index, logged play and replay.
 
-Below the server, and never importing it: the runners and the client
+Above the server, the command line (:mod:`littlestone.cli`). Below it, and never
+importing it: the runners and the client
 (:mod:`littlestone.local`, :mod:`littlestone.client`, :mod:`littlestone.transport`),
 the check suite (:mod:`littlestone.testing`), the sandbox and the charts, then the
 agents, the protocol and the games.

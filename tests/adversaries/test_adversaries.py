@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.games.classes import FiniteClass, HypothesisClass, MatrixClass, make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import class_ldim, solver_for, verify_shattered
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from littlestone.server.cli import main
 
 
 def learners_for(game: GameSpec, deterministic: bool | None = None) -> list[str]:

@@ -202,7 +202,7 @@ def _parser_commands():
     walked here independently of the generator."""
     import argparse
 
-    from littlestone.server.cli.parser import build_parser
+    from littlestone.cli.parser import build_parser
 
     def walk(parser, prefix):
         for action in parser._actions:
@@ -318,7 +318,7 @@ def _console_commands(text: str) -> list[tuple[list[str], list[str]]]:
 def test_every_command_the_guides_show_parses():
     """Each ``$ littlestone ...`` line of the guides and the reference is a valid command
     line (placeholders such as URL and GAME_ID included)."""
-    from littlestone.server.cli.parser import build_parser
+    from littlestone.cli.parser import build_parser
 
     parser = build_parser()
     seen = 0
@@ -337,7 +337,7 @@ def test_the_guides_outputs_are_what_the_commands_print(tmp_path, monkeypatch, c
     (but run-dependent keys and ``...``) is a line of what they print."""
     import shutil as sh
 
-    from littlestone.server.cli import main
+    from littlestone.cli import main
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "first.py").write_text(FIRST_LEARNER)

@@ -108,7 +108,7 @@ def test_the_checks_catch_broken_agents():
 
 @pytest.mark.slow
 def test_check_command_on_the_examples_and_on_a_broken_agent(tmp_path, capsys):
-    from littlestone.server.cli import main
+    from littlestone.cli import main
 
     for spec in ("examples/minimal_learner.py:MajorityVote",
                  "examples/minimal_adversary.py:Contrarian"):

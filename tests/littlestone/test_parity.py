@@ -13,12 +13,12 @@ import pytest
 
 from littlestone import local
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.client import AgentCrashed, play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import Learner
 from littlestone.local import play
-from littlestone.server.cli import main
 from littlestone.server.net import FAULTS_TO_FORFEIT
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store

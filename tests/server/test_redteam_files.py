@@ -28,10 +28,10 @@ import numpy as np
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.games.classes import make_class
 from littlestone.games.game import GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.cli import main
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import MAGIC
 from littlestone.server.records.store import Store
@@ -751,7 +751,7 @@ def nothing_to_check(agent):
     yield check_plays_a_game
 
 checks.yield_checks = nothing_to_check  # the suite in its own process, emptied
-import littlestone.server.cli.sandboxed as sandboxed  # where check --in-sandbox runs
+import littlestone.cli.sandboxed as sandboxed  # where check --in-sandbox runs
 sandboxed.yield_checks = nothing_to_check
 
 class Patcher(Halving):

@@ -29,12 +29,12 @@ from websockets.asyncio.client import ClientConnection, connect
 
 import littlestone as ls
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
+from littlestone.cli.common import TerminalSafe
 from littlestone.games.classes import FiniteClass, make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import occam_sample_size, survivor_sample_size
 from littlestone.learners import LEARNERS
-from littlestone.server.cli import main
-from littlestone.server.cli.common import TerminalSafe
 from littlestone.server.net.admission import TICKETS_MAX, Credentials, Ticket
 from littlestone.server.net.settings import GUESTS_SHARE, Budgets, ConnectionLimits
 from littlestone.server.records.store import Store

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from littlestone.cli import main
 from littlestone.games.classes import make_class
 from littlestone.games.concepts import (
     DecisionList,
@@ -35,7 +36,6 @@ from littlestone.games.pac import (
     occam_sample_size,
 )
 from littlestone.learners import LEARNERS
-from littlestone.server.cli import main
 
 EPSILON = DELTA = 0.1
 REPEAT = 150

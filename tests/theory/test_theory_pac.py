@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from littlestone.cli import main
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import (
@@ -19,7 +20,6 @@ from littlestone.games.pac import (
     survivor_sample_size,
 )
 from littlestone.learners import LEARNERS
-from littlestone.server.cli import main
 
 REPEAT = 60
 

@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
+from littlestone.cli import main
 from littlestone.games.classes import MatrixClass, make_class
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.ldim import class_ldim
 from littlestone.games.vcdim import brute_force_vcdim, class_vcdim, vcdim
-from littlestone.server.cli import main
 
 
 @pytest.mark.parametrize("seed", range(25))

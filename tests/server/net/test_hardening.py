@@ -22,11 +22,11 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
+from littlestone.cli import main
 from littlestone.client import ServerError, play_remote, watch_remote
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
-from littlestone.server.cli import main
 from littlestone.server.net.settings import LOBBY_FAULTS, ConnectionLimits
 from littlestone.server.records.logs import ForeignLog, read_log
 from littlestone.server.records.rows import GameRow

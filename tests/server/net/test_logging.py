@@ -23,7 +23,7 @@ import msgpack
 import pytest
 from websockets.sync.client import connect as connect_sync
 
-from littlestone.server.cli import main
+from littlestone.cli import main
 from littlestone.server.net.peers import REFUSALS_LOGGED
 from littlestone.server.net.settings import ConnectionLimits
 from littlestone.server.records.store import Store
@@ -224,7 +224,7 @@ def test_a_traceback_goes_with_its_line_in_either_format(form):
     """An internal error's traceback: after its line (text), in ``exc_info`` (JSON)."""
     import io
 
-    from littlestone.server.cli.common import operator_log
+    from littlestone.cli.common import operator_log
 
     stream = io.StringIO()
     with operator_log("info", form, stream):

@@ -30,11 +30,11 @@ import msgpack
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
+from littlestone.cli import main
 from littlestone.client import play_remote
 from littlestone.games import ldim as ldim_module
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
-from littlestone.server.cli import main
 from littlestone.server.net import disk as disk_module
 from littlestone.server.net import hosting
 from littlestone.server.net import hosts as hosts_module

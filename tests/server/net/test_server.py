@@ -367,7 +367,7 @@ def test_serve_connect_and_token_commands(tmp_path, capsys, monkeypatch):
     import subprocess
     import sys
 
-    from littlestone.server.cli import main
+    from littlestone.cli import main
 
     assert main(["token", "add", "carol", "--data", str(tmp_path)]) == 0
     token = capsys.readouterr().out.strip()
@@ -680,7 +680,7 @@ def test_serve_and_connect_over_tls_from_the_command_line(tmp_path, certificates
     import subprocess
     import sys
 
-    from littlestone.server.cli import main
+    from littlestone.cli import main
 
     assert main(["serve", "--tls-cert", str(tmp_path / "nope.pem")]) == 2
     assert "cannot use the TLS certificate" in capsys.readouterr().err

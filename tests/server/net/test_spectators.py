@@ -74,7 +74,7 @@ def test_experts_rounds_carry_losses_and_regret():
 
 @pytest.mark.slow
 def test_the_watch_command_follows_a_game_to_its_end(tmp_path, capsys):
-    from littlestone.server.cli import main
+    from littlestone.cli import main
 
     server = subprocess.Popen([sys.executable, "-m", "littlestone", "serve", "--anonymous",
                                "--port", "0", "--data", str(tmp_path)],

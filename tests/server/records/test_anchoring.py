@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec, RoundRecord
 from littlestone.learners import LEARNERS
-from littlestone.server.cli import main
 from littlestone.server.records.anchors import resolve
 from littlestone.server.records.folder import is_index
 from littlestone.server.records.logged import play_logged

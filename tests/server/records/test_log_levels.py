@@ -118,7 +118,7 @@ def test_auto_keeps_large_games_compact():
 
 
 def test_the_play_command_takes_a_log_level(tmp_path, capsys):
-    from littlestone.server.cli import main
+    from littlestone.cli import main
 
     common = ["play", "--learner", "halving", "--adversary", "random-target", "--class",
               "thresholds:n=15", "--rounds", "50", "--json", "--data", str(tmp_path)]

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from littlestone.server.cli import main
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import MAGIC, LogCorrupted, LogError, read_log
 from littlestone.server.records.replay import against

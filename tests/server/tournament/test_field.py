@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.local import play
 from littlestone.sandbox import Limits, Sandbox, SandboxPool
-from littlestone.server.cli import main
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, rank, run_tournament
 from littlestone.server.tournament.run import rate_entrant

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.local import play
-from littlestone.server.cli import main
 from littlestone.server.tournament import rank
 from littlestone.server.tournament.ranking import score
 from tests.support.agents_for_tests import CrashingLearner, OutOfRangeLearner, OutsideAdversary

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from littlestone.server.cli import main
+from littlestone.cli import main
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import ConfigError, load_config, rank
 from tests.support import HOSTILE, ROOT

@@ -227,7 +227,7 @@ async def test_a_submission_is_listed_by_the_name_the_tournament_gave_it(tmp_pat
         assert listed["learner_spec"] == "remote:learner-5f3a9c"
         html = (await get(f"{base}/"))[2].decode()
         assert "alice.py:Alice" in html and "learner-5f3a9c" not in html
-    from littlestone.server.cli import main
+    from littlestone.cli import main
 
     assert main(["games", "--data", str(tmp_path), "--json"]) == 0  # and the command line
     (listed,) = json.loads(capsys.readouterr().out)["games"]

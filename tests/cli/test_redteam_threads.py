@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from littlestone.server.cli import ONE_THREAD
+from littlestone.cli import ONE_THREAD
 
-SHOW = ("import json, os, littlestone.server.cli; "
-        "print(json.dumps({n: os.environ.get(n) for n in littlestone.server.cli.ONE_THREAD}))")
+SHOW = ("import json, os, littlestone.cli; "
+        "print(json.dumps({n: os.environ.get(n) for n in littlestone.cli.ONE_THREAD}))")
 
 
 def _environment_seen(**given: str) -> dict[str, str | None]:

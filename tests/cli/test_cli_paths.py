@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from littlestone.server.cli import main
+from littlestone.cli import main
 
 PLAY = ["play", "--learner", "halving", "--adversary", "random-target", "--class",
         "thresholds:n=7", "--rounds", "5"]

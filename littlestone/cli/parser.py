@@ -8,9 +8,7 @@ import os
 from typing import Any
 
 from littlestone import __version__
-from littlestone.games.game import GAMES, MISTAKE_BOUND
-from littlestone.games.ldim import LDIM_BUDGET
-from littlestone.server.cli.common import (
+from littlestone.cli.common import (
     LOG_FORMATS,
     OPERATOR_LOG_LEVELS,
     Parser,
@@ -20,6 +18,8 @@ from littlestone.server.cli.common import (
     positive_int,
     seed_int,
 )
+from littlestone.games.game import GAMES, MISTAKE_BOUND
+from littlestone.games.ldim import LDIM_BUDGET
 from littlestone.server.net.settings import Budgets, ConnectionLimits, ServerSettings
 from littlestone.server.records.folder import DATA_VARIABLE, DEFAULT_DATA, default_data
 from littlestone.server.records.logs import AUTO_FULL_BYTES, LOG_LEVELS

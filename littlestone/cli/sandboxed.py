@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from littlestone import adversaries, learners
+from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.sandbox import serve_forks
-from littlestone.server.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 
 __all__ = ["check", "probe", "zygote"]
 
@@ -31,7 +31,7 @@ def check(args: argparse.Namespace) -> int:
     if ".py:" not in args.agent:
         raise UsageError("check: name an agent file and class, as FILE.py:Class")
     if not args.in_sandbox:
-        from littlestone.server.cli.tournaments import check_in_sandbox
+        from littlestone.cli.tournaments import check_in_sandbox
 
         return check_in_sandbox(args)
     from littlestone.testing import Advice, CheckSkipped, in_tournament, yield_checks
@@ -106,8 +106,8 @@ def zygote(args: argparse.Namespace) -> int:
     a fresh child that runs ``direct`` (a game on the referee's direct link), ``connect``
     (the experts game, through the arena's game server), ``probe`` or ``check
     --in-sandbox`` (a student's checks) as its own process would."""
-    from littlestone.server.cli import remote
-    from littlestone.server.cli.parser import build_parser
+    from littlestone.cli import remote
+    from littlestone.cli.parser import build_parser
 
     parser = build_parser()
     commands: dict[str, Callable[[argparse.Namespace], int]] = {

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from littlestone.cli.common import UsageError, operator_log, regular_file
 from littlestone.protocol.codec import Limits
-from littlestone.server.cli.common import UsageError, operator_log, regular_file
 from littlestone.server.net import ServerSettings, serve_forever
 from littlestone.server.net.eventloop import loop_name
 from littlestone.server.net.eventloop import run as run_server

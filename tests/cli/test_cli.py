@@ -12,9 +12,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from littlestone.cli import main
 from littlestone.games.classes import FiniteClass, make_class
 from littlestone.games.ldim import verify_shattered
-from littlestone.server.cli import main
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -189,7 +189,7 @@ def test_a_command_imports_only_what_it_uses(tmp_path):
     sandbox start hundreds of them): ``--version`` and ``learners`` load neither the
     game server nor networkx, which only a shattered tree needs; what a sandbox runs
     (``probe``, ``connect``) loads neither the server nor the tournament."""
-    probe = ("import sys\nfrom littlestone.server.cli import main\n"
+    probe = ("import sys\nfrom littlestone.cli import main\n"
              "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
              "print(sorted(m for m in ('networkx', 'littlestone.server.net.server', "
              "'littlestone.server.tournament', 'littlestone.client') if m in sys.modules))")

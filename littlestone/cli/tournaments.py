@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from littlestone.cli.common import UsageError, operator_log
 from littlestone.sandbox import Sandbox
-from littlestone.server.cli.common import UsageError, operator_log
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
 from littlestone.server.tournament.preflight import CHECK_SECONDS, check_file

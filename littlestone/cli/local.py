@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from littlestone import adversaries, learners
+from littlestone.cli.common import UsageError, emit, game_output, writable
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
@@ -21,16 +22,11 @@ from littlestone.games.ldim import (
     solver_for,
     too_large,
 )
-from littlestone.games.randomized import class_randomized_value
+from littlestone.games.randomized import LDIM_EXTRAS_BUDGET, class_randomized_value
 from littlestone.games.vcdim import class_vcdim
-from littlestone.server.cli.common import UsageError, emit, game_output, writable
 from littlestone.server.records.logged import play_logged
 
 __all__ = ["ldim", "list_agents", "play"]
-
-#: Instance checks `ldim` spends on the randomised value before printing null.
-LDIM_EXTRAS_BUDGET = 1_600_000
-
 
 def ldim(args: argparse.Namespace) -> int:
     hclass = make_class(args.hclass)

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from littlestone.server.cli.common import TerminalSafe, UsageError, cell, writable
+from littlestone.cli.common import TerminalSafe, UsageError, cell, writable
 from littlestone.server.records import replay as replaying
 from littlestone.server.records.anchors import locate
 from littlestone.server.records.folder import default_data

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from littlestone import adversaries, learners
+from littlestone.cli.common import UsageError, emit, game_output, regular_file, table
 from littlestone.client import (
     AgentCrashed,
     ServerClosed,
@@ -28,7 +29,6 @@ from littlestone.client import (
 )
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
-from littlestone.server.cli.common import UsageError, emit, game_output, regular_file, table
 from littlestone.transport import client_tls
 
 __all__ = ["TOKEN_VARIABLE", "connect", "submit", "watch"]

@@ -11,6 +11,7 @@ from typing import Any, cast
 import numpy as np
 
 from littlestone import learners
+from littlestone.cli.common import UsageError, emit
 from littlestone.games.classes import FiniteClass, HalfspaceClass, HypothesisClass, make_class
 from littlestone.games.concepts import CONCEPTS, make_concepts
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
@@ -25,7 +26,6 @@ from littlestone.games.pac import (
     survivor_sample_size,
 )
 from littlestone.learners.base import Learner
-from littlestone.server.cli.common import UsageError, emit
 
 __all__ = ["pac"]
 

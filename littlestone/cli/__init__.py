@@ -33,14 +33,14 @@ import threading  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
-from littlestone.games.errors import LittlestoneError  # noqa: E402
-from littlestone.server.cli.common import (  # noqa: E402
+from littlestone.cli.common import (  # noqa: E402
     EXIT_INTERNAL,
     EXIT_USAGE,
     TerminalSafe,
     UsageError,
 )
-from littlestone.server.cli.parser import build_parser  # noqa: E402
+from littlestone.cli.parser import build_parser  # noqa: E402
+from littlestone.games.errors import LittlestoneError  # noqa: E402
 
 __all__ = ["main"]
 
