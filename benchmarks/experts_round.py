@@ -23,15 +23,38 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from benchmarks.run import RandomCostsAdversary
+import numpy as np
+
 from littlestone.adversaries import ADVERSARIES
+from littlestone.adversaries.base import Adversary
 from littlestone.games import experts as referee
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.learners import experts as expert_learners
 from littlestone.local import play
+
+
+class RandomCostsAdversary(Adversary):
+    """Oblivious free-experts adversary for the benchmark: 64 rows of uniform costs drawn
+    once, played in turn (not registered)."""
+
+    id = "benchmark-random-costs"
+    games = frozenset({EXPERTS})
+
+    def reset(self, game: GameSpec, seed: int) -> None:
+        self._block = np.random.default_rng(seed).random((64, game.n_experts))
+        self._next = 0
+
+    def advice(self) -> None:
+        return None
+
+    def costs(self, answer: Any) -> np.ndarray:
+        self._next += 1
+        return self._block[self._next % 64]
+
 
 #: label: (game, learner, adversary); the rounds are a tenth with ``--quick``.
 GAMES: dict[str, tuple[GameSpec, str, str]] = {

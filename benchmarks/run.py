@@ -23,8 +23,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks import ldim_issue18
+from benchmarks.experts_round import RandomCostsAdversary, bench_experts_round
 from littlestone.adversaries import ADVERSARIES
-from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import FiniteClass, HalfspaceClass, MatrixClass, make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, game_seeds
 from littlestone.games.ldim import LdimSolver, solver_for
@@ -236,25 +236,6 @@ def bench_halving(rounds: int, repeat: int) -> list[tuple[str, float, float, str
     return [(f"local game, halving vs random-target, monotone-disjunctions:n=20, {rounds} rounds"
              "\n    vs one bare numpy vote over all 2^20 hypotheses per round",
              rounds / ours, rounds / base, "rounds/s")]
-
-
-class RandomCostsAdversary(Adversary):
-    """Oblivious free-experts adversary for the benchmark: 64 rows of uniform costs drawn
-    once, played in turn (not registered)."""
-
-    id = "benchmark-random-costs"
-    games = frozenset({EXPERTS})
-
-    def reset(self, game: GameSpec, seed: int) -> None:
-        self._block = np.random.default_rng(seed).random((64, game.n_experts))
-        self._next = 0
-
-    def advice(self) -> None:
-        return None
-
-    def costs(self, answer: Any) -> np.ndarray:
-        self._next += 1
-        return self._block[self._next % 64]
 
 
 def bench_hedge(rounds: int, repeat: int) -> list[tuple[str, float, float, str]]:
@@ -705,8 +686,6 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_perceptron(20_000 if args.quick else 200_000, repeat)
     rows += bench_halving(200 if args.quick else 2000, repeat)
     rows += bench_hedge(200 if args.quick else 2000, repeat)
-    from benchmarks.experts_round import bench_experts_round
-
     rows += bench_experts_round(repeat, args.quick)
     rows += bench_versus_river(2000 if args.quick else 10_000, repeat)
     rows += bench_shattered_tree(repeat)
