@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -18,7 +19,11 @@ import msgpack
 import pytest
 
 from littlestone import transport
+from littlestone.games.classes import FiniteClass
+from littlestone.games.game import MISTAKE_BOUND
 from littlestone.server.net.settings import ConnectionLimits
+from littlestone.server.records.store import Store
+from littlestone.server.web import play as web_play
 from littlestone.transport import connect
 from tests.server.web.test_web import _raw, get, play_one, running_server
 from tests.support import ROOT
@@ -434,3 +439,160 @@ async def test_a_crowd_of_feeds_costs_one_encoding_per_message(tmp_path):
             for writer in crowd:
                 writer.close()
         await honest(server)
+
+
+EVIL = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+
+
+def status_of(answer: bytes) -> int:
+    return int(answer.split(b" ", 2)[1])
+
+
+# -- headers, origins and the class mode ------------------------------------------------
+
+
+@pytest.mark.parametrize(("header", "method", "path"), [
+    ("Origin", "POST", "/api/play/ticket"), ("Host", "POST", "/api/play/ticket"),
+    ("Sec-Fetch-Site", "POST", "/api/play/ticket"), ("Sec-Fetch-Site", "GET", "/logout"),
+    ("Authorization", "GET", "/api/games"), ("Authorization", "GET", "/class"),
+    ("Upgrade", "GET", "/"), ("Upgrade", "GET", "/live/g1")])
+async def test_a_header_given_twice_is_a_400_not_a_dropped_connection(tmp_path, header, method,
+                                                                     path, caplog):
+    """Break (fixed): ``Origin: a`` and ``Origin: b`` (or two ``Host``, ``Sec-Fetch-Site``,
+    ``Authorization``, ``Upgrade``) made the route raise websockets' MultipleValuesError out
+    of the transport: no answer, the connection dropped, and asyncio's "Fatal error"
+    traceback in the operator's log, unthrottled, for every such request."""
+    caplog.set_level(logging.ERROR)
+    async with running_server(tmp_path, public=True, public_play=True) as server:
+        host = f"127.0.0.1:{server.port}"
+        values = {"Origin": (f"http://{host}", "http://evil.example"),
+                  "Host": (host, "evil.example"), "Sec-Fetch-Site": ("same-origin", "cross-site"),
+                  "Authorization": (f"Bearer {server.token}", "Bearer ls_other"),
+                  "Upgrade": ("websocket", "h2c")}[header]
+        head = f"{method} {path} HTTP/1.1\r\n"
+        head += "".join(f"{header}: {v}\r\n" for v in values)
+        head += "" if header == "Host" else f"Host: {host}\r\n"
+        head += f"Origin: http://{host}\r\n" if header == "Host" else ""
+        answer = await _raw(server.port, (head + "\r\n").encode())
+        assert answer  # (it used to be nothing: the connection dropped)
+        assert status_of(answer) == 400 and b"more than once" in answer, answer[:200]
+        status, _, _ = await get(f"http://{host}/api/games",
+                                 headers={"Authorization": f"Bearer {server.token}"})
+        assert status == 200
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+async def test_a_sibling_origins_page_cannot_log_a_browser_in_or_out(tmp_path):
+    """Break (fixed): ``/login`` and ``/logout`` refused another *site's* page only
+    (``Sec-Fetch-Site: cross-site``); a page on another port of the same host
+    (``same-site``) could log the browser in as its own account (``GET
+    /login?token=ATTACKERS`` as a navigation): the person's games were then played,
+    and watched, as the attacker's. The ticket route already refused siblings."""
+    async with running_server(tmp_path) as server:
+        base = f"http://127.0.0.1:{server.port}"
+        sibling = {"Sec-Fetch-Site": "same-site", "Origin": f"http://127.0.0.1:{server.port + 1}"}
+        for method, path, headers in (
+                ("GET", f"/login?token={server.token}", {"Sec-Fetch-Site": "same-site"}),
+                ("POST", "/login", {**sibling, "Authorization": f"Bearer {server.token}"}),
+                ("GET", "/logout", {"Sec-Fetch-Site": "same-site"})):
+            answer = await _raw(server.port, "".join(
+                [f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n",
+                 *(f"{k}: {v}\r\n" for k, v in headers.items()), "\r\n"]).encode())
+            assert status_of(answer) == 403, (path, answer[:200])
+            assert b"set-cookie" not in answer.lower()
+        # this page's own form logs in; a token in a typed address (``none``) does not
+        # (issue 25: only a same-origin request logs in), though the form is shown
+        for fetch_site, logged_in in (("same-origin", True), ("none", False)):
+            answer = await _raw(server.port, (
+                f"GET /login?token={server.token} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}"
+                f"\r\nSec-Fetch-Site: {fetch_site}\r\n\r\n").encode())
+            assert (b"littlestone_token=" in answer) == logged_in, fetch_site
+            assert status_of(answer) == (303 if logged_in else 403)
+        answer = await _raw(server.port, (
+            f"GET /login HTTP/1.1\r\nHost: 127.0.0.1:{server.port}"
+            "\r\nSec-Fetch-Site: none\r\n\r\n").encode())
+        assert status_of(answer) == 200
+        status, _, _ = await get(base + "/login", method="POST",
+                                 headers={"Authorization": f"Bearer {server.token}",
+                                          "Origin": base, "Sec-Fetch-Site": "same-origin"})
+        assert status == 204
+
+
+def _games_on(store: Store, specs: list[str], learner: str = "remote:x") -> None:
+    for spec in specs:
+        game_id = store.start_game({"game": MISTAKE_BOUND, "class": spec, "learner": learner,
+                                    "adversary": "random-target", "horizon": 1}, log=None)
+        store.finish_game(game_id, {"status": "complete", "rounds": 1, "mistakes": 1,
+                                    "expected_mistakes": 1.0, "regret": 0.0,
+                                    "expected_regret": 0.0})
+
+
+def test_the_class_mode_spends_a_small_budget_on_each_class_once(tmp_path, monkeypatch):
+    """Break (fixed): the class mode worked out Ldim(H) of every game of the hour with the
+    page's tree budget (5 * 10^6 instance checks, a truth table up to 2^26 cells), in an
+    LRU of 256 classes. A peer plays cheap one-round games on 300 classes such as
+    intervals:n=120..419; then one view of ``/class`` (any viewer's, and the page redraws
+    it every 1.5 s) took over 5 minutes of CPU and 3.7 GB, and the next one as much."""
+    specs = [f"intervals:n={n}" for n in range(120, 420)] + ["thresholds:n=1023",
+                                                             "intervals:n=20"]
+    store = Store(tmp_path)
+    _games_on(store, specs)
+    asked: list[tuple[str, int, int]] = []
+    real = web_play.class_ldim
+
+    def spy(hclass: FiniteClass, budget: int) -> tuple[int, str]:
+        asked.append((hclass.spec, hclass.size * hclass.domain_size, budget))
+        return real(hclass, budget)
+
+    monkeypatch.setattr(web_play, "class_ldim", spy)
+    web_play.ldim_of.cache_clear()
+    boards = [web_play.class_mode(store, {}, frozenset()) for _ in range(2)]
+    assert asked, "no class was worked out: the spy saw nothing"
+    assert all(budget <= web_play.CLASS_LDIM_WORK for _, _, budget in asked)
+    assert all(cells <= web_play.CLASS_LDIM_TABLE for _, cells, _ in asked)
+    assert len({spec for spec, _, _ in asked}) == len(asked)  # each class once, both views
+    ldims = {g["class"]: g["ldim"] for g in boards[1]["games"]}
+    assert ldims["thresholds:n=1023"] == 10 and ldims["intervals:n=20"] == 7  # (exact)
+    assert ldims["intervals:n=419"] is None  # (beyond the page's small budget: not scored)
+    assert boards[1]["histograms"][0]["scored"] == 2 + sum(  # what has an Ldim is scored
+        1 for spec in specs[:-2] if web_play.ldim_of(spec))
+
+
+async def test_a_hostile_name_is_text_on_the_class_mode_and_the_play_page(tmp_path):
+    async with running_server(tmp_path) as server:
+        _games_on(server.store, ["thresholds:n=7"], learner=f"remote:{EVIL}")
+        auth = {"Authorization": f"Bearer {server.token}"}
+        for path in ("/class", "/class?part=board", "/play"):
+            status, _, body = await get(f"http://127.0.0.1:{server.port}{path}", headers=auth)
+            html = body.decode()
+            assert status == 200 and "<script>alert" not in html and "<img src=x" not in html
+        assert "&lt;script&gt;alert(1)" in (await get(
+            f"http://127.0.0.1:{server.port}/class?part=board", headers=auth))[2].decode()
+
+
+# -- the page's reads of the index and the logs ---------------------------------------
+
+def test_an_index_row_whose_log_is_a_fifo_never_blocks_the_web_page(tmp_path):
+    """The web page reads a game's log where its index row says: a FIFO there used to
+    block the page's worker thread forever (a device would never end)."""
+    import threading
+
+    from littlestone.server.web import data as web_data
+
+    folder = tmp_path / "data"
+    (folder / "games").mkdir(parents=True)
+    fifo = folder / "games" / "g.lslog"
+    os.mkfifo(fifo)
+    store = Store(folder)
+    game_id = store.start_game({"game": "mistake-bound", "class": "thresholds:n=7",
+                                "learner": "halving", "adversary": "random-target"}, str(fifo))
+    answer: dict[str, Any] = {}
+    reader = threading.Thread(target=lambda: answer.update(curve=web_data.curve(store, game_id)),
+                              daemon=True)
+    reader.start()
+    reader.join(20)
+    if reader.is_alive():  # unblock it before failing
+        with open(fifo, "wb"):
+            pass
+    store.close()
+    assert not reader.is_alive() and answer["curve"]["rounds"] == 0

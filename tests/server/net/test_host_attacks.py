@@ -1,4 +1,4 @@
-"""Red team (2026-11-25, third session): a peer ends games whose server-side agents hold
+"""Red team of the agents' hosts: a peer ends games whose server-side agents hold
 much memory (it leaves, or its games end at once): the server's loop kills their hosts,
 and must not wait there for the kernel to free their memory (45 ms for 500 MiB on this
 machine, as long as the loop's admissions and every other game's moves wait)."""

@@ -1,4 +1,4 @@
-"""Red team (2026-11-25, third session): state a game's process can leave for the next
+"""Red team of the sandbox: state a game's process can leave for the next
 child of its loaded sandbox (the probe for the check games, one game for the next), or
 for the next sandbox given the same uid. Needs bubblewrap."""
 
