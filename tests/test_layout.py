@@ -252,6 +252,85 @@ def test_the_one_name_check_would_catch_a_second_name(tmp_path):
                        capture_output=True)
 
 
+# -- the map ------------------------------------------------------------------------------
+
+LAYOUT = ROOT / "docs" / "manual" / "layout.md"
+#: A line of layout.md's tree: its indent (two spaces a level), then a folder (``net/``)
+#: or a module (``lobby.py``), then what it holds.
+TREE_ENTRY = re.compile(r"^(?P<indent> *)(?P<name>[\w.-]+(?:/|\.py))(?:\s|$)")
+#: Modules the tree may leave out: every package has one, and says what it is itself.
+OPTIONAL = ("__init__.py", "__main__.py")
+
+
+def mapped_modules(tree: str) -> set[str]:
+    r"""The modules a layout tree names, as paths from the repository root: a module's
+    folder is the folder above it in the tree; only the tree under ``littlestone/`` maps
+    the package (the other top-level lines are the repository's other folders).
+
+    >>> sorted(mapped_modules("littlestone/  x\n  api.py  y\n  net/  z\n    lobby.py  w\n"
+    ...                       "  local.py  v\ntools/  u\n  prose.py  t\n"))
+    ['littlestone/api.py', 'littlestone/local.py', 'littlestone/net/lobby.py']
+    """
+    folders: list[str] = []
+    named = set()
+    for line in tree.splitlines():
+        entry = TREE_ENTRY.match(line)
+        if entry is None:
+            continue
+        depth, name = len(entry["indent"]) // 2, entry["name"]
+        del folders[depth:]
+        if name.endswith("/"):
+            folders.append(name.rstrip("/"))
+        elif folders and folders[0] == "littlestone":
+            named.add("/".join([*folders, name]))
+    return named
+
+
+def _layout_tree() -> str:
+    """The first code block of layout.md: the tree."""
+    match = re.search(r"^```\n(.*?)^```", LAYOUT.read_text(), re.S | re.M)
+    assert match is not None, "docs/manual/layout.md has no tree"
+    return match.group(1)
+
+
+def test_the_layout_tree_names_every_module_and_only_those():
+    """docs/manual/layout.md's tree is the package's map: every module has its line, in
+    its folder, and no line names a module that is gone (a package's ``__init__.py`` and
+    ``__main__.py`` may go unnamed)."""
+    named = mapped_modules(_layout_tree())
+    modules = {str(p.relative_to(ROOT)) for p in _package_files()}
+    missing = sorted(m for m in modules - named if not m.endswith(OPTIONAL))
+    gone = sorted(named - modules)
+    assert not missing and not gone, (
+        "docs/manual/layout.md's tree is out of date:\n"
+        + "".join(f"  add a line for {m.rpartition('/')[2]} under {m.rpartition('/')[0]}/\n"
+                  for m in missing)
+        + "".join(f"  remove the line of {m.rpartition('/')[2]} under {m.rpartition('/')[0]}/"
+                  " (no such module)\n" for m in gone))
+
+
+def test_the_map_check_would_catch_a_missing_and_a_stale_line():
+    """The check above can fail: a tree without lobby.py, or with a module that is gone."""
+    tree = _layout_tree()
+    assert "littlestone/server/net/lobby.py" not in mapped_modules(
+        tree.replace("      lobby.py ", "      lobbyx.txt "))
+    assert "littlestone/server/net/gone.py" in mapped_modules(
+        tree.replace("      lobby.py ", "      gone.py "))
+
+
+def test_the_benchmarks_import_each_other_one_way():
+    """No two of the benchmarks import each other, directly or through others: a drawing
+    of their imports is a tree, not a circle."""
+    import grimp
+
+    graph = grimp.build_graph("benchmarks", "littlestone")
+    benches = sorted(m for m in graph.modules if m.startswith("benchmarks."))
+    circles = [(a, b) for a in benches for b in benches if a < b
+               and graph.chain_exists(importer=a, imported=b)
+               and graph.chain_exists(importer=b, imported=a)]
+    assert circles == []
+
+
 # -- documents ------------------------------------------------------------------------
 
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")
