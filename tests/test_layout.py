@@ -27,7 +27,7 @@ FOLDERS = ("games", "learners", "adversaries", "protocol", "server")
 def _package_files() -> list[Path]:
     """Every module of the package: all of them live under littlestone/."""
     return sorted((ROOT / "littlestone").rglob("*.py"))
-DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", ROOT / "SECURITY.md",
+DOCUMENTS = [ROOT / "README.md", ROOT / "PROTOCOL.md", ROOT / "SECURITY.md", ROOT / "CHANGELOG.md",
              *sorted((ROOT / "docs").glob("*.md")),
              *sorted((ROOT / "docs" / "manual").glob("*.md"))]
 

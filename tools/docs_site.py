@@ -43,6 +43,7 @@ INCLUDED = {
     "SECURITY.md": "reference/security.md",
     "benchmarks/README.md": "reference/benchmarks.md",
     "README.md": "index.md",
+    "CHANGELOG.md": "changelog.md",
 }
 
 #: A small member of each class, for the example column of the class table. A class
