@@ -9,6 +9,9 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,6 +87,25 @@ def test_an_entrant_named_twice_plays_and_ranks_once(tmp_path, capsys):
     board = json.loads(capsys.readouterr().out.splitlines()[-1])
     assert sorted(r["learner"] for r in board["learners"]) == ["halving", "soa"]
     assert board["games"] == 2 and all(r["games"] == 1 for r in board["learners"])
+
+
+def _limited_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 31, 1 << 31))
+
+
+def test_a_tournament_config_with_a_huge_seed_count_is_one_line(tmp_path):
+    """Break (fixed): seeds = 1000000000 (a count) was tuple(range(10^9)) when the config
+    was read: 'internal error: MemoryError' under a 2 GiB limit, the OOM killer without.
+    Now a count over SEEDS_MAX is one line, exit status 2."""
+    config = tmp_path / "t.toml"
+    config.write_text('learners = ["halving"]\nadversaries = ["random-target"]\n\n'
+                      '[tournament]\nname = "t"\nrounds = 3\nseeds = 1000000000\n\n'
+                      '[[classes]]\nspec = "thresholds:n=7"\n')
+    done = subprocess.run([sys.executable, "-m", "littlestone", "tournament", str(config),
+                           "--data", str(tmp_path / "data")], capture_output=True, text=True,
+                          timeout=120, preexec_fn=_limited_memory)
+    assert done.returncode == 2 and "seeds" in done.stderr, done.stderr[-300:]
+    assert "internal error" not in done.stderr
 
 
 # -- tournament submissions -----------------------------------------------------------------
