@@ -44,6 +44,7 @@ from typing import Any, Literal, NotRequired, TypedDict, final
 
 __all__ = [
     "CLIENT_TYPES",
+    "PROTOCOL_VERSION",
     "SERVER_TYPES",
     "Advice",
     "AdviceRequest",
@@ -87,6 +88,9 @@ __all__ = [
     "Welcome",
     "WelcomeLimits",
 ]
+
+#: The version of the protocol these messages are (``hello.version``, ``welcome.version``).
+PROTOCOL_VERSION = 1
 
 #: A vector on the wire (PROTOCOL.md 2): a bin of float64 little-endian, or an array of
 #: numbers.
