@@ -7,7 +7,8 @@ Two unions, one a direction: :data:`ClientMessage` (what a learner, an adversary
 spectator sends: PROTOCOL.md 3-5) and :data:`ServerMessage` (what the server sends).
 ``instance`` and ``advice`` go both ways with other keys, so each direction has its own
 type for them (:class:`Instance` from an adversary, :class:`InstanceRequest` to a
-learner). Testing ``message["type"]`` narrows a union to one message:
+learner). Their senders build them with :mod:`.build`, one function a message.
+Testing ``message["type"]`` narrows a union to one message:
 
 >>> def moved(message: ClientMessage) -> float | None:
 ...     if message["type"] == "predict":
