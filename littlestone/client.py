@@ -27,11 +27,11 @@ from littlestone.games.classes import ClassBudget, FiniteClass
 from littlestone.games.errors import LittlestoneError
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.learners.base import Learner
+from littlestone.protocol import build
 from littlestone.protocol.codec import Limits, decode, encode
 from littlestone.protocol.errors import ProtocolError
 from littlestone.protocol.frames import FrameSocket
 from littlestone.protocol.messages import (
-    PROTOCOL_VERSION,
     from_server,
     instance_from_wire,
     instance_to_wire,
@@ -164,13 +164,11 @@ async def play_remote(
         if tournament is not None:
             return await _tournament_loop(ws, receive, agent, tournament)
         if join is not None:
-            await ws.send(encode({"type": "join", "game_id": join}))
+            await ws.send(encode(build.join(join)))
         elif opponent is not None:
-            await ws.send(encode({"type": "challenge", "rules": rules_to_wire(game),
-                                  "opponent": opponent, "seed": seed}))
+            await ws.send(encode(build.challenge(rules_to_wire(game), opponent, seed)))
         else:
-            await ws.send(encode({"type": "create", "rules": rules_to_wire(game),
-                                  "seed": seed}))
+            await ws.send(encode(build.create(rules_to_wire(game), seed)))
             created = await receive()
             if created["type"] != "created":
                 raise ServerError(str(created.get("code", "bad_message")),
@@ -237,7 +235,7 @@ async def watch_remote(url: str, game_id: str, token: str | None = None,
     ``watching`` and ``rounds`` message goes to ``on_message``; returns the ``end``."""
     async with connect(url, tls=tls) as ws:
         receive = await _hello(ws, "spectator", name, token)
-        await ws.send(encode({"type": "watch", "game_id": game_id}))
+        await ws.send(encode(build.watch(game_id)))
         while True:
             message = await receive()
             if message["type"] == "error":  # not_found: a spectator has nothing else to do
@@ -257,8 +255,7 @@ async def submit_file(url: str, agent: str, source: bytes, token: str | None,
     ServerError (refused before any check: closed, too large, too many versions)."""
     async with connect(url, tls=tls) as ws:
         receive = await _hello(ws, "learner", "littlestone-submit", token)
-        await ws.send(encode({"type": "submit", "competition": competition, "agent": agent,
-                              "source": source}))
+        await ws.send(encode(build.submit(competition, agent, source)))
         answer = await receive()
         if answer["type"] == "error":
             raise ServerError(answer["code"], answer["message"])
@@ -278,8 +275,7 @@ async def _hello(ws: Connection, role: str, name: str, token: str | None
             raise ServerError(message["code"], message["message"])
         return message
 
-    await ws.send(encode({"type": "hello", "version": PROTOCOL_VERSION, "role": role,
-                          "agent": name, "token": token, "capabilities": []}))
+    await ws.send(encode(build.hello(role, name, token)))
     welcome = await receive()
     if welcome["type"] != "welcome":
         raise ServerError("bad_message", f"expected welcome, got {welcome['type']}")
@@ -289,7 +285,7 @@ async def _hello(ws: Connection, role: str, name: str, token: str | None
 async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
                            agent: Learner | Adversary, tournament: str) -> dict[str, Any]:
     """Enter a tournament and play every game it gives, fresh at each, until ``done``."""
-    await ws.send(encode({"type": "enter", "tournament": tournament}))
+    await ws.send(encode(build.enter(tournament)))
     entered = await receive()
     if entered["type"] != "entered":
         raise ServerError(str(entered.get("code", "bad_message")),
@@ -372,7 +368,7 @@ class _Answering:
         if message["type"] == "instance":
             self.last = x = (instance_from_wire(hclass, message["x"]) if hclass is not None
                              else None)
-            return encode({"type": "predict", "t": t, "p": float(self.agent.predict(x))})
+            return encode(build.predict(t, float(self.agent.predict(x))))
         advice: Any = message.get("advice")
         if message.get("x") is not None and isinstance(hclass, FiniteClass):
             advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(np.float64)
@@ -380,8 +376,8 @@ class _Answering:
             advice = vector_from_wire(advice)
         answer = self.agent.weights(advice)
         if isinstance(answer, np.ndarray):
-            return encode({"type": "weights", "t": t, "w": vector_to_wire(answer)})
-        return encode({"type": "predict", "t": t, "p": float(answer)})
+            return encode(build.weights(t, vector_to_wire(answer)))
+        return encode(build.predict(t, float(answer)))
 
     async def run(self) -> None:
         """Answer requests from the callback until a message needs the task."""
@@ -416,7 +412,7 @@ async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage
     hclass = game.hclass
     digest = agent.commitment()
     if digest is not None:
-        await ws.send(encode({"type": "commit", "digest": digest}))
+        await ws.send(encode(build.commit(digest)))
     class_derived = game.game == EXPERTS and hclass is not None
     t = 1
     pending_x: Any = None
@@ -435,10 +431,10 @@ async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage
                 target = vector_to_wire(target)
             elif target is not None:
                 target = int(target)
-            await ws.send(encode({"type": "reveal", "target": target, "salt": salt}))
+            await ws.send(encode(build.reveal(target, salt)))
         elif message["type"] == "prediction":
             y = agent.label(pending_x, float(message["p"]))
-            await ws.send(encode({"type": "label", "t": t, "y": int(y)}))
+            await ws.send(encode(build.label(t, int(y))))
             t += 1
             if t <= game.rounds:
                 pending_x = await _send_move(ws, agent, game, t, class_derived)
@@ -448,14 +444,13 @@ async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage
             if class_derived:
                 p = float(answer) if not isinstance(answer, np.ndarray) else float(
                     answer @ hclass.evaluate(pending_x).astype(np.float64))  # type: ignore[union-attr]  # finite here
-                await ws.send(encode({"type": "label", "t": t,
-                                      "y": int(agent.label(pending_x, p))}))
+                await ws.send(encode(build.label(t, int(agent.label(pending_x, p)))))
             else:
                 outcome = agent.costs(answer)
                 if isinstance(outcome, np.ndarray):
-                    await ws.send(encode({"type": "costs", "t": t, "v": vector_to_wire(outcome)}))
+                    await ws.send(encode(build.costs(t, vector_to_wire(outcome))))
                 else:
-                    await ws.send(encode({"type": "label", "t": t, "y": int(outcome)}))
+                    await ws.send(encode(build.label(t, int(outcome))))
             t += 1
             if t <= game.rounds:
                 pending_x = await _send_move(ws, agent, game, t, class_derived)
@@ -467,11 +462,10 @@ async def _send_move(ws: Any, agent: Adversary, game: GameSpec, t: int,
     if game.game != EXPERTS or class_derived:
         x = agent.instance()
         assert hclass is not None
-        await ws.send(encode({"type": "instance", "t": t, "x": instance_to_wire(hclass, x)}))
+        await ws.send(encode(build.instance(t, instance_to_wire(hclass, x))))
         return x
     advice = agent.advice()
-    await ws.send(encode({"type": "advice", "t": t,
-                          "advice": None if advice is None else vector_to_wire(advice)}))
+    await ws.send(encode(build.advice(t, None if advice is None else vector_to_wire(advice))))
     return None
 
 
@@ -533,7 +527,7 @@ def _direct_learner(link: FrameSocket, agent: Learner, game: GameSpec) -> int:
             agent.update(last, int(y))
         if message["type"] == "instance":
             last = x = instance_from_wire(hclass, message["x"])
-            link.send({"type": "predict", "t": message["t"], "p": float(agent.predict(x))})
+            link.send(build.predict(message["t"], float(agent.predict(x))))
             rounds += 1
 
 
@@ -550,15 +544,14 @@ def _direct_adversary(link: FrameSocket, agent: Adversary, game: GameSpec) -> in
             link.send({"type": "commit", "digest": agent.commitment()})
         elif kind == "instance":
             pending = agent.instance()
-            link.send({"type": "instance", "t": t, "x": instance_to_wire(hclass, pending)})
+            link.send(build.instance(t, instance_to_wire(hclass, pending)))
         elif kind == "label":
             y = int(agent.label(pending, float(message["p"])))
-            link.send({"type": "label", "t": t, "y": y})
+            link.send(build.label(t, y))
             rounds += 1
             if t < game.rounds:  # the next instance, unasked (as the protocol's client does)
                 pending = agent.instance()
-                link.send({"type": "instance", "t": t + 1,
-                           "x": instance_to_wire(hclass, pending)})
+                link.send(build.instance(t + 1, instance_to_wire(hclass, pending)))
         elif kind == "reveal":
             revealed = agent.reveal()
             target, salt = revealed if revealed is not None else (None, b"")
@@ -566,4 +559,4 @@ def _direct_adversary(link: FrameSocket, agent: Adversary, game: GameSpec) -> in
                 target = vector_to_wire(target)
             elif target is not None:
                 target = int(target)
-            link.send({"type": "reveal", "target": target, "salt": salt})
+            link.send(build.reveal(target, salt))

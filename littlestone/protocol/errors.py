@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 
 from littlestone.games.errors import LittlestoneError
+from littlestone.protocol import build
 from littlestone.protocol.wire import Error
 
 __all__ = ["CLOSE_CODES", "FATAL", "Code", "ProtocolError"]
@@ -51,5 +52,4 @@ class ProtocolError(LittlestoneError):
 
     def to_message(self) -> Error:
         """The ``error`` message sent to the peer."""
-        return {"type": "error", "code": self.code.value, "message": self.message,
-                "fatal": self.fatal}
+        return build.error(self.code.value, self.message, self.fatal)

@@ -29,7 +29,7 @@ from numpy.typing import NDArray
 from littlestone.games.classes import ClassBudget, HalfspaceClass, HypothesisClass
 from littlestone.games.game import GAMES, GameSpec
 from littlestone.protocol.errors import Code, ProtocolError
-from littlestone.protocol.wire import ClientMessage, Rules, ServerMessage
+from littlestone.protocol.wire import PROTOCOL_VERSION, ClientMessage, Rules, ServerMessage
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -50,7 +50,6 @@ __all__ = [
     "vector_to_wire",
 ]
 
-PROTOCOL_VERSION = 1
 #: The game seeds a peer may ask for: signed 64-bit integers (PROTOCOL.md 4).
 SEED_MIN, SEED_MAX = -(1 << 63), (1 << 63) - 1
 ROLES = ("learner", "adversary", "spectator")

@@ -23,10 +23,11 @@ import hashlib
 import secrets
 from collections.abc import Callable
 
+from littlestone.protocol import build
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits, decode
 from littlestone.protocol.errors import Code, ProtocolError
-from littlestone.protocol.messages import PROTOCOL_VERSION, ROLES, from_client
-from littlestone.protocol.wire import ClientMessage, Hello, Welcome, WelcomeLimits
+from littlestone.protocol.messages import ROLES, from_client
+from littlestone.protocol.wire import PROTOCOL_VERSION, ClientMessage, Hello, Welcome, WelcomeLimits
 
 __all__ = ["AGENT_NAME_MAX", "LOBBY_MESSAGES", "PRIVILEGES", "ROLE_MESSAGES", "ServerSession",
            "printable"]
@@ -162,8 +163,7 @@ class ServerSession:
 
     def welcome(self, server: str, limits: WelcomeLimits) -> Welcome:
         """The ``welcome`` answering a good hello."""
-        return {"type": "welcome", "version": PROTOCOL_VERSION, "session": self.id,
-                "server": server, "limits": limits}
+        return build.welcome(self.id, server, limits)
 
     def start_game(self) -> None:
         """A game begins: only in-game messages from now."""

@@ -7,7 +7,8 @@ Two unions, one a direction: :data:`ClientMessage` (what a learner, an adversary
 spectator sends: PROTOCOL.md 3-5) and :data:`ServerMessage` (what the server sends).
 ``instance`` and ``advice`` go both ways with other keys, so each direction has its own
 type for them (:class:`Instance` from an adversary, :class:`InstanceRequest` to a
-learner). Testing ``message["type"]`` narrows a union to one message:
+learner). Their senders build them with :mod:`.build`, one function a message.
+Testing ``message["type"]`` narrows a union to one message:
 
 >>> def moved(message: ClientMessage) -> float | None:
 ...     if message["type"] == "predict":
@@ -44,6 +45,7 @@ from typing import Any, Literal, NotRequired, TypedDict, final
 
 __all__ = [
     "CLIENT_TYPES",
+    "PROTOCOL_VERSION",
     "SERVER_TYPES",
     "Advice",
     "AdviceRequest",
@@ -87,6 +89,9 @@ __all__ = [
     "Welcome",
     "WelcomeLimits",
 ]
+
+#: The version of the protocol these messages are (``hello.version``, ``welcome.version``).
+PROTOCOL_VERSION = 1
 
 #: A vector on the wire (PROTOCOL.md 2): a bin of float64 little-endian, or an array of
 #: numbers.

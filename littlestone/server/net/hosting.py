@@ -32,11 +32,12 @@ from websockets.exceptions import ConnectionClosed
 from littlestone.games.agents import Registry
 from littlestone.games.errors import UnsupportedGame
 from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec, game_seeds, secret_key
+from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.protocol.session import ServerSession
-from littlestone.protocol.wire import Challenge, Create, End
+from littlestone.protocol.wire import Challenge, Create
 from littlestone.server.net.disk import FULL_CHECK_S, DiskLedger, Hold, Unavailable
 from littlestone.server.net.driver import run_game
 from littlestone.server.net.hosts import AgentHost, HostGone, HostLimits, MoveOverBudget, hosted
@@ -281,9 +282,8 @@ class GameHost:
             session.start_game()
             own = seeds.learner if remote.role == "learner" else seeds.adversary
             with contextlib.suppress(ConnectionClosed):
-                await ws.send(encode({"type": "start", "game_id": game_id, "role": remote.role,
-                                      "rules": rules_to_wire(game), "seed": own,
-                                      "commitment": seeds.commitment}))
+                await ws.send(encode(build.start(game_id, remote.role, rules_to_wire(game),
+                                                 own, seeds.commitment)))
         task = asyncio.current_task()
         assert task is not None
         self.tasks.add(task)
@@ -314,9 +314,7 @@ class GameHost:
         await self._finish(game_id, scores, writer.chain)  # the log's anchor
         for ws, session, remote in remotes:
             session.end_game()
-            end: End = {"type": "end", "status": result.status,
-                                   "result": wire_result(scores), "game_id": game_id,
-                                   "key": seeds.key}
+            end = build.end(result.status, wire_result(scores), game_id, seeds.key)
             if isinstance(remote, RemoteLearner) and remote.pending is not None:
                 end["label" if game.game != EXPERTS else "outcome"] = remote.pending
             with contextlib.suppress(ConnectionClosed):
@@ -398,8 +396,7 @@ async def _tell_end(remotes: list[Remote], game_id: str, status: str, key: bytes
     for ws, session, _ in remotes:
         session.end_game()
         with contextlib.suppress(ConnectionClosed):
-            await ws.send(encode({"type": "end", "status": status, "result": {},
-                                  "game_id": game_id, "key": key}))
+            await ws.send(encode(build.end(status, {}, game_id, key)))
 
 
 def _identity(player: Any) -> AgentIdentity:

@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed
 
 from littlestone.adversaries.base import ADVERSARIES
 from littlestone.learners.base import LEARNERS
+from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.session import ServerSession
@@ -238,7 +239,7 @@ class Lobby:
         """An admin revokes a token over the network (PROTOCOL.md 3.1)."""
         if await self.lanes.records.index(Store.revoke_token, name):
             peer.info("revoked the token of %r", name, extra={"revoked": name})
-            await ws.send(encode({"type": "revoked", "name": name}))
+            await ws.send(encode(build.revoked(name)))
         else:
             await refuse(ws, peer, ProtocolError(Code.NOT_FOUND, f"no token named {name!r}"))
 

@@ -18,6 +18,7 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.game import GameSpec
+from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.session import ServerSession
@@ -66,7 +67,7 @@ class OpenGames:
         seed = message["seed"] if message["seed"] is not None else secrets.randbits(32)
         opened = self.games[game_id] = OpenGame(game, seed, ws, session)
         self.host.reserved.add(game_id)
-        await ws.send(encode({"type": "created", "game_id": game_id}))
+        await ws.send(encode(build.created(game_id)))
         peer.info("created game %s: waiting for its second player", game_id,
                   extra={"game_id": game_id})
         try:
@@ -178,14 +179,14 @@ class Entrants:
         key = (tournament, session.account)
         entrant = self.entrants[key] = Entrant(
             ws, session, asyncio.get_running_loop().create_future())
-        await ws.send(encode({"type": "entered", "tournament": tournament}))
+        await ws.send(encode(build.entered(tournament)))
         peer.info("entered tournament %s", tournament, extra={"tournament": tournament})
         try:
             await entrant.finished  # the tournament drives this connection's games meanwhile
         finally:
             self.entrants.pop(key, None)
         with contextlib.suppress(ConnectionClosed):
-            await ws.send(encode({"type": "done", "tournament": tournament}))
+            await ws.send(encode(build.done(tournament)))
 
     def role(self, tournament: str, account: str) -> str | None:
         """The role of a connected entrant, or ``None``."""

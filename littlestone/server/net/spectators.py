@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.session import ServerSession
@@ -74,9 +75,8 @@ class Broadcast:
 
     def watching(self) -> Watching:
         """The first message a new spectator gets."""
-        return {"type": "watching", "game_id": self.game_id, "rules": self.rules,
-                "learner": self.learner, "adversary": self.adversary, "t": self.t,
-                **self.totals}
+        return build.watching(self.game_id, self.rules, self.learner, self.adversary, self.t,
+                              self.totals)
 
     def __call__(self, head: dict[str, Any], buffers: list[tuple[str, Any]]) -> None:
         """A frame of the log (the writer's observer)."""
@@ -100,9 +100,8 @@ class Broadcast:
                                             + np.where(y == 1, 1.0 - p, p).sum())
         self.t = int(head["t0"]) + int(head["n"]) - 1
         if self.spectators:
-            self._send({"type": "rounds", "game_id": self.game_id, "t0": int(head["t0"]),
-                        "n": int(head["n"]), "p": p.tolist(), "y": y.tolist(),
-                        "prediction": drawn.tolist(), "t": self.t, **totals})
+            self._send(build.rounds(self.game_id, int(head["t0"]), int(head["n"]), p.tolist(),
+                                    y.tolist(), drawn.tolist(), totals))
 
     def _expert(self, head: dict[str, Any]) -> None:
         totals = self.totals
@@ -113,10 +112,9 @@ class Broadcast:
         totals["expected_regret"] = float(head["expected_regret"])
         self.t = int(head["t"])
         if self.spectators:
-            self._send({"type": "rounds", "game_id": self.game_id, "t0": self.t, "n": 1,
-                        "y": [head["y"]], "round_loss": [float(head["loss"])],
-                        "round_expected_loss": [float(head["expected_loss"])], "t": self.t,
-                        **totals})
+            self._send(build.expert_rounds(self.game_id, self.t, 1, [head["y"]],
+                                           [float(head["loss"])],
+                                           [float(head["expected_loss"])], totals))
 
     def _experts(self, head: dict[str, Any], columns: dict[str, Any]) -> None:
         """A frame of experts rounds: the totals after its last round, and its rounds."""
@@ -136,9 +134,9 @@ class Broadcast:
         self.t = t0 + n - 1
         if self.spectators:
             ys = np.asarray(columns["y"], dtype=np.int64).tolist()
-            self._send({"type": "rounds", "game_id": self.game_id, "t0": t0, "n": n,
-                        "y": [None if y < 0 else y for y in ys], "round_loss": losses,
-                        "round_expected_loss": expected, "t": self.t, **totals})
+            self._send(build.expert_rounds(self.game_id, t0, n,
+                                           [None if y < 0 else y for y in ys], losses,
+                                           expected, totals))
 
     def finish(self, status: str, scores: dict[str, Any]) -> None:
         """The game is over: every spectator gets ``end`` (once)."""
@@ -146,8 +144,7 @@ class Broadcast:
             return
         self.over.set()
         if self.spectators:
-            self._send({"type": "end", "game_id": self.game_id, "status": status,
-                        "result": wire_result(scores)})
+            self._send(build.spectator_end(self.game_id, status, wire_result(scores)))
 
     def _send(self, message: ServerMessage) -> None:
         frame = encode(message)

@@ -70,8 +70,9 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
+from littlestone.protocol import build
 from littlestone.protocol.errors import Code, ProtocolError
-from littlestone.protocol.wire import Submit
+from littlestone.protocol.wire import Submit, Submitted
 from littlestone.sandbox import Sandbox
 from littlestone.server.net.disk import DiskLedger, Unavailable
 from littlestone.server.net.peers import OverBudget
@@ -241,7 +242,7 @@ class Competition:
     # -- submit (the lobby's) --------------------------------------------------------
 
     async def submit(self, account: str, message: Submit, disk: DiskLedger
-                     ) -> dict[str, Any]:
+                     ) -> Submitted:
         """A ``submit`` from ``account`` (PROTOCOL.md 4.2): refused at once, or checked in
         a worker thread; the ``submitted`` answer."""
         agent, source = message["agent"], message["source"]
@@ -277,7 +278,7 @@ class Competition:
             self._waiting -= 1
             self._checking.discard(account)
 
-    def enter(self, account: str, agent: str, source: bytes) -> dict[str, Any]:
+    def enter(self, account: str, agent: str, source: bytes) -> Submitted:
         """(A worker thread.) Store, check and enter one version; its answer."""
         store = self.store()
         digest = hashlib.sha256(source).hexdigest()
@@ -332,7 +333,7 @@ class Competition:
                  account, "accepted" if reason is None else "refused: ", reason or "")
         return self._answer(stored, duplicate=False)
 
-    def _answer(self, row: dict[str, Any], duplicate: bool) -> dict[str, Any]:
+    def _answer(self, row: dict[str, Any], duplicate: bool) -> Submitted:
         report = row["report"]
         accepted = row["verdict"] == "accepted"
         message = str(report.get("message") or "")
@@ -341,11 +342,10 @@ class Competition:
                        f"{row['role']}: version {row['version']} "
                        + ("was submitted before: the same file is not rated again"
                           if duplicate else "plays its games against the field now"))
-        return {"type": "submitted", "competition": self.name, "version": row["version"],
-                "sha256": row["sha256"], "verdict": row["verdict"], "reason": row["reason"],
-                "role": row["role"], "duplicate": duplicate, "message": message,
-                "checks": [{"check": c["check"], "ok": c["ok"], "message": c["message"]}
-                           for c in report.get("checks", [])]}
+        return build.submitted(self.name, row["version"], row["sha256"], row["verdict"],
+                               row["reason"], row["role"], duplicate, message,
+                               [{"check": c["check"], "ok": c["ok"], "message": c["message"]}
+                                for c in report.get("checks", [])])
 
     # -- the close -------------------------------------------------------------------
 
