@@ -39,7 +39,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,7 @@ from littlestone.games.loop import (
     Move,
     MoveClock,
     RoundLog,
+    drive,
 )
 from littlestone.games.mistake_bound import check_label, check_probability
 from littlestone.learners import LEARNERS
@@ -338,19 +339,12 @@ def _local(role: str, move: Callable[..., Any], *args: Any) -> Any:
         raise Crash(role, error, detailed=False) from None
 
 
-def _resume(how: Callable[[Any], Move], value: Any) -> Move | GameResult:
-    try:
-        return how(value)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-
-
 def referee(game: GameSpec, seeds: GameSeeds, learner: Learner | DirectLearner,
             adversary: Adversary | DirectAdversary, writer: RoundLog | None = None,
             game_id: str = "") -> GameResult:
     """One game through the game loop, each side a built-in agent or a
     :class:`DirectPlayer` (as :func:`littlestone.server.net.driver.run_game` plays a
-    remote player, in this thread)."""
+    remote player, in this thread: :func:`~littlestone.games.loop.drive`)."""
     loop = GameLoop(game, seeds.referee, history=history_for(game), log=writer,
                     in_process=False)
     try:
@@ -364,21 +358,15 @@ def referee(game: GameSpec, seeds: GameSeeds, learner: Learner | DirectLearner,
     except GameEnded as ended:
         loop.end(ended)
         return loop.result()
-    moves: Generator[Move, Any, GameResult] = loop.moves()
-    step: Move | GameResult = _resume(moves.send, None)
-    while isinstance(step, tuple):
-        role, name, t, args, _ = step
+
+    def answer(move: Move) -> Any:
+        role, name, t, args, _ = move
         player = learner if role == LEARNER else adversary
-        try:
-            if isinstance(player, DirectPlayer):
-                answer = getattr(player, name)(t, *args)
-            else:
-                answer = _local(role, getattr(player, name), *args)
-        except BaseException as error:
-            step = _resume(moves.throw, error)
-            continue
-        step = _resume(moves.send, answer)
-    result = step
+        if isinstance(player, DirectPlayer):
+            return getattr(player, name)(t, *args)
+        return _local(role, getattr(player, name), *args)
+
+    result = drive(loop, answer)
     if isinstance(learner, Learner):
         with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
             result.bound = learner.final_bound(game, result.to_dict())
