@@ -50,7 +50,6 @@ from littlestone.games.errors import IllegalMove, MoveError
 from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.games.game import secret_key as fresh_key
 from littlestone.games.loop import (
-    FAULT,
     LEARNER,
     Crash,
     Disconnected,
@@ -62,7 +61,7 @@ from littlestone.games.loop import (
     RoundLog,
     drive,
 )
-from littlestone.games.mistake_bound import check_label, check_probability
+from littlestone.games.mistake_bound import check_label
 from littlestone.learners import LEARNERS
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
@@ -74,6 +73,7 @@ from littlestone.protocol.messages import (
     rules_to_wire,
     vector_from_wire,
 )
+from littlestone.server.net.players import MoveWait, Verdict, probability
 from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
 from littlestone.server.records.logs import LogWriter
 from littlestone.server.records.rows import AgentIdentity
@@ -193,56 +193,44 @@ class DirectPlayer:
 
     def receive(self, t: int | None, kind: str, accept: Callable[[dict[str, Any]], Any]) -> Any:
         """The next acceptable ``kind`` message of round ``t`` (None: a move of no round),
-        made into a move by ``accept`` (which raises IllegalMove or ProtocolError)."""
-        ends_move = self.ladder.ends_move
-        started = time.monotonic()
+        made into a move by ``accept`` (which raises IllegalMove or ProtocolError), as
+        :class:`~littlestone.server.net.players.MoveWait` judges it."""
+        wait = MoveWait(self.clock, self.ladder, t, time.monotonic())
         while True:
             try:
-                message = self.link.recv(self.clock.deadline(started))
+                message = self.link.recv(wait.deadline)
             except TimeoutError:
-                self.clock.timed_out()
-                self.ladder.fault(t, Code.TIMEOUT.value,
-                                  f"no move within the deadline for round {t}")
-                if ends_move:
-                    return FAULT
-                started = time.monotonic()
-                continue
+                verdict: Verdict | None = wait.timed_out()
             except EOFError:
                 raise Disconnected(self.role) from None
             except ProtocolError as exc:
-                if exc.fatal:
-                    raise Disconnected(self.role) from None
-                code, text = exc.code.value, exc.message
+                verdict = wait.rejected(time.monotonic(), exc)
             else:
-                got = message.get("t")
-                if message["type"] == kind and got == t:
-                    try:
-                        move = accept(message)
-                    except ProtocolError as exc:
-                        code, text = exc.code.value, exc.message
-                    except IllegalMove as exc:
-                        code, text = Code.ILLEGAL_MOVE.value, exc.message
-                    except (KeyError, TypeError, ValueError) as exc:
-                        code, text = Code.BAD_MESSAGE.value, f"a malformed {kind}: {exc!r}"[:200]
-                    else:
-                        self.clock.charge(started, time.monotonic())
-                        return move
-                elif type(got) is int and t is not None and got < t:
-                    continue  # a move for a round already decided
-                else:
-                    code, text = Code.OUT_OF_TURN.value, f"expected {kind} for round {t}"
-            self.clock.charge(started, time.monotonic())
-            self.ladder.fault(t, code, text)
-            if ends_move:
-                return FAULT
-            started = time.monotonic()
+                verdict = wait.received(time.monotonic(), lambda: _read(
+                    message, t, kind, accept))  # noqa: B023 - called at once
+            if verdict is None:
+                continue  # a move for a round already decided
+            if verdict.fault is not None:
+                wait.record(verdict.fault, time.monotonic())
+            if verdict.decided:
+                return verdict.move
 
 
-def _probability(message: dict[str, Any]) -> float:
-    p = message["p"]
-    if type(p) is float and 0.0 <= p <= 1.0:
-        return p
-    return check_probability(p)
+def _read(message: dict[str, Any], t: int | None, kind: str,
+          accept: Callable[[dict[str, Any]], Any]) -> Any:
+    """The move in ``message`` if it is the ``kind`` of round ``t`` awaited (``accept``
+    makes it one); else ProtocolError, stale for a round already decided."""
+    got = message.get("t")
+    if message["type"] == kind and got == t:
+        try:
+            return accept(message)
+        except IllegalMove:
+            raise  # (a ValueError, judged as the illegal move it is)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(Code.BAD_MESSAGE, f"a malformed {kind}: {exc!r}"[:200]) from None
+    error = ProtocolError(Code.OUT_OF_TURN, f"expected {kind} for round {t}")
+    error.stale = type(got) is int and t is not None and got < t
+    raise error
 
 
 class DirectLearner(DirectPlayer):
@@ -260,7 +248,7 @@ class DirectLearner(DirectPlayer):
         if self.pending is not None:
             message["y"] = self.pending
         self.send(message)
-        return self.receive(t, "predict", _probability)
+        return self.receive(t, "predict", probability)  # type: ignore[arg-type]  # a predict
 
     def update(self, t: int, x: Any, y: int) -> None:
         self.pending = y
