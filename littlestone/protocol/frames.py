@@ -30,6 +30,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits, decode, encode
@@ -56,7 +57,7 @@ class FrameSocket:
         #: ``recv`` is then one system call, where a Python timeout costs three.
         self._timeout: float | None = None
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: Mapping[str, Any]) -> None:
         """Send one message (OSError when the peer is gone)."""
         body = encode(message)
         self.sock.sendall(_LENGTH.pack(len(body)) + body)

@@ -71,7 +71,7 @@ from littlestone.server.net.settings import ServerSettings
 from littlestone.transport import Connection, Deadline
 
 __all__ = ["FAULT", "Disconnected", "Forfeit", "MoveWait", "RemoteAdversary", "RemoteLearner",
-           "RemotePlayer", "Verdict", "probability"]
+           "RemotePlayer", "Verdict", "commit_of", "probability", "revealed"]
 
 #: The messages a move may be made of (:meth:`RemotePlayer.receive`'s ``accept`` takes
 #: those of the kinds it expects).
@@ -329,6 +329,29 @@ class RemoteLearner(RemotePlayer):
         self.pending = {"t": record.t, "costs": vector_to_wire(record.costs), "y": record.y}
 
 
+def commit_of(message: CommitMessage) -> Commit:
+    """An adversary's commitment, before round 1 (checked: SHA-256 is 32 bytes)."""
+    digest = message["digest"]
+    if not isinstance(digest, bytes) or len(digest) != 32:
+        raise IllegalMove("adversary", "commitment", "a commitment is 32 bytes (SHA-256), "
+                          f"not {len(digest) if isinstance(digest, bytes) else digest!r}")
+    return Commit(digest)
+
+
+def revealed(message: Reveal, committed: bool) -> tuple[Any, bytes]:
+    """An adversary's reveal after round T: its target (a vector decoded) and its salt
+    (checked: at least MIN_SALT_BYTES after a commitment)."""
+    target: Any = message["target"]
+    if isinstance(target, bytes | list):
+        target = vector_from_wire(target)
+    salt = message["salt"]
+    if not isinstance(salt, bytes):
+        raise IllegalMove("adversary", "salt", "the salt is bytes")
+    if committed and len(salt) < MIN_SALT_BYTES:
+        raise IllegalMove("adversary", "salt", f"salt must be >= {MIN_SALT_BYTES} bytes")
+    return target, salt
+
+
 def _experts_answer(m: Predict | Weights) -> Any:
     """A learner's move in the experts game: p (checked) or its weights (decoded; the
     referee checks them)."""
@@ -470,12 +493,9 @@ class RemoteAdversary(RemotePlayer):
         return ("commit",) if t == 1 and not self.committed else ()
 
     def _commit(self, m: CommitMessage) -> Commit:
-        digest = m["digest"]
-        if len(digest) != 32:
-            raise IllegalMove("adversary", "commitment", f"a commitment is 32 bytes (SHA-256), "
-                              f"not {len(digest)}")
+        commit = commit_of(m)
         self.committed = True
-        return Commit(digest)
+        return commit
 
     async def commitment(self, t: int) -> None:
         """None: a remote adversary commits with its first move."""
@@ -560,13 +580,7 @@ class RemoteAdversary(RemotePlayer):
         await self.send({"type": "reveal?"})
 
         def accept(m: Reveal) -> tuple[Any, bytes]:
-            target: Any = m["target"]
-            if isinstance(target, bytes | list):
-                target = vector_from_wire(target)
-            if self.committed and len(m["salt"]) < MIN_SALT_BYTES:
-                raise IllegalMove("adversary", "salt", f"salt must be >= {MIN_SALT_BYTES} "
-                                  "bytes")
-            return target, m["salt"]
+            return revealed(m, self.committed)
 
         target, salt = await self.receive("reveal", t=None, accept=accept)
         return target, salt

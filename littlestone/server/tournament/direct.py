@@ -45,7 +45,6 @@ from typing import Any
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
-from littlestone.games.commitment import MIN_SALT_BYTES
 from littlestone.games.errors import IllegalMove, MoveError
 from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.games.game import secret_key as fresh_key
@@ -71,9 +70,17 @@ from littlestone.protocol.messages import (
     instance_from_wire,
     instance_to_wire,
     rules_to_wire,
-    vector_from_wire,
 )
-from littlestone.server.net.players import MoveWait, Verdict, probability
+from littlestone.protocol.wire import Commit as CommitMessage
+from littlestone.protocol.wire import End, Instance, InstanceRequest, LabelOf, ServerMessage
+from littlestone.server.net.players import (
+    MoveWait,
+    Verdict,
+    commit_of,
+    probability,
+    revealed,
+)
+from littlestone.server.net.spectators import wire_result
 from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
 from littlestone.server.records.logs import LogWriter
 from littlestone.server.records.rows import AgentIdentity
@@ -185,16 +192,17 @@ class DirectPlayer:
         self.send({"type": "start", "game_id": game_id, "role": self.role,
                    "rules": rules_to_wire(game), "seed": seed, "commitment": commitment})
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: ServerMessage) -> None:
         try:
             self.link.send(message)
         except OSError:
             raise Disconnected(self.role) from None
 
-    def receive(self, t: int | None, kind: str, accept: Callable[[dict[str, Any]], Any]) -> Any:
-        """The next acceptable ``kind`` message of round ``t`` (None: a move of no round),
-        made into a move by ``accept`` (which raises IllegalMove or ProtocolError), as
-        :class:`~littlestone.server.net.players.MoveWait` judges it."""
+    def receive(self, t: int | None, kinds: tuple[str, ...],
+                accept: Callable[[Any], Any]) -> Any:
+        """The next acceptable message of round ``t`` (None: a move of no round), one of
+        ``kinds``, made into a move by ``accept`` (which raises IllegalMove or
+        ProtocolError), as :class:`~littlestone.server.net.players.MoveWait` judges it."""
         wait = MoveWait(self.clock, self.ladder, t, time.monotonic())
         while True:
             try:
@@ -207,7 +215,7 @@ class DirectPlayer:
                 verdict = wait.rejected(time.monotonic(), exc)
             else:
                 verdict = wait.received(time.monotonic(), lambda: _read(
-                    message, t, kind, accept))  # noqa: B023 - called at once
+                    message, t, kinds, accept))  # noqa: B023 - called at once
             if verdict is None:
                 continue  # a move for a round already decided
             if verdict.fault is not None:
@@ -215,103 +223,94 @@ class DirectPlayer:
             if verdict.decided:
                 return verdict.move
 
+    def finish(self, end: End) -> None:
+        """The game is over: its ``end`` (the link is closed next)."""
+        with contextlib.suppress(Disconnected):
+            self.send(end)
 
-def _read(message: dict[str, Any], t: int | None, kind: str,
-          accept: Callable[[dict[str, Any]], Any]) -> Any:
-    """The move in ``message`` if it is the ``kind`` of round ``t`` awaited (``accept``
-    makes it one); else ProtocolError, stale for a round already decided."""
-    got = message.get("t")
-    if message["type"] == kind and got == t:
+
+def _read(message: dict[str, Any], t: int | None, kinds: tuple[str, ...],
+          accept: Callable[[Any], Any]) -> Any:
+    """The move in ``message`` if it is one of ``kinds`` for round ``t`` (``accept``
+    makes it one); else ProtocolError, stale for a round already decided. A message of
+    the protocol with no round (``commit``, ``reveal``) is of the round awaited."""
+    got = message.get("t", t)
+    if message["type"] in kinds and got == t:
         try:
             return accept(message)
         except IllegalMove:
             raise  # (a ValueError, judged as the illegal move it is)
         except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(Code.BAD_MESSAGE, f"a malformed {kind}: {exc!r}"[:200]) from None
-    error = ProtocolError(Code.OUT_OF_TURN, f"expected {kind} for round {t}")
+            raise ProtocolError(Code.BAD_MESSAGE,
+                                f"a malformed {message['type']}: {exc!r}"[:200]) from None
+    error = ProtocolError(Code.OUT_OF_TURN, f"expected {' or '.join(kinds)} for round {t}")
     error.stale = type(got) is int and t is not None and got < t
     raise error
 
 
 class DirectLearner(DirectPlayer):
-    """A learner on a direct link: asked for p with each instance; the label of the
-    round before rides with the next instance (or with the ``end``)."""
+    """A learner on a direct link, asked as the protocol asks a remote learner
+    (PROTOCOL.md 5.1): p for each ``instance``, with the label of the round before
+    (the last one with the ``end``)."""
 
     role = LEARNER
 
     def __init__(self, link: FrameSocket, move_deadline: float, time_bank: float) -> None:
         super().__init__(link, move_deadline, time_bank)
-        self.pending: int | None = None
+        self.pending: LabelOf | None = None
 
     def predict(self, t: int, x: Any) -> Any:
-        message = {"type": "instance", "t": t, "x": instance_to_wire(self.hclass, x)}
+        message: InstanceRequest = {"type": "instance", "t": t,
+                                    "x": instance_to_wire(self.hclass, x)}
         if self.pending is not None:
-            message["y"] = self.pending
+            message["label"] = self.pending
         self.send(message)
-        return self.receive(t, "predict", probability)  # type: ignore[arg-type]  # a predict
+        return self.receive(t, ("predict",), probability)
 
     def update(self, t: int, x: Any, y: int) -> None:
-        self.pending = y
+        self.pending = {"t": t, "y": y}
 
-    def finish(self) -> None:
-        """The game is over: the last label (the link is closed next)."""
-        with contextlib.suppress(Disconnected):
-            self.send({"type": "end", "y": self.pending})
+    def finish(self, end: End) -> None:
+        if self.pending is not None:
+            end["label"] = self.pending
+        super().finish(end)
 
 
 class DirectAdversary(DirectPlayer):
-    """An adversary on a direct link: asked for its commitment, its first instance, and
-    each label (having seen p), after which it sends its next instance unasked."""
+    """An adversary on a direct link, as the protocol plays a remote adversary
+    (PROTOCOL.md 5.3): its commitment (if any) and round 1's instance come unasked, each
+    label is asked with the learner's p, and the next instance follows it unasked."""
 
     role = "adversary"
 
     def __init__(self, link: FrameSocket, move_deadline: float, time_bank: float) -> None:
         super().__init__(link, move_deadline, time_bank)
         self.committed = False
-        #: The round whose instance is on its way (sent after the label before it).
-        self.coming = 0
 
-    def commitment(self, t: int) -> bytes | None:
-        self.send({"type": "commitment"})
-        return self.receive(None, "commit", self._commit)  # type: ignore[no-any-return]
-
-    def _commit(self, message: dict[str, Any]) -> bytes | None:
-        digest = message["digest"]
-        if digest is None:
-            return None
-        if not isinstance(digest, bytes) or len(digest) != 32:
-            raise IllegalMove("adversary", "commitment", "a commitment is 32 bytes (SHA-256)")
-        self.committed = True
-        return digest
+    def commitment(self, t: int) -> None:
+        """None: the adversary commits with its first move."""
+        return None
 
     def instance(self, t: int) -> Any:
-        if self.coming != t:
-            self.send({"type": "instance", "t": t})
-        return self.receive(t, "instance", lambda m: instance_from_wire(self.hclass, m["x"]))
+        """x_t, or a :class:`~littlestone.games.loop.Commit` before round 1 (once)."""
+        kinds = ("instance", "commit") if t == 1 and not self.committed else ("instance",)
+        return self.receive(t, kinds, self._instance)
+
+    def _instance(self, message: Instance | CommitMessage) -> Any:
+        if message["type"] == "commit":
+            commit = commit_of(message)
+            self.committed = True
+            return commit
+        return instance_from_wire(self.hclass, message["x"])
 
     def label(self, t: int, x: Any, p: float) -> Any:
-        self.send({"type": "label", "t": t, "p": p})
-        y = self.receive(t, "label", lambda m: check_label(m["y"]))
-        self.coming = t + 1 if t < self.rounds else 0
-        return y
+        self.send({"type": "prediction", "t": t, "p": p})
+        return self.receive(t, ("label",), lambda m: check_label(m["y"]))
 
     def reveal(self, t: int) -> tuple[Any, bytes]:
-        self.send({"type": "reveal"})
-
-        def accept(message: dict[str, Any]) -> tuple[Any, bytes]:
-            target, salt = message["target"], message["salt"]
-            if isinstance(target, bytes | list):
-                target = vector_from_wire(target)
-            if not isinstance(salt, bytes):
-                raise IllegalMove("adversary", "salt", "the salt is bytes")
-            if self.committed and len(salt) < MIN_SALT_BYTES:
-                raise IllegalMove("adversary", "salt", f"salt must be >= {MIN_SALT_BYTES} bytes")
-            return target, salt
-
-        return self.receive(None, "reveal", accept)  # type: ignore[no-any-return]
-
-    def finish(self) -> None:
-        pass
+        self.send({"type": "reveal?"})
+        return self.receive(  # type: ignore[no-any-return]  # (what revealed returns)
+            None, ("reveal",), lambda m: revealed(m, self.committed))
 
 
 # -- a game ----------------------------------------------------------------------------
@@ -355,6 +354,13 @@ def referee(game: GameSpec, seeds: GameSeeds, learner: Learner | DirectLearner,
         return _local(role, getattr(player, name), *args)
 
     result = drive(loop, answer)
+    end: End = {"type": "end", "status": result.status,
+                "result": wire_result(result.to_dict()), "key": seeds.key}
+    if game_id:
+        end["game_id"] = game_id
+    for player in (learner, adversary):
+        if isinstance(player, DirectPlayer):
+            player.finish(dict(end))  # type: ignore[arg-type]  # (a copy of the end)
     if isinstance(learner, Learner):
         with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
             result.bound = learner.final_bound(game, result.to_dict())
@@ -401,9 +407,6 @@ def play_direct(config: TournamentConfig, pairing: Pairing, links: dict[str, Fra
         store.finish_game(game_id, {"status": "aborted:internal",
                                     "rounds": writer.rounds_written}, chain=writer.chain)
         return game_id
-    for player in (learner, adversary):
-        if isinstance(player, DirectLearner | DirectAdversary):
-            player.finish()
     writer.close(log_footer(seeds, result))
     store.finish_game(game_id, result.to_dict(), chain=writer.chain)  # the anchor
     return game_id
