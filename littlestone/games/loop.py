@@ -670,17 +670,19 @@ def drive(loop: GameLoop, answer: Callable[[Move], Any]) -> GameResult:
     >>> result.status, result.mistakes
     ('complete', 3)
     """
-    driver = Driver(loop)
-    move = driver.move
-    while move is not None:
-        try:
-            reply = answer(move)
-        except BaseException as error:  # the loop's to judge (a cancelled block is scored)
-            move = driver.throw(error)
-        else:
-            move = driver.send(reply)
-    assert driver.result is not None
-    return driver.result
+    moves = loop.moves()
+    send, throw = moves.send, moves.throw  # (in process a move costs microseconds: the
+    try:  # generator resumed here, not through a Driver's calls)
+        move = next(moves)
+        while True:
+            try:
+                reply = answer(move)
+            except BaseException as error:  # the loop's to judge (a cancelled block is scored)
+                move = throw(error)
+            else:
+                move = send(reply)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]  # the loop returns its result
 
 
 async def drive_async(loop: GameLoop, answer: Callable[[Move], Awaitable[Any]],
