@@ -5,7 +5,9 @@ side of a connection and returns the keys ``littlestone play --json`` prints; a 
 answers from the connection's callback (:class:`_Answering`). :func:`watch_remote`
 follows a game as a spectator (PROTOCOL.md 5.4). :func:`enter_direct` and
 :func:`play_direct` are a tournament's game on the referee's direct link
-(:mod:`littlestone.protocol.frames`), in a submission's sandbox. This is the side a
+(:mod:`littlestone.protocol.frames`, PROTOCOL.md 10), in a submission's sandbox. Both
+transports play a game with the same messages, answered by one sans-I/O side per role
+(:class:`_LearnerSide`, :class:`_AdversarySide`). This is the side a
 student's agent runs on: it imports the protocol and the transport, never the server.
 """
 

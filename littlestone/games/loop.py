@@ -620,8 +620,8 @@ class GameLoop:
 class Driver:
     """The runners' side of :meth:`GameLoop.moves`, sans I/O: the loop's next move after
     an answer (:meth:`send`) or after what a player raised (:meth:`throw`), or ``None``
-    when the game is over and :attr:`result` is set. A runner only finds each move's
-    answer; how the generator is resumed and how it ends is said here, once.
+    when the game is over and :attr:`result` is set: the loop stepped by hand, or by
+    :func:`drive_async` (:func:`drive` resumes the generator in its own tight loop).
 
     >>> from littlestone.games.classes import make_class
     >>> from littlestone.games.game import GameSpec, game_seeds

@@ -9,8 +9,10 @@ processes (benchmarks/README.md, issue 26). Here a round costs each side two sys
 and a msgpack message; the game is the same game loop
 (:class:`~littlestone.games.loop.GameLoop`, as the server's driver runs it:
 ``in_process=False``), under the same move clock, time bank and fault ladder
-(PROTOCOL.md 6), with the same messages' contents (a label rides with the next instance;
-an adversary sends its next instance right after its label), logged and indexed as the
+(PROTOCOL.md 6) and the same remote player's verdicts
+(:class:`~littlestone.server.net.players.MoveWait`), with the protocol's own messages
+(PROTOCOL.md 10: a label rides with the next instance; an adversary commits with its
+first instance and sends each next one right after its label), logged and indexed as the
 server logs a game (the same header, footer, anchor and ``remote:NAME`` entrants), so
 that its results, its log and its verification are those of the WebSocket path.
 
