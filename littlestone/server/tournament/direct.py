@@ -41,7 +41,7 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -231,7 +231,7 @@ class DirectPlayer:
             self.send(end)
 
 
-def _read(message: dict[str, Any], t: int | None, kinds: tuple[str, ...],
+def _read(message: Mapping[str, object], t: int | None, kinds: tuple[str, ...],
           accept: Callable[[Any], Any]) -> Any:
     """The move in ``message`` if it is one of ``kinds`` for round ``t`` (``accept``
     makes it one); else ProtocolError, stale for a round already decided. A message of
