@@ -76,25 +76,24 @@ RULES = {"game": "mistake-bound", "class": "thresholds:n=15", "rounds": 40}
 
 def serve_child(args: argparse.Namespace) -> None:
     """The server under test, with the move clock of every accepted move recorded."""
+    from littlestone.games.loop import MoveClock
     from littlestone.server.net import GameServer, ServerSettings
     from littlestone.server.net import settings as server_settings
     from littlestone.server.net.eventloop import run
-    from littlestone.server.net.players import RemotePlayer
     from littlestone.server.net.settings import Budgets
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))
     latencies = array("d")  # pairs: when the move was taken (monotonic), its clock
     lags = array("d")  # pairs: when, the event loop's lag
-    charge = RemotePlayer._charge
+    charge = MoveClock.charge  # (every move a remote player took, on the loop's clock)
 
-    def timed(self: RemotePlayer, started: float, now: float | None = None) -> None:
-        taken = self.ws.loop.time() if now is None else now
-        latencies.append(taken)
-        latencies.append(taken - started)
-        charge(self, started, taken)
+    def timed(self: MoveClock, started: float, now: float) -> None:
+        latencies.append(now)
+        latencies.append(now - started)
+        charge(self, started, now)
 
-    RemotePlayer._charge = timed  # type: ignore[method-assign]
+    MoveClock.charge = timed  # type: ignore[method-assign]  # the soak's probe
 
     async def main() -> None:
         settings = ServerSettings(port=0, data=Path(args.data), move_deadline=args.move_deadline,

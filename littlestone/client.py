@@ -5,7 +5,9 @@ side of a connection and returns the keys ``littlestone play --json`` prints; a 
 answers from the connection's callback (:class:`_Answering`). :func:`watch_remote`
 follows a game as a spectator (PROTOCOL.md 5.4). :func:`enter_direct` and
 :func:`play_direct` are a tournament's game on the referee's direct link
-(:mod:`littlestone.protocol.frames`), in a submission's sandbox. This is the side a
+(:mod:`littlestone.protocol.frames`, PROTOCOL.md 10), in a submission's sandbox. Both
+transports play a game with the same messages, answered by one sans-I/O side per role
+(:class:`_LearnerSide`, :class:`_AdversarySide`). This is the side a
 student's agent runs on: it imports the protocol and the transport, never the server.
 """
 
@@ -41,12 +43,20 @@ from littlestone.protocol.messages import (
     vector_to_wire,
 )
 from littlestone.protocol.wire import (
+    Advice,
     AdviceRequest,
+    ClientMessage,
+    Costs,
     End,
+    Instance,
     InstanceRequest,
+    Label,
+    Predict,
+    Reveal,
     ServerMessage,
     Start,
     Submitted,
+    Weights,
 )
 from littlestone.transport import Connection, connect
 
@@ -326,31 +336,42 @@ async def _play_game(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
 
 async def _learner_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
                         agent: Learner, game: GameSpec) -> End:
-    answering = _Answering(ws, agent, game.hclass)
+    side = _LearnerSide(agent, game.hclass)
+    answering = _Answering(ws, side)
     while True:
         await answering.run()  # the rounds that go as expected
         message = await receive()
-        if message["type"] == "error":
-            continue  # a fault of ours: the server waits for a better move
+        for reply in side.answer(message):
+            await ws.send(encode(reply))
         if message["type"] == "end":
-            answering.learn(message)  # the last round's label or outcome
             return message
-        if message["type"] in ("instance", "advice"):
-            await ws.send(answering.reply(message))
 
 
-class _Answering:
-    """The learner's side of the rounds (PROTOCOL.md 5.1, 5.2). :meth:`reply` learns from
-    the label or outcome a request carries and answers it. :meth:`run` answers requests
-    from the connection's callback — learn, answer, send — without waking the task,
-    until a message needs :func:`_learner_loop` (an error, the end, anything unexpected);
-    an exception of the learner ends it and is raised there, as round by round."""
+async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
+                          agent: Adversary, game: GameSpec) -> End:
+    side = _AdversarySide(agent, game)
+    for move in side.opening():
+        await ws.send(encode(move))
+    while True:
+        message = await receive()
+        for reply in side.answer(message):
+            await ws.send(encode(reply))
+        if message["type"] == "end":
+            return message
 
-    def __init__(self, ws: Connection, agent: Learner, hclass: Any) -> None:
-        self.ws, self.agent, self.hclass = ws, agent, hclass
+
+class _LearnerSide:
+    """The learner's side of the rounds (PROTOCOL.md 5.1, 5.2), sans I/O, on either
+    transport: :meth:`answer` learns from the label or outcome a server's message
+    carries and returns the moves that answer it."""
+
+    def __init__(self, agent: Learner, hclass: Any) -> None:
+        self.agent, self.hclass = agent, hclass
         self.last: Any = None  # the last instance, which the next label is about
-        self.error: Exception | None = None
-        self.unsent: bytes | None = None
+
+    def opening(self) -> list[ClientMessage]:
+        """A learner moves only when asked."""
+        return []
 
     def learn(self, message: InstanceRequest | AdviceRequest | End) -> None:
         """The label (mistake-bound) or outcome (experts) of the round before."""
@@ -361,14 +382,24 @@ class _Answering:
         if outcome is not None:
             self.agent.update_costs(vector_from_wire(outcome["costs"]), outcome.get("y"))
 
-    def reply(self, message: InstanceRequest | AdviceRequest) -> bytes:
-        """The answer to an ``instance`` or ``advice`` message, as a frame."""
+    def answer(self, message: ServerMessage) -> list[ClientMessage]:
+        """The moves answering ``message``: a request's answer; nothing to an error (a
+        fault of ours: the server waits for a better move) or to the end (whose label
+        or outcome is learnt)."""
+        if message["type"] in ("instance", "advice"):
+            return [self.reply(message)]
+        if message["type"] == "end":
+            self.learn(message)
+        return []
+
+    def reply(self, message: InstanceRequest | AdviceRequest) -> Predict | Weights:
+        """The answer to an ``instance`` or ``advice`` message."""
         self.learn(message)
         hclass, t = self.hclass, message["t"]
         if message["type"] == "instance":
             self.last = x = (instance_from_wire(hclass, message["x"]) if hclass is not None
                              else None)
-            return encode(build.predict(t, float(self.agent.predict(x))))
+            return build.predict(t, float(self.agent.predict(x)))
         advice: Any = message.get("advice")
         if message.get("x") is not None and isinstance(hclass, FiniteClass):
             advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(np.float64)
@@ -376,8 +407,20 @@ class _Answering:
             advice = vector_from_wire(advice)
         answer = self.agent.weights(advice)
         if isinstance(answer, np.ndarray):
-            return encode(build.weights(t, vector_to_wire(answer)))
-        return encode(build.predict(t, float(answer)))
+            return build.weights(t, vector_to_wire(answer))
+        return build.predict(t, float(answer))
+
+
+class _Answering:
+    """A learner's requests answered from the connection's callback — learn, answer,
+    send — without waking the task (:meth:`run`), until a message needs
+    :func:`_learner_loop` (an error, the end, anything unexpected); an exception of the
+    learner ends it and is raised there, as round by round."""
+
+    def __init__(self, ws: Connection, side: _LearnerSide) -> None:
+        self.ws, self.side = ws, side
+        self.error: Exception | None = None
+        self.unsent: bytes | None = None
 
     async def run(self) -> None:
         """Answer requests from the callback until a message needs the task."""
@@ -396,7 +439,7 @@ class _Answering:
         if message["type"] not in ("instance", "advice"):
             return False  # declined: for _learner_loop
         try:
-            answer = self.reply(message)
+            answer = encode(self.side.reply(message))
         except Exception as exc:  # the learner's (or a bad message's): raised by run()
             self.error = exc
             self.ws.stop_answering()
@@ -407,66 +450,74 @@ class _Answering:
         return True
 
 
-async def _adversary_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
-                          agent: Adversary, game: GameSpec) -> End:
-    hclass = game.hclass
-    digest = agent.commitment()
-    if digest is not None:
-        await ws.send(encode(build.commit(digest)))
-    class_derived = game.game == EXPERTS and hclass is not None
-    t = 1
-    pending_x: Any = None
-    if game.rounds:
-        pending_x = await _send_move(ws, agent, game, t, class_derived)
-    while True:
-        message = await receive()
-        if message["type"] == "error":
-            continue
-        if message["type"] == "end":
-            return message
+class _AdversarySide:
+    """The adversary's side of the rounds (PROTOCOL.md 5.3), sans I/O, on either
+    transport: its commitment and first move unasked (:meth:`opening`), then for each
+    message the moves that answer it: the label (or costs) having seen the learner's
+    answer, with the next round's move right after; the reveal when asked."""
+
+    def __init__(self, agent: Adversary, game: GameSpec) -> None:
+        self.agent, self.game = agent, game
+        self.class_derived = game.game == EXPERTS and game.hclass is not None
+        self.t = 1
+        self.pending_x: Any = None  # the instance of the round being played
+
+    def opening(self) -> list[ClientMessage]:
+        """The commitment, if any, and round 1's move."""
+        moves: list[ClientMessage] = []
+        digest = self.agent.commitment()
+        if digest is not None:
+            moves.append(build.commit(digest))
+        if self.game.rounds:
+            moves.append(self._move())
+        return moves
+
+    def answer(self, message: ServerMessage) -> list[ClientMessage]:
+        """The moves answering ``message`` (none to an error: a fault of ours, the
+        server waits for a better move)."""
+        agent, t = self.agent, self.t
+        outcome: Label | Costs
         if message["type"] == "reveal?":
-            revealed = agent.reveal()
-            target, salt = revealed if revealed is not None else (None, b"")
-            if isinstance(target, np.ndarray):
-                target = vector_to_wire(target)
-            elif target is not None:
-                target = int(target)
-            await ws.send(encode(build.reveal(target, salt)))
-        elif message["type"] == "prediction":
-            y = agent.label(pending_x, float(message["p"]))
-            await ws.send(encode(build.label(t, int(y))))
-            t += 1
-            if t <= game.rounds:
-                pending_x = await _send_move(ws, agent, game, t, class_derived)
+            return [self._reveal()]
+        if message["type"] == "prediction":
+            outcome = build.label(t, int(agent.label(self.pending_x, float(message["p"]))))
         elif message["type"] == "answer":
             answer: Any = (vector_from_wire(message["w"]) if message.get("w") is not None
                            else float(message["p"]))
-            if class_derived:
+            if self.class_derived:
+                hclass = self.game.hclass
+                assert isinstance(hclass, FiniteClass)  # (class-derived experts)
                 p = float(answer) if not isinstance(answer, np.ndarray) else float(
-                    answer @ hclass.evaluate(pending_x).astype(np.float64))  # type: ignore[union-attr]  # finite here
-                await ws.send(encode(build.label(t, int(agent.label(pending_x, p)))))
+                    answer @ hclass.evaluate(self.pending_x).astype(np.float64))
+                outcome = build.label(t, int(agent.label(self.pending_x, p)))
             else:
-                outcome = agent.costs(answer)
-                if isinstance(outcome, np.ndarray):
-                    await ws.send(encode(build.costs(t, vector_to_wire(outcome))))
-                else:
-                    await ws.send(encode(build.label(t, int(outcome))))
-            t += 1
-            if t <= game.rounds:
-                pending_x = await _send_move(ws, agent, game, t, class_derived)
+                costs = agent.costs(answer)
+                outcome = (build.costs(t, vector_to_wire(costs)) if isinstance(costs, np.ndarray)
+                           else build.label(t, int(costs)))
+        else:
+            return []
+        self.t += 1
+        return [outcome, self._move()] if self.t <= self.game.rounds else [outcome]
 
+    def _move(self) -> Instance | Advice:
+        """Round t's instance (or, with experts not derived from a class, its advice)."""
+        hclass, t = self.game.hclass, self.t
+        if self.game.game != EXPERTS or self.class_derived:
+            assert hclass is not None
+            self.pending_x = x = self.agent.instance()
+            return build.instance(t, instance_to_wire(hclass, x))
+        advice = self.agent.advice()
+        return build.advice(t, None if advice is None else vector_to_wire(advice))
 
-async def _send_move(ws: Any, agent: Adversary, game: GameSpec, t: int,
-                     class_derived: bool) -> Any:
-    hclass = game.hclass
-    if game.game != EXPERTS or class_derived:
-        x = agent.instance()
-        assert hclass is not None
-        await ws.send(encode(build.instance(t, instance_to_wire(hclass, x))))
-        return x
-    advice = agent.advice()
-    await ws.send(encode(build.advice(t, None if advice is None else vector_to_wire(advice))))
-    return None
+    def _reveal(self) -> Reveal:
+        """The target and the salt the adversary committed to (PROTOCOL.md 7)."""
+        revealed = self.agent.reveal()
+        target, salt = revealed if revealed is not None else (None, b"")
+        if isinstance(target, np.ndarray):
+            target = vector_to_wire(target)
+        elif target is not None:
+            target = int(target)
+        return build.reveal(target, salt)
 
 
 def enter_direct(path: str, token: str) -> FrameSocket:
@@ -477,21 +528,20 @@ def enter_direct(path: str, token: str) -> FrameSocket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
     link = FrameSocket(sock, CLIENT_LIMITS)
-    link.send({"type": "enter", "token": token})
+    link.send(build.link_enter(token))
     return link
 
 
-def play_direct(link: FrameSocket, agent: Learner | Adversary) -> int:
+def play_direct(link: FrameSocket, agent: Learner | Adversary) -> End | None:
     """Play a tournament's game on the direct link :func:`enter_direct` opened, once the
     agent is made: this side says it is ``ready``; the referee dictates the rules and
-    sends this side its own seed (``start``), then asks for each move as the server's
-    protocol does (PROTOCOL.md 5.1, 5.3: a label rides with the next instance; an
-    adversary sends its next instance right after its label), and closes the link when
-    the game is over. Returns the rounds this side was asked to play. An exception of
-    the agent is raised as :class:`AgentCrashed` (the referee sees the link close:
+    sends this side its own seed (``start``), then plays it with the protocol's own
+    messages (PROTOCOL.md 5.1, 5.3, "the direct link") and ends with ``end``. Returns
+    the ``end`` (``None``: the referee closed the link without one). An exception of the
+    agent is raised as :class:`AgentCrashed` (the referee sees the link close:
     ``disconnected:ROLE``)."""
     try:
-        link.send({"type": "ready"})
+        link.send(build.ready())
         try:
             start = from_server(link.recv())
         except (EOFError, OSError):
@@ -503,60 +553,22 @@ def play_direct(link: FrameSocket, agent: Learner | Adversary) -> int:
         game = rules_from_wire(start["rules"], SERVERS_CLASSES)
         try:
             agent.start(game, int(start["seed"]))
-            if isinstance(agent, Learner):
-                return _direct_learner(link, agent, game)
-            return _direct_adversary(link, agent, game)
+            side = (_LearnerSide(agent, game.hclass) if isinstance(agent, Learner)
+                    else _AdversarySide(agent, game))
+            for move in side.opening():
+                link.send(move)
+            while True:
+                try:
+                    message = from_server(link.recv())
+                except EOFError:
+                    return None
+                for reply in side.answer(message):
+                    link.send(reply)
+                if message["type"] == "end":
+                    return message
         except (ServerError, ProtocolError, EOFError, OSError):
             raise
         except Exception as exc:  # the agent's own code
             raise AgentCrashed(_role_of(agent), exc) from exc
     finally:
         link.close()
-
-
-def _direct_learner(link: FrameSocket, agent: Learner, game: GameSpec) -> int:
-    hclass, last, rounds = game.hclass, None, 0
-    assert hclass is not None  # (the direct link plays the mistake-bound game)
-    while True:
-        try:
-            message = link.recv()
-        except EOFError:
-            return rounds
-        y = message.get("y")
-        if y is not None and last is not None:
-            agent.update(last, int(y))
-        if message["type"] == "instance":
-            last = x = instance_from_wire(hclass, message["x"])
-            link.send(build.predict(message["t"], float(agent.predict(x))))
-            rounds += 1
-
-
-def _direct_adversary(link: FrameSocket, agent: Adversary, game: GameSpec) -> int:
-    hclass, pending, rounds = game.hclass, None, 0
-    assert hclass is not None  # (the direct link plays the mistake-bound game)
-    while True:
-        try:
-            message = link.recv()
-        except EOFError:
-            return rounds
-        kind, t = message["type"], int(message.get("t") or 0)
-        if kind == "commitment":
-            link.send({"type": "commit", "digest": agent.commitment()})
-        elif kind == "instance":
-            pending = agent.instance()
-            link.send(build.instance(t, instance_to_wire(hclass, pending)))
-        elif kind == "label":
-            y = int(agent.label(pending, float(message["p"])))
-            link.send(build.label(t, y))
-            rounds += 1
-            if t < game.rounds:  # the next instance, unasked (as the protocol's client does)
-                pending = agent.instance()
-                link.send(build.instance(t + 1, instance_to_wire(hclass, pending)))
-        elif kind == "reveal":
-            revealed = agent.reveal()
-            target, salt = revealed if revealed is not None else (None, b"")
-            if isinstance(target, np.ndarray):
-                target = vector_to_wire(target)
-            elif target is not None:
-                target = int(target)
-            link.send(build.reveal(target, salt))

@@ -1,7 +1,8 @@
 """The synchronous runner: in-process agents through the game loop in a tight loop.
 
 No asyncio and no encoding: the loop (:class:`littlestone.games.loop.GameLoop`) asks for
-moves and the learner and the adversary are called directly, so built-in agents play
+moves, :func:`~littlestone.games.loop.drive` hands each to :func:`answers`, and the learner
+and the adversary are called directly, so built-in agents play
 each other at numpy speed (docs/design.md section 2). Local play, replay and
 tournaments' built-in pairs run here.
 
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,15 @@ from threadpoolctl import threadpool_limits
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import HalfspaceClass
 from littlestone.games.game import EXPERTS, GameResult, GameSpec, game_seeds
-from littlestone.games.loop import LEARNER, GameLoop, Move, QueuedRounds, RecordSink, RoundLog
+from littlestone.games.loop import (
+    LEARNER,
+    GameLoop,
+    Move,
+    QueuedRounds,
+    RecordSink,
+    RoundLog,
+    drive,
+)
 from littlestone.learners.base import Learner
 
 __all__ = ["RecordSink", "RoundLog", "play"]
@@ -75,34 +84,25 @@ def play(
     # (from BLAS_POOL_FROM experts: entering the limit costs about a millisecond)
     with (threadpool_limits(1, user_api="blas") if experts and game.n_experts >= BLAS_POOL_FROM
           else contextlib.nullcontext()):
-        result = run(loop.moves(), learner, adversary)
+        result = drive(loop, answers(learner, adversary))
     result.bound = learner.final_bound(game, result.to_dict())
     result.extra.update(learner.report())
     return result
 
 
-def run(moves: Generator[Move, Any, GameResult], learner: Learner, adversary: Adversary
-        ) -> GameResult:
-    """Answer a game loop's moves by calling the agents; what an agent raises is thrown
-    into the loop, which decides (a crash, in process). Returns the loop's result."""
-    # each move's agent method, bound on first use (an agent has those of its games);
-    # a queued block is the runner's own
+def answers(learner: Learner, adversary: Adversary) -> Callable[[Move], Any]:
+    """How the agents answer a game loop's moves (for :func:`~littlestone.games.loop.drive`):
+    each move by calling its agent's method; a queued block by :func:`_learn_block`."""
+    # each move's agent method, bound on first use (an agent has those of its games)
     calls: dict[str, Callable[..., Any]] = {
         "play_queued": lambda queued: _learn_block(learner, queued)}
-    send, throw = moves.send, moves.throw
-    try:
-        move = next(moves)
-        while True:
-            try:
-                call = calls.get(move[1]) or calls.setdefault(move[1], getattr(
-                    learner if move[0] == LEARNER else adversary, move[1]))
-                answer = call(*move[3])
-            except Exception as error:  # the loop's to judge
-                move = throw(error)
-            else:
-                move = send(answer)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]  # the loop returns its result
+
+    def answer(move: Move) -> Any:
+        call = calls.get(move[1]) or calls.setdefault(move[1], getattr(
+            learner if move[0] == LEARNER else adversary, move[1]))
+        return call(*move[3])
+
+    return answer
 
 
 def _learn_block(learner: Learner, queued: QueuedRounds) -> None:

@@ -5,7 +5,11 @@ player: :meth:`GameLoop.moves` is a generator that yields each :data:`Move` it n
 (who moves, which move, the round, the arguments) and is sent the answer. A runner
 answers the moves its own way: :func:`littlestone.local.play` calls in-process agents
 directly; the server's driver (:mod:`littlestone.server.net.driver`) awaits players
-behind a connection. Everything that decides a game is here, once: the commitment
+behind a connection; a tournament's direct link (:mod:`littlestone.server.tournament.direct`)
+waits for them in its thread. None of them resumes the loop itself: :func:`drive` (and its
+async twin :func:`drive_async`) hands each move to the runner's ``answer`` and sends back
+what it returns, or throws in what it raised, until the game is over (a :class:`Driver`
+for a runner that steps it by hand). Everything that decides a game is here, once: the commitment
 before round 1 and the reveal after round T, the order of the moves, the fault ladder of
 PROTOCOL.md 6, a crash, a forfeit, a disconnect; the referees score.
 
@@ -47,7 +51,7 @@ A game that ends against a player raises one of (under
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
@@ -71,8 +75,9 @@ from littlestone.games.mistake_bound import (
 )
 
 __all__ = ["ADVERSARY", "FAULT", "FAULTS_TO_FORFEIT", "LEARNER", "Commit", "Crash",
-           "Disconnected", "ExpertsOutcome", "FaultLadder", "Forfeit", "GameEnded", "GameLoop",
-           "Move", "MoveClock", "QueuedExperts", "QueuedRounds", "RecordSink", "RoundLog"]
+           "Disconnected", "Driver", "ExpertsOutcome", "FaultLadder", "Forfeit", "GameEnded",
+           "GameLoop", "Move", "MoveClock", "QueuedExperts", "QueuedRounds", "RecordSink",
+           "RoundLog", "drive", "drive_async"]
 
 #: The fault that forfeits a game (PROTOCOL.md 6), in every runner.
 FAULTS_TO_FORFEIT = 3
@@ -608,3 +613,97 @@ class GameLoop:
             return value
         referee.weights(answer)
         return answer
+
+
+# -- driving the loop ---------------------------------------------------------------------
+
+class Driver:
+    """The runners' side of :meth:`GameLoop.moves`, sans I/O: the loop's next move after
+    an answer (:meth:`send`) or after what a player raised (:meth:`throw`), or ``None``
+    when the game is over and :attr:`result` is set: the loop stepped by hand, or by
+    :func:`drive_async` (:func:`drive` resumes the generator in its own tight loop).
+
+    >>> from littlestone.games.classes import make_class
+    >>> from littlestone.games.game import GameSpec, game_seeds
+    >>> game = GameSpec("mistake-bound", 1, make_class("thresholds:n=4"))
+    >>> driver = Driver(GameLoop(game, game_seeds(0).referee))
+    >>> driver.move[:2], driver.send(None)[:2], driver.send(2)[:3]
+    (('adversary', 'commitment'), ('adversary', 'instance'), ('learner', 'predict', 1))
+    >>> driver.throw(ZeroDivisionError("p")), driver.result.status
+    (None, 'crash:learner:ZeroDivisionError')
+    """
+
+    def __init__(self, loop: GameLoop) -> None:
+        self._moves = loop.moves()
+        #: The game's result, once it is over.
+        self.result: GameResult | None = None
+        #: The move the loop asks now (``None``: the game is over).
+        self.move: Move | None = self._resume(self._moves.send, None)
+
+    def send(self, answer: Any) -> Move | None:
+        """The player answered the move: the next move, or ``None`` at the end."""
+        return self._resume(self._moves.send, answer)
+
+    def throw(self, error: BaseException) -> Move | None:
+        """The player's move raised ``error`` (the loop decides: a crash, a fault, the
+        game ended): the next move, or ``None`` at the end. An error the loop does not
+        take (a runner's own, a cancellation) propagates."""
+        return self._resume(self._moves.throw, error)
+
+    def _resume(self, how: Callable[[Any], Move], value: Any) -> Move | None:
+        try:
+            self.move = how(value)
+        except StopIteration as stop:
+            self.result, self.move = stop.value, None
+        return self.move
+
+
+def drive(loop: GameLoop, answer: Callable[[Move], Any]) -> GameResult:
+    """Play ``loop``'s game to its end, each move answered by ``answer(move)`` (what it
+    raises is thrown into the loop); the result.
+
+    >>> from littlestone.games.classes import make_class
+    >>> from littlestone.games.game import GameSpec, game_seeds
+    >>> game = GameSpec("mistake-bound", 3, make_class("thresholds:n=4"))
+    >>> moves = {"instance": 2, "predict": 0.0, "label": 1}
+    >>> result = drive(GameLoop(game, game_seeds(0).referee), lambda m: moves.get(m[1]))
+    >>> result.status, result.mistakes
+    ('complete', 3)
+    """
+    moves = loop.moves()
+    send, throw = moves.send, moves.throw  # (in process a move costs microseconds: the
+    try:  # generator resumed here, not through a Driver's calls)
+        move = next(moves)
+        while True:
+            try:
+                reply = answer(move)
+            except BaseException as error:  # the loop's to judge (a cancelled block is scored)
+                move = throw(error)
+            else:
+                move = send(reply)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]  # the loop returns its result
+
+
+async def drive_async(loop: GameLoop, answer: Callable[[Move], Awaitable[Any]],
+                      send: Callable[[Callable[[Any], Move | None], Any],
+                                     Awaitable[Move | None]] | None = None,
+                      send_apart: tuple[str, ...] = ()) -> GameResult:
+    """:func:`drive`'s twin for a runner on an event loop: each move answered by awaiting
+    ``answer(move)``. An answer to a move named in ``send_apart`` is sent to the loop by
+    awaiting ``send(Driver.send, answer)`` (the server checks a long game's reveal in a
+    worker thread: ``asyncio.to_thread``)."""
+    driver = Driver(loop)
+    move = driver.move
+    while move is not None:
+        try:
+            reply = await answer(move)
+        except BaseException as error:  # the loop's to judge (a cancelled block is scored)
+            move = driver.throw(error)
+            continue
+        if send is not None and move[1] in send_apart:
+            move = await send(driver.send, reply)
+        else:
+            move = driver.send(reply)
+    assert driver.result is not None
+    return driver.result

@@ -46,9 +46,11 @@ from littlestone.protocol.wire import (
     Join,
     Label,
     LabelOf,
+    LinkEnter,
     OutcomeOf,
     Predict,
     Prediction,
+    Ready,
     Reveal,
     RevealAsked,
     Revoke,
@@ -186,6 +188,21 @@ def costs(t: int, v: Vector) -> Costs:
 def reveal(target: WireInstance | None, salt: bytes) -> Reveal:
     """An adversary's target (or witness) and salt, after ``reveal?`` (PROTOCOL.md 5.3)."""
     return {"type": "reveal", "target": target, "salt": salt}
+
+
+def link_enter(token: str) -> LinkEnter:
+    """A tournament's game process enters the referee's direct link with its one-time
+    token (PROTOCOL.md 10).
+
+    >>> link_enter("t0k3n")
+    {'type': 'enter', 'token': 't0k3n'}
+    """
+    return {"type": "enter", "token": token}
+
+
+def ready() -> Ready:
+    """The game process has made its agent: the referee may start (PROTOCOL.md 10)."""
+    return {"type": "ready"}
 
 
 # -- server -> client ---------------------------------------------------------------

@@ -499,6 +499,26 @@ ServerMessage = (Welcome | Created | Entered | Done | Revoked | Submitted | Watc
                  | Start | InstanceRequest | AdviceRequest | Prediction | Answer | RevealAsked
                  | End | Error)
 
+# -- the direct link (PROTOCOL.md 10) ---------------------------------------------------
+
+
+@final
+class LinkEnter(TypedDict):
+    """A tournament's game process enters the referee's direct link with its one-time
+    token, the link's first message (PROTOCOL.md 10)."""
+
+    type: Literal["enter"]
+    token: str
+
+
+@final
+class Ready(TypedDict):
+    """The game process has made its agent: the referee may ``start`` the game
+    (PROTOCOL.md 10)."""
+
+    type: Literal["ready"]
+
+
 #: The message types of each direction (PROTOCOL.md 3-6).
 CLIENT_TYPES = frozenset({"hello", "challenge", "create", "join", "enter", "watch", "revoke",
                           "submit", "predict", "weights", "commit", "instance", "advice", "label",

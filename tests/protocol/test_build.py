@@ -141,22 +141,7 @@ def test_the_server_builds_every_server_type_and_the_client_every_client_type():
 NOT_PROTOCOL = {
     ("server/web/app.py", "watch", "gone"):
         "the web page's JSON live feed tells a browser the game is over; not PROTOCOL.md",
-    ("client.py", "enter_direct", "enter"):
-        "the direct link's one-time token (a tournament's game process), not PROTOCOL.md",
-    ("client.py", "play_direct", "ready"):
-        "the direct link's dialect (a tournament's game process), not PROTOCOL.md",
-    ("client.py", "_direct_adversary", "commit"):
-        "the direct link's commit may carry a nil digest (no commitment); PROTOCOL.md's "
-        "may not",
 }
-#: Files whose messages move onto the builders with the runner's rewrite (issue 40,
-#: item 1): the direct link's own dialect, and the remote player's moves.
-IN_FLIGHT = {
-    "server/tournament/direct.py": "the direct link's dialect, to become PROTOCOL.md's",
-    "server/net/players.py": "the remote player, being rewritten as one with the direct one",
-}
-
-
 def message_dicts(source: str) -> list[tuple[str, str]]:
     """The dicts of ``source`` (displays, ``dict(...)`` calls) with a string constant
     under ``"type"``: each as (the enclosing function, or ``""`` at module level, the
@@ -203,12 +188,10 @@ def test_no_message_is_built_outside_protocol():
         if name.startswith("protocol/"):
             continue
         for function, kind in message_dicts(path.read_text()):
-            if name in IN_FLIGHT:
-                seen.add(name)
-            elif (name, function, kind) in NOT_PROTOCOL:
+            if (name, function, kind) in NOT_PROTOCOL:
                 seen.add((name, function, kind))
             else:
                 built.append(f"{name}: {function or '(module)'} builds {kind!r}")
     assert not built, "build these with littlestone.protocol.build:\n" + "\n".join(built)
-    stale = (set(NOT_PROTOCOL) | set(IN_FLIGHT)) - seen
+    stale = set(NOT_PROTOCOL) - seen
     assert not stale, f"no longer built there: drop from the lists {sorted(map(str, stale))}"

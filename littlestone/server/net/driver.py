@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Generator
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from littlestone.adversaries.base import Adversary
@@ -34,6 +34,7 @@ from littlestone.games.loop import (
     GameLoop,
     Move,
     RoundLog,
+    drive_async,
 )
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
@@ -86,38 +87,22 @@ async def run_game(
 
 async def _run(loop: GameLoop, learner: Learner | RemoteLearner,
                adversary: Adversary | RemoteAdversary) -> GameResult:
-    """Answer the loop's moves: a remote player's from its connection (the round first),
-    a hosted agent's from its process, a local agent's by calling it. What a move raises
-    is thrown into the loop."""
-    moves: Generator[Move, Any, GameResult] = loop.moves()
-    step: Move | GameResult = _resume(moves.send, None)
-    while isinstance(step, tuple):
-        role, name, t, args, extra = step
+    """Answer the loop's moves (:func:`~littlestone.games.loop.drive_async`): a remote
+    player's from its connection (the round first), a hosted agent's from its process, a
+    local agent's by calling it. The reveal is checked off the event loop (checking every
+    label and margin of a long halfspace game takes seconds)."""
+
+    async def answer(move: Move) -> Any:
+        role, name, t, args, extra = move
         player = learner if role == LEARNER else adversary
-        try:
-            if isinstance(player, RemotePlayer):
-                answer = await getattr(player, name)(t, *args, *extra)
-            elif isinstance(player, HostedLearner | HostedAdversary):
-                other = adversary if role == LEARNER else learner
-                answer = await _hosted(player, loop.ladders[role], name, t, args, other)
-            else:
-                answer = await _local(player, getattr(player, name), *args)
-        except BaseException as error:  # (a cancelled game too: the loop scores its block)
-            step = _resume(moves.throw, error)
-            continue
-        if name == "reveal":  # checking every label and margin of a long halfspace game
-            step = await asyncio.to_thread(_resume, moves.send, answer)  # takes seconds
-        else:
-            step = _resume(moves.send, answer)
-    return step
+        if isinstance(player, RemotePlayer):
+            return await getattr(player, name)(t, *args, *extra)
+        if isinstance(player, HostedLearner | HostedAdversary):
+            other = adversary if role == LEARNER else learner
+            return await _hosted(player, loop.ladders[role], name, t, args, other)
+        return await _local(player, getattr(player, name), *args)
 
-
-def _resume(how: Callable[[Any], Move], value: Any) -> Move | GameResult:
-    """The loop's next move, or its result when the game is over."""
-    try:
-        return how(value)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]  # the loop returns its result
+    return await drive_async(loop, answer, send=asyncio.to_thread, send_apart=("reveal",))
 
 
 async def _hosted(agent: HostedLearner | HostedAdversary, ladder: FaultLadder, name: str,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
@@ -38,6 +38,7 @@ from littlestone.games.loop import (
     QueuedRounds,
 )
 from littlestone.games.mistake_bound import check_label, check_probability
+from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.messages import (
@@ -51,7 +52,6 @@ from littlestone.protocol.session import ServerSession
 from littlestone.protocol.wire import (
     Advice,
     AdviceRequest,
-    Answer,
     ClientMessage,
     Costs,
     Instance,
@@ -70,16 +70,98 @@ from littlestone.protocol.wire import (
 from littlestone.server.net.settings import ServerSettings
 from littlestone.transport import Connection, Deadline
 
-__all__ = ["FAULT", "Disconnected", "Forfeit", "RemoteAdversary", "RemoteLearner", "RemotePlayer"]
+__all__ = ["FAULT", "Disconnected", "Forfeit", "MoveWait", "RemoteAdversary", "RemoteLearner",
+           "RemotePlayer", "Verdict", "commit_of", "probability", "revealed"]
 
 #: The messages a move may be made of (:meth:`RemotePlayer.receive`'s ``accept`` takes
 #: those of the kinds it expects).
 Move = TypeVar("Move", bound=ClientMessage)
 
 
+class Verdict(NamedTuple):
+    """What a message, or the deadline passing, decides of a move awaited: ``decided``,
+    the move is ``move`` (:data:`FAULT` after a fault that ends it); ``fault``, the
+    player's fault, to tell it and to put on its ladder (:meth:`MoveWait.record`)."""
+
+    decided: bool
+    move: Any
+    fault: ProtocolError | None
+
+
+class MoveWait:
+    """One move awaited from a player behind a connection (PROTOCOL.md 6), sans I/O: the
+    transport receives until :attr:`deadline` (times on its own clock) and hands over
+    what came, or that the deadline passed; this says what it decides. A move read in
+    time is charged to the clock (``clock``: the per-move deadline and the time bank)
+    and taken; a late, malformed, out-of-turn or illegal one is a fault on ``ladder``
+    (a learner's ends the move, an adversary's move is waited for again, the third
+    forfeits); a move for a round already decided is dropped; a fatal error is the
+    player gone (:class:`~littlestone.games.loop.Disconnected`).
+
+    >>> wait = MoveWait(MoveClock(move_deadline=2.0, time_bank=10.0), FaultLadder("learner"),
+    ...                 t=7, started=100.0)
+    >>> wait.deadline
+    112.0
+    >>> wait.received(105.0, lambda: 0.25), wait.clock.bank
+    (Verdict(decided=True, move=0.25, fault=None), 7.0)
+    >>> decided, move, fault = wait.timed_out(); (decided, move, fault.code.value)
+    (True, FAULT, 'timeout')
+    >>> wait.record(fault, 120.0); wait.ladder.faults[0]["t"], wait.clock.bank
+    (7, 0.0)
+    """
+
+    def __init__(self, clock: MoveClock, ladder: FaultLadder, t: int | None,
+                 started: float) -> None:
+        self.clock, self.ladder, self.t, self.started = clock, ladder, t, started
+
+    @property
+    def deadline(self) -> float:
+        """When the move is late: the per-move deadline plus what is left in the bank."""
+        return self.clock.deadline(self.started)
+
+    def timed_out(self) -> Verdict:
+        """The deadline passed: the bank is spent, and it is a fault."""
+        self.clock.timed_out()
+        return self._fault(ProtocolError(Code.TIMEOUT,
+                                         f"no move within the deadline for round {self.t}"))
+
+    def received(self, now: float, read: Callable[[], Any]) -> Verdict | None:
+        """A message came at ``now``: ``read()`` makes it the move, or raises
+        ProtocolError or IllegalMove. ``None``: it was a stale move, dropped."""
+        try:
+            move = read()
+        except ProtocolError as exc:
+            return self.rejected(now, exc)
+        except IllegalMove as exc:
+            return self.rejected(now, ProtocolError(Code.ILLEGAL_MOVE, exc.message))
+        self.clock.charge(self.started, now)
+        return Verdict(True, move, None)
+
+    def rejected(self, now: float, error: ProtocolError) -> Verdict | None:
+        """A message came at ``now`` that is no move: ``error`` (``None``: it was a move
+        for a round already decided, dropped)."""
+        if error.fatal:
+            raise Disconnected(self.ladder.role) from None
+        if error.stale:
+            return None
+        self.clock.charge(self.started, now)
+        return self._fault(error)
+
+    def _fault(self, error: ProtocolError) -> Verdict:
+        return Verdict(self.ladder.ends_move, FAULT, error)
+
+    def record(self, fault: ProtocolError, now: float) -> None:
+        """Put the fault told to the player on its ladder (the last raises
+        :class:`~littlestone.games.loop.Forfeit`); a move waited for again is timed
+        from ``now``."""
+        self.ladder.fault(self.t, fault.code.value, fault.message)
+        self.started = now
+
+
 class RemotePlayer:
     """Receiving moves from a connection, under the per-move deadline and the time bank
-    (``clock``) and the fault ladder (``ladder``: the game loop's, set by the driver)."""
+    (``clock``) and the fault ladder (``ladder``: the game loop's, set by the driver),
+    as :class:`MoveWait` decides them."""
 
     def __init__(self, ws: Connection, session: ServerSession, settings: ServerSettings,
                  role: str) -> None:
@@ -99,66 +181,39 @@ class RemotePlayer:
         except ConnectionClosed:
             raise Disconnected(self.role) from None
 
-    async def fault(self, code: Code, message: str, t: int | None) -> None:
-        """A fault on the ladder (the last raises :class:`Forfeit`), told to the player."""
-        try:
-            self.ladder.fault(t, code.value, message)
-        finally:
-            self.session.fault(t)
-            with contextlib.suppress(Disconnected):
-                await self.send(ProtocolError(code, message).to_message())
-
     async def receive(self, *kinds: str, t: int | None,
                       accept: Callable[[Move], Any],
                       started: float | None = None) -> Any:
         """The next acceptable move: ``accept`` turns a message into a move or raises
-        IllegalMove/ProtocolError. Every bad or late message is a fault (a move for a round
-        already decided is dropped); after a fault that ends the move (a learner's)
-        :data:`FAULT` is returned. The clock runs from ``started`` (loop time; default
-        now). The session lets only messages of ``kinds`` through: ``accept`` takes
-        those."""
+        IllegalMove/ProtocolError, and :class:`MoveWait` judges it (each fault is told
+        to the player). The clock runs from ``started`` (loop time; default now). The
+        session lets only messages of ``kinds`` through: ``accept`` takes those."""
         self.session.expect(*kinds, t=t)
-        ws = self.ws
-        if started is None:  # a stale message does not restart the clock
-            started = ws.loop.time()
-        ends_move = self.ladder.ends_move
+        ws, session = self.ws, self.session
+        wait = MoveWait(self.clock, self.ladder, t,
+                        ws.loop.time() if started is None else started)
         while True:
             try:
-                frame = await ws.recv(self.clock.deadline(started))
+                frame = await ws.recv(wait.deadline)
             except TimeoutError:
-                self.clock.timed_out()
-                await self.fault(Code.TIMEOUT, f"no move within the deadline for round {t}", t)
-                if ends_move:
-                    return FAULT
-                started = ws.loop.time()
-                continue
+                verdict: Verdict | None = wait.timed_out()
             except ConnectionClosed:
                 raise Disconnected(self.role) from None
-            try:
-                move = accept(cast("Move", self.session.receive(frame)))
-            except ProtocolError as exc:
-                if exc.fatal:
-                    raise Disconnected(self.role) from None
-                if exc.stale:
-                    continue
-                self._charge(started)
-                await self.fault(exc.code, exc.message, t)
-            except IllegalMove as exc:
-                self._charge(started)
-                await self.fault(Code.ILLEGAL_MOVE, exc.message, t)
             else:
-                self._charge(started)
-                return move
-            if ends_move:
-                return FAULT
-            started = self.ws.loop.time()
+                verdict = wait.received(ws.loop.time(), lambda: accept(
+                    cast("Move", session.receive(frame))))  # noqa: B023 - called at once
+            if verdict is None:
+                continue  # a stale move: it does not restart the clock
+            if verdict.fault is not None:
+                session.fault(t)
+                with contextlib.suppress(Disconnected):
+                    await self.send(verdict.fault.to_message())
+                wait.record(verdict.fault, ws.loop.time())
+            if verdict.decided:
+                return verdict.move
 
-    def _charge(self, started: float, now: float | None = None) -> None:
-        """A move asked for at ``started`` came now (loop time): the clock charges it."""
-        self.clock.charge(started, self.ws.loop.time() if now is None else now)
-
-
-def _probability(message: Predict) -> float:
+def probability(message: Predict) -> float:
+    """A learner's p from its ``predict`` (checked: IllegalMove outside [0, 1])."""
     p = message["p"]
     if type(p) is float and 0.0 <= p <= 1.0:  # the usual move needs no more checks
         return p
@@ -179,7 +234,7 @@ class RemoteLearner(RemotePlayer):
     async def predict(self, t: int, x: Any) -> Any:
         """p in [0, 1], or FAULT."""
         await self.send(self._instance(t, instance_to_wire(self.hclass, x)))
-        return await self.receive("predict", t=t, accept=_probability)
+        return await self.receive("predict", t=t, accept=probability)
 
     async def update(self, t: int, x: Any, y: int) -> None:
         self.pending = {"t": t, "y": y}
@@ -199,28 +254,25 @@ class RemoteLearner(RemotePlayer):
             started, sent = await fast.run()
             i = len(predictions)
             if i < n and sent:  # round i's instance is out: its move comes the slow way
-                p = await self.receive("predict", t=t0 + i, accept=_probability,
+                p = await self.receive("predict", t=t0 + i, accept=probability,
                                        started=started)
                 self.pending = {"t": t0 + i, "y": queued.answer(p)}
 
     def _instance(self, t: int, wire: Any) -> InstanceRequest:
         """Round t's instance (as on the wire), with the label of the round before."""
-        message: InstanceRequest = {"type": "instance", "t": t, "x": wire}
-        if self.pending is not None:
-            message["label"] = cast("LabelOf", self.pending)  # (a mistake-bound game's)
-        return message
+        return build.instance_request(  # (a mistake-bound game's pending label)
+            t, wire, cast("LabelOf | None", self.pending))
 
     async def weights(self, t: int, advice: Any, x: Any) -> Any:
         """Weights or p (checked: a bad move is a fault), or FAULT; ``x`` the instance of
         class-derived experts (the learner evaluates its class on it)."""
-        message: AdviceRequest = {"type": "advice", "t": t, "advice": None}
+        outcome = cast("OutcomeOf | None", self.pending)  # (an experts game's)
         if x is not None:
-            message["x"] = instance_to_wire(self.hclass, x)
-        elif advice is not None:
-            message["advice"] = vector_to_wire(advice)
-        if self.pending is not None:
-            message["outcome"] = cast("OutcomeOf", self.pending)  # (an experts game's)
-        await self.send(message)
+            await self.send(build.advice_request(t, None, instance_to_wire(self.hclass, x),
+                                                 outcome))
+        else:
+            await self.send(build.advice_request(
+                t, None if advice is None else vector_to_wire(advice), outcome=outcome))
 
         d = self.n_experts
 
@@ -264,21 +316,42 @@ class RemoteLearner(RemotePlayer):
 
     def _advice(self, t: int, wire: Any) -> AdviceRequest:
         """Round t's instance of class-derived experts, with the outcome before it."""
-        message: AdviceRequest = {"type": "advice", "t": t, "advice": None, "x": wire}
-        if self.pending is not None:
-            message["outcome"] = cast("OutcomeOf", self.pending)  # (an experts game's)
-        return message
+        return build.advice_request(  # (an experts game's pending outcome)
+            t, None, wire, cast("OutcomeOf | None", self.pending))
 
     def told(self, record: ExpertsRecord | ExpertsOutcome) -> None:
         """A queued round was answered: its outcome rides with the next advice."""
         self.pending = {"t": record.t, "costs": vector_to_wire(record.costs), "y": record.y}
 
 
+def commit_of(message: CommitMessage) -> Commit:
+    """An adversary's commitment, before round 1 (checked: SHA-256 is 32 bytes)."""
+    digest = message["digest"]
+    if not isinstance(digest, bytes) or len(digest) != 32:
+        raise IllegalMove("adversary", "commitment", "a commitment is 32 bytes (SHA-256), "
+                          f"not {len(digest) if isinstance(digest, bytes) else digest!r}")
+    return Commit(digest)
+
+
+def revealed(message: Reveal, committed: bool) -> tuple[Any, bytes]:
+    """An adversary's reveal after round T: its target (a vector decoded) and its salt
+    (checked: at least MIN_SALT_BYTES after a commitment)."""
+    target: Any = message["target"]
+    if isinstance(target, bytes | list):
+        target = vector_from_wire(target)
+    salt = message["salt"]
+    if not isinstance(salt, bytes):
+        raise IllegalMove("adversary", "salt", "the salt is bytes")
+    if committed and len(salt) < MIN_SALT_BYTES:
+        raise IllegalMove("adversary", "salt", f"salt must be >= {MIN_SALT_BYTES} bytes")
+    return target, salt
+
+
 def _experts_answer(m: Predict | Weights) -> Any:
     """A learner's move in the experts game: p (checked) or its weights (decoded; the
     referee checks them)."""
     if m["type"] == "predict":
-        return _probability(m)
+        return probability(m)
     return vector_from_wire(m["w"])
 
 
@@ -316,12 +389,12 @@ class _FastRounds:
     def __call__(self, frame: bytes | str) -> bool:
         learner = self.learner
         try:
-            p = _probability(cast("Predict", learner.session.receive(frame)))  # (expected)
+            p = probability(cast("Predict", learner.session.receive(frame)))  # (expected)
         except (ProtocolError, IllegalMove):
             return False  # declined: the slow way receives the frame again
         ws = learner.ws
         now = ws.loop.time()
-        learner._charge(self.started, now)
+        learner.clock.charge(self.started, now)
         queued = self.queued
         t = queued.t0 + len(queued.predictions)
         learner.pending = {"t": t, "y": queued.answer(p)}
@@ -376,7 +449,7 @@ class _FastExperts:
             return False  # declined: the slow way receives the frame again
         ws = learner.ws
         now = ws.loop.time()
-        learner._charge(self.started, now)
+        learner.clock.charge(self.started, now)
         try:
             learner.told(queued.answer(answer))
             if queued.i < len(queued.ys):
@@ -415,12 +488,9 @@ class RemoteAdversary(RemotePlayer):
         return ("commit",) if t == 1 and not self.committed else ()
 
     def _commit(self, m: CommitMessage) -> Commit:
-        digest = m["digest"]
-        if len(digest) != 32:
-            raise IllegalMove("adversary", "commitment", f"a commitment is 32 bytes (SHA-256), "
-                              f"not {len(digest)}")
+        commit = commit_of(m)
         self.committed = True
-        return Commit(digest)
+        return commit
 
     async def commitment(self, t: int) -> None:
         """None: a remote adversary commits with its first move."""
@@ -444,7 +514,7 @@ class RemoteAdversary(RemotePlayer):
         ``shown`` (:meth:`costs`)."""
         if self.n_experts is not None:
             return await self.costs(t, shown, faulted)
-        await self.send({"type": "prediction", "t": t, "p": p})
+        await self.send(build.prediction(t, p))
         y = await self.receive("label", t=t, accept=_label)
         return int(y)
 
@@ -478,12 +548,8 @@ class RemoteAdversary(RemotePlayer):
     async def costs(self, t: int, answer: Any, faulted: bool = False) -> Any:
         """The outcome of round t (costs, or a label after advice), after showing the
         learner's answer (weights or p; p = 1/2 after the learner's fault, ``faulted``)."""
-        message: Answer = {"type": "answer", "t": t}
-        if isinstance(answer, np.ndarray):
-            message["w"] = vector_to_wire(answer)
-        else:
-            message["p"] = float(answer)
-        await self.send(message)
+        await self.send(build.answer(t, w=vector_to_wire(answer)) if isinstance(answer, np.ndarray)
+                        else build.answer(t, p=float(answer)))
 
         predicted = not isinstance(answer, np.ndarray) and not faulted
 
@@ -502,16 +568,10 @@ class RemoteAdversary(RemotePlayer):
         return await self.receive("label", "costs", t=t, accept=accept)
 
     async def reveal(self, t: int) -> tuple[Any, bytes]:
-        await self.send({"type": "reveal?"})
+        await self.send(build.reveal_asked())
 
         def accept(m: Reveal) -> tuple[Any, bytes]:
-            target: Any = m["target"]
-            if isinstance(target, bytes | list):
-                target = vector_from_wire(target)
-            if self.committed and len(m["salt"]) < MIN_SALT_BYTES:
-                raise IllegalMove("adversary", "salt", f"salt must be >= {MIN_SALT_BYTES} "
-                                  "bytes")
-            return target, m["salt"]
+            return revealed(m, self.committed)
 
         target, salt = await self.receive("reveal", t=None, accept=accept)
         return target, salt

@@ -9,8 +9,10 @@ processes (benchmarks/README.md, issue 26). Here a round costs each side two sys
 and a msgpack message; the game is the same game loop
 (:class:`~littlestone.games.loop.GameLoop`, as the server's driver runs it:
 ``in_process=False``), under the same move clock, time bank and fault ladder
-(PROTOCOL.md 6), with the same messages' contents (a label rides with the next instance;
-an adversary sends its next instance right after its label), logged and indexed as the
+(PROTOCOL.md 6) and the same remote player's verdicts
+(:class:`~littlestone.server.net.players.MoveWait`), with the protocol's own messages
+(PROTOCOL.md 10: a label rides with the next instance; an adversary commits with its
+first instance and sends each next one right after its label), logged and indexed as the
 server logs a game (the same header, footer, anchor and ``remote:NAME`` entrants), so
 that its results, its log and its verification are those of the WebSocket path.
 
@@ -39,18 +41,16 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
-from littlestone.games.commitment import MIN_SALT_BYTES
 from littlestone.games.errors import IllegalMove, MoveError
 from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.games.game import secret_key as fresh_key
 from littlestone.games.loop import (
-    FAULT,
     LEARNER,
     Crash,
     Disconnected,
@@ -60,19 +60,30 @@ from littlestone.games.loop import (
     Move,
     MoveClock,
     RoundLog,
+    drive,
 )
-from littlestone.games.mistake_bound import check_label, check_probability
+from littlestone.games.mistake_bound import check_label
 from littlestone.learners import LEARNERS
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
+from littlestone.protocol import build
 from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.frames import FrameSocket
 from littlestone.protocol.messages import (
     instance_from_wire,
     instance_to_wire,
     rules_to_wire,
-    vector_from_wire,
 )
+from littlestone.protocol.wire import Commit as CommitMessage
+from littlestone.protocol.wire import End, Instance, LabelOf, ServerMessage
+from littlestone.server.net.players import (
+    MoveWait,
+    Verdict,
+    commit_of,
+    probability,
+    revealed,
+)
+from littlestone.server.net.spectators import wire_result
 from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
 from littlestone.server.records.logs import LogWriter
 from littlestone.server.records.rows import AgentIdentity
@@ -181,148 +192,123 @@ class DirectPlayer:
         """The rules, this side's own seed and SHA-256 of the game key, as the server's
         ``start`` says them."""
         self.hclass, self.rounds = game.hclass, game.rounds
-        self.send({"type": "start", "game_id": game_id, "role": self.role,
-                   "rules": rules_to_wire(game), "seed": seed, "commitment": commitment})
+        self.send(build.start(game_id, self.role, rules_to_wire(game), seed, commitment))
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: ServerMessage) -> None:
         try:
             self.link.send(message)
         except OSError:
             raise Disconnected(self.role) from None
 
-    def receive(self, t: int | None, kind: str, accept: Callable[[dict[str, Any]], Any]) -> Any:
-        """The next acceptable ``kind`` message of round ``t`` (None: a move of no round),
-        made into a move by ``accept`` (which raises IllegalMove or ProtocolError)."""
-        ends_move = self.ladder.ends_move
-        started = time.monotonic()
+    def receive(self, t: int | None, kinds: tuple[str, ...],
+                accept: Callable[[Any], Any]) -> Any:
+        """The next acceptable message of round ``t`` (None: a move of no round), one of
+        ``kinds``, made into a move by ``accept`` (which raises IllegalMove or
+        ProtocolError), as :class:`~littlestone.server.net.players.MoveWait` judges it."""
+        wait = MoveWait(self.clock, self.ladder, t, time.monotonic())
         while True:
             try:
-                message = self.link.recv(self.clock.deadline(started))
+                message = self.link.recv(wait.deadline)
             except TimeoutError:
-                self.clock.timed_out()
-                self.ladder.fault(t, Code.TIMEOUT.value,
-                                  f"no move within the deadline for round {t}")
-                if ends_move:
-                    return FAULT
-                started = time.monotonic()
-                continue
+                verdict: Verdict | None = wait.timed_out()
             except EOFError:
                 raise Disconnected(self.role) from None
             except ProtocolError as exc:
-                if exc.fatal:
-                    raise Disconnected(self.role) from None
-                code, text = exc.code.value, exc.message
+                verdict = wait.rejected(time.monotonic(), exc)
             else:
-                got = message.get("t")
-                if message["type"] == kind and got == t:
-                    try:
-                        move = accept(message)
-                    except ProtocolError as exc:
-                        code, text = exc.code.value, exc.message
-                    except IllegalMove as exc:
-                        code, text = Code.ILLEGAL_MOVE.value, exc.message
-                    except (KeyError, TypeError, ValueError) as exc:
-                        code, text = Code.BAD_MESSAGE.value, f"a malformed {kind}: {exc!r}"[:200]
-                    else:
-                        self.clock.charge(started, time.monotonic())
-                        return move
-                elif type(got) is int and t is not None and got < t:
-                    continue  # a move for a round already decided
-                else:
-                    code, text = Code.OUT_OF_TURN.value, f"expected {kind} for round {t}"
-            self.clock.charge(started, time.monotonic())
-            self.ladder.fault(t, code, text)
-            if ends_move:
-                return FAULT
-            started = time.monotonic()
+                verdict = wait.received(time.monotonic(), lambda: _read(
+                    message, t, kinds, accept))  # noqa: B023 - called at once
+            if verdict is None:
+                continue  # a move for a round already decided
+            if verdict.fault is not None:
+                wait.record(verdict.fault, time.monotonic())
+            if verdict.decided:
+                return verdict.move
+
+    def finish(self, end: End) -> None:
+        """The game is over: its ``end`` (the link is closed next)."""
+        with contextlib.suppress(Disconnected):
+            self.send(end)
 
 
-def _probability(message: dict[str, Any]) -> float:
-    p = message["p"]
-    if type(p) is float and 0.0 <= p <= 1.0:
-        return p
-    return check_probability(p)
+def _read(message: Mapping[str, object], t: int | None, kinds: tuple[str, ...],
+          accept: Callable[[Any], Any]) -> Any:
+    """The move in ``message`` if it is one of ``kinds`` for round ``t`` (``accept``
+    makes it one); else ProtocolError, stale for a round already decided. A message of
+    the protocol with no round (``commit``, ``reveal``) is of the round awaited."""
+    got = message.get("t", t)
+    if message["type"] in kinds and got == t:
+        try:
+            return accept(message)
+        except IllegalMove:
+            raise  # (a ValueError, judged as the illegal move it is)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProtocolError(Code.BAD_MESSAGE,
+                                f"a malformed {message['type']}: {exc!r}"[:200]) from None
+    error = ProtocolError(Code.OUT_OF_TURN, f"expected {' or '.join(kinds)} for round {t}")
+    error.stale = type(got) is int and t is not None and got < t
+    raise error
 
 
 class DirectLearner(DirectPlayer):
-    """A learner on a direct link: asked for p with each instance; the label of the
-    round before rides with the next instance (or with the ``end``)."""
+    """A learner on a direct link, asked as the protocol asks a remote learner
+    (PROTOCOL.md 5.1): p for each ``instance``, with the label of the round before
+    (the last one with the ``end``)."""
 
     role = LEARNER
 
     def __init__(self, link: FrameSocket, move_deadline: float, time_bank: float) -> None:
         super().__init__(link, move_deadline, time_bank)
-        self.pending: int | None = None
+        self.pending: LabelOf | None = None
 
     def predict(self, t: int, x: Any) -> Any:
-        message = {"type": "instance", "t": t, "x": instance_to_wire(self.hclass, x)}
-        if self.pending is not None:
-            message["y"] = self.pending
-        self.send(message)
-        return self.receive(t, "predict", _probability)
+        self.send(build.instance_request(t, instance_to_wire(self.hclass, x), self.pending))
+        return self.receive(t, ("predict",), probability)
 
     def update(self, t: int, x: Any, y: int) -> None:
-        self.pending = y
+        self.pending = {"t": t, "y": y}
 
-    def finish(self) -> None:
-        """The game is over: the last label (the link is closed next)."""
-        with contextlib.suppress(Disconnected):
-            self.send({"type": "end", "y": self.pending})
+    def finish(self, end: End) -> None:
+        if self.pending is not None:
+            end["label"] = self.pending
+        super().finish(end)
 
 
 class DirectAdversary(DirectPlayer):
-    """An adversary on a direct link: asked for its commitment, its first instance, and
-    each label (having seen p), after which it sends its next instance unasked."""
+    """An adversary on a direct link, as the protocol plays a remote adversary
+    (PROTOCOL.md 5.3): its commitment (if any) and round 1's instance come unasked, each
+    label is asked with the learner's p, and the next instance follows it unasked."""
 
     role = "adversary"
 
     def __init__(self, link: FrameSocket, move_deadline: float, time_bank: float) -> None:
         super().__init__(link, move_deadline, time_bank)
         self.committed = False
-        #: The round whose instance is on its way (sent after the label before it).
-        self.coming = 0
 
-    def commitment(self, t: int) -> bytes | None:
-        self.send({"type": "commitment"})
-        return self.receive(None, "commit", self._commit)  # type: ignore[no-any-return]
-
-    def _commit(self, message: dict[str, Any]) -> bytes | None:
-        digest = message["digest"]
-        if digest is None:
-            return None
-        if not isinstance(digest, bytes) or len(digest) != 32:
-            raise IllegalMove("adversary", "commitment", "a commitment is 32 bytes (SHA-256)")
-        self.committed = True
-        return digest
+    def commitment(self, t: int) -> None:
+        """None: the adversary commits with its first move."""
+        return None
 
     def instance(self, t: int) -> Any:
-        if self.coming != t:
-            self.send({"type": "instance", "t": t})
-        return self.receive(t, "instance", lambda m: instance_from_wire(self.hclass, m["x"]))
+        """x_t, or a :class:`~littlestone.games.loop.Commit` before round 1 (once)."""
+        kinds = ("instance", "commit") if t == 1 and not self.committed else ("instance",)
+        return self.receive(t, kinds, self._instance)
+
+    def _instance(self, message: Instance | CommitMessage) -> Any:
+        if message["type"] == "commit":
+            commit = commit_of(message)
+            self.committed = True
+            return commit
+        return instance_from_wire(self.hclass, message["x"])
 
     def label(self, t: int, x: Any, p: float) -> Any:
-        self.send({"type": "label", "t": t, "p": p})
-        y = self.receive(t, "label", lambda m: check_label(m["y"]))
-        self.coming = t + 1 if t < self.rounds else 0
-        return y
+        self.send(build.prediction(t, p))
+        return self.receive(t, ("label",), lambda m: check_label(m["y"]))
 
     def reveal(self, t: int) -> tuple[Any, bytes]:
-        self.send({"type": "reveal"})
-
-        def accept(message: dict[str, Any]) -> tuple[Any, bytes]:
-            target, salt = message["target"], message["salt"]
-            if isinstance(target, bytes | list):
-                target = vector_from_wire(target)
-            if not isinstance(salt, bytes):
-                raise IllegalMove("adversary", "salt", "the salt is bytes")
-            if self.committed and len(salt) < MIN_SALT_BYTES:
-                raise IllegalMove("adversary", "salt", f"salt must be >= {MIN_SALT_BYTES} bytes")
-            return target, salt
-
-        return self.receive(None, "reveal", accept)  # type: ignore[no-any-return]
-
-    def finish(self) -> None:
-        pass
+        self.send(build.reveal_asked())
+        return self.receive(  # type: ignore[no-any-return]  # (what revealed returns)
+            None, ("reveal",), lambda m: revealed(m, self.committed))
 
 
 # -- a game ----------------------------------------------------------------------------
@@ -338,19 +324,12 @@ def _local(role: str, move: Callable[..., Any], *args: Any) -> Any:
         raise Crash(role, error, detailed=False) from None
 
 
-def _resume(how: Callable[[Any], Move], value: Any) -> Move | GameResult:
-    try:
-        return how(value)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-
-
 def referee(game: GameSpec, seeds: GameSeeds, learner: Learner | DirectLearner,
             adversary: Adversary | DirectAdversary, writer: RoundLog | None = None,
             game_id: str = "") -> GameResult:
     """One game through the game loop, each side a built-in agent or a
     :class:`DirectPlayer` (as :func:`littlestone.server.net.driver.run_game` plays a
-    remote player, in this thread)."""
+    remote player, in this thread: :func:`~littlestone.games.loop.drive`)."""
     loop = GameLoop(game, seeds.referee, history=history_for(game), log=writer,
                     in_process=False)
     try:
@@ -364,21 +343,19 @@ def referee(game: GameSpec, seeds: GameSeeds, learner: Learner | DirectLearner,
     except GameEnded as ended:
         loop.end(ended)
         return loop.result()
-    moves: Generator[Move, Any, GameResult] = loop.moves()
-    step: Move | GameResult = _resume(moves.send, None)
-    while isinstance(step, tuple):
-        role, name, t, args, _ = step
+
+    def answer(move: Move) -> Any:
+        role, name, t, args, _ = move
         player = learner if role == LEARNER else adversary
-        try:
-            if isinstance(player, DirectPlayer):
-                answer = getattr(player, name)(t, *args)
-            else:
-                answer = _local(role, getattr(player, name), *args)
-        except BaseException as error:
-            step = _resume(moves.throw, error)
-            continue
-        step = _resume(moves.send, answer)
-    result = step
+        if isinstance(player, DirectPlayer):
+            return getattr(player, name)(t, *args)
+        return _local(role, getattr(player, name), *args)
+
+    result = drive(loop, answer)
+    end = build.end(result.status, wire_result(result.to_dict()), game_id, seeds.key)
+    for player in (learner, adversary):
+        if isinstance(player, DirectPlayer):
+            player.finish(dict(end))  # type: ignore[arg-type]  # (a copy of the end)
     if isinstance(learner, Learner):
         with contextlib.suppress(Exception):  # a built-in's report is not worth a crash
             result.bound = learner.final_bound(game, result.to_dict())
@@ -425,9 +402,6 @@ def play_direct(config: TournamentConfig, pairing: Pairing, links: dict[str, Fra
         store.finish_game(game_id, {"status": "aborted:internal",
                                     "rounds": writer.rounds_written}, chain=writer.chain)
         return game_id
-    for player in (learner, adversary):
-        if isinstance(player, DirectLearner | DirectAdversary):
-            player.finish()
     writer.close(log_footer(seeds, result))
     store.finish_game(game_id, result.to_dict(), chain=writer.chain)  # the anchor
     return game_id
