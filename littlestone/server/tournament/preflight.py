@@ -31,6 +31,7 @@ from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxError, SandboxPoo
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe
+from littlestone.server.tournament.ranking import ROLES
 from littlestone.testing import CHECK_EXPERTS, CHECK_ROUNDS, IN_TOURNAMENT, refereed_games
 
 __all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "Refereed", "Verdict",
@@ -41,7 +42,6 @@ __all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "Refereed", "Verdict
 CHECK_SECONDS = 60
 #: The check a tournament scores, which the server referees from outside the submission.
 PLAYS = "plays a game"
-ROLES = ("learner", "adversary")
 
 #: The seed of every refereed check game (the suite's own ``plays a game`` uses it too).
 CHECK_SEED = 1
