@@ -79,7 +79,7 @@ class GameOutcome(TypedDict):
 #: Read back, ``log`` is the game's log path (:meth:`.store.Store.tournament_games`) or
 #: ``tournament`` its tournament (:meth:`.store.Store.tournament_rows`).
 TournamentGame = TypedDict("TournamentGame", {
-    "game_id": str | None, "status": str, "message": str, "game": str,
+    "game_id": str | None, "status": str, "message": NotRequired[str], "game": str,
     "class": str | None, "learner": str, "adversary": str, "seed": int,
     "fault": NotRequired[str], "horizon": NotRequired[int], "normaliser": NotRequired[str],
     "normaliser_value": NotRequired[float | None], "raw": NotRequired[float | None],

@@ -202,8 +202,10 @@ def api_tournament(visit: Visit) -> Answer:
     competition = visit.app.competition
     if board is not None and competition is not None and competition.name == \
             visit.params["name"] and privilege(visit.request, visit.app.access) != "admin":
-        board["failed"] = [{k: v for k, v in g.items() if k != "message"}
-                           for g in board["failed"]]
+        failed = [g.copy() for g in board["failed"]]
+        for g in failed:
+            g.pop("message", None)
+        board["failed"] = failed
     return _json(board)
 
 
