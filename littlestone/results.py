@@ -314,6 +314,7 @@ class Game:
     def to_dict(self) -> dict[str, Any]:  # (open: the game's result, and its learner's extras)
         """The summary as a dict: what ``littlestone play --json`` prints (without the
         class's Ldim, which :func:`littlestone.ldim` gives, and the seconds)."""
+        # (open: as to_dict's)
         out: dict[str, Any] = {"game": self.result.game, "learner": self.learner,
                                "adversary": self.adversary, "class": self.hclass}
         if self.rules is not None:

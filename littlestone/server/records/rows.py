@@ -153,6 +153,7 @@ class LogFooter(TypedDict):
 
     status: str
     finished: str
+    # (open: the keys of play --json, the game's and its learner's)
     result: dict[str, Any]
     key: str
     revealed: NotRequired[Any]

@@ -461,7 +461,7 @@ class RayWorker:
 
     def __init__(self, ray: Any, config: TournamentConfig, store: Store,
                  landing: threading.Lock, unsafe: bool, capacity: int,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None) -> None:  # (Ray's, as given)
         self.ray, self.config, self.store, self.landing = ray, config, store, landing
         actor = ray.remote(num_cpus=1)(_RayField)
         self.actor = actor.options(**(options or {})).remote(config, unsafe, capacity)

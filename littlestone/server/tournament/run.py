@@ -289,7 +289,7 @@ class _ProbeCache:
                       for spec, digest in digests.items()}
 
     def __call__(self, entrants: list[tuple[str, str]]) -> dict[tuple[str, str], Entrant]:
-        known: dict[str, Any] = {}
+        known: dict[str, object] = {}  # (the file as read: each entry checked below)
         with contextlib.suppress(OSError, ValueError):
             known = json.loads(self.path.read_text())
         found: dict[tuple[str, str], Entrant] = {}

@@ -367,6 +367,7 @@ def class_page(visit: Visit) -> Answer:
     return html_response(pages.class_page(board, visit.who))
 
 
+# (the competition's standings, as competition.standings returns them)
 def _competition(visit: Visit) -> tuple[Competition, dict[str, Any]] | None:
     """The competition the path names (this server's), and its standings as the viewer
     may see them: a version's check and games' messages are its student's and an
