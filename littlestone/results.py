@@ -456,17 +456,18 @@ class Comparison:
             bounds = [g.bound.value for g in mine if g.bound is not None]
             bound = max(bounds) if bounds else None
             mean_expected = float(np.mean(expected))
-            row: ComparisonRow = {
-                "learner": learner, "games": len(mine),
-                "complete": sum(g.complete for g in mine), "bound": bound,
-                "bound_name": next((g.bound.name for g in mine if g.bound is not None), None),
-                "share_of_bound": (mean_expected / bound if bound else None)}
-            figures = (float(np.mean(realised)), mean_expected, float(max(realised)))
-            if figure == "regret":
-                row["regret"], row["expected_regret"], row["worst_regret"] = figures
-            else:
-                row["mistakes"], row["expected_mistakes"], row["worst_mistakes"] = figures
-            out.append(row)
+            games, complete = len(mine), sum(g.complete for g in mine)
+            mean, worst = float(np.mean(realised)), float(max(realised))
+            bound_name = next((g.bound.name for g in mine if g.bound is not None), None)
+            share = mean_expected / bound if bound else None
+            out.append({"learner": learner, "games": games, "complete": complete,
+                        "regret": mean, "expected_regret": mean_expected,
+                        "worst_regret": worst, "bound": bound, "bound_name": bound_name,
+                        "share_of_bound": share} if figure == "regret" else
+                       {"learner": learner, "games": games, "complete": complete,
+                        "mistakes": mean, "expected_mistakes": mean_expected,
+                        "worst_mistakes": worst, "bound": bound, "bound_name": bound_name,
+                        "share_of_bound": share})
         return out
 
     def table(self) -> Any:

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
@@ -36,8 +36,8 @@ from littlestone.protocol.frames import FrameSocket
 from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxError, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
-from littlestone.server.records.rows import GameOutcome, GameRow, result_row
-from littlestone.server.records.store import Store
+from littlestone.server.records.rows import GameOutcome, GameRow, ResultRow, result_row
+from littlestone.server.records.store import RESULT_COLUMNS, Store
 from littlestone.server.tournament.config import (
     TournamentConfig,
     file_of,
@@ -58,11 +58,7 @@ T = TypeVar("T")
 def _outcome(row: GameRow, message: str) -> GameOutcome:
     """A played game's outcome, from its index row."""
     return {"game_id": row["game_id"], "status": row["status"], "message": message,
-            "result": {"rounds": row["rounds"], "status": row["status"],
-                       "mistakes": row["mistakes"],
-                       "expected_mistakes": row["expected_mistakes"], "regret": row["regret"],
-                       "expected_regret": row["expected_regret"], "bound": row["bound"],
-                       "bound_name": row["bound_name"]}}
+            "result": cast("ResultRow", {k: row[k] for k in RESULT_COLUMNS})}
 
 
 def play_builtin(args: tuple[TournamentConfig, Pairing, str, str]) -> GameOutcome:

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import msgpack
 import numpy as np
@@ -322,6 +322,5 @@ class LogWriter:
         self._file.write(self._chain)
         self.bytes_written += sum(len(p) for p in pieces) + 32
         self._file.flush()  # in the OS's hands: a killed process loses nothing
-        n = head.get("n")  # (an int in the frames of rounds this writer makes)
-        self.rounds_kept += n if isinstance(n, int) and head["kind"] in ("rounds", "experts") \
-            else (1 if head["kind"] == "expert" else 0)
+        self.rounds_kept += int(cast("int", head["n"])) if head["kind"] in (
+            "rounds", "experts") else (1 if head["kind"] == "expert" else 0)
