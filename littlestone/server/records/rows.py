@@ -1,6 +1,8 @@
 """The index's rows as types (:mod:`.database` makes the tables, :mod:`.store` and
-:mod:`.tokens` read and write them), and the rules and agents a log's header names, so
-that mypy checks the keys a reader takes from them.
+:mod:`.tokens` read and write them): games, tokens, tournaments and a tournament's games
+(a game's outcome as its runners hand it over, its result, the pairs not played); and
+the rules and agents a log's header names, so that mypy checks the keys a reader takes
+from them.
 
 A row read back from SQLite is a plain dict of its columns; :meth:`.store.Store.game`
 and its kin narrow it to its type in one place each (a ``SELECT *`` of a table holds

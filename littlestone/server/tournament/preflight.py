@@ -241,8 +241,8 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
     return Verdict(agent, kind, rows, forked=run.forked)
 
 
+# (``row``: the submission's own JSON, its check and ok checked by _own_report)
 def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> CheckRow:
-    # (``row``: the submission's own JSON, its check and ok checked by _own_report)
     """A row of the submission's own report, as an advice row: only its name, outcome
     and message are taken from it (what a failure costs in a tournament is ours)."""
     name = str(row["check"])[:100]
