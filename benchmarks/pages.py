@@ -18,11 +18,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from benchmarks import fstring_pages
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.web import pages
+
+if TYPE_CHECKING:
+    from littlestone.server.records.rows import TournamentGame
+    from littlestone.server.tournament.report import Curve
+    from littlestone.server.web.data import Board, PageGame, Rounds
 
 #: Entrants on each side of the tournament (48 in all).
 SIDE = 24
@@ -70,7 +75,7 @@ def tournament_rows() -> list[dict[str, Any]]:
 def tournament_board() -> dict[str, Any]:
     """That tournament's board, as the page's data module makes it."""
     rows = tournament_rows()
-    board = rank("cup", rows, []).leaderboard()
+    board = dict(rank("cup", cast("list[TournamentGame]", rows), []).leaderboard())
     board["games"] = len(rows)
     return board
 
@@ -86,7 +91,7 @@ def board_data_seconds(repeat: int) -> float:
         store = Store(Path(folder))
         store.start_tournament("cup", "x")
         for row in tournament_rows():
-            store.add_tournament_game("cup", row["game_id"], row)
+            store.add_tournament_game("cup", row["game_id"], cast("TournamentGame", row))
         best = float("inf")
         for _ in range(repeat):
             started = time.perf_counter()
@@ -121,10 +126,11 @@ def bench_pages(repeat: int = 5, count: int = 50
     board = tournament_board()
     cases = {
         "game page (2,000-point curve, 20 replay rows)": (
-            lambda: pages.game_page(game, curve, records, "alice"),
+            lambda: pages.game_page(cast("PageGame", game), cast("Curve", curve),
+                                    cast("Rounds", records), "alice"),
             lambda: fstring_pages.game_page(game, curve, records, "alice")),
         f"tournament page ({2 * SIDE} entrants, {SIDE} x {SIDE} heatmap)": (
-            lambda: pages.tournament_page("cup", board, "alice"),
+            lambda: pages.tournament_page("cup", cast("Board", board), "alice"),
             lambda: fstring_pages.tournament_page("cup", board, "alice")),
     }
     out = []

@@ -131,6 +131,7 @@ class RiverModel(RiverLearner):
     def _fresh(self) -> Any:
         return self.estimator.clone()
 
+    # (Agent.params's type: an agent's own parameters)
     def params(self) -> dict[str, Any]:
         return {"model": self.model}
 
@@ -160,6 +161,7 @@ class SklearnModel(SklearnLearner):
 
         return clone(self.estimator)
 
+    # (Agent.params's type: an agent's own parameters)
     def params(self) -> dict[str, Any]:
         return {"model": self.model}
 
@@ -614,6 +616,7 @@ def _spec_of(value: Any, role: str, function: str = "tournament",
                         "opponent from a built-in's spec")
 
 
+# (config: a TOML table before validation)
 def tournament_toml(config: dict[str, Any]) -> str:
     """A tournament's TOML file from a dict: the TOML's own layout, or a flat dict whose
     ``classes`` may be plain specs.
@@ -669,6 +672,7 @@ def tournament_toml(config: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# (config: a TOML table before validation)
 def tournament(config: dict[str, Any] | str | Path, *, data: str | Path | None = None,
                workers: int | None = None, ray: str | None = None, progress: bool = True,
                keep_going: bool = False, unsafe: bool = False,
@@ -790,6 +794,7 @@ def replay(path_or_id: str | Path, *, data: str | Path | None = None,
     return game
 
 
+# (fields: a result's JSON, open: the game's and its learner's keys)
 def _result_of(fields: dict[str, Any], game: str) -> GameResult:
     """A GameResult from a result's JSON fields (a log's footer, a server's ``end``):
     ``bound`` and ``bound_name`` as a Bound, the fields it does not have as ``extra``."""
@@ -807,6 +812,7 @@ def _result_of(fields: dict[str, Any], game: str) -> GameResult:
     return result
 
 
+# (a log's header and footer, as its reader kept the maps it read)
 def _logged_result(header: dict[str, Any], footer: dict[str, Any] | None,
                    kept: PlayedRounds) -> GameResult:
     game = header["rules"]["game"]
@@ -937,6 +943,7 @@ def _refused_remote(rules: GameSpec, agent: Learner | Adversary) -> None:
         raise ArgumentError("connect", "agent", f"{agent.spec} cannot play this game: {reason}")
 
 
+# (out: play_remote's answer, open: the result's keys)
 def _remote_game(out: dict[str, Any]) -> Game:
     """A Game from what :func:`littlestone.client.play_remote` returns."""
     hclass = None

@@ -28,10 +28,10 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 
@@ -51,8 +51,36 @@ from littlestone.games.game import (
 if TYPE_CHECKING:
     import networkx as nx
 
-__all__ = ["Comparison", "Dimensions", "Game", "MissingDependency", "PlayedRounds",
-           "TournamentResult"]
+    from littlestone.server.tournament.ranking import Standing
+
+__all__ = ["Comparison", "ComparisonRow", "Dimensions", "DimensionsRow", "Game",
+           "MissingDependency", "PlayedRounds", "TournamentResult"]
+
+
+class ComparisonRow(TypedDict):
+    """A learner's line of a :class:`Comparison`: its games, the mean realised and
+    expected figure (mistakes, or regret in the experts game) and the worst, its bound
+    and the share of the bound the mean expected figure reaches."""
+
+    learner: str
+    games: int
+    complete: int
+    mistakes: NotRequired[float]
+    expected_mistakes: NotRequired[float]
+    worst_mistakes: NotRequired[float]
+    regret: NotRequired[float]
+    expected_regret: NotRequired[float]
+    worst_regret: NotRequired[float]
+    bound: float | None
+    bound_name: str | None
+    share_of_bound: float | None
+
+
+#: A class's dimensions as ``littlestone ldim`` prints them (:meth:`Dimensions.to_dict`).
+DimensionsRow = TypedDict("DimensionsRow", {
+    "class": str, "size": int, "domain": int, "ldim": int, "method": str,
+    "vcdim": int | None, "randomized_value": Fraction | None,
+})
 
 
 class MissingDependency(LittlestoneError, ImportError):
@@ -93,7 +121,7 @@ def _shown(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def _aligned(rows: dict[str, Any]) -> str:
+def _aligned(rows: Mapping[str, object]) -> str:
     width = max((len(k) for k in rows), default=0)
     return "\n".join(f"{key:<{width}}  {_shown(value)}" for key, value in rows.items())
 
@@ -149,7 +177,7 @@ class PlayedRounds:
     def __len__(self) -> int:
         return len(self.experts) or len(self._x)
 
-    def columns(self) -> dict[str, Any]:
+    def columns(self) -> dict[str, Any]:  # (a column a field: arrays, or lists of any x)
         """The rounds as named columns (numpy arrays, ``x`` a list), running totals
         recomputed in round order as the referee keeps them."""
         if self.experts:
@@ -283,9 +311,10 @@ class Game:
             return self.rules.hclass.spec
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:  # (open: the game's result, and its learner's extras)
         """The summary as a dict: what ``littlestone play --json`` prints (without the
         class's Ldim, which :func:`littlestone.ldim` gives, and the seconds)."""
+        # (open: as to_dict's)
         out: dict[str, Any] = {"game": self.result.game, "learner": self.learner,
                                "adversary": self.adversary, "class": self.hclass}
         if self.rules is not None:
@@ -413,12 +442,12 @@ class Comparison:
     def _figure(self) -> str:
         return "regret" if any(g.result.game == EXPERTS for g in self.played) else "mistakes"
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[ComparisonRow]:
         """One row per learner: its games, its mean realised and expected figure
         (mistakes, or regret in the experts game), the worst, its bound and the share of
         the bound the mean expected figure reaches."""
         figure = self._figure()
-        out = []
+        out: list[ComparisonRow] = []
         for learner in self.learners():
             mine = [g for g in self.played if g.learner == learner]
             realised = [g.regret if figure == "regret" else g.mistakes for g in mine]
@@ -427,14 +456,18 @@ class Comparison:
             bounds = [g.bound.value for g in mine if g.bound is not None]
             bound = max(bounds) if bounds else None
             mean_expected = float(np.mean(expected))
-            out.append({
-                "learner": learner, "games": len(mine),
-                "complete": sum(g.complete for g in mine),
-                figure: float(np.mean(realised)), f"expected_{figure}": mean_expected,
-                f"worst_{figure}": float(max(realised)), "bound": bound,
-                "bound_name": next((g.bound.name for g in mine if g.bound is not None), None),
-                "share_of_bound": (mean_expected / bound if bound else None),
-            })
+            games, complete = len(mine), sum(g.complete for g in mine)
+            mean, worst = float(np.mean(realised)), float(max(realised))
+            bound_name = next((g.bound.name for g in mine if g.bound is not None), None)
+            share = mean_expected / bound if bound else None
+            out.append({"learner": learner, "games": games, "complete": complete,
+                        "regret": mean, "expected_regret": mean_expected,
+                        "worst_regret": worst, "bound": bound, "bound_name": bound_name,
+                        "share_of_bound": share} if figure == "regret" else
+                       {"learner": learner, "games": games, "complete": complete,
+                        "mistakes": mean, "expected_mistakes": mean_expected,
+                        "worst_mistakes": worst, "bound": bound, "bound_name": bound_name,
+                        "share_of_bound": share})
         return out
 
     def table(self) -> Any:
@@ -467,9 +500,10 @@ class Comparison:
         bounds = {row["learner"]: row["bound"] for row in self.rows()}
         for learner, (ts, mean) in self.mean_curves().items():
             (line,) = ax.plot(ts, mean, lw=1.5, label=learner)
-            if bounds[learner] is not None and math.isfinite(bounds[learner]):
-                ax.axhline(bounds[learner], color=line.get_color(), ls=":", lw=1,
-                           label=f"{learner}'s bound {bounds[learner]:.4g}")
+            bound = bounds[learner]
+            if bound is not None and math.isfinite(bound):
+                ax.axhline(bound, color=line.get_color(), ls=":", lw=1,
+                           label=f"{learner}'s bound {bound:.4g}")
         first = self.played[0] if self.played else None
         if first is not None:
             ax.set_title(f"against {first.adversary}"
@@ -492,7 +526,7 @@ class Comparison:
         if not rows:
             return "(no games)"
         keys = [k for k in rows[0] if k != "bound_name"]
-        cells = [[_shown(row[k]) for k in keys] for row in rows]
+        cells = [[_shown(row.get(k)) for k in keys] for row in rows]
         widths = [max(len(k), *(len(c[i]) for c in cells)) for i, k in enumerate(keys)]
         lines = ["  ".join(f"{k:>{w}}" for k, w in zip(keys, widths, strict=True))]
         lines += ["  ".join(f"{c:>{w}}" for c, w in zip(line, widths, strict=True))
@@ -559,7 +593,7 @@ class TournamentResult:
         return self._board(self.report.adversaries, "adversary")
 
     @staticmethod
-    def _board(entries: list[dict[str, Any]], role: str) -> Any:
+    def _board(entries: list[Standing], role: str) -> Any:
         pd = pandas()
         frame = pd.DataFrame(entries)
         if frame.empty:
@@ -718,7 +752,7 @@ class Dimensions(int):
                                  "tree (its Ldim is known by theorem, not by the recursion)")
         return shattered_tree(solver_for(self.hclass), self.hclass)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> DimensionsRow:
         """What ``littlestone ldim`` prints, without the seconds."""
         value = self.randomized_value
         return {"class": self.hclass.spec, "size": self.hclass.size,

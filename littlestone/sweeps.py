@@ -30,7 +30,7 @@ import os
 import pickle
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from littlestone.api import (
     DEFAULT_ROUNDS,
@@ -45,7 +45,7 @@ from littlestone.games.classes import HypothesisClass, make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.results import pandas
 
-__all__ = ["COLUMNS", "Cell", "play_cell", "sweep"]
+__all__ = ["COLUMNS", "Cell", "SweepRow", "play_cell", "sweep"]
 
 #: The columns of a sweep's DataFrame, in order (a column no row has is left out):
 #: the cell, then the result as ``littlestone play --json`` names it.
@@ -53,6 +53,19 @@ COLUMNS = ("learner", "adversary", "class", "experts", "horizon", "seed", "game"
            "rounds", "mistakes", "expected_mistakes", "regret", "expected_regret",
            "learner_loss", "expected_learner_loss", "best_expert_loss", "bound",
            "bound_name", "size", "message")
+
+#: A cell's row of a sweep (:data:`COLUMNS`): the cell's keys, then the game's scores
+#: (those of ``littlestone play --json`` among the columns), or why it was declined.
+SweepRow = TypedDict("SweepRow", {
+    "learner": str, "adversary": str, "class": str | None, "experts": int | None,
+    "horizon": int, "seed": int, "game": str, "status": NotRequired[str],
+    "rounds": NotRequired[int], "mistakes": NotRequired[float],
+    "expected_mistakes": NotRequired[float], "regret": NotRequired[float],
+    "expected_regret": NotRequired[float], "learner_loss": NotRequired[float],
+    "expected_learner_loss": NotRequired[float], "best_expert_loss": NotRequired[float],
+    "bound": NotRequired[float | None], "bound_name": NotRequired[str | None],
+    "size": NotRequired[int], "message": NotRequired[str],
+})
 
 
 @dataclass(frozen=True)
@@ -76,7 +89,7 @@ def _class_of(spec: str) -> HypothesisClass:
     return make_class(spec)
 
 
-def play_cell(cell: Cell) -> dict[str, Any]:
+def play_cell(cell: Cell) -> SweepRow:
     """Play one cell of the grid; its row (the cell's keys and the game's scores)."""
     from littlestone.api import _fresh, _played
 
@@ -88,7 +101,7 @@ def play_cell(cell: Cell) -> dict[str, Any]:
         adversary = _fresh(adversary)
     hclass = _class_of(cell.hclass) if isinstance(cell.hclass, str) else cell.hclass
     rules = GameSpec(cell.game, cell.rounds, hclass, cell.experts, cell.horizon_known)
-    row: dict[str, Any] = {
+    row: SweepRow = {
         "learner": cell.learner if isinstance(cell.learner, str) else learner.spec,
         "adversary": cell.adversary if isinstance(cell.adversary, str) else adversary.spec,
         "class": None if hclass is None else hclass.spec,
@@ -105,7 +118,8 @@ def play_cell(cell: Cell) -> dict[str, Any]:
     except ArgumentError as exc:  # refused when it started (a budget, say)
         return {**row, "status": f"declined:{exc.argument}", "message": str(exc)}
     scores = game.to_dict()
-    row.update({k: v for k, v in scores.items() if k not in row and k in COLUMNS})
+    row.update(cast("SweepRow", {k: v for k, v in scores.items()  # (its scores' keys)
+                                 if k not in row and k in COLUMNS}))
     if game.bound is not None:  # (a float in every row: to_dict writes whole ones as int)
         row["bound"] = float(game.bound.value)
     return row
@@ -184,9 +198,9 @@ def sweep(learners: Any, adversaries: Any, classes: Any = None, rounds: Any = DE
              for i, (lrn, adv, hc, d, horizon, seed) in enumerate(itertools.product(
                  learner_axis, adversary_axis, class_axis, expert_axis, round_axis,
                  seed_list))]
-    rows: dict[int, dict[str, Any]] = {}
+    rows: dict[int, SweepRow] = {}
     with _bar(len(cells), progress) as advance:
-        def record(cell: Cell, row: dict[str, Any]) -> None:
+        def record(cell: Cell, row: SweepRow) -> None:
             rows[cell.index] = row
             advance(row.get("status") != "complete")
 
@@ -224,7 +238,7 @@ class _bar:
 
 
 def _in_processes(cells: list[Cell], workers: int,
-                  record: Callable[[Cell, dict[str, Any]], None]) -> None:
+                  record: Callable[[Cell, SweepRow], None]) -> None:
     away = [c for c in cells if workers > 1 and _portable(c.learner)
             and _portable(c.adversary) and _portable(c.hclass)]
     here = [c for c in cells if c not in away]
@@ -246,7 +260,7 @@ def _in_processes(cells: list[Cell], workers: int,
 
 
 def _on_ray(cells: list[Cell], address: str, workers: int,
-            record: Callable[[Cell, dict[str, Any]], None]) -> None:
+            record: Callable[[Cell, SweepRow], None]) -> None:
     from littlestone.games.errors import SpecError
     from littlestone.server.tournament.run import check_ray_address
 
@@ -277,7 +291,7 @@ def _on_ray(cells: list[Cell], address: str, workers: int,
 
 
 def _play_on_ray(ray: Any, cells: list[Cell],
-                 record: Callable[[Cell, dict[str, Any]], None]) -> None:
+                 record: Callable[[Cell, SweepRow], None]) -> None:
     """The cells as Ray tasks. (A function of its own: its references to Ray's objects
     are gone when it returns, before any ``ray.shutdown()``.)"""
     remote = ray.remote(play_cell)

@@ -67,8 +67,10 @@ def test_a_small_field_on_a_ray_cluster_of_two_nodes(cluster: str, tmp_path: Pat
     assert len({n["NodeID"] for n in ray.nodes() if n["Alive"]}) == 2
     assert len(report.games) == 8 and all(g["status"] == "complete" for g in report.games)
     for game in report.games:
-        assert Path(game["log"]).resolve().parent == tmp_path / "data" / "games"
-        assert main(["replay", game["game_id"], "--data", str(data), "--verify"]) == 0
+        log, game_id = game["log"], game["game_id"]
+        assert log is not None and game_id is not None
+        assert Path(log).resolve().parent == tmp_path / "data" / "games"
+        assert main(["replay", game_id, "--data", str(data), "--verify"]) == 0
 
 
 def test_a_tournament_on_ray_gives_the_results_of_one_worker(

@@ -14,9 +14,9 @@ import logging.handlers
 import queue
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypedDict
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "LOG_FORMATS", "OPERATOR_LOG_LEVELS", "JsonLines",
            "Parser", "TerminalSafe", "TextLines", "UsageError", "cell", "class_keys",
@@ -40,7 +40,14 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def class_keys(hclass: Any) -> dict[str, Any]:
+class ClassKeys(TypedDict, total=False):
+    """A finite class's ``size`` and ``ldim`` (None: beyond its budget)."""
+
+    size: int
+    ldim: int | None
+
+
+def class_keys(hclass: Any) -> ClassKeys:
     """``size`` and ``ldim`` of a finite class, as play and connect print them."""
     from littlestone.games.classes import FiniteClass
     from littlestone.games.errors import BudgetExceeded
@@ -59,7 +66,8 @@ def class_keys(hclass: Any) -> dict[str, Any]:
 _LAST_KEYS = ("game_id", "log", "game_key", "seconds")
 
 
-def game_output(out: dict[str, Any], hclass: Any, experts: int | None) -> dict[str, Any]:
+def game_output(out: dict[str, Any], hclass: Any, experts: int | None  # (open: the
+                ) -> dict[str, Any]:  # game's result and its learner's extras, reordered)
     """One output contract for every driver (``play``, ``connect``): the game and its
     players, the result (no empty ``message``; a whole ``bound`` as an integer), ``size``
     and ``ldim`` for a finite class, ``experts`` in the experts game, then ``game_id``,
@@ -86,7 +94,7 @@ def game_output(out: dict[str, Any], hclass: Any, experts: int | None) -> dict[s
     return body
 
 
-def emit(out: dict[str, Any], as_json: bool) -> None:
+def emit(out: Mapping[str, object], as_json: bool) -> None:
     """One JSON object, or an aligned table."""
     if as_json:
         print(json.dumps(out))
@@ -102,7 +110,7 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def table(out: dict[str, Any]) -> None:
+def table(out: Mapping[str, object]) -> None:
     width = max(len(k) for k in out)
     for key, value in out.items():
         if isinstance(value, float):
@@ -280,7 +288,7 @@ class JsonLines(logging.Formatter):
     """
 
     def format(self, record: logging.LogRecord) -> str:
-        line: dict[str, Any] = {"time": _utc(record), "level": record.levelname.lower(),
+        line: dict[str, object] = {"time": _utc(record), "level": record.levelname.lower(),
                                 "logger": record.name, "message": record.getMessage()}
         for key, value in record.__dict__.items():
             if key not in _RECORD_ATTRIBUTES:

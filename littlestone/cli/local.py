@@ -8,7 +8,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from littlestone import adversaries, learners
 from littlestone.cli.common import UsageError, emit, game_output, writable
@@ -98,11 +98,39 @@ class _LdimProgressLine:
 PROGRESS_AFTER_S, PROGRESS_EVERY_S = 2.0, 10.0
 
 
-def _beside_ldim(hclass: FiniteClass) -> dict[str, Any]:
+class BesideLdim(TypedDict):
+    """What ``littlestone ldim`` prints beside Ldim(H): VCdim(H) and how it was found,
+    the randomised value v(H) as a float and exactly (None: beyond its budget)."""
+
+    vcdim: int | None
+    vcdim_method: str | None
+    randomized_value: float | None
+    randomized_value_exact: str | None
+
+
+class AgentParameter(TypedDict):
+    """A parameter of an agent, as ``littlestone learners --json`` lists it."""
+
+    name: str
+    type: str
+    default: Any  # (the parameter's own default: any value its type takes)
+
+
+class AgentRow(TypedDict):
+    """An agent as ``littlestone learners`` / ``adversaries`` lists it."""
+
+    id: str
+    games: list[str]
+    deterministic: bool
+    parameters: list[AgentParameter]
+    description: str
+
+
+def _beside_ldim(hclass: FiniteClass) -> BesideLdim:
     """VCdim(H) (<= Ldim(H), UML Thm 21.9) and the randomised value v(H) (the minimax
     expected mistakes, games.randomized), each ``None`` beyond its budget."""
-    out: dict[str, Any] = {"vcdim": None, "vcdim_method": None, "randomized_value": None,
-                           "randomized_value_exact": None}
+    out: BesideLdim = {"vcdim": None, "vcdim_method": None, "randomized_value": None,
+                       "randomized_value_exact": None}
     with contextlib.suppress(BudgetExceeded):
         out["vcdim"], out["vcdim_method"] = class_vcdim(hclass)
     if too_large(hclass) is None:
@@ -151,7 +179,7 @@ def play(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     if args.tree and played_tree is not None:
         _write_graph(played_tree(), args.tree)
-    out: dict[str, Any] = {
+    out: dict[str, Any] = {  # (open: the game's result and its learner's extras follow)
         "game": args.game, "learner": learner.spec, "adversary": adversary.spec,
         "class": hclass.spec if hclass is not None else None, "horizon": args.rounds,
         "seed": args.seed,
@@ -168,7 +196,7 @@ def play(args: argparse.Namespace) -> int:
 
 def list_agents(args: argparse.Namespace) -> int:
     registry = learners.LEARNERS if args.command == "learners" else adversaries.ADVERSARIES
-    rows: list[dict[str, Any]] = []
+    rows: list[AgentRow] = []
     for agent_id in registry.ids():
         cls = registry[agent_id]
         rows.append({

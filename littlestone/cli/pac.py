@@ -50,7 +50,7 @@ def pac(args: argparse.Namespace) -> int:
     learner = learners.LEARNERS.make(args.learner)
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
-    out: dict[str, Any] = {"class": hclass.spec, "learner": learner.spec, "repeat": args.repeat}
+    out: dict[str, object] = {"class": hclass.spec, "learner": learner.spec, "repeat": args.repeat}
     if isinstance(hclass, HalfspaceClass):
         out.update(_random_iterate(args, hclass, learner, rng))
     else:
@@ -90,12 +90,12 @@ def _draw_target(hclass: HypothesisClass, rng: np.random.Generator) -> Any:
     return int(rng.integers(hclass.size))
 
 
-def _distribution_fields(args: argparse.Namespace) -> dict[str, Any]:
+def _distribution_fields(args: argparse.Namespace) -> dict[str, object]:
     return {"dist": args.dist, **({"q": args.q} if args.dist == "bernoulli" else {})}
 
 
 def _consistency(args: argparse.Namespace, hclass: HypothesisClass, learner: Learner,
-                 log_size: float, rng: np.random.Generator) -> dict[str, Any]:
+                 log_size: float, rng: np.random.Generator) -> dict[str, object]:
     bound = occam_sample_size(args.epsilon, args.delta, log_size)
     examples = bound if args.examples is None else args.examples
     _within(examples)
@@ -121,7 +121,7 @@ def _consistency(args: argparse.Namespace, hclass: HypothesisClass, learner: Lea
 
 
 def _survivor(args: argparse.Namespace, hclass: FiniteClass, learner: Learner,
-              rng: np.random.Generator) -> dict[str, Any]:
+              rng: np.random.Generator) -> dict[str, object]:
     game = GameSpec(MISTAKE_BOUND, 1, hclass)
     if not learner.deterministic:
         raise UsageError(f"pac: {learner.spec} is not a deterministic learner of {hclass.spec}")
@@ -156,7 +156,7 @@ def _survivor(args: argparse.Namespace, hclass: FiniteClass, learner: Learner,
 
 
 def _random_iterate(args: argparse.Namespace, hclass: HalfspaceClass, learner: Learner,
-                    rng: np.random.Generator) -> dict[str, Any]:
+                    rng: np.random.Generator) -> dict[str, object]:
     if learner.id != "perceptron":
         raise UsageError("pac: on halfspaces it runs the Perceptron's random iterate "
                          "(--learner perceptron)")

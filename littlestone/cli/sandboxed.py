@@ -13,13 +13,16 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from littlestone import adversaries, learners
 from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.sandbox import serve_forks
+
+if TYPE_CHECKING:  # (not imported in the sandbox: the tournament's code stays outside)
+    from littlestone.server.tournament.preflight import CheckRow
 
 __all__ = ["check", "probe", "zygote"]
 
@@ -51,24 +54,24 @@ def check(args: argparse.Namespace) -> int:
                              "subclass littlestone.learners.Learner or "
                              "littlestone.adversaries.Adversary") from None
     kind = "learner" if isinstance(agent, learners.Learner) else "adversary"
-    rows: list[dict[str, Any]] = []
+    rows: list[CheckRow] = []
     for check in yield_checks(agent):
         name = check.__name__.removeprefix("check_").replace("_", " ")
-        row: dict[str, Any] = {"check": name, "ok": True, "skipped": False, "advice": False,
+        row: CheckRow = {"check": name, "ok": True, "skipped": False, "advice": False,
                                "message": "", "in_tournament": in_tournament(check),
                                "refereed": False}
         try:
             check()
         except CheckSkipped as exc:
-            row.update(skipped=True, message=str(exc))
+            row.update({"skipped": True, "message": str(exc)})
         except Advice as exc:  # passed, with a suggestion (a docstring example)
-            row.update(advice=True, message=str(exc))
+            row.update({"advice": True, "message": str(exc)})
         except AssertionError as exc:
-            row.update(ok=False, message=str(exc))
+            row.update({"ok": False, "message": str(exc)})
         except Exception as exc:  # the agent's own bug, with its file and line
             where = where_raised(exc)
-            row.update(ok=False, message=f"{type(exc).__name__}: {exc}"
-                       + (f" at {where}" if where else ""))
+            row.update({"ok": False, "message": f"{type(exc).__name__}: {exc}"
+                        + (f" at {where}" if where else "")})
         rows.append(row)
     sys.stdout.flush()
     print(json.dumps({"agent": args.agent, "kind": kind, "checks": rows}))

@@ -14,8 +14,8 @@ from littlestone.cli.common import UsageError, operator_log
 from littlestone.sandbox import Sandbox
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
-from littlestone.server.tournament.preflight import CHECK_SECONDS, check_file
-from littlestone.server.tournament.ranking import TournamentReport
+from littlestone.server.tournament.preflight import CHECK_SECONDS, CheckRow, check_file
+from littlestone.server.tournament.ranking import Standing, TournamentReport
 from littlestone.server.tournament.run import check_ray_address
 
 __all__ = ["check_in_sandbox", "competition", "leaderboard_lines", "tournament"]
@@ -131,10 +131,10 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
     def num(value: Any) -> str:
         return "-" if value is None else f"{value:.3g}"
 
-    def position(row: dict[str, Any]) -> str:
+    def position(row: Standing) -> str:
         return "-" if row["rank"] is None else f"{row['rank']}{'=' if row['tied_with'] else ''}"
 
-    def notes(row: dict[str, Any]) -> str:
+    def notes(row: Standing) -> str:
         out = f"{row['failed']} {' '.join(row['failures'])}".rstrip()
         if row["unscored"]:
             out += f"; {row['unscored']} not scored ({' '.join(row['unscored_statuses'])})"
@@ -185,7 +185,7 @@ def check_in_sandbox(args: argparse.Namespace) -> int:
     return _verdict(args, verdict.kind, verdict.rows)
 
 
-def _verdict(args: argparse.Namespace, kind: str, rows: list[dict[str, Any]]) -> int:
+def _verdict(args: argparse.Namespace, kind: str, rows: list[CheckRow]) -> int:
     """Print the rows and the verdict (written here, outside the submission's process).
     Advice (a passed check with a suggestion) is shown and passes: exit status 0."""
     passed = all(r["ok"] for r in rows)

@@ -394,6 +394,7 @@ class _Hosted:
     host: AgentHost
     real: Agent
 
+    # (info: what the host said of the agent, read with defaults)
     def _bind(self, host: AgentHost, agent: Agent, info: Mapping[str, Any]) -> None:
         self.host, self.real = host, agent
         self.deterministic = bool(info.get("deterministic", agent.deterministic))
@@ -402,6 +403,7 @@ class _Hosted:
     def spec(self) -> str:
         return self.real.spec
 
+    # (the agent's own parameters: Agent.params's type)
     def params(self) -> dict[str, Any]:
         return self.real.params()
 
@@ -414,6 +416,7 @@ class HostedLearner(_Hosted, Learner):
 
     games = frozenset({"mistake-bound", "experts"})
 
+    # (info: what the host said of the agent, read with defaults)
     def __init__(self, host: AgentHost, agent: Agent, info: Mapping[str, Any]) -> None:
         self._bind(host, agent, info)
 
@@ -436,10 +439,12 @@ class HostedLearner(_Hosted, Learner):
         bound: Bound | None = self.host.move("bound", _GAME)
         return bound
 
+    # (measured: the game's result as Learner.final_bound takes it)
     def final_bound(self, game: GameSpec, measured: Mapping[str, Any]) -> Bound | None:
         bound: Bound | None = self.host.move("final_bound", _GAME, dict(measured))
         return bound
 
+    # (the agent's own report: Learner.report's type)
     def report(self) -> dict[str, Any]:
         report: dict[str, Any] = self.host.move("report")
         return report
@@ -450,6 +455,7 @@ class HostedAdversary(_Hosted, Adversary):
 
     games = frozenset({"mistake-bound", "experts"})
 
+    # (info: what the host said of the agent, read with defaults)
     def __init__(self, host: AgentHost, agent: Agent, info: Mapping[str, Any]) -> None:
         self._bind(host, agent, info)
         self.oblivious = bool(info.get("oblivious", False))

@@ -59,6 +59,7 @@ def calibrated(budgets: Budgets) -> Budgets:
     return dataclasses.replace(budgets, ldim_work=work)
 
 
+# (rules: a peer's, arbitrary until checked here)
 def admit_rules(rules: dict[str, Any], budgets: Budgets) -> GameSpec:
     """The game a ``rules`` map asks for, within ``budgets``; the class is built only
     once its size is known to be within them, and never from a file."""
@@ -235,6 +236,7 @@ def game_disk(game: GameSpec) -> int:
     return game.rounds * per_round
 
 
+# (rules: a peer's, arbitrary until checked by admit_rules)
 def admit(rules: dict[str, Any], opponent: str | None, registry: Registry[Any] | None,
           budgets: Budgets, opponents: Opponents) -> tuple[GameSpec, Player | None]:
     """The game and the server-side opponent a ``challenge`` (or, without an opponent,

@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import numpy as np
 
@@ -58,10 +58,10 @@ def against(log: GameLogData, learner_spec: str, data: str | Path | None = None,
     return original, result
 
 
-def rows(log: GameLogData) -> Iterator[dict[str, Any]]:
+def rows(log: GameLogData) -> Iterator[dict[str, object]]:
     """Every round as a flat dict of JSON-ready values (vectors as lists)."""
     for record in log.records():
-        row = {}
+        row: dict[str, object] = {}
         for name, value in zip(record._fields, record, strict=True):
             if isinstance(value, np.ndarray):
                 value = value.tolist()

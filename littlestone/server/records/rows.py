@@ -1,6 +1,8 @@
 """The index's rows as types (:mod:`.database` makes the tables, :mod:`.store` and
-:mod:`.tokens` read and write them), and the rules and agents a log's header names, so
-that mypy checks the keys a reader takes from them.
+:mod:`.tokens` read and write them): games, tokens, tournaments and a tournament's games
+(a game's outcome as its runners hand it over, its result, the pairs not played); and
+the rules and agents a log's header names, so that mypy checks the keys a reader takes
+from them.
 
 A row read back from SQLite is a plain dict of its columns; :meth:`.store.Store.game`
 and its kin narrow it to its type in one place each (a ``SELECT *`` of a table holds
@@ -13,10 +15,14 @@ its columns; ``class`` is a Python keyword, hence the functional form):
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
-__all__ = ["AgentIdentity", "GameRow", "GameStart", "LogFooter", "LogHeader", "LoggedRules",
-           "ResultColumn", "TokenRow", "TournamentRow"]
+if TYPE_CHECKING:
+    from littlestone.games.game import GameResult
+
+__all__ = ["AgentIdentity", "GameOutcome", "GameRow", "GameStart", "LogFooter", "LogHeader",
+           "LoggedRules", "ResultColumn", "ResultRow", "Skipped", "TokenRow", "TournamentGame",
+           "TournamentRow", "result_row"]
 
 #: A row of the ``games`` table: a game as it started, and its result once it ended
 #: (``status`` ``running`` until then; the result's columns None). ``log`` is the log's
@@ -35,6 +41,65 @@ GameRow = TypedDict("GameRow", {
 #: The columns of a game's row that its result fills (:data:`.store.RESULT_COLUMNS`).
 ResultColumn = Literal["rounds", "status", "mistakes", "expected_mistakes", "regret",
                        "expected_regret", "bound", "bound_name"]
+
+class ResultRow(TypedDict, total=False):
+    """A game's result as a tournament keeps it: the :data:`ResultColumn` of its index
+    row, or only the ``status`` of a game that was not played (an entrant failed to load
+    or declined it)."""
+
+    rounds: int | None
+    status: str
+    mistakes: float | None
+    expected_mistakes: float | None
+    regret: float | None
+    expected_regret: float | None
+    bound: float | None
+    bound_name: str | None
+
+
+def result_row(result: GameResult) -> ResultRow:
+    """A played game's result as its tournament row keeps it: the keys of ``littlestone
+    play --json`` (:meth:`.GameResult.to_dict`), those of :class:`ResultRow` among them;
+    the others (the game's and its learner's) are carried along unread."""
+    return cast("ResultRow", result.to_dict())
+
+
+class GameOutcome(TypedDict):
+    """How a tournament's game ended, as its runners hand it to the tournament: the game
+    (None: not played), its status, a note on it (``message``) and its result."""
+
+    game_id: str | None
+    status: str
+    message: NotRequired[str]
+    result: ResultRow
+
+
+#: A row of the ``tournament_games`` table: a pairing (game, class, learner, adversary,
+#: seed; ``version`` the stamp of the files and rules it was played under, with the
+#: files' SHA-256), its :class:`GameOutcome` and the scoring fields of
+#: :func:`.tournament.ranking.score` (absent from rows recorded before the scoring rules).
+#: Read back, ``log`` is the game's log path (:meth:`.store.Store.tournament_games`) or
+#: ``tournament`` its tournament (:meth:`.store.Store.tournament_rows`).
+TournamentGame = TypedDict("TournamentGame", {
+    "game_id": str | None, "status": str, "message": NotRequired[str], "game": str,
+    "class": str | None, "learner": str, "adversary": str, "seed": int,
+    "fault": NotRequired[str], "horizon": NotRequired[int], "normaliser": NotRequired[str],
+    "normaliser_value": NotRequired[float | None], "raw": NotRequired[float | None],
+    "score": NotRequired[float | None], "score_realised": NotRequired[float | None],
+    "forcing": NotRequired[float | None], "forcing_realised": NotRequired[float | None],
+    "result": ResultRow, "version": NotRequired[str | None],
+    "learner_sha256": NotRequired[str | None], "adversary_sha256": NotRequired[str | None],
+    "log": NotRequired[str | None], "tournament": NotRequired[str],
+})
+
+#: A pair (of one game and class) a tournament does not play, and why: a remote agent
+#: against a submission or another remote agent, or a side that declines the class
+#: (``declined`` names it: ``learner``, ``adversary`` or ``learner and adversary``).
+Skipped = TypedDict("Skipped", {
+    "game": str, "class": str | None, "learner": str, "adversary": str, "reason": str,
+    "declined": NotRequired[str],
+})
+
 
 #: A game's rules as its log's header keeps them (:func:`.logged.game_info`).
 LoggedRules = TypedDict("LoggedRules", {
@@ -90,6 +155,7 @@ class LogFooter(TypedDict):
 
     status: str
     finished: str
+    # (open: the keys of play --json, the game's and its learner's)
     result: dict[str, Any]
     key: str
     revealed: NotRequired[Any]

@@ -33,11 +33,17 @@ import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from littlestone.server.records.database import Database, utc_now
 from littlestone.server.records.logs import read_log
-from littlestone.server.records.rows import GameRow, GameStart, ResultColumn, TournamentRow
+from littlestone.server.records.rows import (
+    GameRow,
+    GameStart,
+    ResultColumn,
+    TournamentGame,
+    TournamentRow,
+)
 from littlestone.server.records.submissions import SubmissionTable
 from littlestone.server.records.tokens import TokenTable
 
@@ -172,7 +178,7 @@ class Store(TokenTable, SubmissionTable, Database):
         """Remember an agent's spec and content hash."""
         self._run("INSERT OR IGNORE INTO agents VALUES (?, ?, ?)", (spec, sha256, utc_now()))
 
-    def finish_game(self, game_id: str, result: Mapping[str, Any], chain: bytes | None = None
+    def finish_game(self, game_id: str, result: Mapping[str, object], chain: bytes | None = None
                     ) -> None:
         """Record a game's result and, with ``chain`` (its log's final chain digest, once
         the log is closed), the log's anchor: the digest and its HMAC under this folder's
@@ -298,21 +304,21 @@ class Store(TokenTable, SubmissionTable, Database):
         rows = self._run("SELECT key FROM tournament_games WHERE tournament = ?", (name,))
         return {str(r["key"]) for r in rows}
 
-    def add_tournament_game(self, name: str, key: str, row: dict[str, Any]) -> None:
+    def add_tournament_game(self, name: str, key: str, row: TournamentGame) -> None:
         """A finished pairing (once: a second write of the same pairing is ignored)."""
         self._run(
             "INSERT OR IGNORE INTO tournament_games VALUES (?, ?, ?, ?, ?, ?)",
             (name, key, row.get("game_id"), row["status"], json.dumps(row, default=str),
              utc_now()))
 
-    def tournament_games(self, name: str) -> list[dict[str, Any]]:
+    def tournament_games(self, name: str) -> list[TournamentGame]:
         """Every played pairing, with its log path."""
         out = []
         for r in self._run(
             "SELECT t.row, g.log FROM tournament_games t LEFT JOIN games g "
             "ON g.game_id = t.game_id WHERE t.tournament = ? ORDER BY t.key", (name,)
         ):
-            row = json.loads(r["row"])
+            row: TournamentGame = json.loads(r["row"])
             row["log"] = self.log_path(r["log"])
             out.append(row)
         return out
@@ -324,15 +330,16 @@ class Store(TokenTable, SubmissionTable, Database):
             "tournament_games g ON g.tournament = t.name GROUP BY t.name "
             "ORDER BY t.started DESC, t.name")]
 
-    def tournament_rows(self, game_ids: list[str]) -> dict[str, dict[str, Any]]:
+    def tournament_rows(self, game_ids: list[str]) -> dict[str, TournamentGame]:
         """The tournament rows of these games, by game id (whom a tournament's game was
         between, by the names the tournament gave them: a submission's file and class,
         where the game's own row says ``remote:learner-<hash>``)."""
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, TournamentGame] = {}
         for start in range(0, len(game_ids), 500):
             chunk = game_ids[start:start + 500]
             marks = ", ".join("?" * len(chunk))
             for r in self._run(f"SELECT tournament, game_id, row FROM tournament_games "
                                f"WHERE game_id IN ({marks})", tuple(chunk)):
-                out[str(r["game_id"])] = {**json.loads(r["row"]), "tournament": r["tournament"]}
+                row: TournamentGame = json.loads(r["row"])
+                out[str(r["game_id"])] = {**row, "tournament": r["tournament"]}
         return out

@@ -54,6 +54,7 @@ _WHY = ("a log nothing anchors is re-simulated only within a server's budgets fo
         "peer (the index of the data folder that played it anchors it: --data DIR)")
 
 
+# (header: a log's, as its reader kept the map it read)
 def rules_of(header: dict[str, Any], anchored: bool) -> GameSpec:
     """The rules of a logged game, built within the budgets a log may ask for."""
     rules = header["rules"]
@@ -74,6 +75,7 @@ def rules_of(header: dict[str, Any], anchored: bool) -> GameSpec:
     return game
 
 
+# (header, info: a log's, as its reader kept the map it read)
 def agent_spec(header: dict[str, Any], role: str, info: dict[str, Any], anchored: bool) -> str:
     """The spec to rebuild the logged ``role`` from; LogError when the log may not have
     it built: a file agent whose file changed (checked before it is imported), or, for

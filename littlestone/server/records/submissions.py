@@ -42,6 +42,7 @@ INTERRUPTED = "interrupted"
 class SubmissionTable(Database):
     """The statements on the ``submissions`` table of an index."""
 
+    # (a submission's row: its TypedDict is the competition's to declare, with its rows)
     def add_submission(self, competition: str, account: str, agent: str, sha256: str,
                        size: int) -> dict[str, Any]:
         """A new version of ``account``'s submission (its number the next one), in

@@ -174,6 +174,7 @@ def _records(log: GameLogData, anchored: bool) -> VerifyReport:
 _REQUIRED = ("status", "rounds", "mistakes", "expected_mistakes", "regret", "expected_regret")
 
 
+# (footer: a log's, as its reader kept the map it read)
 def _result_differs(footer: dict[str, Any], result: GameResult, where: str, how: str
                     ) -> str | None:
     """The first way the footer says otherwise than the re-simulated result, or None."""

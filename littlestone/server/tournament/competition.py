@@ -77,6 +77,7 @@ from littlestone.sandbox import Sandbox
 from littlestone.server.net.disk import DiskLedger, Unavailable
 from littlestone.server.net.peers import OverBudget
 from littlestone.server.records.database import utc_now
+from littlestone.server.records.rows import TournamentGame
 from littlestone.server.records.store import Store
 from littlestone.server.records.submissions import INTERRUPTED
 from littlestone.server.tournament.config import (
@@ -86,7 +87,7 @@ from littlestone.server.tournament.config import (
     load_config,
 )
 from littlestone.server.tournament.preflight import ROLES, check_file
-from littlestone.server.tournament.ranking import rank
+from littlestone.server.tournament.ranking import Standing, rank
 from littlestone.server.tournament.run import rate_entrant
 
 __all__ = ["CHECKS_AT_ONCE", "CHECKS_WAITING", "Competition", "CompetitionConfig",
@@ -499,14 +500,13 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> dict[str, 
         row.pop("log", None)
     everyone = rank(config.name, rows, [])
     of_spec = {version_spec(data, v): v for v in versions if v["verdict"] == "accepted"}
-    scores: dict[str, dict[str, Any]] = {}
-    for role, entries in (("learner", everyone.learners),
-                          ("adversary", everyone.adversaries)):
+    scores: dict[str, Standing] = {}
+    for role, entries in zip(ROLES, (everyone.learners, everyone.adversaries), strict=True):
         for entry in entries:
             scores[entry[role]] = entry
-    games_of: dict[str, list[dict[str, Any]]] = {}
+    games_of: dict[str, list[TournamentGame]] = {}
     for row in rows:
-        for role in ("learner", "adversary"):
+        for role in ROLES:
             if row[role] in of_spec:
                 games_of.setdefault(row[role], []).append(row)
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
@@ -524,7 +524,7 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> dict[str, 
                                and r["adversary"] in field], [])
     by_spec = {version_spec(data, v): v for v in chosen.values()}
     ranking = []
-    for role, entries in (("learner", board.learners), ("adversary", board.adversaries)):
+    for role, entries in zip(ROLES, (board.learners, board.adversaries), strict=True):
         for entry in entries:
             held = by_spec.get(entry[role])
             ranking.append({
@@ -563,7 +563,7 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> dict[str, 
 
 
 def _better(final: str, spec: str, held_spec: str, version: dict[str, Any],
-            held: dict[str, Any], scores: dict[str, dict[str, Any]]) -> bool:
+            held: dict[str, Any], scores: dict[str, Standing]) -> bool:
     """Whether ``version`` replaces ``held`` as its student's entry: the later one
     (``last``), or the better ranked one (``best``; the later on a tie)."""
     if final == "last":

@@ -33,7 +33,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
@@ -41,6 +41,7 @@ from littlestone.sandbox import Sandbox, SandboxPool
 from littlestone.server.net.hosts import fork_server
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import read_log
+from littlestone.server.records.rows import GameOutcome, GameStart, result_row
 from littlestone.server.records.store import RESULT_COLUMNS, Store
 from littlestone.server.tournament.config import TournamentConfig, file_of, is_file_agent
 from littlestone.server.tournament.direct import Door, direct_game
@@ -179,7 +180,7 @@ class FieldWorker:
                      file=self.files.get(spec))
 
     def play(self, games: tuple[Pairing, ...],
-             on_game: Callable[[Pairing, dict[str, Any]], None]) -> None:
+             on_game: Callable[[Pairing, GameOutcome], None]) -> None:
         """Play ``games``, handing each outcome to ``on_game`` as it ends."""
         picker = _Picker(games)
 
@@ -205,12 +206,12 @@ class FieldWorker:
         own = resource.getrusage(resource.RUSAGE_SELF)
         return own.ru_utime + own.ru_stime + self.pool.cpu_seconds()
 
-    def ship(self, game_id: str | None) -> dict[str, Any] | None:
+    def ship(self, game_id: str | None) -> Shipped | None:
         """:func:`ship` a game of this worker's arena (read in the arena's own thread)."""
         server = self.arena.unix
         assert server is not None
 
-        async def shipped() -> dict[str, Any] | None:
+        async def shipped() -> Shipped | None:
             return ship(server.store, game_id)
 
         return self.arena.call(shipped())
@@ -297,7 +298,7 @@ class LocalWorker:
         self._serve(("probe", entrants), lambda a: found.__setitem__((a[1], a[2]), a[3]))
         return found
 
-    def play(self, job: Job, on_game: Callable[[Pairing, dict[str, Any]], None]) -> None:
+    def play(self, job: Job, on_game: Callable[[Pairing, GameOutcome], None]) -> None:
         self._serve(("play", job.games), lambda a: on_game(a[1], a[2]))
 
     def close(self) -> None:
@@ -313,7 +314,16 @@ class LocalWorker:
 
 # -- Ray: actors with a folder of their own, sending logs back -------------------------
 
-def ship(store: Store, game_id: str | None) -> dict[str, Any] | None:
+class Shipped(TypedDict):
+    """A game sent back from a Ray node (:func:`ship`): its index row (without its log's
+    path there), its log's bytes and the agents (spec, SHA-256) its header names."""
+
+    row: dict[str, Any]  # a GameRow less its log, handed on as start_game's GameStart
+    log: bytes | None
+    agents: list[tuple[str, str]]
+
+
+def ship(store: Store, game_id: str | None) -> Shipped | None:
     """A game played into a worker's own data folder, as :func:`land` takes it back:
     its index row, its log's bytes and the agents its header names; the log is then
     removed from the worker's folder."""
@@ -334,7 +344,7 @@ def ship(store: Store, game_id: str | None) -> dict[str, Any] | None:
             "agents": agents}
 
 
-def land(store: Store, shipped: dict[str, Any] | None) -> None:
+def land(store: Store, shipped: Shipped | None) -> None:
     """Write a game played on another node into this data folder: its log under
     ``games/`` and its index row, anchored under this folder's key (the log's chain
     digest, as the node recorded it)."""
@@ -347,7 +357,8 @@ def land(store: Store, shipped: dict[str, Any] | None) -> None:
         path = store.data / "games" / f"{game_id}.lslog"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(shipped["log"])
-    store.start_game(row, log=None if path is None else str(path), game_id=game_id)
+    store.start_game(cast("GameStart", row), log=None if path is None else str(path),
+                     game_id=game_id)
     for spec, sha256 in shipped["agents"]:
         store.add_agent(spec, sha256)
     chain = row.get("chain_sha256")
@@ -384,13 +395,13 @@ class _RayField:
         return [(role, spec, worker.probe(role, spec)) for role, spec in entrants]
 
     def play(self, games: tuple[Pairing, ...], files: Mapping[str, tuple[str, bytes]]
-             ) -> tuple[list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]], int,
+             ) -> tuple[list[tuple[Pairing, GameOutcome, Shipped | None]], int,
                         float]:
         worker = self._ready(files)
-        out: list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]] = []
+        out: list[tuple[Pairing, GameOutcome, Shipped | None]] = []
         lock = threading.Lock()
 
-        def keep(game: Pairing, outcome: dict[str, Any]) -> None:
+        def keep(game: Pairing, outcome: GameOutcome) -> None:
             shipped = worker.ship(outcome.get("game_id"))
             with lock:
                 out.append((game, outcome, shipped))
@@ -399,7 +410,7 @@ class _RayField:
         return out, worker.loads, worker.cpu_seconds()
 
     def play_builtin(self, games: list[Pairing], level: str
-                     ) -> list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]]:
+                     ) -> list[tuple[Pairing, GameOutcome, Shipped | None]]:
         return play_builtin_batch(self.config, games, level)
 
     def close(self) -> None:
@@ -409,7 +420,7 @@ class _RayField:
 
 
 def play_builtin_batch(config: TournamentConfig, games: list[Pairing], level: str
-                       ) -> list[tuple[Pairing, dict[str, Any], dict[str, Any] | None]]:
+                       ) -> list[tuple[Pairing, GameOutcome, Shipped | None]]:
     """(On a Ray node.) Built-in pairs through the local driver, into a folder of its
     own, each sent back (:func:`ship`) and the folder removed."""
     folder = Path(tempfile.mkdtemp(prefix="littlestone-ray-"))
@@ -421,8 +432,9 @@ def play_builtin_batch(config: TournamentConfig, games: list[Pairing], level: st
                 done = play_logged(rules(config, game), LEARNERS.make(game.learner),
                                    ADVERSARIES.make(game.adversary), game.seed, folder,
                                    source=f"tournament:{config.name}", level=level)
-                outcome = {"game_id": done.game_id, "status": done.result.status,
-                           "message": done.result.message, "result": done.result.to_dict()}
+                outcome: GameOutcome = {
+                    "game_id": done.game_id, "status": done.result.status,
+                    "message": done.result.message, "result": result_row(done.result)}
                 out.append((game, outcome, ship(store, done.game_id)))
         finally:
             store.close()
@@ -449,7 +461,7 @@ class RayWorker:
 
     def __init__(self, ray: Any, config: TournamentConfig, store: Store,
                  landing: threading.Lock, unsafe: bool, capacity: int,
-                 options: dict[str, Any] | None = None) -> None:
+                 options: dict[str, Any] | None = None) -> None:  # (Ray's, as given)
         self.ray, self.config, self.store, self.landing = ray, config, store, landing
         actor = ray.remote(num_cpus=1)(_RayField)
         self.actor = actor.options(**(options or {})).remote(config, unsafe, capacity)
@@ -467,7 +479,7 @@ class RayWorker:
             {spec for _, spec in entrants})))
         return {(role, spec): entrant for role, spec, entrant in found}
 
-    def play(self, job: Job, on_game: Callable[[Pairing, dict[str, Any]], None],
+    def play(self, job: Job, on_game: Callable[[Pairing, GameOutcome], None],
              level: str = "auto") -> None:
         if job.builtin:
             played = self.ray.get(self.actor.play_builtin.remote(list(job.games), level))
@@ -493,7 +505,7 @@ class RayWorker:
 
 
 def play_jobs(workers: list[Any], jobs: list[Job],
-              on_game: Callable[[Pairing, dict[str, Any]], None], level: str = "auto") -> None:
+              on_game: Callable[[Pairing, GameOutcome], None], level: str = "auto") -> None:
     """Play every job on the workers (each a :class:`LocalWorker` or :class:`RayWorker`),
     one thread each: a worker takes the next job of the block it holds, else a block
     nobody holds, else the block with the most jobs left."""

@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
@@ -36,7 +36,7 @@ from littlestone.protocol.frames import FrameSocket
 from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxError, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
-from littlestone.server.records.rows import GameRow
+from littlestone.server.records.rows import GameOutcome, GameRow, ResultRow, result_row
 from littlestone.server.records.store import RESULT_COLUMNS, Store
 from littlestone.server.tournament.config import (
     TournamentConfig,
@@ -55,13 +55,13 @@ ENTER_SECONDS = 60.0
 ENTER_POLL_SECONDS = 0.002
 T = TypeVar("T")
 
-def _outcome(row: GameRow, message: str) -> dict[str, Any]:
+def _outcome(row: GameRow, message: str) -> GameOutcome:
     """A played game's outcome, from its index row."""
     return {"game_id": row["game_id"], "status": row["status"], "message": message,
-            "result": {k: row[k] for k in RESULT_COLUMNS}}
+            "result": cast("ResultRow", {k: row[k] for k in RESULT_COLUMNS})}
 
 
-def play_builtin(args: tuple[TournamentConfig, Pairing, str, str]) -> dict[str, Any]:
+def play_builtin(args: tuple[TournamentConfig, Pairing, str, str]) -> GameOutcome:
     """In a worker process: a built-in pair through the local driver, logged (at the log
     level of the fourth item, :data:`~littlestone.server.records.logs.LOG_LEVELS`)."""
     config, pairing, data, level = args
@@ -69,7 +69,7 @@ def play_builtin(args: tuple[TournamentConfig, Pairing, str, str]) -> dict[str, 
                        ADVERSARIES.make(pairing.adversary), pairing.seed, Path(data),
                        source=f"tournament:{config.name}", level=level)
     return {"game_id": done.game_id, "status": done.result.status,
-            "message": done.result.message, "result": done.result.to_dict()}
+            "message": done.result.message, "result": result_row(done.result)}
 
 
 class Arena:
@@ -161,7 +161,7 @@ Runner = Callable[[list[str], float, bytes, Callable[[], bool],
 def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                     sandbox: Sandbox, pool: SandboxPool | None = None,
                     files: Mapping[str, Path] | None = None,
-                    door: Door | None = None) -> dict[str, Any]:
+                    door: Door | None = None) -> GameOutcome:
     """A game with one or two submitted files, each in its sandbox: a fresh child of the
     file's loaded sandbox in ``pool`` (loaded once, :class:`.SandboxPool`), or without a
     pool a sandbox of its own, started for this game alone. Each enters with a one-time
@@ -369,7 +369,7 @@ def _notes(outcomes: dict[str, Run]) -> list[str]:
 
 
 def play_remote_agent(config: TournamentConfig, account: str, pairs: list[Pairing],
-                      arena: Arena, record: Callable[[Pairing, dict[str, Any]], None]
+                      arena: Arena, record: Callable[[Pairing, GameOutcome], None]
                       ) -> None:
     """Every game of one remote agent, in turn, on its connection (it enters with
     ``littlestone connect URL --token-file F --learner SPEC --tournament NAME``)."""

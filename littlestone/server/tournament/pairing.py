@@ -26,6 +26,7 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.sandbox import Sandbox, SandboxError, SandboxPool
+from littlestone.server.records.rows import Skipped
 from littlestone.server.tournament.config import (
     TournamentConfig,
     file_of,
@@ -239,11 +240,12 @@ def version(config: TournamentConfig, learner: str, adversary: str,
 
 
 def candidates(config: TournamentConfig, digests: Mapping[str, str | None]
-               ) -> tuple[list[Pairing], list[dict[str, Any]]]:
+               ) -> tuple[list[Pairing], list[Skipped]]:
     """Every game of the tournament, keyed (:attr:`Pairing.key`, with its
     :func:`version`), whoever can play it; and the pairs that are never played (a
     remote agent against a submission or another remote agent)."""
-    todo, skipped = [], []
+    todo: list[Pairing] = []
+    skipped: list[Skipped] = []
     for (game, spec), learner, adversary in itertools.product(
             spaces(config), config.learners, config.adversaries):
         remote = [s for s in (learner, adversary) if remote_account(s)]
@@ -259,14 +261,16 @@ def candidates(config: TournamentConfig, digests: Mapping[str, str | None]
 
 
 def judge(games: list[Pairing], config: TournamentConfig, entrants: dict[str, Entrant]
-          ) -> tuple[list[Pairing], list[dict[str, Any]]]:
+          ) -> tuple[list[Pairing], list[Skipped]]:
     """The ``games`` as the loaded ``entrants`` can play them: a game one side declines
     (``unsupported``) is kept, marked ``declined`` (it counts as that side's fault:
     declining the hard classes must not pay); a game both decline is dropped and listed
     with the reasons, as is (once a pair and class) every game one side declines. A game
     with an entrant that failed to load is kept too (recorded as its fault)."""
     index = {space: i for i, space in enumerate(spaces(config))}
-    todo, skipped, listed = [], [], set()
+    todo: list[Pairing] = []
+    skipped: list[Skipped] = []
+    listed = set()
     for pairing in games:
         reasons = {}
         for role, agent_spec in (("learner", pairing.learner), ("adversary", pairing.adversary)):
@@ -292,7 +296,7 @@ def judge(games: list[Pairing], config: TournamentConfig, entrants: dict[str, En
 
 def pairings(config: TournamentConfig, entrants: dict[str, Entrant],
              digests: Mapping[str, str | None] | None = None
-             ) -> tuple[list[Pairing], list[dict[str, Any]]]:
+             ) -> tuple[list[Pairing], list[Skipped]]:
     """Every pairing of the tournament (:func:`candidates` as :func:`judge` finds them),
     and the ones that are not, with the reason (a remote agent against a submission or
     another remote agent; both sides declining). A pairing one side declines

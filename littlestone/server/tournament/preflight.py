@@ -25,15 +25,16 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxError, SandboxPool
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe
+from littlestone.server.tournament.ranking import ROLES
 from littlestone.testing import CHECK_EXPERTS, CHECK_ROUNDS, IN_TOURNAMENT, refereed_games
 
-__all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "Refereed", "Verdict",
+__all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "CheckRow", "Refereed", "Verdict",
            "check_file", "play_check_games"]
 
 #: How long a submission's own checks may run in its sandbox (``check``, and a
@@ -41,7 +42,6 @@ __all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "Refereed", "Verdict
 CHECK_SECONDS = 60
 #: The check a tournament scores, which the server referees from outside the submission.
 PLAYS = "plays a game"
-ROLES = ("learner", "adversary")
 
 #: The seed of every refereed check game (the suite's own ``plays a game`` uses it too).
 CHECK_SEED = 1
@@ -137,6 +137,20 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
     return out
 
 
+class CheckRow(TypedDict):
+    """A check's row, as ``littlestone check`` prints it: its name, whether it passed,
+    was skipped or passed with ``advice``, its message, what failing it costs in a
+    tournament (``in_tournament``; "" nothing) and whether a server ``refereed`` it."""
+
+    check: str
+    ok: bool
+    skipped: bool
+    advice: bool
+    message: str
+    in_tournament: str
+    refereed: bool
+
+
 @dataclass
 class Verdict:
     """What the check of a submitted file found, written outside its process: the role it
@@ -146,7 +160,7 @@ class Verdict:
 
     agent: str
     kind: str | None = None
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: list[CheckRow] = field(default_factory=list)
     refused: str | None = None
     message: str = ""
     #: Whether its own run started other processes (a tournament's game ends then).
@@ -227,7 +241,8 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
     return Verdict(agent, kind, rows, forked=run.forked)
 
 
-def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> dict[str, Any]:
+# (``row``: the submission's own JSON, its check and ok checked by _own_report)
+def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> CheckRow:
     """A row of the submission's own report, as an advice row: only its name, outcome
     and message are taken from it (what a failure costs in a tournament is ours)."""
     name = str(row["check"])[:100]
@@ -238,7 +253,7 @@ def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> dict[str, Any]:
             "refereed": False}
 
 
-def _own_report(out: str) -> dict[str, Any] | None:
+def _own_report(out: str) -> dict[str, Any] | None:  # (JSON the submission printed)
     """The report the sandboxed run printed: its last line that reads as one (the
     submission may print around it)."""
     for line in reversed(out.strip().splitlines()):
@@ -253,8 +268,7 @@ def _own_report(out: str) -> dict[str, Any] | None:
     return None
 
 
-def _refereed_row(agent: str, played: list[Refereed], said: dict[str, Any] | None
-                  ) -> dict[str, Any]:
+def _refereed_row(agent: str, played: list[Refereed], said: CheckRow | None) -> CheckRow:
     """*plays a game* as the server recorded the games; where one failed, what the
     submission's own run said of it follows (a crash's file and line)."""
     games = [g for g in played if g.status != "declined"]

@@ -19,17 +19,23 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from littlestone.games.classes import FiniteClass, HalfspaceClass
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import class_ldim
+from littlestone.server.records.rows import GameOutcome, ResultRow, Skipped, TournamentGame
 
-__all__ = ["RULES", "SCORING", "Figures", "TournamentReport", "fault", "figures", "judge",
+__all__ = ["ROLES", "RULES", "SCORING", "Figures", "Leaderboard", "Replayed", "Role", "Scorable",
+           "Scoring", "Standing", "TournamentReport", "Unloaded", "fault", "figures", "judge",
            "normaliser", "rank", "score"]
 
-LEARNER, ADVERSARY = "learner", "adversary"
+#: The two sides of a game, as a row names them.
+Role = Literal["learner", "adversary"]
+LEARNER: Literal["learner"] = "learner"
+ADVERSARY: Literal["adversary"] = "adversary"
+ROLES: tuple[Role, Role] = (LEARNER, ADVERSARY)
 #: Whose fault ended a game (:func:`fault`): no one's (it was played to the end), the
 #: learner's, the adversary's, or nobody's (the server stopped; or an unknown status).
 COMPLETE, NOBODY = "none", "nobody"
@@ -166,7 +172,7 @@ class Figures:
         return Figures(middle([v.expected for v in values]), middle([v.realised for v in values]))
 
 
-def judge(game: str, status: str, result: Mapping[str, Any], horizon: int
+def judge(game: str, status: str, result: ResultRow, horizon: int
           ) -> tuple[Figures | None, Figures | None]:
     """The learner's and the adversary's raw (not normalised) figures of one game, as
     :data:`SCORING` says for whoever ended it; ``None``: not scored for that side.
@@ -187,10 +193,10 @@ def judge(game: str, status: str, result: Mapping[str, Any], horizon: int
     ...       {"rounds": 30, "mistakes": 30, "expected_mistakes": 30.0}, 30)
     (None, Figures(expected=Fraction(0, 1), realised=Fraction(0, 1)))
     """
-    realised_key, expected_key = (("regret", "expected_regret") if game == EXPERTS
-                                  else ("mistakes", "expected_mistakes"))
-    realised = Fraction(result.get(realised_key) or 0)
-    expected_value = result.get(expected_key)
+    realised_value, expected_value = (
+        (result.get("regret"), result.get("expected_regret")) if game == EXPERTS
+        else (result.get("mistakes"), result.get("expected_mistakes")))
+    realised = Fraction(realised_value or 0)
     expected = realised if expected_value is None else Fraction(expected_value)
     remaining = max(horizon - int(result.get("rounds") or 0), 0)
     played = Figures(expected, realised)
@@ -208,7 +214,31 @@ def judge(game: str, status: str, result: Mapping[str, Any], horizon: int
     return count(learner), count(adversary)
 
 
-def figures(row: Mapping[str, Any]) -> tuple[Figures | None, Figures | None]:
+class Scorable(TypedDict):
+    """What :func:`figures` reads of a row (a :data:`.rows.TournamentGame` is one)."""
+
+    game: str
+    status: str
+    horizon: NotRequired[int]
+    normaliser_value: NotRequired[float | None]
+    result: ResultRow
+
+
+class Scoring(TypedDict):
+    """The scoring fields of a game's tournament row (:func:`score`)."""
+
+    fault: str
+    horizon: int
+    normaliser: str
+    normaliser_value: float | None
+    raw: float | None
+    score: float | None
+    score_realised: float | None
+    forcing: float | None
+    forcing_realised: float | None
+
+
+def figures(row: Scorable) -> tuple[Figures | None, Figures | None]:
     """A tournament row's normalised figures for its learner and its adversary
     (:func:`judge` divided by ``normaliser_value``); ``(None, None)`` for a row without
     ``horizon`` (recorded before the scoring rules: not scored).
@@ -232,7 +262,7 @@ def figures(row: Mapping[str, Any]) -> tuple[Figures | None, Figures | None]:
     return normalised(learner), normalised(adversary)
 
 
-def score(rules: GameSpec, outcome: Mapping[str, Any]) -> dict[str, Any]:
+def score(rules: GameSpec, outcome: GameOutcome) -> Scoring:
     """The scoring fields of one game's tournament row: ``fault``, the ``horizon`` T,
     the ``normaliser`` (name) and its ``normaliser_value``, ``raw`` (the realised figure
     as played), and as floats for display ``score`` / ``score_realised`` (the learner's
@@ -249,17 +279,83 @@ def score(rules: GameSpec, outcome: Mapping[str, Any]) -> dict[str, Any]:
     """
     norm, norm_name = normaliser(rules)
     result = outcome.get("result") or {}
-    fields: dict[str, Any] = {
-        "fault": fault(outcome["status"]), "horizon": rules.rounds, "normaliser": norm_name,
-        "normaliser_value": norm,
-        "raw": result.get("regret") if rules.game == EXPERTS else result.get("mistakes"),
-    }
     mine, theirs = figures({"game": rules.game, "status": outcome["status"],
-                            "result": result, **fields})
-    for key, value in (("score", mine), ("forcing", theirs)):
-        fields[key], fields[f"{key}_realised"] = (None, None) if value is None else \
-            value.to_float()
-    return fields
+                            "result": result, "horizon": rules.rounds,
+                            "normaliser_value": norm})
+    (score, score_realised), (forcing, forcing_realised) = (
+        (None, None) if value is None else value.to_float() for value in (mine, theirs))
+    return {"fault": fault(outcome["status"]), "horizon": rules.rounds,
+            "normaliser": norm_name, "normaliser_value": norm,
+            "raw": result.get("regret") if rules.game == EXPERTS else result.get("mistakes"),
+            "score": score, "score_realised": score_realised, "forcing": forcing,
+            "forcing_realised": forcing_realised}
+
+
+class Standing(TypedDict, total=False):
+    """An entrant's line of a leaderboard: its spec (under its role: ``learner`` or
+    ``adversary``), its counts (:func:`_entry`), its scores (a learner's ``worst`` and
+    ``median``, an adversary's ``forcing``: each a float, the exact fraction as a string
+    and the realised figure beside), its ``rank`` (None: no scored game) and those
+    ``tied_with`` it."""
+
+    learner: str
+    adversary: str
+    games: int
+    scored: int
+    failed: int
+    failures: list[str]
+    unscored: int
+    unscored_statuses: list[str]
+    worst: float | None
+    worst_exact: str | None
+    worst_realised: float | None
+    median: float | None
+    median_exact: str | None
+    median_realised: float | None
+    forcing: float | None
+    forcing_exact: str | None
+    forcing_realised: float | None
+    rank: int | None
+    tied_with: list[str]
+
+
+class Unloaded(TypedDict):
+    """An entrant that could not be loaded: its spec, its role and why."""
+
+    entrant: str
+    role: str
+    reason: str
+
+
+class Replayed(TypedDict):
+    """What a tournament's run played (by reason, with the entrants each names), what it
+    forgot, in one line (``summary``); then the sandboxes it loaded and its field's CPU."""
+
+    played: int
+    why: dict[str, dict[str, int | list[str]]]
+    forgotten: dict[str, dict[str, int | list[str]]]
+    summary: str
+    sandboxes_loaded: NotRequired[int]
+    field_cpu_seconds: NotRequired[float]
+
+
+class Leaderboard(TypedDict):
+    """A ranked tournament as ``--json`` prints it (:meth:`TournamentReport.leaderboard`)."""
+
+    tournament: str
+    rules: str
+    learners: list[Standing]
+    adversaries: list[Standing]
+    payoff: dict[str, dict[str, float | None]]
+    payoff_realised: dict[str, dict[str, float | None]]
+    games: int
+    failed: list[TournamentGame]
+    failed_to_load: list[Unloaded]
+    stopped: bool
+    skipped: list[Skipped]
+    sandbox: str
+    replayed: Replayed | dict[str, object]
+    report: str
 
 
 @dataclass
@@ -268,22 +364,22 @@ class TournamentReport:
     the learner x adversary payoff matrix (the learner's mean score; realised beside)."""
 
     name: str
-    games: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
-    learners: list[dict[str, Any]] = field(default_factory=list)
-    adversaries: list[dict[str, Any]] = field(default_factory=list)
+    games: list[TournamentGame] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    learners: list[Standing] = field(default_factory=list)
+    adversaries: list[Standing] = field(default_factory=list)
     payoff: dict[str, dict[str, float | None]] = field(default_factory=dict)
     payoff_realised: dict[str, dict[str, float | None]] = field(default_factory=dict)
     sandbox: str = ""
     report: str = ""
     #: Entrants that could not be loaded: spec, role, reason.
-    unloaded: list[dict[str, Any]] = field(default_factory=list)
+    unloaded: list[Unloaded] = field(default_factory=list)
     #: Whether the tournament stopped before playing (entrants failed to load).
     stopped: bool = False
     #: What this run played and why, what it forgot, and the sandboxes it loaded.
-    replayed: dict[str, Any] = field(default_factory=dict)
+    replayed: Replayed | dict[str, object] = field(default_factory=dict)
 
-    def leaderboard(self) -> dict[str, Any]:
+    def leaderboard(self) -> Leaderboard:
         """What ``--json`` prints."""
         return {"tournament": self.name, "rules": RULES, "learners": self.learners,
                 "adversaries": self.adversaries, "payoff": self.payoff,
@@ -294,8 +390,7 @@ class TournamentReport:
                 "report": self.report}
 
 
-def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
-         ) -> TournamentReport:
+def rank(name: str, rows: list[TournamentGame], skipped: list[Skipped]) -> TournamentReport:
     """Learners by their worst adversary's score, then by their median over adversaries
     (lower is better); adversaries by the median score they force over learners (higher
     is better); and the payoff matrix. A pair's score is the mean of the expected figures
@@ -344,11 +439,15 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
         if values:
             worst = max(c.expected for c in values)
             median = Figures.median(values)
-            entry |= _shown("worst", worst, max(c.realised for c in values))
-            entry |= _shown("median", median.expected, median.realised)
+            entry["worst"], entry["worst_exact"], entry["worst_realised"] = _shown(
+                worst, max(c.realised for c in values))
+            entry["median"], entry["median_exact"], entry["median_realised"] = _shown(
+                median.expected, median.realised)
             keys[learner] = (worst, median.expected)
         else:
-            entry |= _shown("worst", None, None) | _shown("median", None, None)
+            entry["worst"], entry["worst_exact"], entry["worst_realised"] = _shown(None, None)
+            entry["median"], entry["median_exact"], entry["median_realised"] = _shown(None,
+                                                                                      None)
             keys[learner] = None
         report.learners.append(entry)
     report.learners = _standings(report.learners, LEARNER, keys)
@@ -359,10 +458,12 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
         entry = _entry(ADVERSARY, adversary, judged)
         if values:
             forcing = Figures.median(values)
-            entry |= _shown("forcing", forcing.expected, forcing.realised)
+            entry["forcing"], entry["forcing_exact"], entry["forcing_realised"] = _shown(
+                forcing.expected, forcing.realised)
             keys[adversary] = (-forcing.expected,)
         else:
-            entry |= _shown("forcing", None, None)
+            entry["forcing"], entry["forcing_exact"], entry["forcing_realised"] = _shown(None,
+                                                                                         None)
             keys[adversary] = None
         report.adversaries.append(entry)
     report.adversaries = _standings(report.adversaries, ADVERSARY, keys)
@@ -370,32 +471,35 @@ def rank(name: str, rows: list[dict[str, Any]], skipped: list[dict[str, Any]]
 
 
 #: A row with its learner's and its adversary's figures.
-Judged = tuple[dict[str, Any], Figures | None, Figures | None]
+Judged = tuple[TournamentGame, Figures | None, Figures | None]
 
 
-def _entry(role: str, name: str, judged: list[Judged]) -> dict[str, Any]:
+def _entry(role: Role, name: str, judged: list[Judged]) -> Standing:
     """An entrant's counts: its games, those scored for it, those it ended by its own
     fault (``failed``, with their statuses), those not scored for it (``unscored``)."""
     side = 1 if role == LEARNER else 2
     own = [j for j in judged if j[0][role] == name]
     failed = {j[0]["status"] for j in own if fault(j[0]["status"]) == role}
     unscored = [j[0]["status"] for j in own if j[side] is None]
-    return {role: name, "games": len(own), "scored": len(own) - len(unscored),
-            "failed": sum(fault(j[0]["status"]) == role for j in own),
-            "failures": sorted(failed), "unscored": len(unscored),
-            "unscored_statuses": sorted(set(unscored))}
+    entry: Standing = {"learner": name} if role == LEARNER else {"adversary": name}
+    entry.update({"games": len(own), "scored": len(own) - len(unscored),
+                  "failed": sum(fault(j[0]["status"]) == role for j in own),
+                  "failures": sorted(failed), "unscored": len(unscored),
+                  "unscored_statuses": sorted(set(unscored))})
+    return entry
 
 
-def _shown(key: str, expected: Fraction | None, realised: Fraction | None) -> dict[str, Any]:
+def _shown(expected: Fraction | None, realised: Fraction | None
+           ) -> tuple[float | None, str | None, float | None]:
     """A score as the leaderboard shows it: a float, the exact fraction as a string, and
     the realised figure beside it."""
-    return {key: None if expected is None else float(expected),
-            f"{key}_exact": None if expected is None else str(expected),
-            f"{key}_realised": None if realised is None else float(realised)}
+    return (None if expected is None else float(expected),
+            None if expected is None else str(expected),
+            None if realised is None else float(realised))
 
 
-def _standings(entries: list[dict[str, Any]], role: str,
-               keys: Mapping[str, tuple[Fraction, ...] | None]) -> list[dict[str, Any]]:
+def _standings(entries: list[Standing], role: Role,
+               keys: Mapping[str, tuple[Fraction, ...] | None]) -> list[Standing]:
     """Entries in order of their key (smaller is better; ``None``: not scored, last),
     then name; ``rank`` is one plus the number of entries strictly better (equal keys
     share it), and ``tied_with`` names the others with an equal key, by name."""

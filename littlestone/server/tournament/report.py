@@ -17,7 +17,7 @@ import functools
 import os
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 from markupsafe import Markup
@@ -25,9 +25,12 @@ from markupsafe import Markup
 from littlestone.charts import curve_svg, environment
 from littlestone.games.game import ExpertsRecord
 from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.rows import TournamentGame
 from littlestone.server.tournament.ranking import (
     RULES,
     SCORING,
+    Role,
+    Standing,
     TournamentReport,
     fault,
     figures,
@@ -36,7 +39,28 @@ from littlestone.server.tournament.ranking import (
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["curve_of", "log_path", "write_report"]
+__all__ = ["Curve", "curve_of", "log_path", "write_report"]
+
+
+class Curve(TypedDict):
+    """A logged game's cumulative curve (:func:`curve_of`): rounds ``t``, the realised
+    ``value`` (``kind``: mistakes or regret) and its ``expected`` value over the referee's
+    coin, the rounds and status of the log; the page adds the game's bound."""
+
+    kind: str
+    t: list[int]
+    value: list[float]
+    expected: list[float]
+    rounds: int
+    status: str
+    bound: NotRequired[float | None]
+    bound_name: NotRequired[str | None]
+
+
+class _Shown(Standing, total=False):
+    """A leaderboard's line as the report shows it, with the exact figures a tie is on."""
+
+    exact: str
 
 
 def log_path(log: str | None, data: Path) -> Path | None:
@@ -51,7 +75,7 @@ def log_path(log: str | None, data: Path) -> Path | None:
     return None
 
 
-def curve_of(source: Path | GameLogData, points: int = 2000) -> dict[str, Any] | None:
+def curve_of(source: Path | GameLogData, points: int = 2000) -> Curve | None:
     """A logged game's cumulative curve, at most about ``points`` rounds of it (every
     k-th and the last): ``t``, the realised ``value`` (mistakes or regret) and its
     ``expected`` value over the referee's coin, the ``kind``; None for an unreadable
@@ -88,7 +112,7 @@ def curve_of(source: Path | GameLogData, points: int = 2000) -> dict[str, Any] |
             "rounds": log.n_rounds, "status": log.status}
 
 
-def _curve(row: dict[str, Any], data: Path) -> Markup | None:
+def _curve(row: TournamentGame, data: Path) -> Markup | None:
     """The game's curve with axes, its expected curve and the bound, from its log."""
     path = log_path(row.get("log"), data)
     curve = curve_of(path, 300) if path is not None else None
@@ -119,11 +143,9 @@ def _publish_log(source: Path, folder: Path) -> Path:
 #: field, some 20,000 games, links each log and the commands that verify and plot it.
 CURVES_MAX = 1000
 
-#: The scores each leaderboard ranks on, in order.
-_KEYS = {"learner": ("worst", "median"), "adversary": ("forcing",)}
 
 
-def _fault_note(row: dict[str, Any]) -> str:
+def _fault_note(row: TournamentGame) -> str:
     """How a game was scored, when a fault ended it (:data:`.ranking.SCORING`); "" when
     none did.
 
@@ -138,7 +160,7 @@ def _fault_note(row: dict[str, Any]) -> str:
     return f"{whose}: learner {learner}; adversary {adversary}"
 
 
-def _score(row: dict[str, Any], side: int) -> tuple[float, float] | None:
+def _score(row: TournamentGame, side: int) -> tuple[float, float] | None:
     """A game's score for its learner (``side`` 0) or its adversary (1), as the ranking
     counts it, and the realised one; None when not scored for that side.
 
@@ -169,9 +191,11 @@ def _templates() -> jinja2.Environment:
     return env
 
 
-def _with_exact(rows: list[dict[str, Any]], role: str) -> list[dict[str, Any]]:
-    """Leaderboard rows with the exact figures a tie is on (``exact``)."""
-    return [{**row, "exact": ", ".join(f"{key} {row[f'{key}_exact']}" for key in _KEYS[role])}
+def _with_exact(rows: list[Standing], role: Role) -> list[_Shown]:
+    """Leaderboard rows with the exact figures a tie is on (``exact``): the scores each
+    leaderboard ranks on, in order."""
+    return [{**row, "exact": (f"worst {row.get('worst_exact')}, median {row.get('median_exact')}"
+                              if role == "learner" else f"forcing {row.get('forcing_exact')}")}
             for row in rows]
 
 

@@ -27,6 +27,7 @@ from littlestone.games.errors import LittlestoneError, SpecError
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.sandbox import Sandbox
 from littlestone.server.net.hosts import fork_server
+from littlestone.server.records.rows import GameOutcome, TournamentGame
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.field import (
@@ -54,7 +55,7 @@ from littlestone.server.tournament.pairing import (
     rules,
     spaces,
 )
-from littlestone.server.tournament.ranking import TournamentReport, rank, score
+from littlestone.server.tournament.ranking import Replayed, TournamentReport, Unloaded, rank, score
 from littlestone.server.tournament.report import write_report
 
 __all__ = ["PROGRESS_SECONDS", "SandboxMissing", "rate_entrant", "run_tournament"]
@@ -115,7 +116,7 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     try:
         entrants = load_entrants(config, sandbox, _ProbeCache(data, config, digests,
                                                               fleet.probe))
-        unloaded = [{"entrant": e.spec, "role": e.role, "reason": e.failed}
+        unloaded: list[Unloaded] = [{"entrant": e.spec, "role": e.role, "reason": e.failed}
                     for e in entrants.values() if e.failed is not None]
         _, skipped = judge(games, config, entrants)
         skipped = never + skipped
@@ -133,7 +134,7 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         lock = fleet.lock  # (one writer at a time: Ray's landed games share it)
         rules_of: dict[tuple[str, str | None], Any] = {}
 
-        def record(pairing: Pairing, outcome: dict[str, Any]) -> None:
+        def record(pairing: Pairing, outcome: GameOutcome) -> None:
             space = (pairing.game, pairing.hclass)
             if space not in rules_of:
                 rules_of[space] = rules(config, pairing)
@@ -143,7 +144,12 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                     "game_id": outcome["game_id"], "status": outcome["status"],
                     "message": outcome.get("message", ""), "game": pairing.game,
                     "class": pairing.hclass, "learner": pairing.learner,
-                    "adversary": pairing.adversary, "seed": pairing.seed, **scored,
+                    "adversary": pairing.adversary, "seed": pairing.seed,
+                    "fault": scored["fault"], "horizon": scored["horizon"],
+                    "normaliser": scored["normaliser"],
+                    "normaliser_value": scored["normaliser_value"], "raw": scored["raw"],
+                    "score": scored["score"], "score_realised": scored["score_realised"],
+                    "forcing": scored["forcing"], "forcing_realised": scored["forcing_realised"],
                     "result": outcome["result"], "version": pairing.version,
                     "learner_sha256": digests.get(pairing.learner),
                     "adversary_sha256": digests.get(pairing.adversary),
@@ -205,15 +211,15 @@ def rate_entrant(config: TournamentConfig, data: Path, entrant: str, role: str,
     return run_tournament(config, data, workers, **options)
 
 
-def _key_of(row: dict[str, Any]) -> str:
+def _key_of(row: TournamentGame) -> str:
     """A stored row's key (as :attr:`Pairing.key` made it)."""
     base = f"{row['game']}|{row['class']}|{row['learner']}|{row['adversary']}|{row['seed']}"
     return f"{base}|{row['version']}" if row.get("version") else base
 
 
-def _replays(todo: list[Pairing], stored: list[dict[str, Any]], stale: list[str],
+def _replays(todo: list[Pairing], stored: list[TournamentGame], stale: list[str],
              retry: set[str], digests: dict[str, str | None], config: TournamentConfig
-             ) -> dict[str, Any]:
+             ) -> Replayed:
     """What a run plays and why, what it keeps and what it forgets, as ``--json`` and the
     terminal say it: games counted by reason, with the entrants the reason names."""
     by_base = {_key_of({**r, "version": None}): r for r in stored}
@@ -283,7 +289,7 @@ class _ProbeCache:
                       for spec, digest in digests.items()}
 
     def __call__(self, entrants: list[tuple[str, str]]) -> dict[tuple[str, str], Entrant]:
-        known: dict[str, Any] = {}
+        known: dict[str, object] = {}  # (the file as read: each entry checked below)
         with contextlib.suppress(OSError, ValueError):
             known = json.loads(self.path.read_text())
         found: dict[tuple[str, str], Entrant] = {}
@@ -377,7 +383,7 @@ class _Fleet:
         return probe_entrants(self._workers(), entrants)
 
     def play_builtin(self, games: list[Pairing], level: str,
-                     record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+                     record: Callable[[Pairing, GameOutcome], None]) -> None:
         if not games:
             return
         if self.ray_address is not None:
@@ -398,7 +404,7 @@ class _Fleet:
                     record(futures[future], future.result())
 
     def _ray_builtin(self, games: list[Pairing], level: str,
-                     record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+                     record: Callable[[Pairing, GameOutcome], None]) -> None:
         """Built-in pairs on the Ray actors (which hold the cluster's CPUs), each batch
         played into a folder of the actor's own and sent back (:func:`.field.land`)."""
         jobs = [Job(-1 - i, tuple(games[i:i + RAY_BUILTIN_BATCH]), builtin=True)
@@ -407,7 +413,7 @@ class _Fleet:
         play_jobs(workers, jobs, record, level)
 
     def play_files(self, games: list[Pairing], sandbox: Sandbox,
-                   record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+                   record: Callable[[Pairing, GameOutcome], None]) -> None:
         """Games with submissions: on the field workers, in jobs (:func:`.field.plan`);
         with ``fresh_processes``, a sandbox started for each game, here."""
         if self.fresh:
@@ -433,7 +439,7 @@ class _Fleet:
 
 
 def _play_remote(config: TournamentConfig, data: Path, remote: list[Pairing],
-                 record: Callable[[Pairing, dict[str, Any]], None]) -> None:
+                 record: Callable[[Pairing, GameOutcome], None]) -> None:
     """Remote agents on their connections, to this process's own server."""
     with Arena(config, data, unix=False, tcp=True) as arena, \
             concurrent.futures.ThreadPoolExecutor(max_workers=4) as threads:

@@ -202,8 +202,10 @@ def api_tournament(visit: Visit) -> Answer:
     competition = visit.app.competition
     if board is not None and competition is not None and competition.name == \
             visit.params["name"] and privilege(visit.request, visit.app.access) != "admin":
-        board["failed"] = [{k: v for k, v in g.items() if k != "message"}
-                           for g in board["failed"]]
+        failed = [g.copy() for g in board["failed"]]
+        for g in failed:
+            g.pop("message", None)
+        board["failed"] = failed
     return _json(board)
 
 
@@ -365,6 +367,7 @@ def class_page(visit: Visit) -> Answer:
     return html_response(pages.class_page(board, visit.who))
 
 
+# (the competition's standings, as competition.standings returns them)
 def _competition(visit: Visit) -> tuple[Competition, dict[str, Any]] | None:
     """The competition the path names (this server's), and its standings as the viewer
     may see them: a version's check and games' messages are its student's and an

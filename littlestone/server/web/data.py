@@ -31,7 +31,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,13 +46,14 @@ from littlestone.protocol.wire import Totals
 from littlestone.server.net.settings import Budgets
 from littlestone.server.net.spectators import Broadcast
 from littlestone.server.records.logs import GameLogData, LogError, read_log
-from littlestone.server.records.rows import GameRow, TournamentRow
+from littlestone.server.records.rows import GameRow, TournamentGame, TournamentRow
 from littlestone.server.records.store import Store
-from littlestone.server.tournament.ranking import rank
-from littlestone.server.tournament.report import curve_of, log_path
+from littlestone.server.tournament.ranking import Leaderboard, rank
+from littlestone.server.tournament.report import Curve, curve_of, log_path
 
-__all__ = ["DRAW_DEPTH", "PAGE_LOG_BYTES", "Live", "PageBudget", "bound_of", "curve", "game",
-           "games", "live_snapshot", "records", "tournament", "tournaments", "tree"]
+__all__ = ["DRAW_DEPTH", "PAGE_LOG_BYTES", "Board", "Live", "PageBudget", "PageGame", "RoundShown",
+           "Rounds", "Tree", "bound_of", "curve", "game", "games", "live_snapshot", "records",
+           "tournament", "tournaments", "tree"]
 
 #: A running game as the server's broadcast has it: rounds so far and running totals.
 Live = dict[str, tuple[int, Totals]]
@@ -84,10 +85,68 @@ class PageBudget(BudgetExceeded):
 _LOGS_LOCK = threading.Lock()
 
 
-#: The columns of a game's index row the page shows.
-SHOWN = ("game_id", "started", "finished", "source", "game", "class", "experts", "learner",
-         "adversary", "seed", "horizon", "rounds", "status", "mistakes", "expected_mistakes",
-         "regret", "expected_regret", "bound", "bound_name")
+#: A game as the page and ``/api/games`` show it: the columns of its index row (not the
+#: log's path, nor its anchor) and the ``round`` it is at, live figures while it runs; a
+#: tournament's game with the names the tournament gave its players (``learner_spec``
+#: and ``adversary_spec`` the index's); one game (:func:`game`) with whether the page
+#: can draw its shattered ``tree`` and whether it is ``live``; in the class mode, with
+#: Ldim(H) (:func:`.play.class_mode`).
+PageGame = TypedDict("PageGame", {
+    "game_id": str, "started": str, "finished": str | None, "source": str | None,
+    "game": str, "class": str | None, "experts": int | None, "learner": str,
+    "adversary": str, "seed": int | None, "horizon": int | None, "rounds": int | None,
+    "status": str, "mistakes": float | None, "expected_mistakes": float | None,
+    "regret": float | None, "expected_regret": float | None, "bound": float | None,
+    "bound_name": str | None, "round": int | None, "tournament": NotRequired[str],
+    "learner_spec": NotRequired[str], "adversary_spec": NotRequired[str],
+    "tree": NotRequired[bool], "live": NotRequired[bool], "ldim": NotRequired[int | None],
+})
+
+
+class RoundShown(TypedDict, total=False):
+    """A round as the replay shows it (:func:`records`): a mistake-bound round with the
+    running mistakes and the version space's size after it, or an experts round as its
+    record has it, but the advice and the costs; ``x`` cut to 16 coordinates."""
+
+    t: int
+    x: object
+    p: float | None
+    y: int | None
+    prediction: int
+    mistake: bool
+    loss: float
+    mistakes: int
+    expected_mistakes: float
+    version_space: int | None
+    weights: list[float] | None
+    drawn: int
+    expected_loss: float
+    regret: float
+    expected_regret: float
+
+
+class Rounds(TypedDict):
+    """A page of a logged game's rounds (:func:`records`)."""
+
+    game_id: str
+    rounds: int
+    start: int
+    status: str
+    records: list[RoundShown]
+
+
+class Board(Leaderboard):
+    """A tournament's leaderboards as the page shows them, each payoff cell's colour on
+    the theoretical scale beside."""
+
+    colors: dict[str, dict[str, str]]
+
+
+#: A class's shattered tree laid out for drawing (:func:`tree`), or why there is none.
+Tree = TypedDict("Tree", {
+    "class": str, "ldim": int, "nodes": list[dict[str, object]],
+    "edges": list[dict[str, object]], "error": str,
+}, total=False)
 
 
 def live_snapshot(running: Mapping[str, Broadcast]) -> Live:
@@ -95,11 +154,18 @@ def live_snapshot(running: Mapping[str, Broadcast]) -> Live:
     return {game_id: (int(b.t), b.totals.copy()) for game_id, b in list(running.items())}
 
 
-def _row(row: GameRow, live: Live, names: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _row(row: GameRow, live: Live, names: dict[str, TournamentGame]) -> PageGame:
     """A game's row for the page: live figures while it runs, and the names the
     tournament gave its players (a submission's file, not ``remote:learner-<hash>``)."""
-    out = {k: row.get(k) for k in SHOWN}  # (not the log's path, nor its anchor)
-    out["round"] = row.get("rounds")
+    out: PageGame = {
+        "game_id": row["game_id"], "started": row["started"], "finished": row["finished"],
+        "source": row["source"], "game": row["game"], "class": row["class"],
+        "experts": row["experts"], "learner": row["learner"], "adversary": row["adversary"],
+        "seed": row["seed"], "horizon": row["horizon"], "rounds": row["rounds"],
+        "status": row["status"], "mistakes": row["mistakes"],
+        "expected_mistakes": row["expected_mistakes"], "regret": row["regret"],
+        "expected_regret": row["expected_regret"], "bound": row["bound"],
+        "bound_name": row["bound_name"], "round": row["rounds"]}
     if row["game_id"] in live:
         t, totals = live[row["game_id"]]
         out["status"], out["round"] = "running", t
@@ -116,7 +182,7 @@ def _row(row: GameRow, live: Live, names: dict[str, dict[str, Any]]) -> dict[str
 
 
 def games(store: Store, live: Live, limit: int = 50, hidden: frozenset[str] = frozenset(),
-          **filters: str | None) -> list[dict[str, Any]]:
+          **filters: str | None) -> list[PageGame]:
     """Running and recent games, newest first (filters as :meth:`Store.games`), but
     the ``hidden`` ones (another account's running games, for a player's token)."""
     rows = [r for r in store.games(limit=max(1, min(limit, 1000)), **filters)
@@ -172,16 +238,17 @@ def _bound(game_kind: str, spec: str | None, experts: int | None, horizon: int,
     return None, ""
 
 
-def bound_of(row: dict[str, Any]) -> tuple[float | None, str]:
+def bound_of(row: PageGame) -> tuple[float | None, str]:
     """The bound a game's curve is drawn against: the one its result recorded, else
     its learner's own (a built-in), else the class's minimax value where it is known."""
-    if row.get("bound") is not None:
-        return float(row["bound"]), str(row.get("bound_name") or "")
+    bound = row.get("bound")
+    if bound is not None:
+        return float(bound), str(row.get("bound_name") or "")
     return _bound(str(row["game"]), row.get("class"), row.get("experts"),
                   int(row.get("horizon") or 0), str(row.get("learner_spec", row["learner"])))
 
 
-def game(store: Store, live: Live, game_id: str) -> dict[str, Any] | None:
+def game(store: Store, live: Live, game_id: str) -> PageGame | None:
     """One game's row, its bound and whether the page can draw its shattered tree."""
     row = store.game(game_id)
     if row is None:
@@ -234,7 +301,7 @@ def _log(store: Store, game_id: str) -> tuple[GameRow, GameLogData] | None:
         return None
 
 
-def curve(store: Store, game_id: str) -> dict[str, Any] | None:
+def curve(store: Store, game_id: str) -> Curve | None:
     """A game's cumulative curve so far (from its log) and its bound."""
     row = store.game(game_id)
     if row is None:
@@ -257,7 +324,7 @@ def _plain(value: Any) -> Any:
 
 
 def records(store: Store, game_id: str, start: int = 1, count: int = 20
-            ) -> dict[str, Any] | None:
+            ) -> Rounds | None:
     """Rounds ``start`` .. ``start + count - 1`` of a logged game: the instance, the
     prediction and the label, and the version space's size after the round (a finite
     class) or the learner's weights (experts game)."""
@@ -267,8 +334,8 @@ def records(store: Store, game_id: str, start: int = 1, count: int = 20
     row, log = found
     start, count = max(1, start), max(1, min(count, PAGE_MAX))
     end = min(log.n_rounds, start + count - 1)
-    out: dict[str, Any] = {"game_id": game_id, "rounds": log.n_rounds, "start": start,
-                           "status": log.status, "records": []}
+    out: Rounds = {"game_id": game_id, "rounds": log.n_rounds, "start": start,
+                   "status": log.status, "records": []}
     if log.expert_rounds:
         for record in log.records():
             if record.t > end:
@@ -276,7 +343,7 @@ def records(store: Store, game_id: str, start: int = 1, count: int = 20
             if record.t >= start:
                 item = {k: _plain(v) for k, v in zip(record._fields, record, strict=True)
                         if k not in ("costs", "advice")}
-                out["records"].append(_short(item))
+                out["records"].append(_short(cast("RoundShown", item)))  # (its fields)
         return out
     if not log.columns:
         return out
@@ -296,10 +363,11 @@ def records(store: Store, game_id: str, start: int = 1, count: int = 20
     return out
 
 
-def _short(item: dict[str, Any]) -> dict[str, Any]:
+def _short(item: RoundShown) -> RoundShown:
     """A vector instance cut to its first 16 coordinates."""
-    if isinstance(item.get("x"), list) and len(item["x"]) > 16:
-        item["x"] = [*item["x"][:16], "..."]
+    x = item.get("x")
+    if isinstance(x, list) and len(x) > 16:
+        item["x"] = [*x[:16], "..."]
     return item
 
 
@@ -345,7 +413,7 @@ def tournaments(store: Store) -> list[TournamentRow]:
     return store.tournaments()
 
 
-def tournament(store: Store, name: str) -> dict[str, Any] | None:
+def tournament(store: Store, name: str) -> Board | None:
     """A tournament's leaderboards as they stand (filling in while it runs), its payoff
     matrix with each cell's colour on the theoretical scale, and its failed games."""
     if not any(t["name"] == name for t in store.tournaments()):
@@ -354,9 +422,9 @@ def tournament(store: Store, name: str) -> dict[str, Any] | None:
     for row in rows:
         row.pop("log", None)
     report = rank(name, rows, [])
-    board = report.leaderboard()
-    board["colors"] = {learner: {a: heat_color(v) for a, v in cells.items()}
-                       for learner, cells in report.payoff.items()}
+    board: Board = {**report.leaderboard(),
+                    "colors": {learner: {a: heat_color(v) for a, v in cells.items()}
+                               for learner, cells in report.payoff.items()}}
     board["games"] = len(rows)
     return board
 
@@ -366,7 +434,7 @@ def tournament(store: Store, name: str) -> dict[str, Any] | None:
 _TREES_REFUSED: dict[str, tuple[float, str]] = {}
 
 
-def tree(spec: str, cpu_s: float = PAGE_CPU_S) -> dict[str, Any]:
+def tree(spec: str, cpu_s: float = PAGE_CPU_S) -> Tree:
     """A shattered tree of depth Ldim(H) of a finite class (the one the shattered-tree
     adversary walks down: it splits the version space as the tree does), laid out for
     drawing: leaves left to right by their path, each parent above the middle of its
@@ -387,7 +455,7 @@ def tree(spec: str, cpu_s: float = PAGE_CPU_S) -> dict[str, Any]:
 
 
 @functools.lru_cache(maxsize=16)
-def _tree(spec: str, cpu_s: float) -> dict[str, Any]:
+def _tree(spec: str, cpu_s: float) -> Tree:
     try:
         hclass = _class(spec)
     except LittlestoneError as exc:

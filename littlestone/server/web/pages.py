@@ -18,7 +18,8 @@ True
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, NotRequired, TypedDict
 from urllib.parse import quote
 
 from littlestone.charts import SCALE_NOTE, curve_svg, environment, heat_color
@@ -29,6 +30,9 @@ if TYPE_CHECKING:
     import jinja2
 
     from littlestone.server.net.settings import ServerSettings
+    from littlestone.server.tournament.report import Curve
+    from littlestone.server.web.data import Board, PageGame, Rounds
+    from littlestone.server.web.play import ClassBoard, Menu
 
 __all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "class_board", "class_page", "competition_board",
            "competition_page", "competition_version", "error_page",
@@ -83,21 +87,29 @@ def render(template: str, **context: Any) -> str:
     return _templates().get_template(template).render(**context)
 
 
+class _Frame(TypedDict):
+    """What ``base.html`` gets of every page."""
+
+    title: str
+    viewer: str | None
+    attributes: dict[str, str]
+
+
 def _frame(title: str, viewer: str | None, kind: str = "index",
-           data: dict[str, str] | None = None) -> dict[str, Any]:
+           data: dict[str, str] | None = None) -> _Frame:
     """What ``base.html`` gets: the title, who is looking, and the body's ``data-*``
     attributes (the page's kind, and what its script reads)."""
     attributes = {"data-page": kind, **{f"data-{k}": v for k, v in (data or {}).items()}}
     return {"title": title, "viewer": viewer, "attributes": attributes}
 
 
-def games_table(rows: list[dict[str, Any]]) -> str:
+def games_table(rows: list[PageGame]) -> str:
     """Running and recent games: learner, adversary, class, round, mistakes, regret,
     status (each row links to its game)."""
     return render("games_table.html", games=rows)
 
 
-def index_page(games: list[dict[str, Any]], tournaments: list[TournamentRow],
+def index_page(games: list[PageGame], tournaments: list[TournamentRow],
                viewer: str | None, competition: str | None = None) -> str:
     return render("index.html", games=games, tournaments=tournaments,
                   competition=competition, **_frame("Games", viewer))
@@ -117,14 +129,16 @@ class ReplayRow(NamedTuple):
     tail: Any
 
 
-def _replay_rows(game: dict[str, Any], records: dict[str, Any] | None) -> list[ReplayRow]:
+def _replay_rows(game: PageGame, records: Rounds | None) -> list[ReplayRow]:
     if records is None:
         return []
     experts = game["game"] == "experts"
     rows = []
     for r in records["records"]:
+        tail: str | int | None
         if experts:
-            tail = ", ".join(f"{w:.3g}" for w in r["weights"]) if r.get("weights") else None
+            weights = r.get("weights")
+            tail = ", ".join(f"{w:.3g}" for w in weights) if weights else None
         else:
             tail = r.get("version_space")
         rows.append(ReplayRow(r["t"], r["x"], r.get("p"), r.get("prediction", r.get("drawn")),
@@ -132,15 +146,15 @@ def _replay_rows(game: dict[str, Any], records: dict[str, Any] | None) -> list[R
     return rows
 
 
-def game_page(game: dict[str, Any], curve: dict[str, Any] | None,
-              records: dict[str, Any] | None, viewer: str | None) -> str:
+def game_page(game: PageGame, curve: Curve | None, records: Rounds | None,
+              viewer: str | None) -> str:
     """A game: its summary, its curve against the bound, the shattered tree (when its
     adversary walks one), and its rounds one by one."""
     kind = "regret" if game["game"] == "experts" else "mistakes"
     svg = None
     if curve and curve["t"]:
         svg = curve_svg(curve["t"], curve["value"], curve["expected"], game["bound"],
-                        game["bound_name"], kind, width=640, height=260)
+                        game["bound_name"] or "", kind, width=640, height=260)
     data = {"game-id": game["game_id"], "game": game["game"], "status": game["status"],
             "live": "1" if game.get("live") else "0", "class": str(game.get("class") or ""),
             "tree": "1" if game.get("tree") else "0",
@@ -152,7 +166,15 @@ def game_page(game: dict[str, Any], curve: dict[str, Any] | None,
                   **_frame(f"Game {game['game_id']}", viewer, "game", data))
 
 
-def _board(board: dict[str, Any]) -> dict[str, Any]:
+class _Shown(TypedDict):
+    """What ``leaderboard.html`` gets (:func:`_board`); no board: nothing recorded yet."""
+
+    board: Board | None
+    adversaries: NotRequired[list[str]]
+    heatmap: NotRequired[list[tuple[str, list[tuple[str, float | None]]]]]
+
+
+def _board(board: Board) -> _Shown:
     """What ``leaderboard.html`` gets: the board, the heatmap's columns and its rows
     (each learner's cells: colour and score, in the columns' order)."""
     adversaries = sorted({a for cells in board["payoff"].values() for a in cells})
@@ -161,39 +183,39 @@ def _board(board: dict[str, Any]) -> dict[str, Any]:
     return {"board": board, "adversaries": adversaries, "heatmap": heatmap}
 
 
-def leaderboard(board: dict[str, Any]) -> str:
+def leaderboard(board: Board) -> str:
     """A tournament's leaderboards, payoff heatmap (theoretical scale) and failures."""
     return render("leaderboard.html", **_board(board))
 
 
-def tournament_page(name: str, board: dict[str, Any] | None, viewer: str | None) -> str:
+def tournament_page(name: str, board: Board | None, viewer: str | None) -> str:
     """A tournament's standings, refreshed as its games end (``board`` None: it has
     recorded nothing yet, and the page waits for its first game)."""
-    shown = _board(board) if board is not None else {"board": None}
+    shown: _Shown = _board(board) if board is not None else {"board": None}
     return render("tournament.html", name=name, **shown,
                   **_frame(f"Tournament {name}", viewer, "tournament", {"tournament": name}))
 
 
-def competition_board(name: str, board: dict[str, Any]) -> str:
+def competition_board(name: str, board: Mapping[str, object]) -> str:
     """A competition's standings and versions (the part its page refreshes)."""
     return render("competition_board.html", name=name, board=board)
 
 
-def competition_page(name: str, board: dict[str, Any], viewer: str | None,
+def competition_page(name: str, board: Mapping[str, object], viewer: str | None,
                      may_submit: bool) -> str:
     """A competition: the upload form (a logged-in player), its standings, versions."""
     return render("competition.html", name=name, board=board, may_submit=may_submit,
                   **_frame(f"Competition {name}", viewer, "competition"))
 
 
-def competition_version(name: str, version: dict[str, Any], viewer: str | None) -> str:
+def competition_version(name: str, version: Mapping[str, object], viewer: str | None) -> str:
     """One version, for its student or an admin: its check and its games' messages."""
     return render("competition_version.html", name=name, version=version,
                   **_frame(f"{name}: {version['account']} v{version['version']}", viewer,
                            "competition"))
 
 
-def play_page(menu: dict[str, Any], viewer: str | None, games_here: bool,
+def play_page(menu: Menu, viewer: str | None, games_here: bool,
               human: ServerSettings | None) -> str:
     """The play page: the form that sets up a game (server-rendered; playing it needs the
     script, whose moves travel on a WebSocket), and the room the script plays in.
@@ -202,13 +224,13 @@ def play_page(menu: dict[str, Any], viewer: str | None, games_here: bool,
                   **_frame("Play it yourself", viewer, "play"))
 
 
-def class_board(board: dict[str, Any]) -> str:
+def class_board(board: ClassBoard) -> str:
     """The class mode's part the script refreshes: the histogram of mistakes against
     Ldim(H), and the games of the last hour."""
     return render("class_board.html", board=board)
 
 
-def class_page(board: dict[str, Any], viewer: str | None) -> str:
+def class_page(board: ClassBoard, viewer: str | None) -> str:
     """The class mode: what a teacher puts on the projector while the class plays."""
     return render("class.html", board=board, **_frame("Class mode", viewer, "class"))
 

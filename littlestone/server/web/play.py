@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 
@@ -46,7 +46,69 @@ CLASSES = ("thresholds:n=7", "thresholds:n=15", "singletons:n=8", "intervals:n=5
 ROUNDS_MAX = 100
 #: The page's form: for each side a person plays and each game, the opponents served to
 #: it (server-side agents, PROTOCOL.md 4), the classes or numbers of experts, the rounds.
-MENU: dict[str, Any] = {
+class Menu(TypedDict):
+    """The play page's form (:data:`MENU`)."""
+
+    classes: list[str]
+    experts: list[int]
+    rounds: dict[str, int]
+    opponents: dict[str, dict[str, list[str]]]
+
+
+class ClassInfo(TypedDict):
+    """What the play page draws of a menu class (:func:`class_info`)."""
+
+    spec: str
+    kind: str
+    d: NotRequired[int]
+    margin: NotRequired[float]
+    size: NotRequired[int]
+    domain: NotRequired[int]
+    ldim: NotRequired[int]
+    log2_size: NotRequired[float]
+    hypotheses: NotRequired[list[str]]
+    instances: NotRequired[list[str]]
+    table: NotRequired[list[str]]
+    tree: NotRequired[data.Tree]
+
+
+class Scored(TypedDict):
+    """A finished mistake-bound game as the class mode's histograms count it."""
+
+    mistakes: float
+    ldim: int
+
+
+class Bar(TypedDict):
+    """A bin of a histogram: mistakes / Ldim(H) in ``[low, high)`` (``high`` None: the
+    last, open bin) and the games in it."""
+
+    low: float
+    high: float | None
+    count: int
+
+
+class Histogram(TypedDict):
+    """One of the class mode's histograms (:data:`GROUPS`)."""
+
+    name: str
+    title: str
+    bars: list[Bar]
+    scored: int
+    top: int
+
+
+class ClassBoard(TypedDict):
+    """The class mode (:func:`class_mode`): its games (the newest, and how many ``more``),
+    its histograms and its window."""
+
+    games: list[data.PageGame]
+    more: int
+    histograms: list[Histogram]
+    window_minutes: int
+
+
+MENU: Menu = {
     "classes": list(CLASSES),
     "experts": [2, 3, 4],
     "rounds": {"default": 10, "max": ROUNDS_MAX},
@@ -80,7 +142,7 @@ def _instance_name(hclass: FiniteClass, x: int) -> str:
 
 
 @functools.lru_cache(maxsize=len(CLASSES))
-def class_info(spec: str) -> dict[str, Any] | None:
+def class_info(spec: str) -> ClassInfo | None:
     """What the play page draws of a menu class: its truth table (a string of 0/1 per
     hypothesis, one character per instance), the names of its hypotheses and
     instances, Ldim(H) and its shattered tree; for halfspaces the dimension and margin.
@@ -130,10 +192,10 @@ def ldim_of(spec: str) -> int | None:
         return None
 
 
-def histogram(games: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def histogram(games: list[Scored]) -> list[Bar]:
     """How many games ended with mistakes / Ldim(H) in each bin: ``[0, 0.25)``, ...,
     the last bin ``>= 2`` (1 is Ldim: what the shattered tree forces, and what SOA
-    never exceeds). Each game is a dict with ``mistakes`` and ``ldim`` > 0."""
+    never exceeds). Each game has ``mistakes`` and ``ldim`` > 0."""
     counts = [0] * BINS
     for game in games:
         ratio = game["mistakes"] / game["ldim"]
@@ -149,7 +211,7 @@ GROUPS = (("learner", "remote learners (a person on the page is one): the mistak
           ("agents", "the server's agents on both sides, or remote on both"))
 
 
-def _group(game: dict[str, Any]) -> str:
+def _group(game: data.PageGame) -> str:
     learner = str(game["learner"]).startswith("remote:")
     adversary = str(game["adversary"]).startswith("remote:")
     return "learner" if learner and not adversary else (
@@ -157,19 +219,20 @@ def _group(game: dict[str, Any]) -> str:
 
 
 def class_mode(store: Store, live: data.Live, hidden: frozenset[str],
-               now: datetime | None = None) -> dict[str, Any]:
+               now: datetime | None = None) -> ClassBoard:
     """Everyone's games of the last :data:`CLASS_WINDOW` (but the ``hidden`` ones), and
     histograms of the finished mistake-bound games' mistakes against Ldim(H): of remote
     learners, of remote adversaries, and of the rest (:data:`GROUPS`)."""
     since = ((now or datetime.now(UTC)) - CLASS_WINDOW).strftime("%Y%m%dT%H%M%S%fZ")
     games = [g for g in data.games(store, live, CLASS_GAMES, hidden) if g["game_id"] >= since]
-    scored: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in GROUPS}
+    scored: dict[str, list[Scored]] = {name: [] for name, _ in GROUPS}
     for game in games:
         if game["game"] == MISTAKE_BOUND and game.get("class"):
             game["ldim"] = ldim = ldim_of(str(game["class"]))
-            if ldim and game["status"] == "complete" and game.get("mistakes") is not None:
-                scored[_group(game)].append({"mistakes": float(game["mistakes"]), "ldim": ldim})
-    histograms = []
+            mistakes = game.get("mistakes")
+            if ldim and game["status"] == "complete" and mistakes is not None:
+                scored[_group(game)].append({"mistakes": float(mistakes), "ldim": ldim})
+    histograms: list[Histogram] = []
     for name, title in GROUPS:
         bars = histogram(scored[name])
         histograms.append({"name": name, "title": title, "bars": bars, "scored": len(scored[name]),

@@ -178,7 +178,7 @@ def test_an_incremental_run_replays_only_what_changed(tmp_path, capsys):
     data = tmp_path / "data"
     args = ["tournament", str(config), "--data", str(data), "--workers", "1", "--json"]
 
-    def run() -> tuple[dict, str, dict[str, str]]:
+    def run() -> tuple[dict, str, dict[str, str | None]]:
         assert main(args) == 0
         out, err = capsys.readouterr()
         ids = {f"{r['learner']}|{r['adversary']}|{r['seed']}": r["game_id"]

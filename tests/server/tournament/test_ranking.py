@@ -7,7 +7,7 @@ import json
 import math
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -17,6 +17,7 @@ from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.local import play
+from littlestone.server.records.rows import GameOutcome, ResultRow, TournamentGame
 from littlestone.server.tournament import rank
 from littlestone.server.tournament.ranking import score
 from tests.support.agents_for_tests import CrashingLearner, OutOfRangeLearner, OutsideAdversary
@@ -27,15 +28,15 @@ CLASS = "thresholds:n=15"  # Ldim 4
 
 def row(learner: str, adversary: str, status: str = "complete", rounds: int = T,
         mistakes: float = 4, expected: float | None = None, *, seed: int = 0,
-        hclass: str = CLASS) -> dict[str, Any]:
+        hclass: str = CLASS) -> TournamentGame:
     """A tournament row as run.py records it, scored by ranking.score."""
-    result: dict[str, Any] = {"status": status, "rounds": rounds, "mistakes": mistakes,
-                              "expected_mistakes": mistakes if expected is None else expected}
-    outcome = {"game_id": None, "status": status, "result": result}
-    return {"game_id": None, "status": status, "message": "", "game": MISTAKE_BOUND,
-            "class": hclass, "learner": learner, "adversary": adversary, "seed": seed,
-            **score(GameSpec(MISTAKE_BOUND, T, make_class(hclass)), outcome),
-            "result": result}
+    result: ResultRow = {"status": status, "rounds": rounds, "mistakes": mistakes,
+                         "expected_mistakes": mistakes if expected is None else expected}
+    outcome: GameOutcome = {"game_id": None, "status": status, "result": result}
+    return cast("TournamentGame", {  # (mypy takes no ** into a TypedDict with optional keys)
+        "game_id": None, "status": status, "message": "", "game": MISTAKE_BOUND,
+        "class": hclass, "learner": learner, "adversary": adversary, "seed": seed,
+        **score(GameSpec(MISTAKE_BOUND, T, make_class(hclass)), outcome), "result": result})
 
 
 def by_name(entries: list[dict[str, Any]], role: str) -> dict[str, dict[str, Any]]:

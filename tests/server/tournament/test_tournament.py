@@ -90,7 +90,7 @@ def test_a_replaced_submission_replays_its_own_games_only(tmp_path, capsys):
     data = tmp_path / "data"
     args = ["tournament", str(config), "--data", str(data), "--workers", "1", "--json"]
 
-    def ids() -> dict[str, str]:
+    def ids() -> dict[str, str | None]:
         return {r["learner"]: r["game_id"] for r in Store(data).tournament_games("resume")}
 
     assert main(args) == 0

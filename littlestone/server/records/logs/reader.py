@@ -50,12 +50,14 @@ class GameLogData:
     """What a log holds: its header, its rounds (as columns) and its footer."""
 
     path: Path
+    #: The header and the footer as read: anybody's maps, checked field by field.
     header: dict[str, Any]
     footer: dict[str, Any] | None
     size: int
-    #: Mistake-bound rounds as columns: x (list or array), p, y, prediction.
+    #: Mistake-bound rounds as columns: x (list or array), p, y, prediction (arrays).
     columns: dict[str, Any] = field(default_factory=dict)
-    #: Experts-game rounds, one dict per round.
+    #: Experts-game rounds, one dict per round: its fields as its frame had them
+    #: (checked by ``_malformed``).
     expert_rounds: list[dict[str, Any]] = field(default_factory=list)
     #: Bytes after the last whole frame (a cut-off write).
     trailing: int = 0
@@ -121,6 +123,7 @@ def checked(log: GameLogData) -> GameLogData:
     return log
 
 
+# (head: a frame's msgpack map, anybody's: what this checks)
 def _malformed_header(head: dict[str, Any]) -> str | None:
     rules = head.get("rules")
     if not isinstance(rules, dict) or rules.get("game") not in GAMES:
@@ -148,6 +151,7 @@ _EXPERT_COLUMNS = ("p", "y", "drawn", "loss", "expected_loss", "regret", "expect
 _EXPERT_VECTORS = ("advice", "weights", "costs")
 
 
+# (head: a frame's msgpack map, checked by _malformed; the rows as format 1 has them)
 def _expert_rows(head: dict[str, Any], raw: dict[str, np.ndarray]) -> list[dict[str, Any]]:
     """A frame of experts rounds (format 2, checked by :func:`_malformed`) as one dict a
     round, with what a frame a round (format 1) holds: its numbers (p None where NaN, y
@@ -176,6 +180,7 @@ def _expert_rows(head: dict[str, Any], raw: dict[str, np.ndarray]) -> list[dict[
     return rows
 
 
+# (head, header: frames' msgpack maps, anybody's: what this checks)
 def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
                header: dict[str, Any] | None) -> str | None:
     """What a frame after the header lacks of what the readers use, or None."""
@@ -213,6 +218,7 @@ def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
     return None
 
 
+# (head, header: frames' msgpack maps, anybody's: what this checks)
 def _malformed_experts(head: dict[str, Any], raw: dict[str, np.ndarray], game: Any,
                        header: dict[str, Any] | None) -> str | None:
     """What a frame of experts rounds (format 2) lacks of what the readers use, or None."""
@@ -277,6 +283,7 @@ def read_log(path: str | Path) -> GameLogData:
     size = info.st_size
     xs: list[Any] = []
     cols: dict[str, list[Any]] = {"p": [], "y": [], "prediction": []}
+    # (the maps as read: checked frame by frame below)
     expert_rounds: list[dict[str, Any]] = []
     header: dict[str, Any] | None = None
     footer: dict[str, Any] | None = None
@@ -359,6 +366,7 @@ def read_log(path: str | Path) -> GameLogData:
             frame_no += 1
     if header is None:
         raise ForeignLog(f"{path}: no header (an empty or cut-off log)")
+    # (numpy columns; x a list)
     columns: dict[str, Any] = {}
     if cols["y"]:
         columns = {k: np.concatenate(v) for k, v in cols.items()}

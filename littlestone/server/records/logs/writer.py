@@ -27,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import msgpack
 import numpy as np
@@ -78,7 +78,7 @@ class LogWriter:
     footer only, ``none`` no file; the :attr:`observer` sees every frame all the same.
     """
 
-    def __init__(self, path: Path, header: Mapping[str, Any], background: bool = True,
+    def __init__(self, path: Path, header: Mapping[str, object], background: bool = True,
                  level: str = "full") -> None:
         self.path = Path(path)
         self.level = level
@@ -99,7 +99,7 @@ class LogWriter:
                     self._file.close()
                 raise LogWriteError(self.path, exc) from exc
         if background:
-            self._queue: queue.Queue[tuple[dict[str, Any], list[Any]] | None] = queue.Queue(
+            self._queue: queue.Queue[tuple[dict[str, object], list[Any]] | None] = queue.Queue(
                 QUEUE_FRAMES)
             self._thread = threading.Thread(target=self._run, name=f"log {self.path.name}",
                                             daemon=True)
@@ -113,7 +113,8 @@ class LogWriter:
         self._pending_experts: list[ExpertsRecord] = []
         self._pending_since = 0.0
         #: Called with each frame after the header, (head, buffers), before it is
-        #: written (the server's spectators: littlestone.server.net.spectators).
+        #: written (the server's spectators: littlestone.server.net.spectators, which
+        #: read each kind's keys: hence Any).
         self.observer: Callable[[dict[str, Any], list[Any]], None] | None = None
         self._put({"kind": "header", "format": FORMAT_VERSION, **header,
                    "log_level": level}, [], keep=True)
@@ -128,7 +129,7 @@ class LogWriter:
     def _rounds(self, t0: int, xs: Any, ps: Any, ys: Any, predictions: Any) -> None:
         kind, x = _instances(xs)
         self.rounds_written += len(ys)
-        head: dict[str, Any] = {"kind": "rounds", "t0": t0, "n": len(ys), "x_kind": kind}
+        head: dict[str, object] = {"kind": "rounds", "t0": t0, "n": len(ys), "x_kind": kind}
         buffers = [("p", np.ascontiguousarray(ps, dtype="<f8")),
                    ("y", np.ascontiguousarray(ys, dtype=np.int8)),
                    ("prediction", np.ascontiguousarray(predictions, dtype=np.int8))]
@@ -164,7 +165,7 @@ class LogWriter:
     def _expert_frame(self, record: ExpertsRecord) -> None:
         """One round of the experts game as a frame of its own."""
         self.rounds_written += 1
-        head: dict[str, Any] = {
+        head: dict[str, object] = {
             "kind": "expert", "t": record.t, "p": record.p, "y": record.y,
             "drawn": record.drawn, "loss": record.loss, "expected_loss": record.expected_loss,
             "regret": record.regret, "expected_regret": record.expected_regret,
@@ -207,7 +208,7 @@ class LogWriter:
     def _experts(self, block: ExpertsBlock) -> None:
         n = block.n
         self.rounds_written += n
-        head: dict[str, Any] = {"kind": "experts", "t0": block.t0, "n": n}
+        head: dict[str, object] = {"kind": "experts", "t0": block.t0, "n": n}
         buffers: list[tuple[str, Any]] = []
         if block.has_x.any():
             buffers.append(("x", np.ascontiguousarray(block.x, dtype="<i8")))
@@ -242,7 +243,7 @@ class LogWriter:
         """Hand every round kept so far to the writer thread."""
         self._flush_pending()
 
-    def close(self, footer: Mapping[str, Any]) -> None:
+    def close(self, footer: Mapping[str, object]) -> None:
         """Write the footer and wait for the writer thread. Every frame is flushed to the
         operating system as it is written (no fsync: a killed process loses nothing; a
         power cut may lose the last frames, and the log then reads as incomplete)."""
@@ -275,7 +276,7 @@ class LogWriter:
 
     # -- the writer thread -------------------------------------------------------------
 
-    def _put(self, head: dict[str, Any], buffers: list[Any], keep: bool = False) -> None:
+    def _put(self, head: dict[str, object], buffers: list[Any], keep: bool = False) -> None:
         if self._error is not None:
             raise LogWriteError(self.path, self._error)
         if self.observer is not None:
@@ -305,7 +306,7 @@ class LogWriter:
             if self._file is not None:
                 self._file.close()
 
-    def _write(self, head: dict[str, Any], buffers: list[Any]) -> None:
+    def _write(self, head: dict[str, object], buffers: list[Any]) -> None:
         """One frame: u32 length, msgpack header, raw buffers, then the chained SHA-256."""
         head["buffers"] = [[name, a.dtype.str, list(a.shape)] for name, a in buffers]
         packed = msgpack.packb(head, use_bin_type=True)
@@ -321,5 +322,5 @@ class LogWriter:
         self._file.write(self._chain)
         self.bytes_written += sum(len(p) for p in pieces) + 32
         self._file.flush()  # in the OS's hands: a killed process loses nothing
-        self.rounds_kept += int(head["n"]) if head["kind"] in ("rounds", "experts") else (
-            1 if head["kind"] == "expert" else 0)
+        self.rounds_kept += int(cast("int", head["n"])) if head["kind"] in (
+            "rounds", "experts") else (1 if head["kind"] == "expert" else 0)
