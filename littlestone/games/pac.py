@@ -18,7 +18,9 @@ m = ceil((1/epsilon) ln((floor(M) + 1)/delta)) examples in a row (a learner make
 whole number of mistakes, so M and floor(M) bound the same thing). It goes through at
 most floor(M) + 1 hypotheses; each one with error > epsilon survives m draws with
 probability (1 - epsilon)^m <= delta/(floor(M) + 1), so P(error of the output >
-epsilon) <= delta, after at most (floor(M) + 1) m examples.
+epsilon) <= delta, after at most (floor(M) + 1) m examples. The notes write
+ln(M/delta): M mistakes make M + 1 hypotheses, and the union bound is over all of them.
+On halfspaces of margin gamma the Perceptron, with M = 1/gamma^2, is the notes' example.
 
 **Random iterate.** Run the Perceptron on n i.i.d. examples separable with margin gamma
 (unit instances) and output w_tau, tau uniform in 1..n: E[err(w_tau)] = E[M]/n <=
@@ -62,6 +64,7 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 __all__ = [
     "DISTRIBUTIONS",
     "FALSE_FAILURE",
+    "HALFSPACE_TEST",
     "ConsistencyRun",
     "OccamLearner",
     "PacRun",
@@ -83,6 +86,8 @@ DISTRIBUTIONS = ("uniform", "zipf", "bernoulli")
 DOMAIN_LIMIT = 1 << MAX_CONCEPT_VARIABLES
 #: The chance that repeated runs refute a guarantee that holds (failure_allowance).
 FALSE_FAILURE = 1e-9
+#: Fresh examples that estimate a halfspace output's true error (longest_survivor).
+HALFSPACE_TEST = 4000
 
 
 class OnlineLearner(Protocol):
@@ -235,27 +240,47 @@ def consistency_run(learner: OnlineLearner, hclass: HypothesisClass, target: Any
     return ConsistencyRun(examples, int(np.count_nonzero(wrong[xs])), float(probs[wrong].sum()))
 
 
-def longest_survivor(learner: OnlineLearner, hclass: FiniteClass, target: int,
-                     probs: FloatArray, epsilon: float, delta: float, mistake_bound: float,
-                     rng: np.random.Generator, seed: int = 0) -> PacRun:
-    """One run of the longest-survivor conversion; the true error is exact (the
-    output's disagreement with the target, weighted by ``probs``). The learner is told
-    every example and must be conservative (``conservative:of=SPEC``), so that a run of
-    survivals is a run of one hypothesis."""
+def longest_survivor(learner: OnlineLearner, hclass: FiniteClass | HalfspaceClass,
+                     target: Any, probs: FloatArray | None, epsilon: float, delta: float,
+                     mistake_bound: float, rng: np.random.Generator, seed: int = 0,
+                     test: int = HALFSPACE_TEST) -> PacRun:
+    """One run of the longest-survivor conversion. The learner is told every example and
+    must be conservative (``conservative:of=SPEC``), so that a run of survivals is a run
+    of one hypothesis.
+
+    On a finite class the examples are drawn from ``probs`` and the true error is exact
+    (the output's disagreement with the target, weighted by ``probs``). On halfspaces
+    (``target`` a unit w*, ``probs`` unused) they are the class's instances of margin
+    >= gamma (:meth:`HalfspaceClass.sample_instances`), and the true error is estimated on
+    ``test`` fresh ones (its standard error is at most 1/(2 sqrt(test)): 0.008)."""
     if not getattr(learner, "conservative", False):
         raise SpecError("the longest survivor needs a conservative learner: wrap it as "
                         "conservative:of=SPEC")
     m = survivor_sample_size(epsilon, delta, mistake_bound)
     cap = (math.floor(mistake_bound) + 1) * m
     learner.start(GameSpec(MISTAKE_BOUND, cap, hclass), seed)
-    index = np.array([target])
-    truth = np.array([bool(hclass.evaluate(x, index)[0]) for x in range(hclass.domain_size)])
+    if isinstance(hclass, HalfspaceClass):
+        def draw(size: int) -> list[Any]:
+            return list(hclass.sample_instances(rng, target, size))
+
+        def label(x: Any) -> int:
+            return int(float(x @ target) > 0)
+    else:
+        assert probs is not None
+        index = np.array([target])
+        truth = np.array([bool(hclass.evaluate(x, index)[0])
+                          for x in range(hclass.domain_size)])
+
+        def draw(size: int) -> list[Any]:
+            return [int(x) for x in rng.choice(hclass.domain_size, size=size, p=probs)]
+
+        def label(x: Any) -> int:
+            return int(truth[x])
     streak = examples = mistakes = 0
     while streak < m and examples < cap:
-        block = rng.choice(hclass.domain_size, size=min(4096, cap - examples), p=probs)
-        for x in block.tolist():
+        for x in draw(min(4096, cap - examples)):
             examples += 1
-            y = int(truth[x])
+            y = label(x)
             erred = (learner.predict(x) >= 0.5) != bool(y)
             learner.update(x, y)  # conservative: its state moves only when it was wrong
             if erred:
@@ -267,8 +292,13 @@ def longest_survivor(learner: OnlineLearner, hclass: FiniteClass, target: int,
                     break
             if examples == cap:
                 break
-    wrong = np.array([(learner.predict(x) >= 0.5) != truth[x] for x in range(hclass.domain_size)])
-    return PacRun(examples, mistakes, float(probs[wrong].sum()))
+    if isinstance(hclass, HalfspaceClass):
+        fresh = draw(test)
+        wrong = sum((learner.predict(x) >= 0.5) != bool(label(x)) for x in fresh)
+        return PacRun(examples, mistakes, wrong / test)
+    assert probs is not None
+    output = np.array([learner.predict(x) >= 0.5 for x in range(hclass.domain_size)])
+    return PacRun(examples, mistakes, float(probs[output != truth].sum()))
 
 
 def random_iterate(learner: Any, hclass: HalfspaceClass, n: int, rng: np.random.Generator,

@@ -1,6 +1,7 @@
 """docs/theory.md's online-to-batch rows (the PAC notes): the longest survivor of a
-mistake-bound learner is epsilon-good with probability >= 1 - delta, and the Perceptron's
-random iterate errs at most 1/(n gamma^2) in expectation."""
+mistake-bound learner is epsilon-good with probability >= 1 - delta (the Perceptron's on
+halfspaces, M = 1/gamma^2, too: issue 45, item 3), and the Perceptron's random iterate
+errs at most 1/(n gamma^2) in expectation."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from littlestone.cli import main
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import (
+    FALSE_FAILURE,
     distribution,
+    failure_allowance,
     longest_survivor,
     random_iterate,
     survivor_sample_size,
@@ -64,6 +67,45 @@ def test_a_survival_run_too_short_fails_the_guarantee():
     epsilon = 0.9 and M = 0), Consistent's output errs by more than 0.1 in most runs."""
     errors, _, _ = runs("singletons:n=60", "consistent", "zipf", 0.9, 0.5, bound=0)
     assert np.mean(errors > 0.1) > 0.5
+
+
+@pytest.mark.parametrize(("d", "margin", "epsilon", "delta"), [
+    (5, 0.3, 0.1, 0.1), (20, 0.2, 0.1, 0.05), (50, 0.4, 0.05, 0.1),
+])
+def test_perceptron_longest_survivor_on_halfspaces(capsys, d, margin, epsilon, delta):
+    """``pac --conversion survivor`` on halfspaces: the Perceptron made conservative, M =
+    floor(1/gamma^2), examples of margin >= gamma; no more failures (error > epsilon,
+    estimated on 4000 fresh examples) in 25 runs than P <= delta allows (a 1e-9 tail),
+    and no run past (M + 1) m examples. With m cut to 1 (M = 0, epsilon = 0.9: one
+    survival), most outputs err by more than epsilon."""
+    argv = ["pac", "--class", f"halfspaces:d={d},margin={margin}", "--learner", "perceptron",
+            "--conversion", "survivor", "--epsilon", str(epsilon), "--delta", str(delta),
+            "--repeat", "25", "--seed", str(d), "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["mode"] == "longest-survivor" and data["dist"] == "margin"
+    assert data["mistake_bound"] == math.floor(1 / margin**2 + 1e-9)
+    assert data["survival"] == survivor_sample_size(epsilon, delta, data["mistake_bound"])
+    assert data["max_examples"] <= data["max_examples_bound"]
+    assert data["failures"] * 25 <= failure_allowance(25, delta, FALSE_FAILURE)
+    hclass = make_class(f"halfspaces:d={d},margin={margin}")
+    assert isinstance(hclass, HalfspaceClass)
+    rng = np.random.default_rng(d)
+    short = [longest_survivor(LEARNERS.make("conservative:of=perceptron"), hclass,
+                              hclass.sample_target(rng), None, 0.9, 0.5, 0, rng, seed=i)
+             for i in range(20)]
+    assert np.mean([r.error > epsilon for r in short]) > 0.5
+
+
+def test_pac_command_on_halfspaces_refuses_consistency(capsys):
+    """A halfspace class is not counted: consistency is refused, not ignored."""
+    assert main(["pac", "--class", "halfspaces:d=5,margin=0.3", "--learner", "perceptron",
+                 "--conversion", "consistency"]) == 2
+    err = capsys.readouterr().err
+    assert "no counted class" in err and len(err.strip().splitlines()) == 1
+    assert main(["pac", "--class", "halfspaces:d=5,margin=0", "--learner", "perceptron",
+                 "--conversion", "survivor"]) == 2
+    assert "no mistake bound" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("margin", "n"), [(0.3, 60), (0.3, 240), (0.5, 100)])
