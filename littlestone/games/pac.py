@@ -26,6 +26,20 @@ On halfspaces of margin gamma the Perceptron, with M = 1/gamma^2, is the notes' 
 (unit instances) and output w_tau, tau uniform in 1..n: E[err(w_tau)] = E[M]/n <=
 1/(n gamma^2) (each w_t errs on the fresh x_t with probability err(w_t)).
 
+**The consistency model.** Given a sample S, output a concept of C consistent with S if
+there is one, else answer "there is no consistent concept" (the PAC notes, Def. 3).
+The elimination learners output the most specific (or, for disjunctions, the most
+general) hypothesis that fits the examples of one label; if it misfits one of the other
+label, no concept of C fits S (:func:`consistency_answer`). The Perceptron is one for
+halfspaces of margin gamma: cycled through S, it stops within floor(1/gamma^2) + 1 passes,
+the last one without a mistake (:func:`perceptron_passes`).
+
+**Agnostic uniform convergence.** For a finite H and any distribution of (x, y), m >=
+(1/(2 epsilon^2)) ln(2 |H|/delta) examples make every empirical error within epsilon of
+the true one with probability >= 1 - delta (Hoeffding, 2 e^(-2 m epsilon^2) a
+hypothesis, and a union bound), so ERM is within 2 epsilon of the best in H
+(:func:`uniform_convergence_sample_size`, :func:`uniform_deviation`).
+
 Repeated runs test a guarantee: :func:`failure_allowance` is the number of failures
 (error > epsilon) in R runs above which P(failure) <= delta is refuted, with a chance
 of at most :data:`FALSE_FAILURE` of refuting it wrongly.
@@ -68,16 +82,20 @@ __all__ = [
     "ConsistencyRun",
     "OccamLearner",
     "PacRun",
+    "consistency_answer",
     "consistency_run",
     "distribution",
     "failure_allowance",
     "hypothesis_labels",
     "longest_survivor",
     "occam_sample_size",
+    "perceptron_passes",
     "random_iterate",
     "sample",
     "survivor_sample_size",
     "target_labels",
+    "uniform_convergence_sample_size",
+    "uniform_deviation",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -142,6 +160,19 @@ def occam_sample_size(epsilon: float, delta: float, log_size: float) -> int:
     if not 0 < epsilon < 1 or not 0 < delta < 1:
         raise SpecError(f"epsilon={epsilon} and delta={delta} must be in (0, 1)")
     return math.ceil((log_size - math.log(delta)) / epsilon)
+
+
+def uniform_convergence_sample_size(epsilon: float, delta: float, log_size: float) -> int:
+    """m = ceil((1/(2 epsilon^2)) ln(2 |H|/delta)): every empirical error of a finite H is
+    within epsilon of its true error with probability >= 1 - delta, whatever the labels
+    (Hoeffding and a union bound; the Perceptron notes write (2/epsilon^2), 4 times more).
+
+    >>> uniform_convergence_sample_size(0.1, 0.1, math.log(64))
+    358
+    """
+    if not 0 < epsilon < 1 or not 0 < delta < 1:
+        raise SpecError(f"epsilon={epsilon} and delta={delta} must be in (0, 1)")
+    return math.ceil((math.log(2) + log_size - math.log(delta)) / (2 * epsilon**2))
 
 
 def failure_allowance(repeat: int, delta: float, alpha: float = FALSE_FAILURE) -> int:
@@ -238,6 +269,54 @@ def consistency_run(learner: OnlineLearner, hclass: HypothesisClass, target: Any
     output = hypothesis_labels(learner, hclass.domain_size)
     wrong = output != truth
     return ConsistencyRun(examples, int(np.count_nonzero(wrong[xs])), float(probs[wrong].sum()))
+
+
+def consistency_answer(learner: OnlineLearner, hclass: HypothesisClass, xs: NDArray[np.int64],
+                       ys: NDArray[np.bool_], seed: int = 0) -> NDArray[np.bool_] | None:
+    """The consistency model's answer on the sample (xs, ys): the learner's output on every
+    instance of the domain if it fits the sample, else ``None``, "there is no consistent
+    concept". Exact for a learner whose output is the most specific (most general) concept
+    of its class that fits the positives (negatives): if it misfits a negative (positive),
+    so does every concept of the class (the PAC notes' elimination argument)."""
+    assert hclass.domain_size is not None
+    learner.start(GameSpec(MISTAKE_BOUND, max(1, len(xs)), hclass), seed)
+    for x, y in zip(xs.tolist(), ys.tolist(), strict=True):
+        learner.update(x, int(y))
+    output = hypothesis_labels(learner, hclass.domain_size)
+    return output if bool(np.array_equal(output[xs], ys)) else None
+
+
+def perceptron_passes(learner: Any, xs: FloatArray, ys: NDArray[np.bool_],
+                      max_passes: int) -> tuple[int, int]:
+    """(passes, mistakes): the Perceptron (``learner``, started) cycled through the sample
+    until a pass makes no mistake, or ``max_passes`` passes (the PAC notes: with margin
+    gamma it takes at most 1/gamma^2 mistakes, so at most floor(1/gamma^2) + 1 passes,
+    and ends consistent with the sample)."""
+    mistakes = 0
+    for passes in range(1, max_passes + 1):
+        erred = 0
+        for x, y in zip(xs, ys.tolist(), strict=True):
+            erred += int((learner.predict(x) >= 0.5) != y)
+            learner.update(x, int(y))
+        mistakes += erred
+        if not erred:
+            return passes, mistakes
+    return max_passes, mistakes
+
+
+def uniform_deviation(hclass: FiniteClass, probs: FloatArray, eta: FloatArray, m: int,
+                      rng: np.random.Generator) -> tuple[float, float]:
+    """(max over h of |empirical error - true error|, ERM's excess true error): m i.i.d.
+    examples, x from ``probs``, y = 1 with probability eta(x) (any labels: agnostic),
+    every h of H scored exactly (true error sum_x P(x) P(h(x) != y | x))."""
+    assert hclass.domain_size is not None
+    labels = np.array([hclass.evaluate(x) for x in range(hclass.domain_size)]).T  # H x X
+    true = labels @ (probs * (1 - eta)) + (~labels) @ (probs * eta)
+    xs = sample(probs, m, rng)
+    ys = rng.random(m) < eta[xs]
+    empirical = (labels[:, xs] != ys[None, :]).mean(axis=1)
+    erm = int(np.argmin(empirical))
+    return float(np.abs(empirical - true).max()), float(true[erm] - true.min())
 
 
 def longest_survivor(learner: OnlineLearner, hclass: FiniteClass | HalfspaceClass,
