@@ -19,6 +19,7 @@ from littlestone.games.pac import (
     distribution,
     failure_allowance,
     longest_survivor,
+    perceptron_passes,
     random_iterate,
     survivor_sample_size,
 )
@@ -95,6 +96,44 @@ def test_perceptron_longest_survivor_on_halfspaces(capsys, d, margin, epsilon, d
                               hclass.sample_target(rng), None, 0.9, 0.5, 0, rng, seed=i)
              for i in range(20)]
     assert np.mean([r.error > epsilon for r in short]) > 0.5
+
+
+@pytest.mark.parametrize(("d", "margin", "n"), [(5, 0.3, 50), (20, 0.2, 200), (50, 0.4, 100)])
+def test_the_perceptron_cycled_through_a_sample_reaches_zero_training_error(d, margin, n):
+    """The PAC notes: fed the sample S over and over, the Perceptron makes at most
+    1/gamma_S^2 mistakes (gamma_S the margin of S against the target), so a pass without a
+    mistake comes within floor(1/gamma_S^2) + 1 passes, and its hypothesis is then
+    consistent with S: a consistency algorithm for halfspaces of margin gamma (3 seeds)."""
+    hclass = make_class(f"halfspaces:d={d},margin={margin}")
+    assert isinstance(hclass, HalfspaceClass)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        w_star = hclass.sample_target(rng)
+        xs = hclass.sample_instances(rng, w_star, n)
+        ys = xs @ w_star > 0
+        gamma = float(np.min(np.abs(xs @ w_star)))
+        assert gamma >= margin - 1e-12
+        learner = LEARNERS.make("perceptron")
+        learner.start(GameSpec(MISTAKE_BOUND, n, hclass), seed)
+        passes, mistakes = perceptron_passes(learner, xs, ys, max_passes=10_000)
+        assert mistakes <= 1 / gamma**2
+        assert passes <= math.floor(1 / gamma**2) + 1
+        assert all((learner.predict(x) == 1.0) == y for x, y in zip(xs, ys, strict=True))
+
+
+@pytest.mark.parametrize("m", [1, 4, 25])
+def test_the_pass_bound_is_met(m):
+    """S = e_1 .. e_m, all labelled 1 (w* = (1, .., 1)/sqrt(m), gamma_S = 1/sqrt(m)): the
+    first pass errs on every point (m = 1/gamma^2 mistakes: one fewer would be false) and
+    the second is clean; at m = 1 that is 2 = 1/gamma^2 + 1 passes, so the notes' "+ 1"
+    is needed."""
+    hclass = make_class(f"halfspaces:d={m},margin={1 / math.sqrt(m) - 1e-9}")
+    learner = LEARNERS.make("perceptron")
+    learner.start(GameSpec(MISTAKE_BOUND, m, hclass), 0)
+    passes, mistakes = perceptron_passes(learner, np.eye(m), np.ones(m, dtype=bool), 100)
+    assert mistakes == m and passes == 2
+    if m == 1:
+        assert passes == 1 / (1 / math.sqrt(m)) ** 2 + 1
 
 
 def test_pac_command_on_halfspaces_refuses_consistency(capsys):
