@@ -55,6 +55,7 @@ SAMPLE_CLASSES = {
     "monotone-disjunctions": "monotone-disjunctions:n=4",
     "k-disjunctions": "k-disjunctions:n=6,k=2",
     "conjunctions": "conjunctions:n=3",
+    "monotone-conjunctions": "monotone-conjunctions:n=4",
     "halfspaces": "halfspaces:d=3,margin=0.1",
     "matrix": "matrix:path={matrix}",
     "quadratic": "quadratic:n=8",

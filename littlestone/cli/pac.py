@@ -17,6 +17,7 @@ from littlestone.games.concepts import CONCEPTS, make_concepts
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import (
     FALSE_FAILURE,
+    HALFSPACE_TEST,
     consistency_run,
     distribution,
     failure_allowance,
@@ -51,13 +52,18 @@ def pac(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
     started = time.perf_counter()
     out: dict[str, object] = {"class": hclass.spec, "learner": learner.spec, "repeat": args.repeat}
-    if isinstance(hclass, HalfspaceClass):
+    game = GameSpec(MISTAKE_BOUND, 1, hclass)
+    if learner.unsupported(game):
+        raise UsageError(f"pac: {learner.spec} cannot learn {hclass.spec}: "
+                         f"{learner.unsupported(game)}")
+    if isinstance(hclass, HalfspaceClass) and args.conversion == "consistency":
+        raise UsageError(f"pac: {hclass.spec} is no counted class (consistency needs ln |H|; "
+                         "try --conversion survivor)")
+    if isinstance(hclass, HalfspaceClass) and args.conversion == "survivor":
+        out.update(_survivor(args, hclass, learner, rng))
+    elif isinstance(hclass, HalfspaceClass):
         out.update(_random_iterate(args, hclass, learner, rng))
     else:
-        game = GameSpec(MISTAKE_BOUND, 1, hclass)
-        if learner.unsupported(game):
-            raise UsageError(f"pac: {learner.spec} cannot learn {hclass.spec}: "
-                             f"{learner.unsupported(game)}")
         log_size = getattr(learner, "log_hypotheses", lambda _: None)(game)
         conversion = args.conversion or ("consistency" if log_size is not None else "survivor")
         if conversion == "consistency":
@@ -120,8 +126,10 @@ def _consistency(args: argparse.Namespace, hclass: HypothesisClass, learner: Lea
     }
 
 
-def _survivor(args: argparse.Namespace, hclass: FiniteClass, learner: Learner,
-              rng: np.random.Generator) -> dict[str, object]:
+def _survivor(args: argparse.Namespace, hclass: FiniteClass | HalfspaceClass,
+              learner: Learner, rng: np.random.Generator) -> dict[str, object]:
+    """The longest survivor; on halfspaces the examples have the class's margin and each
+    output's error is estimated on fresh ones (the Perceptron's M = 1/gamma^2)."""
     game = GameSpec(MISTAKE_BOUND, 1, hclass)
     if not learner.deterministic:
         raise UsageError(f"pac: {learner.spec} is not a deterministic learner of {hclass.spec}")
@@ -132,16 +140,19 @@ def _survivor(args: argparse.Namespace, hclass: FiniteClass, learner: Learner,
         raise UsageError(f"pac: {learner.spec} has no mistake bound on {hclass.spec}")
     _within((math.floor(bound.value) + 1)
             * survivor_sample_size(args.epsilon, args.delta, bound.value))
-    probs = distribution(hclass, args.dist, q=args.q)
+    halfspaces = isinstance(hclass, HalfspaceClass)
+    probs = None if halfspaces else distribution(hclass, args.dist, q=args.q)
     runs = [longest_survivor(wrapped.clone(), hclass,  # type: ignore[arg-type]
-                             int(rng.integers(hclass.size)), probs, args.epsilon,
+                             _draw_target(hclass, rng), probs, args.epsilon,
                              args.delta, bound.value, rng, seed=i)
             for i in range(args.repeat)]
     m = survivor_sample_size(args.epsilon, args.delta, bound.value)
     errors = np.array([r.error for r in runs])
     used = math.floor(bound.value)
+    where = ({"dist": "margin", "test_examples": HALFSPACE_TEST} if halfspaces
+             else _distribution_fields(args))
     return {
-        "mode": "longest-survivor", "learner": wrapped.spec, **_distribution_fields(args),
+        "mode": "longest-survivor", "learner": wrapped.spec, **where,
         "epsilon": args.epsilon, "delta": args.delta, "mistake_bound": bound.value,
         "mistake_bound_used": used,
         "survival": m,

@@ -10,6 +10,8 @@ spec                                  hypotheses                             ins
 ``k-disjunctions:n=N,k=K``            OR of at most K of x_1..x_N            N-bit vectors
 ``conjunctions:n=N``                  AND of literals x_i / not x_i, and the N-bit vectors
                                       always-false conjunction
+``monotone-conjunctions:n=N``         AND of any subset of x_1..x_N          N-bit vectors
+                                      (games.concepts; N <= 20)
 ``halfspaces:d=D,margin=G``           [<w, x> > 0], w a unit vector, with    unit vectors
                                       |<w, x>| >= G on every instance played in R^D
 ``halfspaces:d=D,margin=G,            the same, labels unconstrained: the    unit vectors
@@ -51,6 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from littlestone.games.concepts import MAX_CONCEPT_VARIABLES, MonotoneConjunctions
 from littlestone.games.errors import BudgetExceeded, SpecError
 from littlestone.games.families import (
     Conjunctions,
@@ -190,6 +193,13 @@ def _conjunctions(p: Params, budget: ClassBudget) -> FiniteClass:
     return Conjunctions(n)
 
 
+def _monotone_conjunctions(p: Params, budget: ClassBudget) -> FiniteClass:
+    n = p.int("n", minimum=1, maximum=MAX_CONCEPT_VARIABLES)
+    literals = p.int("literals", 2, minimum=0, maximum=n)  # the PAC game's targets
+    budget.hypotheses(p, 1 << n)
+    return MonotoneConjunctions(n, literals)
+
+
 def _halfspaces(p: Params, budget: ClassBudget) -> HypothesisClass:
     d = p.int("d", minimum=1, maximum=1 << 20)
     margin = p.float("margin", 0.1, minimum=0.0, maximum=1.0)
@@ -223,6 +233,7 @@ CLASSES: dict[str, Callable[[Params, ClassBudget], HypothesisClass]] = {
     "monotone-disjunctions": _monotone,
     "k-disjunctions": _k_disjunctions,
     "conjunctions": _conjunctions,
+    "monotone-conjunctions": _monotone_conjunctions,
     "halfspaces": _halfspaces,
     "matrix": _matrix,
     "quadratic": _quadratic,

@@ -446,8 +446,9 @@ class MistakeBoundReferee:
     def result(self) -> GameResult:
         """The scores so far; ``status`` is ``incomplete`` while the game is not over.
 
-        After the reveal of an agnostic game, ``extra`` holds the revealed target's
-        ``hinge_deficiency`` and ``target_mistakes``, and the regret is against it."""
+        After the reveal of a halfspace game, ``extra`` holds the revealed unit ``target``;
+        of an agnostic one, also its ``hinge_deficiency`` and ``target_mistakes``, and the
+        regret is against it."""
         status = self.status if self.over else "incomplete"
         result = GameResult(
             game=MISTAKE_BOUND,
@@ -459,6 +460,10 @@ class MistakeBoundReferee:
             expected_regret=self.expected_mistakes,
             message=self.message,
         )
+        if isinstance(self.hclass, HalfspaceClass) and self.revealed is not None:
+            # the revealed unit w*, for a bound that depends on it (the modified
+            # Perceptron's, through cos(w*, w_1))
+            result.extra["target"] = [float(v) for v in self.revealed]
         if self.hinge_deficiency is not None:  # regret against the revealed comparator
             result.regret -= self.target_mistakes
             result.expected_regret -= self.target_mistakes

@@ -18,11 +18,27 @@ m = ceil((1/epsilon) ln((floor(M) + 1)/delta)) examples in a row (a learner make
 whole number of mistakes, so M and floor(M) bound the same thing). It goes through at
 most floor(M) + 1 hypotheses; each one with error > epsilon survives m draws with
 probability (1 - epsilon)^m <= delta/(floor(M) + 1), so P(error of the output >
-epsilon) <= delta, after at most (floor(M) + 1) m examples.
+epsilon) <= delta, after at most (floor(M) + 1) m examples. The notes write
+ln(M/delta): M mistakes make M + 1 hypotheses, and the union bound is over all of them.
+On halfspaces of margin gamma the Perceptron, with M = 1/gamma^2, is the notes' example.
 
 **Random iterate.** Run the Perceptron on n i.i.d. examples separable with margin gamma
 (unit instances) and output w_tau, tau uniform in 1..n: E[err(w_tau)] = E[M]/n <=
 1/(n gamma^2) (each w_t errs on the fresh x_t with probability err(w_t)).
+
+**The consistency model.** Given a sample S, output a concept of C consistent with S if
+there is one, else answer "there is no consistent concept" (the PAC notes, Def. 3).
+The elimination learners output the most specific (or, for disjunctions, the most
+general) hypothesis that fits the examples of one label; if it misfits one of the other
+label, no concept of C fits S (:func:`consistency_answer`). The Perceptron is one for
+halfspaces of margin gamma: cycled through S, it stops within floor(1/gamma^2) + 1 passes,
+the last one without a mistake (:func:`perceptron_passes`).
+
+**Agnostic uniform convergence.** For a finite H and any distribution of (x, y), m >=
+(1/(2 epsilon^2)) ln(2 |H|/delta) examples make every empirical error within epsilon of
+the true one with probability >= 1 - delta (Hoeffding, 2 e^(-2 m epsilon^2) a
+hypothesis, and a union bound), so ERM is within 2 epsilon of the best in H
+(:func:`uniform_convergence_sample_size`, :func:`uniform_deviation`).
 
 Repeated runs test a guarantee: :func:`failure_allowance` is the number of failures
 (error > epsilon) in R runs above which P(failure) <= delta is refuted, with a chance
@@ -62,19 +78,24 @@ from littlestone.games.game import MISTAKE_BOUND, GameSpec
 __all__ = [
     "DISTRIBUTIONS",
     "FALSE_FAILURE",
+    "HALFSPACE_TEST",
     "ConsistencyRun",
     "OccamLearner",
     "PacRun",
+    "consistency_answer",
     "consistency_run",
     "distribution",
     "failure_allowance",
     "hypothesis_labels",
     "longest_survivor",
     "occam_sample_size",
+    "perceptron_passes",
     "random_iterate",
     "sample",
     "survivor_sample_size",
     "target_labels",
+    "uniform_convergence_sample_size",
+    "uniform_deviation",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -83,6 +104,8 @@ DISTRIBUTIONS = ("uniform", "zipf", "bernoulli")
 DOMAIN_LIMIT = 1 << MAX_CONCEPT_VARIABLES
 #: The chance that repeated runs refute a guarantee that holds (failure_allowance).
 FALSE_FAILURE = 1e-9
+#: Fresh examples that estimate a halfspace output's true error (longest_survivor).
+HALFSPACE_TEST = 4000
 
 
 class OnlineLearner(Protocol):
@@ -137,6 +160,19 @@ def occam_sample_size(epsilon: float, delta: float, log_size: float) -> int:
     if not 0 < epsilon < 1 or not 0 < delta < 1:
         raise SpecError(f"epsilon={epsilon} and delta={delta} must be in (0, 1)")
     return math.ceil((log_size - math.log(delta)) / epsilon)
+
+
+def uniform_convergence_sample_size(epsilon: float, delta: float, log_size: float) -> int:
+    """m = ceil((1/(2 epsilon^2)) ln(2 |H|/delta)): every empirical error of a finite H is
+    within epsilon of its true error with probability >= 1 - delta, whatever the labels
+    (Hoeffding and a union bound; the Perceptron notes write (2/epsilon^2), 4 times more).
+
+    >>> uniform_convergence_sample_size(0.1, 0.1, math.log(64))
+    358
+    """
+    if not 0 < epsilon < 1 or not 0 < delta < 1:
+        raise SpecError(f"epsilon={epsilon} and delta={delta} must be in (0, 1)")
+    return math.ceil((math.log(2) + log_size - math.log(delta)) / (2 * epsilon**2))
 
 
 def failure_allowance(repeat: int, delta: float, alpha: float = FALSE_FAILURE) -> int:
@@ -235,27 +271,95 @@ def consistency_run(learner: OnlineLearner, hclass: HypothesisClass, target: Any
     return ConsistencyRun(examples, int(np.count_nonzero(wrong[xs])), float(probs[wrong].sum()))
 
 
-def longest_survivor(learner: OnlineLearner, hclass: FiniteClass, target: int,
-                     probs: FloatArray, epsilon: float, delta: float, mistake_bound: float,
-                     rng: np.random.Generator, seed: int = 0) -> PacRun:
-    """One run of the longest-survivor conversion; the true error is exact (the
-    output's disagreement with the target, weighted by ``probs``). The learner is told
-    every example and must be conservative (``conservative:of=SPEC``), so that a run of
-    survivals is a run of one hypothesis."""
+def consistency_answer(learner: OnlineLearner, hclass: HypothesisClass, xs: NDArray[np.int64],
+                       ys: NDArray[np.bool_], seed: int = 0) -> NDArray[np.bool_] | None:
+    """The consistency model's answer on the sample (xs, ys): the learner's output on every
+    instance of the domain if it fits the sample, else ``None``, "there is no consistent
+    concept". Exact for a learner whose output is the most specific (most general) concept
+    of its class that fits the positives (negatives): if it misfits a negative (positive),
+    so does every concept of the class (the PAC notes' elimination argument)."""
+    assert hclass.domain_size is not None
+    learner.start(GameSpec(MISTAKE_BOUND, max(1, len(xs)), hclass), seed)
+    for x, y in zip(xs.tolist(), ys.tolist(), strict=True):
+        learner.update(x, int(y))
+    output = hypothesis_labels(learner, hclass.domain_size)
+    return output if bool(np.array_equal(output[xs], ys)) else None
+
+
+def perceptron_passes(learner: Any, xs: FloatArray, ys: NDArray[np.bool_],
+                      max_passes: int) -> tuple[int, int]:
+    """(passes, mistakes): the Perceptron (``learner``, started) cycled through the sample
+    until a pass makes no mistake, or ``max_passes`` passes (the PAC notes: with margin
+    gamma it takes at most 1/gamma^2 mistakes, so at most floor(1/gamma^2) + 1 passes,
+    and ends consistent with the sample)."""
+    mistakes = 0
+    for passes in range(1, max_passes + 1):
+        erred = 0
+        for x, y in zip(xs, ys.tolist(), strict=True):
+            erred += int((learner.predict(x) >= 0.5) != y)
+            learner.update(x, int(y))
+        mistakes += erred
+        if not erred:
+            return passes, mistakes
+    return max_passes, mistakes
+
+
+def uniform_deviation(hclass: FiniteClass, probs: FloatArray, eta: FloatArray, m: int,
+                      rng: np.random.Generator) -> tuple[float, float]:
+    """(max over h of |empirical error - true error|, ERM's excess true error): m i.i.d.
+    examples, x from ``probs``, y = 1 with probability eta(x) (any labels: agnostic),
+    every h of H scored exactly (true error sum_x P(x) P(h(x) != y | x))."""
+    assert hclass.domain_size is not None
+    labels = np.array([hclass.evaluate(x) for x in range(hclass.domain_size)]).T  # H x X
+    true = labels @ (probs * (1 - eta)) + (~labels) @ (probs * eta)
+    xs = sample(probs, m, rng)
+    ys = rng.random(m) < eta[xs]
+    empirical = (labels[:, xs] != ys[None, :]).mean(axis=1)
+    erm = int(np.argmin(empirical))
+    return float(np.abs(empirical - true).max()), float(true[erm] - true.min())
+
+
+def longest_survivor(learner: OnlineLearner, hclass: FiniteClass | HalfspaceClass,
+                     target: Any, probs: FloatArray | None, epsilon: float, delta: float,
+                     mistake_bound: float, rng: np.random.Generator, seed: int = 0,
+                     test: int = HALFSPACE_TEST) -> PacRun:
+    """One run of the longest-survivor conversion. The learner is told every example and
+    must be conservative (``conservative:of=SPEC``), so that a run of survivals is a run
+    of one hypothesis.
+
+    On a finite class the examples are drawn from ``probs`` and the true error is exact
+    (the output's disagreement with the target, weighted by ``probs``). On halfspaces
+    (``target`` a unit w*, ``probs`` unused) they are the class's instances of margin
+    >= gamma (:meth:`HalfspaceClass.sample_instances`), and the true error is estimated on
+    ``test`` fresh ones (its standard error is at most 1/(2 sqrt(test)): 0.008)."""
     if not getattr(learner, "conservative", False):
         raise SpecError("the longest survivor needs a conservative learner: wrap it as "
                         "conservative:of=SPEC")
     m = survivor_sample_size(epsilon, delta, mistake_bound)
     cap = (math.floor(mistake_bound) + 1) * m
     learner.start(GameSpec(MISTAKE_BOUND, cap, hclass), seed)
-    index = np.array([target])
-    truth = np.array([bool(hclass.evaluate(x, index)[0]) for x in range(hclass.domain_size)])
+    if isinstance(hclass, HalfspaceClass):
+        def draw(size: int) -> list[Any]:
+            return list(hclass.sample_instances(rng, target, size))
+
+        def label(x: Any) -> int:
+            return int(float(x @ target) > 0)
+    else:
+        assert probs is not None
+        index = np.array([target])
+        truth = np.array([bool(hclass.evaluate(x, index)[0])
+                          for x in range(hclass.domain_size)])
+
+        def draw(size: int) -> list[Any]:
+            return [int(x) for x in rng.choice(hclass.domain_size, size=size, p=probs)]
+
+        def label(x: Any) -> int:
+            return int(truth[x])
     streak = examples = mistakes = 0
     while streak < m and examples < cap:
-        block = rng.choice(hclass.domain_size, size=min(4096, cap - examples), p=probs)
-        for x in block.tolist():
+        for x in draw(min(4096, cap - examples)):
             examples += 1
-            y = int(truth[x])
+            y = label(x)
             erred = (learner.predict(x) >= 0.5) != bool(y)
             learner.update(x, y)  # conservative: its state moves only when it was wrong
             if erred:
@@ -267,8 +371,13 @@ def longest_survivor(learner: OnlineLearner, hclass: FiniteClass, target: int,
                     break
             if examples == cap:
                 break
-    wrong = np.array([(learner.predict(x) >= 0.5) != truth[x] for x in range(hclass.domain_size)])
-    return PacRun(examples, mistakes, float(probs[wrong].sum()))
+    if isinstance(hclass, HalfspaceClass):
+        fresh = draw(test)
+        wrong = sum((learner.predict(x) >= 0.5) != bool(label(x)) for x in fresh)
+        return PacRun(examples, mistakes, wrong / test)
+    assert probs is not None
+    output = np.array([learner.predict(x) >= 0.5 for x in range(hclass.domain_size)])
+    return PacRun(examples, mistakes, float(probs[output != truth].sum()))
 
 
 def random_iterate(learner: Any, hclass: HalfspaceClass, n: int, rng: np.random.Generator,

@@ -27,6 +27,7 @@ from littlestone.games.concepts import (
     decision_list_log_count,
     satisfied,
 )
+from littlestone.games.families import Conjunctions, Disjunctions
 from littlestone.games.game import MISTAKE_BOUND, Bound, GameSpec
 from littlestone.games.hypotheses import MAX_VARIABLES
 from littlestone.learners.base import Learner, register
@@ -122,9 +123,9 @@ class KCNFLearner(_BooleanLearner):
 
     ``k`` defaults to the class's k on ``k-cnf``, and to 2 elsewhere. Its clauses always
     include the target's, so it errs only on positives, each mistake dropping a clause:
-    at most c mistakes on a k-CNF target (``monotone-conjunctions`` among them). k = 1 is
-    the conjunctions with negations (the notes' reduction of x_i and not x_i to 2n
-    variables).
+    at most c mistakes on a k-CNF target (``monotone-conjunctions``, ``conjunctions`` and
+    disjunctions of at most k variables among them). k = 1 is the conjunctions with
+    negations (the notes' reduction of x_i and not x_i to 2n variables): at most 2n.
 
     >>> from littlestone.games.concepts import KCNF
     >>> learner = KCNFLearner()
@@ -190,9 +191,13 @@ class KCNFLearner(_BooleanLearner):
         return None if n is None else clause_count(n, self._k(game)) * math.log(2)
 
     def bound(self, game: GameSpec) -> Bound | None:
-        hclass = game.hclass
-        if isinstance(hclass, MonotoneConjunctions) or (isinstance(hclass, KCNF)
-                                                        and hclass.k <= self._k(game)):
+        """c mistakes on every class of k-CNF formulas of at most its k: k-CNF itself,
+        (monotone) conjunctions (clauses of one literal; always-false is x1 AND NOT x1)
+        and disjunctions of at most k variables (one clause)."""
+        hclass, k = game.hclass, self._k(game)
+        if (isinstance(hclass, MonotoneConjunctions | Conjunctions)
+                or (isinstance(hclass, KCNF) and hclass.k <= k)
+                or (isinstance(hclass, Disjunctions) and hclass.k <= k)):
             return Bound(self.clauses, f"c = {self.clauses} clauses: each mistake is on a "
                          "positive and drops a clause (the PAC notes' reduction)")
         return None

@@ -99,15 +99,16 @@ class OGDBall(Learner):
     (UML Thm 21.15, eta = B/(L sqrt(T))).
 
     w_1 = 0, v_t = grad f_t(w_t), w_{t+1} = Proj_ball(w_t - eta v_t). Instances are made
-    unit vectors (halfspaces' already are; a finite class's features are divided by
-    their norm), so L = 1 for the logistic loss and 2 (B + 1) for the squared one. In the
+    unit vectors (halfspaces' already are; a finite class's features are divided by their
+    norm), so L = 1 for the logistic loss and 2 (B + 1) for the squared one. In the
     mistake-bound game it answers p = 1/(1 + e^(-<w, x>)) (logistic) or (1 + <w, x>)/2
-    clipped (squared); the referee scores |p - y|, while the theorem is about the
-    convex loss, which it reports: ``convex_loss`` sum_t f_t(w_t), ``regret_bound`` (the
-    first form, from the gradients seen), ``tuned_bound`` B L sqrt(T), and, while the
-    history fits in HISTORY_CELLS, ``best_loss`` of the best u of the ball and
-    ``convex_regret`` against it. It prints no mistake bound. Beside ``ogd``, the linear
-    loss over the simplex of the experts game.
+    clipped to [0, 1] (squared: with B > 1 the score <w, x> leaves [-1, 1], and p must be a
+    probability; the loss and its gradient use the unclipped score). The referee scores
+    |p - y|, while the theorem is about the convex loss, which it reports: ``convex_loss``
+    sum_t f_t(w_t), ``regret_bound`` (the first form, from the gradients seen),
+    ``tuned_bound`` B L sqrt(T), and, while the history fits in HISTORY_CELLS,
+    ``best_loss`` of the best u of the ball and ``convex_regret`` against it. It prints no
+    mistake bound. Beside ``ogd``, the linear loss over the simplex of the experts game.
 
     >>> from littlestone.games.classes import make_class
     >>> learner = OGDBall(loss="squared", radius=1.0, eta=0.5)

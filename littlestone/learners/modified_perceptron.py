@@ -1,17 +1,19 @@
 """The modified Perceptron of the halfspace notes (Blum, Frieze, Kannan & Vempala 1996;
-Dunagan & Vempala 2004): a random start and an update that projects, at most
-ln(d)/sigma^2 updates whatever the target's margin."""
+Dunagan & Vempala 2004): a random start w_1 and an update that projects, at most
+ln(1/c^2)/ln(1/(1 - sigma^2)) updates whatever the target's margin, c = cos(w*, w_1) > 0
+(<= ln(d)/sigma^2 only when c >= 1/sqrt(d); no bound when c <= 0)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import HalfspaceClass
-from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.games.game import MISTAKE_BOUND, Bound, GameSpec
 from littlestone.learners.base import Learner, register
 
 __all__ = ["ModifiedPerceptron", "update_bound"]
@@ -29,27 +31,30 @@ def update_bound(sigma: float, cosine: float) -> float:
     """
     if not cosine > 0:
         return math.inf
-    return math.log(1 / cosine**2) / -math.log1p(-sigma**2)
+    return max(0.0, math.log(1 / cosine**2) / -math.log1p(-sigma**2))
 
 
 @register
 class ModifiedPerceptron(Learner):
     """The modified Perceptron: predict [<w, x> > 0] from a random unit start w_1; on a
     mistake on x with |cos(w, x)| >= sigma, project: w <- w - <w, u> u, u = x/||x||. At most
-    ln(1/c^2)/ln(1/(1 - sigma^2)) <= ln(d)/sigma^2 updates when c = cos(w*, w_1) >= 1/sqrt(d),
-    for every unit w* that labels the data, with any margin, 0 included (the halfspace
-    notes: "log n / sigma^2 mistakes").
+    ln(1/c^2)/ln(1/(1 - sigma^2)) updates, c = cos(w*, w_1) > 0, for every unit w* that
+    labels the data, with any margin, 0 included; that is <= ln(d)/sigma^2 (the halfspace
+    notes: "log n / sigma^2 mistakes") only when c >= 1/sqrt(d).
 
     A mistake with a = (2y - 1) u means <a, w> <= -sigma ||w|| and <a, w*> >= 0. The
     projection then keeps <w*, w> from falling (it adds -<a, w><a, w*> >= 0) and shrinks
     ||w||^2 by <a, w>^2 >= sigma^2 ||w||^2; cos(w*, w) <= 1 bounds the updates by the form
     above. A random start has c >= 1/sqrt(d) with a constant probability (about 1/8 or
-    more) against a target fixed in advance; an adaptive adversary can label against it
+    more) against a target fixed in advance; an adversary that knows the start (it comes
+    from the learner's seed) can pick w* of any small cosine with it, or label against it
     (c <= 0, and no bound). Mistakes with |cos(w, x)| < sigma are not bounded and cause no
-    update: it promises to be right where its own hypothesis is sure, not everywhere. It
-    prints no mistake bound and reports ``updates``, ``unsure_mistakes`` and
-    ``update_bound`` = ln(d)/sigma^2; ``start_vector`` is w_1. Instances are unit vectors on
-    ``halfspaces`` (any class's features elsewhere).
+    update: it promises to be right where its own hypothesis is sure, not everywhere.
+
+    It prints no mistake bound. It reports ``updates``, ``unsure_mistakes``, its
+    ``start_vector`` w_1 and, once the target w* is revealed, ``start_cosine`` c and
+    ``update_bound``, the bound of that c (``None`` when c <= 0: none applies). Instances
+    are unit vectors on ``halfspaces`` (any class's features elsewhere).
 
     >>> from littlestone.games.classes import make_class
     >>> learner = ModifiedPerceptron(sigma=0.5)
@@ -70,6 +75,7 @@ class ModifiedPerceptron(Learner):
         self.w: FloatArray = np.zeros(0)
         self.start_vector: FloatArray = np.zeros(0)
         self.updates = self.unsure_mistakes = 0
+        self.start_cosine: float | None = None  # cos(w*, w_1), once w* is revealed
         self._encode: Any = None
 
     def reset(self, game: GameSpec, seed: int) -> None:
@@ -79,6 +85,7 @@ class ModifiedPerceptron(Learner):
         self.w = w / np.linalg.norm(w)
         self.start_vector = self.w.copy()
         self.updates = self.unsure_mistakes = 0
+        self.start_cosine = None
         hclass = game.hclass
         self._encode = None if isinstance(hclass, HalfspaceClass) else hclass.encode
 
@@ -101,7 +108,21 @@ class ModifiedPerceptron(Learner):
         else:
             self.unsure_mistakes += 1
 
+    def final_bound(self, game: GameSpec, measured: Mapping[str, Any]) -> Bound | None:
+        """No mistake bound; reads c = cos(w*, w_1) off the revealed ``target`` (a
+        halfspace game's; the reported ``update_bound`` is that c's)."""
+        target = measured.get("target")
+        if isinstance(target, list) and len(target) == len(self.start_vector):
+            w_star = np.asarray(target, dtype=np.float64)
+            size = float(np.linalg.norm(w_star))
+            self.start_cosine = float(w_star @ self.start_vector) / size if size > 0 else None
+        return None
+
     def report(self) -> dict[str, Any]:
-        d = len(self.w)
+        """The updates and unsure mistakes, the start w_1, and, with the target revealed,
+        c = cos(w*, w_1) and the update bound of that c (``None`` when c <= 0)."""
+        c = self.start_cosine
+        bound = None if c is None else update_bound(self.sigma, c)
         return {"updates": self.updates, "unsure_mistakes": self.unsure_mistakes,
-                "update_bound": math.log(d) / self.sigma**2 if d > 1 else 0.0}
+                "start_vector": [float(v) for v in self.start_vector], "start_cosine": c,
+                "update_bound": bound if bound is not None and math.isfinite(bound) else None}

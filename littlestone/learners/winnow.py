@@ -179,6 +179,12 @@ class Elimination(_BooleanFeatures):
             return Bound(game.hclass.n, "n (elimination, Littlestone 1988)")
         return None
 
+    def log_hypotheses(self, game: GameSpec) -> float | None:
+        """ln |H| = n ln 2 of its outputs, the monotone disjunctions (the PAC notes:
+        consistent with every sample of one, so PAC by consistency)."""
+        hclass = game.hclass
+        return hclass.n * math.log(2) if isinstance(hclass, Disjunctions) else None
+
 
 @register
 class BalancedWinnow(_BooleanFeatures):

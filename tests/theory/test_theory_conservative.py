@@ -1,15 +1,18 @@
 """docs/theory.md's row for ``conservative:of=SPEC`` (issue 31, item 4): any deterministic
 learner with a mistake bound, made conservative, keeps the bound; online-to-batch's
-longest survivor runs through it."""
+longest survivor runs through it. And the row of the PAC notes' elimination learners
+(issue 45, item 2), played by ``play`` on the classes it names."""
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
-from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
-from littlestone.games.concepts import MonotoneConjunctions
+from littlestone.cli import main
+from littlestone.games.classes import FiniteClass, make_class
 from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import distribution, longest_survivor
@@ -21,7 +24,8 @@ from tests.support.agents_for_tests import PerceptronSpoiler, Spoiler
 #: Classes the wrapped learners are played on (a learner is wrapped on those where it
 #: prints a mistake bound).
 CLASSES = ["thresholds:n=63", "intervals:n=10", "monotone-disjunctions:n=6",
-           "k-disjunctions:n=12,k=2", "halfspaces:d=12,margin=0.3", "quadratic:n=16"]
+           "k-disjunctions:n=12,k=2", "halfspaces:d=12,margin=0.3", "quadratic:n=16",
+           "monotone-conjunctions:n=6"]
 SKIPPED = {"conservative"}  # wrapping itself adds nothing
 #: Bounds computed from what the learner saw: the wrapped learner's, from its mistakes.
 DATA_DEPENDENT = {"weighted-majority", "weighted-halving", "kernel-perceptron"}
@@ -32,19 +36,13 @@ def wrappable() -> list[str]:
             and i not in SKIPPED]
 
 
-def class_of(spec: str) -> HypothesisClass:
-    """A class of :data:`CLASSES` by its spec (monotone conjunctions have no spec of
-    their own in make_class)."""
-    return MonotoneConjunctions(6) if spec == "monotone-conjunctions:n=6" else make_class(spec)
-
-
 def bounded_games() -> list[tuple[str, str]]:
     """(learner id, class spec) for every deterministic learner and every class where it
     prints a mistake bound (after a short game: some bounds use what it saw)."""
     out = []
     for learner_id in wrappable():
-        for spec in [*CLASSES, "monotone-conjunctions:n=6"]:
-            game = GameSpec(MISTAKE_BOUND, 10, class_of(spec))
+        for spec in CLASSES:
+            game = GameSpec(MISTAKE_BOUND, 10, make_class(spec))
             learner = LEARNERS.make(learner_id)
             if learner.unsupported(game) is None:
                 result = play(game, learner, ADVERSARIES.make("random-target"), 0)
@@ -68,7 +66,8 @@ DISJUNCTIONS = ["monotone-disjunctions:n=6", "k-disjunctions:n=12,k=2"]
 BOUNDED = {
     "consistent": FINITE, "halving": FINITE, "soa": FINITE, "weighted-halving": FINITE,
     "weighted-majority": FINITE, "elimination": DISJUNCTIONS, "winnow": DISJUNCTIONS,
-    "k-cnf": ["monotone-conjunctions:n=6"], "monotone-conjunction": ["monotone-conjunctions:n=6"],
+    "k-cnf": ["k-disjunctions:n=12,k=2", "monotone-conjunctions:n=6"],
+    "monotone-conjunction": ["monotone-conjunctions:n=6"],
     "kernel-perceptron": [*FINITE[:4], "halfspaces:d=12,margin=0.3", "quadratic:n=16"],
     "perceptron": ["halfspaces:d=12,margin=0.3"],
 }
@@ -92,7 +91,7 @@ def test_conservative_keeps_the_bound(learner_id, spec):
     """Played against the shattered tree (finite classes) or the margin adversary
     (halfspaces), a random target and a spoiler, 2 seeds: mistakes <= the wrapped
     learner's bound, and it was told exactly its mistakes."""
-    hclass = class_of(spec)
+    hclass = make_class(spec)
     game = GameSpec(MISTAKE_BOUND, 120, hclass)
     for adversary in adversaries_for(hclass):
         for seed in (0, 1):
@@ -111,6 +110,32 @@ def test_conservative_keeps_the_bound(learner_id, spec):
             static = plain.bound(game)  # a bound of the class alone is the same bound
             if static is not None and learner_id not in DATA_DEPENDENT:
                 assert result.bound.value == pytest.approx(static.value)
+
+
+@pytest.mark.parametrize(("learner", "spec", "bound"), [
+    ("monotone-conjunction", "monotone-conjunctions:n=4", 4),
+    ("conservative:of=monotone-conjunction", "monotone-conjunctions:n=6", 6),
+    ("k-cnf:k=1", "conjunctions:n=3", 6),
+    ("conservative:of=k-cnf:k=1", "conjunctions:n=5", 10),
+    ("conservative:of=k-cnf", "monotone-conjunctions:n=5", 50),
+])
+def test_play_knows_the_elimination_learners_classes(capsys, learner, spec, bound):
+    """``play`` builds the PAC notes' classes and prints the elimination bounds: n on
+    monotone conjunctions, c = sum_{i <= k} C(n, i) 2^i (2n at k = 1) on conjunctions
+    with negations. Against the shattered tree, 2 seeds: Ldim(H) <= mistakes <= the bound,
+    and the elimination over the n variables alone meets n exactly; with negations the
+    tree forces n + 1 > n, so the monotone form n is broken there."""
+    n = int(spec.partition("n=")[2])
+    for seed in (0, 1):
+        assert main(["play", "--learner", learner, "--adversary", "shattered-tree", "--class",
+                     spec, "--rounds", "100", "--seed", str(seed), "--json"]) == 0
+        data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert data["status"] == "complete" and data["bound"] == bound, data
+        assert data["ldim"] <= data["mistakes"] <= bound
+        if learner.endswith("monotone-conjunction"):
+            assert data["mistakes"] == n  # met: n - 1 would be false
+        if spec.startswith("conjunctions"):
+            assert data["mistakes"] >= n + 1  # the monotone form n is false here
 
 
 def test_a_conservative_learner_moves_only_on_its_mistakes():

@@ -1,6 +1,7 @@
 """docs/theory.md's PAC rows (issue 31, item 2): consistency implies PAC at
 m = ceil((1/epsilon)(ln |H| + ln(1/delta))), played with the notes' learners for monotone
-conjunctions, k-CNF and decision lists (and Consistent on finite classes).
+conjunctions, k-CNF, decision lists and monotone disjunctions (and Consistent on finite
+classes); and the consistency model's answer "there is no consistent concept" (issue 45).
 
 Each check repeats R independent runs and counts failures (true error > epsilon). If
 P(failure) <= delta holds, the count exceeds ``failure_allowance(R, delta)`` with
@@ -30,6 +31,7 @@ from littlestone.games.concepts import (
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import (
     FALSE_FAILURE,
+    consistency_answer,
     consistency_run,
     distribution,
     failure_allowance,
@@ -51,12 +53,15 @@ CASES = [  # class, learner, bernoulli q (0.5: uniform)
     ("decision-lists:n=10,length=10", "decision-list", 0.7),
     ("thresholds:n=63", "consistent", None),
     ("intervals:n=12", "consistent", None),
+    ("monotone-disjunctions:n=10", "elimination", 0.05),
+    ("monotone-disjunctions:n=8", "elimination", 0.1),
 ]
 
 
 def make(spec: str):
     name = spec.partition(":")[0]
-    return make_class(spec) if name in ("thresholds", "intervals") else make_concepts(spec)
+    return (make_class(spec) if name in ("thresholds", "intervals", "monotone-disjunctions")
+            else make_concepts(spec))
 
 
 def runs(spec: str, learner_id: str, q: float | None, fraction: float = 1.0,
@@ -91,14 +96,63 @@ def test_consistency_is_epsilon_good_with_probability_one_minus_delta(spec, lear
     ("monotone-conjunctions:n=10", "monotone-conjunction", 0.97, 1 / 4),
     ("k-cnf:n=6,k=2", "k-cnf", 0.8, 1 / 16),
     ("decision-lists:n=8,length=8", "decision-list", 0.5, 1 / 16),
+    ("monotone-disjunctions:n=8", "elimination", 0.1, 1 / 8),
 ])
 def test_the_check_fails_at_a_fraction_of_the_sample(spec, learner, q, fraction):
     """The bound is loose (failure rates near 0 at m), but not by as much as this: the
     same check refutes P(failure) <= delta at m/4 (conjunctions, q = 0.97: each variable
-    0 with probability 0.03) and m/16 (k-CNF, decision lists)."""
+    0 with probability 0.03), m/8 (disjunctions, q = 0.1) and m/16 (k-CNF, decision
+    lists)."""
     errors, training, _ = runs(spec, learner, q, fraction)
     assert max(training) == 0
     assert int(np.sum(errors > EPSILON)) > failure_allowance(REPEAT, DELTA)
+
+
+#: (learner, the class it answers for, the classes whose brute force decides the answer)
+ANSWERS = [("monotone-conjunction", "monotone-conjunctions:n=4"),
+           ("k-cnf:k=1", "conjunctions:n=4"), ("elimination", "monotone-disjunctions:n=4")]
+
+
+@pytest.mark.parametrize(("learner_id", "spec"), ANSWERS)
+def test_the_consistency_model_answers_none_exactly_when_no_concept_fits(learner_id, spec):
+    """The PAC notes, Def. 3: output a concept of C consistent with S, or "there is no
+    consistent concept". On 300 samples of 2..9 random labelled examples (3 seeds), the
+    elimination learners answer None exactly when no concept of C (every one tried)
+    fits S, and otherwise a hypothesis that fits S; both answers occur."""
+    hclass = make_class(spec)
+    concepts = np.array([hclass.evaluate(x) for x in range(hclass.domain_size)]).T
+    answers = set()
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        for size in [2, 3, 4, 5, 6, 7, 8, 9] * 12 + [3] * 4:
+            xs = rng.integers(0, hclass.domain_size, size=size)
+            ys = rng.random(size) < 0.5
+            exists = bool((concepts[:, xs] == ys).all(axis=1).any())
+            answer = consistency_answer(LEARNERS.make(learner_id), hclass, xs, ys)
+            assert (answer is not None) == exists, (xs, ys)
+            if answer is not None:
+                assert np.array_equal(answer[xs], ys)
+            answers.add(exists)
+    assert answers == {True, False}
+
+
+def test_no_consistent_concept_is_an_answer_about_its_class():
+    """The answer is relative to C: samples of x1 AND NOT x2 (n = 4) get "none" from the
+    monotone learner, while k-cnf:k=1 (conjunctions with negations) finds one, so the
+    monotone answer would be wrong for the larger class."""
+    target = make_class("conjunctions:n=4")
+    h = next(i for i in range(target.size) if target.hypothesis(i) == "x1 ∧ ¬x2")
+    rng = np.random.default_rng(0)
+    disagree = 0
+    for _ in range(40):
+        xs = rng.integers(0, 16, size=8)
+        ys = np.array([bool(target.evaluate(int(x), np.array([h]))[0]) for x in xs])
+        monotone = consistency_answer(LEARNERS.make("monotone-conjunction"),
+                                      make_class("monotone-conjunctions:n=4"), xs, ys)
+        general = consistency_answer(LEARNERS.make("k-cnf:k=1"), target, xs, ys)
+        assert general is not None
+        disagree += monotone is None
+    assert disagree >= 10
 
 
 def test_failure_allowance_is_a_binomial_tail():

@@ -2,7 +2,9 @@
 ``quadratic:n=N`` the targets are not linearly separable in the input features (z, 1),
 so the linear Perceptron errs on every cycle through the points forever, while the
 degree-2 kernel Perceptron stops within (R ||v|| / gamma)^2; and the non-separable bound
-R^2/gamma^2 + (2/gamma) TD_gamma(u) holds with TD measured on the played sequence."""
+R^2/gamma^2 + (2/gamma) TD_gamma(u) holds with TD measured on the played sequence. And
+the notes' legality (issue 45): a kernel is legal iff every Gram matrix is positive
+semidefinite; the learner refuses one that is not, with the reason."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.cli import main
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.polynomial import QuadraticThresholds
@@ -113,3 +116,55 @@ def test_rbf_and_refusals():
                 "kernel-perceptron:scale=0"):
         with pytest.raises(Exception, match="must"):
             LEARNERS.make(bad)
+
+
+#: Kernel specs legal by theorem (sums and products of legal kernels; the Gaussian).
+LEGAL = [("linear", 1, 1.0, 1.0), ("poly", 1, 0.0, 1.0), ("poly", 2, 1.0, 1.0),
+         ("poly", 3, 0.5, 1.0), ("poly", 4, 0.0, 1.0), ("poly", 5, 2.0, 1.0),
+         ("rbf", 2, 1.0, 0.5), ("rbf", 2, 1.0, 5.0)]
+#: (offset + <u, v>)^degree with offset < 0: not positive semidefinite.
+ILLEGAL = [(1, -0.5), (2, -1.0), (3, -0.1), (4, -2.0)]
+
+
+def gram(kernel: str, points: np.ndarray, degree: int, offset: float, scale: float
+         ) -> np.ndarray:
+    """The Gram matrix, written out here from the definitions (not the module's)."""
+    if kernel == "rbf":
+        diff = points[:, None, :] - points[None, :, :]
+        return np.exp(-scale * (diff**2).sum(axis=2))
+    inner = points @ points.T
+    return inner if kernel == "linear" else (offset + inner) ** degree
+
+
+@pytest.mark.parametrize(("kernel", "degree", "offset", "scale"), LEGAL)
+def test_a_legal_kernel_has_positive_semidefinite_gram_matrices(kernel, degree, offset, scale):
+    """The halfspace notes, Def. 3.1: K is legal iff every Gram matrix is positive
+    semidefinite. For each kernel spec the learner accepts, Gram matrices of random
+    points (3 seeds; 5, 30 and 80 points in 1, 3 and 10 dimensions, in the cube and on
+    the sphere) have no eigenvalue below -1e-9 of their largest entry."""
+    LEARNERS.make(f"kernel-perceptron:kernel={kernel},degree={degree},offset={offset},"
+                  f"scale={scale}")
+    for seed, size, dim in [(0, 5, 1), (1, 30, 3), (2, 80, 10)]:
+        rng = np.random.default_rng(seed)
+        cube = rng.uniform(-1.5, 1.5, size=(size, dim))
+        for points in (cube, cube / np.linalg.norm(cube, axis=1, keepdims=True)):
+            matrix = gram(kernel, points, degree, offset, scale)
+            assert np.linalg.eigvalsh(matrix)[0] >= -1e-9 * np.abs(matrix).max()
+
+
+@pytest.mark.parametrize(("degree", "offset"), ILLEGAL)
+def test_an_illegal_kernel_is_refused_with_the_reason(capsys, degree, offset):
+    """(offset + <u, v>)^degree with offset < 0 is refused by ``play`` (one line, exit 2)
+    with a Gram matrix that is not positive semidefinite; and such a matrix exists among
+    the Gram matrices of random 1-D points in [-2 sqrt|offset|, 2 sqrt|offset|] (the
+    check can fail: the same test passes the legal kernels above)."""
+    spec = f"kernel-perceptron:kernel=poly,degree={degree},offset={offset}"
+    assert main(["play", "--learner", spec, "--adversary", "random-target", "--class",
+                 "quadratic:n=8", "--rounds", "10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "not a legal kernel" in err and "eigenvalue" in err and len(err.splitlines()) == 1
+    rng = np.random.default_rng(degree)
+    lowest = min(float(np.linalg.eigvalsh(gram(
+        "poly", rng.uniform(-2, 2, size=(12, 1)) * math.sqrt(-offset), degree, offset, 1.0))[0])
+        for _ in range(5))
+    assert lowest < 0

@@ -1,8 +1,9 @@
-"""docs/theory.md's rows for the modified Perceptron (issue 31, item 5; the halfspace
-notes): at most ln(1/c^2)/ln(1/(1 - sigma^2)) <= ln(d)/sigma^2 updates from a start of
-cosine c = cos(w*, w_1) >= 1/sqrt(d), whatever the target's margin; met to within one
-update by an adversary that knows the start; and nothing promised when c <= 0, which the
-margin adversary's witness always is."""
+"""docs/theory.md's rows for the modified Perceptron (issue 31, item 5; issue 45, item 1;
+the halfspace notes): at most ln(1/c^2)/ln(1/(1 - sigma^2)) updates from a start of
+cosine c = cos(w*, w_1) > 0, whatever the target's margin, and <= ln(d)/sigma^2 only when
+c >= 1/sqrt(d); met to within one update by an adversary that knows the start, which
+breaks ln(d)/sigma^2; and nothing promised when c <= 0, which the margin adversary's
+witness always is. The learner reports its start and the bound of its c."""
 
 from __future__ import annotations
 
@@ -97,6 +98,11 @@ def test_an_adversary_that_knows_the_start_meets_the_bound(d, sigma, cosine):
         assert learner.updates <= bound
         assert learner.updates >= bound - 1
         assert learner.unsure_mistakes == 0
+        assert result.extra["start_vector"] == pytest.approx(learner.start_vector.tolist())
+        assert result.extra["start_cosine"] == pytest.approx(cosine)
+        assert result.extra["update_bound"] == pytest.approx(bound)  # the bound printed
+        if cosine < 1 / math.sqrt(d):  # the notes' ln(d)/sigma^2, printed before: broken
+            assert learner.updates > math.log(d) / sigma**2
 
 
 @pytest.mark.parametrize(("d", "margin", "sigma"), [
@@ -119,7 +125,12 @@ def test_within_the_bound_against_a_committed_target(d, margin, sigma):
         if c >= 1 / math.sqrt(d):
             good += 1
             assert learner.updates <= math.log(d) / sigma**2
-        assert result.extra["update_bound"] == pytest.approx(math.log(d) / sigma**2)
+        assert result.extra["start_cosine"] == pytest.approx(c)
+        printed = result.extra["update_bound"]
+        if c > 0:
+            assert printed == pytest.approx(update_bound(sigma, c))
+        else:
+            assert printed is None
     assert good >= 1
 
 
@@ -139,6 +150,7 @@ def test_the_margin_adversary_labels_against_its_start(d, margin, sigma):
         result = play(game, learner, ADVERSARIES.make("perceptron-margin"), seed)
         assert result.complete, result.message
         assert float(result.revealed @ learner.start_vector) <= 0
+        assert result.extra["update_bound"] is None  # no bound printed
         assert learner.updates <= m < result.mistakes
         assert learner.updates + learner.unsure_mistakes == result.mistakes
         perceptron = play(game, LEARNERS.make("perceptron"), ADVERSARIES.make("perceptron-margin"),

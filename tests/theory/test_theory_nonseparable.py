@@ -86,7 +86,8 @@ def test_a_label_against_the_target_is_measured_not_refused_on_the_agnostic_clas
     result = referee.result()
     # rounds 1, 2: margin 1 >= 0.5, no deficiency; round 3: 0.5 - (-1) = 1.5
     assert result.status == "complete"
-    assert result.extra == {"hinge_deficiency": 1.5, "target_mistakes": 1}
+    assert result.extra == {"hinge_deficiency": 1.5, "target_mistakes": 1,
+                            "target": [1.0, 0.0]}  # the revealed target
     assert result.mistakes == 1 and result.regret == 0  # against the revealed comparator
 
 
@@ -168,7 +169,7 @@ def test_the_noisy_margin_adversary_forces_every_round_near_the_bound(d, margin,
 def test_a_separable_stream_on_the_agnostic_class_has_no_deficiency():
     result, _, _ = played(game_of(10, 0.3, 500), "random-target", seed=3)
     assert result.extra == {"hinge_deficiency": 0.0, "target_mistakes": 0, "radius": 1.0,
-                            "updates": result.mistakes}
+                            "updates": result.mistakes, "target": result.revealed.tolist()}
     assert result.bound.value == pytest.approx(1 / 0.3**2)
 
 

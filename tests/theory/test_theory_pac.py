@@ -1,6 +1,7 @@
 """docs/theory.md's online-to-batch rows (the PAC notes): the longest survivor of a
-mistake-bound learner is epsilon-good with probability >= 1 - delta, and the Perceptron's
-random iterate errs at most 1/(n gamma^2) in expectation."""
+mistake-bound learner is epsilon-good with probability >= 1 - delta (the Perceptron's on
+halfspaces, M = 1/gamma^2, too: issue 45, item 3), and the Perceptron's random iterate
+errs at most 1/(n gamma^2) in expectation."""
 
 from __future__ import annotations
 
@@ -14,8 +15,11 @@ from littlestone.cli import main
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import (
+    FALSE_FAILURE,
     distribution,
+    failure_allowance,
     longest_survivor,
+    perceptron_passes,
     random_iterate,
     survivor_sample_size,
 )
@@ -64,6 +68,83 @@ def test_a_survival_run_too_short_fails_the_guarantee():
     epsilon = 0.9 and M = 0), Consistent's output errs by more than 0.1 in most runs."""
     errors, _, _ = runs("singletons:n=60", "consistent", "zipf", 0.9, 0.5, bound=0)
     assert np.mean(errors > 0.1) > 0.5
+
+
+@pytest.mark.parametrize(("d", "margin", "epsilon", "delta"), [
+    (5, 0.3, 0.1, 0.1), (20, 0.2, 0.1, 0.05), (50, 0.4, 0.05, 0.1),
+])
+def test_perceptron_longest_survivor_on_halfspaces(capsys, d, margin, epsilon, delta):
+    """``pac --conversion survivor`` on halfspaces: the Perceptron made conservative, M =
+    floor(1/gamma^2), examples of margin >= gamma; no more failures (error > epsilon,
+    estimated on 4000 fresh examples) in 25 runs than P <= delta allows (a 1e-9 tail),
+    and no run past (M + 1) m examples. With m cut to 1 (M = 0, epsilon = 0.9: one
+    survival), most outputs err by more than epsilon."""
+    argv = ["pac", "--class", f"halfspaces:d={d},margin={margin}", "--learner", "perceptron",
+            "--conversion", "survivor", "--epsilon", str(epsilon), "--delta", str(delta),
+            "--repeat", "25", "--seed", str(d), "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["mode"] == "longest-survivor" and data["dist"] == "margin"
+    assert data["mistake_bound"] == math.floor(1 / margin**2 + 1e-9)
+    assert data["survival"] == survivor_sample_size(epsilon, delta, data["mistake_bound"])
+    assert data["max_examples"] <= data["max_examples_bound"]
+    assert data["failures"] * 25 <= failure_allowance(25, delta, FALSE_FAILURE)
+    hclass = make_class(f"halfspaces:d={d},margin={margin}")
+    assert isinstance(hclass, HalfspaceClass)
+    rng = np.random.default_rng(d)
+    short = [longest_survivor(LEARNERS.make("conservative:of=perceptron"), hclass,
+                              hclass.sample_target(rng), None, 0.9, 0.5, 0, rng, seed=i)
+             for i in range(20)]
+    assert np.mean([r.error > epsilon for r in short]) > 0.5
+
+
+@pytest.mark.parametrize(("d", "margin", "n"), [(5, 0.3, 50), (20, 0.2, 200), (50, 0.4, 100)])
+def test_the_perceptron_cycled_through_a_sample_reaches_zero_training_error(d, margin, n):
+    """The PAC notes: fed the sample S over and over, the Perceptron makes at most
+    1/gamma_S^2 mistakes (gamma_S the margin of S against the target), so a pass without a
+    mistake comes within floor(1/gamma_S^2) + 1 passes, and its hypothesis is then
+    consistent with S: a consistency algorithm for halfspaces of margin gamma (3 seeds)."""
+    hclass = make_class(f"halfspaces:d={d},margin={margin}")
+    assert isinstance(hclass, HalfspaceClass)
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        w_star = hclass.sample_target(rng)
+        xs = hclass.sample_instances(rng, w_star, n)
+        ys = xs @ w_star > 0
+        gamma = float(np.min(np.abs(xs @ w_star)))
+        assert gamma >= margin - 1e-12
+        learner = LEARNERS.make("perceptron")
+        learner.start(GameSpec(MISTAKE_BOUND, n, hclass), seed)
+        passes, mistakes = perceptron_passes(learner, xs, ys, max_passes=10_000)
+        assert mistakes <= 1 / gamma**2
+        assert passes <= math.floor(1 / gamma**2) + 1
+        assert all((learner.predict(x) == 1.0) == y for x, y in zip(xs, ys, strict=True))
+
+
+@pytest.mark.parametrize("m", [1, 4, 25])
+def test_the_pass_bound_is_met(m):
+    """S = e_1 .. e_m, all labelled 1 (w* = (1, .., 1)/sqrt(m), gamma_S = 1/sqrt(m)): the
+    first pass errs on every point (m = 1/gamma^2 mistakes: one fewer would be false) and
+    the second is clean; at m = 1 that is 2 = 1/gamma^2 + 1 passes, so the notes' "+ 1"
+    is needed."""
+    hclass = make_class(f"halfspaces:d={m},margin={1 / math.sqrt(m) - 1e-9}")
+    learner = LEARNERS.make("perceptron")
+    learner.start(GameSpec(MISTAKE_BOUND, m, hclass), 0)
+    passes, mistakes = perceptron_passes(learner, np.eye(m), np.ones(m, dtype=bool), 100)
+    assert mistakes == m and passes == 2
+    if m == 1:
+        assert passes == 1 / (1 / math.sqrt(m)) ** 2 + 1
+
+
+def test_pac_command_on_halfspaces_refuses_consistency(capsys):
+    """A halfspace class is not counted: consistency is refused, not ignored."""
+    assert main(["pac", "--class", "halfspaces:d=5,margin=0.3", "--learner", "perceptron",
+                 "--conversion", "consistency"]) == 2
+    err = capsys.readouterr().err
+    assert "no counted class" in err and len(err.strip().splitlines()) == 1
+    assert main(["pac", "--class", "halfspaces:d=5,margin=0", "--learner", "perceptron",
+                 "--conversion", "survivor"]) == 2
+    assert "no mistake bound" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("margin", "n"), [(0.3, 60), (0.3, 240), (0.5, 100)])
