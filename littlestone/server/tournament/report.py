@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from littlestone.charts import curve_svg, environment
 from littlestone.games.game import ExpertsRecord
+from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import GameLogData, LogError, read_log
 from littlestone.server.tournament.ranking import (
     RULES,
@@ -36,19 +37,7 @@ from littlestone.server.tournament.ranking import (
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["curve_of", "log_path", "write_report"]
-
-
-def log_path(log: str | None, data: Path) -> Path | None:
-    """A game's log as the index names it: relative to the working directory (as older
-    indexes kept it) or to the data folder; None when neither exists."""
-    if not log:
-        return None
-    path = Path(log)
-    for candidate in (path, data / path):
-        if candidate.is_file():
-            return candidate
-    return None
+__all__ = ["curve_of", "write_report"]
 
 
 def curve_of(source: Path | GameLogData, points: int = 2000) -> dict[str, Any] | None:
@@ -88,9 +77,8 @@ def curve_of(source: Path | GameLogData, points: int = 2000) -> dict[str, Any] |
             "rounds": log.n_rounds, "status": log.status}
 
 
-def _curve(row: dict[str, Any], data: Path) -> Markup | None:
+def _curve(row: dict[str, Any], path: Path | None) -> Markup | None:
     """The game's curve with axes, its expected curve and the bound, from its log."""
-    path = log_path(row.get("log"), data)
     curve = curve_of(path, 300) if path is not None else None
     if not curve or not curve["t"]:
         return None
@@ -184,10 +172,12 @@ def write_report(report: TournamentReport, data: Path) -> Path:
     curves = len(report.games) <= CURVES_MAX
     games = []
     for row in report.games:
-        source = log_path(row.get("log"), data)
+        source = log_file(data, row.get("log"))
+        if source is not None and not source.is_file():
+            source = None
         games.append({
             "row": row, "fault": _fault_note(row), "scores": (_score(row, 0), _score(row, 1)),
-            "curve": _curve(row, data) if curves else None,
+            "curve": _curve(row, source) if curves else None,
             "log": (_publish_log(source, logs).relative_to(path.parent).as_posix()
                     if source is not None else None)})
     page = _templates().get_template("report.html").render(
