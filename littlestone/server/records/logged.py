@@ -47,7 +47,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from littlestone import __version__
 from littlestone.adversaries.base import Adversary
@@ -61,16 +61,17 @@ from littlestone.server.records.database import utc_now
 from littlestone.server.records.logs import LogWriteError, LogWriter, log_level
 from littlestone.server.records.rows import (
     AgentIdentity,
+    GameRow,
     GameStart,
     LogFooter,
     LoggedRules,
     LogHeader,
 )
-from littlestone.server.records.store import STORAGE_STATUS, Store, new_game_id
+from littlestone.server.records.store import RESULT_COLUMNS, STORAGE_STATUS, Store, new_game_id
 
 __all__ = ["ABORTED", "INTERNAL", "REFUSED", "SHUTDOWN", "GameRecording", "LoggedGame",
-           "agent_identity", "game_info", "log_footer", "log_header", "package_version",
-           "play_logged", "recorded"]
+           "agent_identity", "game_info", "index_landed", "log_footer", "log_header",
+           "package_version", "play_logged", "recorded"]
 
 
 def package_version() -> str:
@@ -283,6 +284,16 @@ def recorded(recording: GameRecording, store: Store, failed: str = INTERNAL,
         raise
     finally:
         recording.index_end(store)
+
+
+def index_landed(store: Store, row: GameRow, log: Path | None) -> None:
+    """Index a game played and logged in another data folder (a tournament's node), whose
+    log now lies at ``log`` in this one: its row as the node recorded it, its anchor (the
+    log's final chain digest, as the node recorded it) under this folder's key."""
+    store.start_game(cast("GameStart", row), None if log is None else str(log), row["game_id"])
+    chain = row.get("chain_sha256")
+    store.finish_game(row["game_id"], {k: row.get(k) for k in RESULT_COLUMNS},
+                      chain=bytes.fromhex(chain) if chain else None)
 
 
 def play_logged(
