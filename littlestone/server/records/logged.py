@@ -207,7 +207,7 @@ class GameRecording:
     def cut_short(self, error: BaseException, failed: str = INTERNAL,
                   stopped: str = SHUTDOWN) -> str:
         """End the log of a game that raised ``error`` instead of a result, as the
-        module's table says (``failed``: the status of an error of the referee's;
+        module's docstring says (``failed``: the status of an error of the referee's;
         ``stopped``: of a stop from outside); returns the game's status. A footer that
         cannot be written leaves the row without an anchor, with the rounds the log holds
         (:attr:`write_error` says why)."""
@@ -290,7 +290,8 @@ def index_landed(store: Store, row: GameRow, log: Path | None) -> None:
     """Index a game played and logged in another data folder (a tournament's node), whose
     log now lies at ``log`` in this one: its row as the node recorded it, its anchor (the
     log's final chain digest, as the node recorded it) under this folder's key."""
-    store.start_game(cast("GameStart", row), None if log is None else str(log), row["game_id"])
+    start = cast("GameStart", row)  # (a row of the index holds every column of a start)
+    store.start_game(start, None if log is None else str(log), row["game_id"])
     chain = row.get("chain_sha256")
     store.finish_game(row["game_id"], {k: row.get(k) for k in RESULT_COLUMNS},
                       chain=bytes.fromhex(chain) if chain else None)

@@ -212,3 +212,19 @@ def test_every_logged_game_goes_through_the_one_lifecycle(name):
 
 def test_no_other_way_to_find_a_log_remains():
     assert calls("log_path") == []
+
+
+def test_a_game_played_on_another_node_lands_anchored_under_this_folders_key(tmp_path):
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.learners import LEARNERS
+    from littlestone.server.tournament.field import land, ship
+
+    node, home = tmp_path / "node", tmp_path / "home"
+    done = play_logged(GAME, LEARNERS.make("halving"), ADVERSARIES.make("random-target"), 3,
+                       node)
+    shipped = ship(Store(node), done.game_id)
+    store = Store(home)
+    land(store, shipped)
+    row = store.game(done.game_id)
+    assert row is not None and row["status"] == "complete"
+    assert anchoring(read_log(Path(row["log"])), home).anchored is True
