@@ -47,8 +47,8 @@ from littlestone.server.net.players import RemoteLearner, RemotePlayer
 from littlestone.server.net.policy import Opponents, Player, admit, game_disk
 from littlestone.server.net.settings import HUMAN, ServerSettings
 from littlestone.server.net.spectators import Broadcast, wire_result
-from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
-from littlestone.server.records.logs import LogWriteError, LogWriter
+from littlestone.server.records.logged import GameRecording, agent_identity
+from littlestone.server.records.logs import LogWriteError
 from littlestone.server.records.rows import AgentIdentity
 from littlestone.server.records.store import STORAGE_STATUS, Store, new_game_id
 from littlestone.transport import Connection
@@ -85,9 +85,9 @@ class GameHost:
                                       budgets.solver_memory_mb << 20, budgets.game_cpu_s)
         #: The processes of the hosted agents playing now.
         self.hosts: set[AgentHost] = set()
-        #: Rows the index could not finish (a full disk): game id, result, digest;
-        #: finished as soon as it can (:meth:`watch_disk`).
-        self.unfinished: dict[str, tuple[dict[str, Any], bytes | None]] = {}
+        #: Games whose rows the index could not finish (a full disk), by id; finished as
+        #: soon as it can (:meth:`watch_disk`).
+        self.unfinished: dict[str, GameRecording] = {}
 
     @property
     def busy(self) -> int:
@@ -178,19 +178,17 @@ class GameHost:
     async def _run(self, game_id: str, game: GameSpec, seed: int, learner: Any, adversary: Any,
                    remotes: list[Remote], hold: Hold, hosts: list[AgentHost] | None) -> None:
         seeds = game_seeds(seed, secret_key())
-        header = log_header(game_id, "server", game, seeds, _identity(learner),
-                            _identity(adversary))
+        level = "none" if self.settings.log_level == "none" else "full"  # (moves: kept)
+        recording = GameRecording(self.settings.data, game, seeds, seed, _identity(learner),
+                                  _identity(adversary), "server", level, game_id)
         if hosts is not None:
             placed = await self._place(game, seeds, learner, adversary, remotes, hosts)
             if placed is None:
                 return
             learner, adversary = placed
-        path = self.settings.data / "games" / f"{game_id}.lslog"
-        level = "none" if self.settings.log_level == "none" else "full"  # (moves: kept)
-        learner_spec, adversary_spec = header["learner"]["spec"], header["adversary"]["spec"]
-        info = game_info(game)
+        learner_spec, adversary_spec = recording.start["learner"], recording.start["adversary"]
         try:
-            writer = LogWriter(path, header, background=False, level=level)
+            writer = recording.open()
         except LogWriteError as exc:
             self.disk.failed(exc)
             await _refuse_all(remotes, Unavailable(f"unavailable: {self.disk.full}; try "
@@ -198,14 +196,10 @@ class GameHost:
             return
         hold.writer = writer
         try:
-            await self.lanes.records.index(
-                Store.start_game, {**info, "learner": learner_spec, "adversary": adversary_spec,
-                                   "seed": seed, "horizon": game.rounds, "source": "server"},
-                None if level == "none" else str(path), game_id)
+            await self.lanes.records.index(recording.index_start)
         except sqlite3.OperationalError as exc:
-            writer.abandon()
             with contextlib.suppress(OSError):
-                path.unlink()
+                recording.discard()
             if not _full(exc):
                 raise
             self.disk.failed(exc)
@@ -217,12 +211,14 @@ class GameHost:
         broadcast.accounts = {session.account for _, session, _ in remotes
                               if session.account is not None}
         players = {remote.role: (ws.address, session.account) for ws, session, remote in remotes}
-        played_on = info.get("class") or (f"{game.experts} experts" if game.experts else None)
+        played_on = recording.start.get("class") or (f"{game.experts} experts"
+                                                     if game.experts else None)
         log.info("game %s started: %s, %s%d rounds; learner %s%s, adversary %s%s", game_id,
                  game.game, f"{played_on}, " if played_on else "", game.rounds,
                  learner_spec, _who(players.get("learner")), adversary_spec,
                  _who(players.get("adversary")),
-                 extra={"game_id": game_id, "game": game.game, "class": info.get("class"),
+                 extra={"game_id": game_id, "game": game.game,
+                        "class": recording.start.get("class"),
                         "experts": game.experts, "rounds": game.rounds, "seed": seed,
                         "learner": learner_spec, "adversary": adversary_spec,
                         **{f"{role}_{key}": value for role, (peer, account) in players.items()
@@ -231,8 +227,7 @@ class GameHost:
         started = asyncio.get_running_loop().time()
         status, scores = "aborted", dict[str, Any]()
         try:
-            status, scores = await self._play(game, seeds, learner, adversary, remotes,
-                                              game_id, writer)
+            status, scores = await self._play(game, learner, adversary, remotes, recording)
         except asyncio.CancelledError:
             status = "aborted:shutdown"
             raise
@@ -272,12 +267,15 @@ class GameHost:
                 return None
         return placed[0], placed[1]
 
-    async def _play(self, game: GameSpec, seeds: GameSeeds, learner: Any, adversary: Any,
-                    remotes: list[Remote], game_id: str, writer: LogWriter
-                    ) -> tuple[str, dict[str, Any]]:
+    async def _play(self, game: GameSpec, learner: Any, adversary: Any, remotes: list[Remote],
+                    recording: GameRecording) -> tuple[str, dict[str, Any]]:
         """The game itself: start (each player gets its own seed and SHA-256 of the game
         key), the rounds, the log's footer, the index row, end (with the key). Returns
-        the game's status and scores."""
+        the game's status and scores. A game cut short ends as
+        :meth:`~littlestone.server.records.logged.GameRecording.cut_short` says: its row
+        finished on the event loop at a shutdown (which cannot wait for a lane), its
+        players told otherwise."""
+        game_id, seeds = recording.game_id, recording.seeds
         for ws, session, remote in remotes:
             session.start_game()
             own = seeds.learner if remote.role == "learner" else seeds.adversary
@@ -288,30 +286,34 @@ class GameHost:
         assert task is not None
         self.tasks.add(task)
         try:
-            result = await run_game(game, seeds, learner, adversary, writer)
-        except asyncio.CancelledError:
-            with contextlib.suppress(sqlite3.Error):
-                self._abort(game_id, seeds, writer, "aborted:shutdown")
-            raise
-        except LogWriteError as exc:
-            return await self._storage(game_id, seeds, writer, remotes, exc)
-        except Exception:
-            # a bug of the server's (or of an operator's agent): this game ends, with its
-            # log's footer and its row; its players are told; the server goes on
-            log.exception("internal error in game %s: it ends aborted:internal", game_id,
-                          extra={"game_id": game_id})
-            self._abort(game_id, seeds, writer, "aborted:internal")
-            await _tell_end(remotes, game_id, "aborted:internal", seeds.key)
-            return "aborted:internal", {}
+            result = await run_game(game, seeds, learner, adversary, recording.writer)
+            recording.end(result)
+        except (asyncio.CancelledError, Exception) as error:
+            status = recording.cut_short(error)
+            if recording.write_error is not None:
+                self.disk.failed(recording.write_error)
+            if isinstance(error, asyncio.CancelledError):
+                with contextlib.suppress(sqlite3.Error):
+                    recording.index_end(self.store)
+                raise
+            if status == STORAGE_STATUS:
+                log.warning("game %s: its log cannot be written (%s): it ends %s", game_id,
+                            error, status, extra={"game_id": game_id, "status": status})
+                await self._finish(recording)
+            else:
+                # a bug of the server's (or of an operator's agent): this game ends, with
+                # its log's footer and its row; its players are told; the server goes on
+                log.exception("internal error in game %s: it ends %s", game_id, status,
+                              extra={"game_id": game_id})
+                recording.index_end(self.store)
+            await _tell_end(remotes, game_id, status, seeds.key)
+            assert recording.outcome is not None  # (cut short: its row's end is known)
+            return status, recording.outcome[0]
         finally:
             self.tasks.discard(task)
         _faults(game_id, result)
         scores = result.to_dict()
-        try:
-            writer.close(log_footer(seeds, result))
-        except LogWriteError as exc:
-            return await self._storage(game_id, seeds, writer, remotes, exc)
-        await self._finish(game_id, scores, writer.chain)  # the log's anchor
+        await self._finish(recording)  # the log's anchor
         for ws, session, remote in remotes:
             session.end_game()
             end = build.end(result.status, wire_result(scores), game_id, seeds.key)
@@ -321,45 +323,16 @@ class GameHost:
                 await ws.send(encode(end))
         return result.status, scores
 
-    def _abort(self, game_id: str, seeds: GameSeeds, writer: LogWriter, status: str) -> None:
-        """End a game ``status`` (shutdown, internal): footer, then row (on the event loop:
-        a shutdown cannot wait for a lane). A footer that cannot be written leaves the
-        row without an anchor, with the rounds the log holds."""
-        chain: bytes | None = None
-        try:
-            writer.close(log_footer(seeds, None, status))
-            chain = writer.chain
-        except LogWriteError as exc:
-            self.disk.failed(exc)
-        rounds = writer.rounds_written if chain is not None else writer.rounds_kept
-        self.store.finish_game(game_id, {"status": status, "rounds": rounds}, chain=chain)
-
-    async def _storage(self, game_id: str, seeds: GameSeeds, writer: LogWriter,
-                       remotes: list[Remote], error: LogWriteError
-                       ) -> tuple[str, dict[str, Any]]:
-        """The game's log cannot be written (the disk is full): it ends
-        ``aborted:storage``, its row finished with the rounds its log holds (no anchor:
-        the log has no footer), its players told; new games are refused until the disk
-        has room (:meth:`.disk.DiskLedger.failed`)."""
-        self.disk.failed(error)
-        log.warning("game %s: its log cannot be written (%s): it ends %s", game_id, error,
-                    STORAGE_STATUS, extra={"game_id": game_id, "status": STORAGE_STATUS})
-        writer.abandon()
-        await self._finish(game_id, {"status": STORAGE_STATUS, "rounds": writer.rounds_kept},
-                           None)
-        await _tell_end(remotes, game_id, STORAGE_STATUS, seeds.key)
-        return STORAGE_STATUS, {"rounds": writer.rounds_kept}
-
-    async def _finish(self, game_id: str, result: dict[str, Any], chain: bytes | None) -> None:
+    async def _finish(self, recording: GameRecording) -> None:
         """Finish a game's row; while the index cannot be written (a full disk), keep it
         to finish as soon as it can (:meth:`watch_disk`)."""
         try:
-            await self.lanes.records.index(Store.finish_game, game_id, result, chain)
+            await self.lanes.records.index(recording.index_end)
         except sqlite3.OperationalError as exc:
             if not _full(exc):
                 raise
             self.disk.failed(exc)
-            self.unfinished[game_id] = (result, chain)
+            self.unfinished[recording.game_id] = recording
 
     async def watch_disk(self) -> None:
         """While the server runs: every :data:`.disk.FULL_CHECK_S`, a full disk that has
@@ -368,9 +341,9 @@ class GameHost:
             await asyncio.sleep(FULL_CHECK_S)
             if self.disk.full is not None:
                 await self.lanes.records.run(self.disk.recovered)
-            for game_id, (result, chain) in list(self.unfinished.items()):
+            for game_id, recording in list(self.unfinished.items()):
                 try:
-                    await self.lanes.records.index(Store.finish_game, game_id, result, chain)
+                    await self.lanes.records.index(recording.index_end)
                 except sqlite3.OperationalError:
                     break
                 del self.unfinished[game_id]

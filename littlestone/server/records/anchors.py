@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from littlestone.server.records.folder import DEFAULT_DATA, INDEX_NAME, is_index
+from littlestone.server.records.folder import DEFAULT_DATA, INDEX_NAME, is_index, log_file
 from littlestone.server.records.logs import ForeignLog, GameLogData, LogError
 from littlestone.server.records.rows import GameRow
 from littlestone.server.records.store import INTERRUPTED, RESULT_COLUMNS, STORAGE_STATUS, Store
@@ -68,7 +68,7 @@ def locate(log_or_id: str, data: str | Path = DEFAULT_DATA) -> tuple[Path, str |
         finally:
             store.close()
         if row is not None:
-            logged = Path(row["log"]) if row["log"] else None
+            logged = log_file(data, row["log"])
             if logged is not None and is_index(logged):
                 raise ForeignLog(f"game {log_or_id}: its log {logged} is the SQLite index, "
                                  "not a game log")
@@ -200,10 +200,11 @@ def _row_differs(log: GameLogData, row: GameRow) -> str | None:
         ("seed", log.header.get("seed")), ("game", rules.get("game")),
         ("class", rules.get("class")),
     ]
-    if log.footer is not None:
+    if log.footer is not None:  # (a game cut short has a status and no result)
         result = log.footer.get("result") or {}
         pairs.append(("status", log.footer.get("status")))
-        pairs += [(column, result.get(column)) for column in RESULT_COLUMNS if column != "status"]
+        pairs += [(column, result.get(column)) for column in RESULT_COLUMNS
+                  if column != "status" and result]
     for column, value in pairs:
         if not _same_cell(row.get(column), value):
             return f"its {column} is {row.get(column)!r}, the log's {value!r}"

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 __all__ = ["DATA_VARIABLE", "DEFAULT_DATA", "INDEX_FILES", "INDEX_NAME", "default_data",
-           "is_index", "opened"]
+           "is_index", "log_file", "opened"]
 
 #: Where games are kept unless ``--data`` (or :data:`DATA_VARIABLE`) says otherwise.
 DEFAULT_DATA = "littlestone-data"
@@ -27,6 +27,20 @@ def default_data() -> str:
     """The data folder a command uses without ``--data``: ``$LITTLESTONE_DATA``, else
     ``./littlestone-data``."""
     return os.environ.get(DATA_VARIABLE) or DEFAULT_DATA
+
+
+def log_file(data: str | Path, log: str | Path | None) -> Path | None:
+    """Where a game's log lies, as its index row names it (``log``): the index keeps it
+    relative to the data folder (or absolute, for a log kept outside it), and a row the
+    index gave back names it absolute already; None for a game played with log level
+    ``none``. Whether the file is there is the caller's to ask.
+
+    >>> log_file("/srv/data", "games/g.lslog")
+    PosixPath('/srv/data/games/g.lslog')
+    >>> log_file("/srv/data", "/srv/data/games/g.lslog"), log_file("/srv/data", None)
+    (PosixPath('/srv/data/games/g.lslog'), None)
+    """
+    return None if not log else Path(os.path.abspath(Path(data) / log))
 
 
 #: The index's file in a data folder; SQLite keeps ``-wal`` and ``-shm`` files beside it.

@@ -26,7 +26,7 @@ __all__ = ["AgentIdentity", "GameOutcome", "GameRow", "GameStart", "LogFooter", 
 
 #: A row of the ``games`` table: a game as it started, and its result once it ended
 #: (``status`` ``running`` until then; the result's columns None). ``log`` is the log's
-#: path made usable from here (:meth:`.store.Store.log_path`); ``chain_sha256`` and
+#: path made usable from here (:func:`.folder.log_file`); ``chain_sha256`` and
 #: ``chain_hmac`` the log's anchor (:mod:`.anchors`); ``owner`` the process that runs it.
 GameRow = TypedDict("GameRow", {
     "game_id": str, "started": str, "finished": str | None, "source": str | None,

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import cast
 
 from littlestone.server.records.database import Database, utc_now
+from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.rows import (
     GameRow,
@@ -99,6 +100,11 @@ def _owner_alive(owner: str | None) -> bool:
     return started in ("?", _start_time(pid))
 
 
+def _usable(log: Path | None) -> str | None:
+    """A log's path as a row the index gives back names it (:func:`.folder.log_file`)."""
+    return None if log is None else str(log)
+
+
 def new_game_id() -> str:
     """A sortable, unique game id: UTC time to the microsecond and 6 random hex digits."""
     return datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
@@ -145,17 +151,10 @@ class Store(TokenTable, SubmissionTable, Database):
                 return full.relative_to(base).as_posix()
         return str(Path(os.path.abspath(path)))
 
-    def log_path(self, stored: str | None) -> str | None:
-        """A log's path as the index keeps it, made usable from here: a relative one is
-        taken relative to the data folder."""
-        if stored is None or Path(stored).is_absolute():
-            return stored
-        return str(self.data / stored)
-
     def _row(self, row: sqlite3.Row) -> GameRow:
         out = cast("GameRow", dict(row))  # (a row of SELECT * FROM games: its columns)
         if "log" in out:
-            out["log"] = self.log_path(out["log"])
+            out["log"] = _usable(log_file(self.data, out["log"]))
         return out
 
     def start_game(self, info: GameStart, log: str | None, game_id: str | None = None
@@ -252,7 +251,7 @@ class Store(TokenTable, SubmissionTable, Database):
         if not log:
             return None
         try:
-            data = read_log(self.log_path(log) or log)
+            data = read_log(log_file(self.data, log) or log)
         except Exception:  # a missing or damaged log: the row says interrupted all the same
             return None
         return int(data.n_rounds)
@@ -319,7 +318,7 @@ class Store(TokenTable, SubmissionTable, Database):
             "ON g.game_id = t.game_id WHERE t.tournament = ? ORDER BY t.key", (name,)
         ):
             row: TournamentGame = json.loads(r["row"])
-            row["log"] = self.log_path(r["log"])
+            row["log"] = _usable(log_file(self.data, r["log"]))
             out.append(row)
         return out
 

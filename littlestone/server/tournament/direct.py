@@ -84,10 +84,9 @@ from littlestone.server.net.players import (
     revealed,
 )
 from littlestone.server.net.spectators import wire_result
-from littlestone.server.records.logged import agent_identity, game_info, log_footer, log_header
-from littlestone.server.records.logs import LogWriter
+from littlestone.server.records.logged import GameRecording, agent_identity, recorded
 from littlestone.server.records.rows import AgentIdentity
-from littlestone.server.records.store import Store, new_game_id
+from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
 
@@ -383,28 +382,19 @@ def play_direct(config: TournamentConfig, pairing: Pairing, links: dict[str, Fra
                     "sha256": "remote"}
         return agent_identity(agent)
 
-    game_id = new_game_id()
     seeds = game_seeds(pairing.seed, fresh_key())
-    header = log_header(game_id, "server", game, seeds, identity(LEARNER, learner),
-                        identity("adversary", adversary))
-    path = data / "games" / f"{game_id}.lslog"
-    store = thread_store(data)
-    store.start_game({**game_info(game), "learner": header["learner"]["spec"],
-                      "adversary": header["adversary"]["spec"], "seed": pairing.seed,
-                      "horizon": game.rounds, "source": "server"}, str(path), game_id)
-    writer = LogWriter(path, header, background=False, level="full")
+    recording = GameRecording(data, game, seeds, pairing.seed, identity(LEARNER, learner),
+                              identity("adversary", adversary), "server")
     try:
-        result = referee(game, seeds, learner, adversary, writer, game_id)
+        with recorded(recording, thread_store(data)) as writer:
+            result = referee(game, seeds, learner, adversary, writer, recording.game_id)
+            recording.end(result)
     except Exception:  # a bug of ours: this game ends, with its footer and its row
-        log.exception("internal error in game %s: it ends aborted:internal", game_id,
-                      extra={"game_id": game_id})
-        writer.close(log_footer(seeds, None, "aborted:internal"))
-        store.finish_game(game_id, {"status": "aborted:internal",
-                                    "rounds": writer.rounds_written}, chain=writer.chain)
-        return game_id
-    writer.close(log_footer(seeds, result))
-    store.finish_game(game_id, result.to_dict(), chain=writer.chain)  # the anchor
-    return game_id
+        if recording.outcome is None:  # (it did not start: no log, no row)
+            raise
+        log.exception("internal error in game %s: it ends %s", recording.game_id,
+                      recording.outcome[0]["status"], extra={"game_id": recording.game_id})
+    return recording.game_id
 
 
 _stores = threading.local()

@@ -39,10 +39,10 @@ from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
 from littlestone.sandbox import Sandbox, SandboxPool
 from littlestone.server.net.hosts import fork_server
-from littlestone.server.records.logged import play_logged
+from littlestone.server.records.logged import index_landed, play_logged
 from littlestone.server.records.logs import read_log
-from littlestone.server.records.rows import GameOutcome, GameStart, result_row
-from littlestone.server.records.store import RESULT_COLUMNS, Store
+from littlestone.server.records.rows import GameOutcome, GameRow, result_row
+from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig, file_of, is_file_agent
 from littlestone.server.tournament.direct import Door, direct_game
 from littlestone.server.tournament.matches import Arena, play_file_agent
@@ -357,13 +357,9 @@ def land(store: Store, shipped: Shipped | None) -> None:
         path = store.data / "games" / f"{game_id}.lslog"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(shipped["log"])
-    store.start_game(cast("GameStart", row), log=None if path is None else str(path),
-                     game_id=game_id)
+    index_landed(store, cast("GameRow", row), path)  # (a GameRow less its log)
     for spec, sha256 in shipped["agents"]:
         store.add_agent(spec, sha256)
-    chain = row.get("chain_sha256")
-    store.finish_game(game_id, {k: row.get(k) for k in RESULT_COLUMNS},
-                      chain=bytes.fromhex(chain) if chain else None)
 
 
 class _RayField:

@@ -24,6 +24,7 @@ from markupsafe import Markup
 
 from littlestone.charts import curve_svg, environment
 from littlestone.games.game import ExpertsRecord
+from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import GameLogData, LogError, read_log
 from littlestone.server.records.rows import TournamentGame
 from littlestone.server.tournament.ranking import (
@@ -39,7 +40,7 @@ from littlestone.server.tournament.ranking import (
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["Curve", "curve_of", "log_path", "write_report"]
+__all__ = ["Curve", "curve_of", "write_report"]
 
 
 class Curve(TypedDict):
@@ -61,18 +62,6 @@ class _Shown(Standing, total=False):
     """A leaderboard's line as the report shows it, with the exact figures a tie is on."""
 
     exact: str
-
-
-def log_path(log: str | None, data: Path) -> Path | None:
-    """A game's log as the index names it: relative to the working directory (as older
-    indexes kept it) or to the data folder; None when neither exists."""
-    if not log:
-        return None
-    path = Path(log)
-    for candidate in (path, data / path):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def curve_of(source: Path | GameLogData, points: int = 2000) -> Curve | None:
@@ -112,9 +101,8 @@ def curve_of(source: Path | GameLogData, points: int = 2000) -> Curve | None:
             "rounds": log.n_rounds, "status": log.status}
 
 
-def _curve(row: TournamentGame, data: Path) -> Markup | None:
+def _curve(row: TournamentGame, path: Path | None) -> Markup | None:
     """The game's curve with axes, its expected curve and the bound, from its log."""
-    path = log_path(row.get("log"), data)
     curve = curve_of(path, 300) if path is not None else None
     if not curve or not curve["t"]:
         return None
@@ -208,10 +196,12 @@ def write_report(report: TournamentReport, data: Path) -> Path:
     curves = len(report.games) <= CURVES_MAX
     games = []
     for row in report.games:
-        source = log_path(row.get("log"), data)
+        source = log_file(data, row.get("log"))
+        if source is not None and not source.is_file():
+            source = None
         games.append({
             "row": row, "fault": _fault_note(row), "scores": (_score(row, 0), _score(row, 1)),
-            "curve": _curve(row, data) if curves else None,
+            "curve": _curve(row, source) if curves else None,
             "log": (_publish_log(source, logs).relative_to(path.parent).as_posix()
                     if source is not None else None)})
     page = _templates().get_template("report.html").render(

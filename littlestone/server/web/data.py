@@ -45,11 +45,12 @@ from littlestone.learners.base import LEARNERS
 from littlestone.protocol.wire import Totals
 from littlestone.server.net.settings import Budgets
 from littlestone.server.net.spectators import Broadcast
+from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import GameLogData, LogError, read_log
 from littlestone.server.records.rows import GameRow, TournamentGame, TournamentRow
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.ranking import Leaderboard, rank
-from littlestone.server.tournament.report import Curve, curve_of, log_path
+from littlestone.server.tournament.report import Curve, curve_of
 
 __all__ = ["DRAW_DEPTH", "PAGE_LOG_BYTES", "Board", "Live", "PageBudget", "PageGame", "RoundShown",
            "Rounds", "Tree", "bound_of", "curve", "game", "games", "live_snapshot", "records",
@@ -291,8 +292,8 @@ def _log(store: Store, game_id: str) -> tuple[GameRow, GameLogData] | None:
     row = store.game(game_id)
     if row is None:
         return None
-    path = log_path(row.get("log"), store.data)
-    if path is None:
+    path = log_file(store.data, row.get("log"))
+    if path is None or not path.is_file():
         return None
     stat = path.stat()
     try:
