@@ -19,7 +19,7 @@ from littlestone import adversaries, learners
 from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
 from littlestone.games.errors import LittlestoneError, SpecError, where_raised
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.sandbox import serve_forks
+from littlestone.sandbox.zygote import serve_forks
 
 __all__ = ["check", "probe", "zygote"]
 
