@@ -43,7 +43,7 @@ from typing import Any
 
 from littlestone.adversaries import ADVERSARIES, Adversary
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
-from littlestone.games.errors import LittlestoneError, SpecError, UnsupportedGame
+from littlestone.games.errors import ArgumentError, LittlestoneError, SpecError, UnsupportedGame
 from littlestone.games.game import (
     EXPERTS,
     GAMES,
@@ -70,24 +70,6 @@ SEED_RANGE = range(-(1 << 63), 1 << 63)
 #: The largest count of seeds (that many games a learner): ``seeds=10**9`` made a list
 #: of 10^9 integers before anything was played, and the machine ran out of memory.
 SEEDS_MAX = 1 << 20
-
-
-class ArgumentError(SpecError, TypeError):
-    """A bad argument to a function of the Python API, named with its function:
-    ``play: rounds: an integer >= 0, not -1``. A :class:`~littlestone.LittlestoneError`,
-    a ``ValueError`` and a ``TypeError``.
-
-    >>> import littlestone as ls
-    >>> try:
-    ...     ls.play("halvng", "shattered-tree", "thresholds:n=63")
-    ... except ls.ArgumentError as error:
-    ...     print(error.argument, "|", error)
-    learner | play: learner: unknown learner 'halvng' (known: ...)
-    """
-
-    def __init__(self, function: str, argument: str, message: str) -> None:
-        super().__init__(f"{function}: {argument}: {message}")
-        self.function, self.argument = function, argument
 
 
 def _kind(value: object) -> str:
@@ -696,8 +678,9 @@ def tournament(config: dict[str, Any] | str | Path, *, data: str | Path | None =
     >>> result.table()["rank"].to_dict()
     {'halving': 1, 'consistent': 2}
     """
+    from littlestone.games.errors import ConfigError
     from littlestone.server.records.folder import default_data
-    from littlestone.server.tournament import ConfigError, load_config, run_tournament
+    from littlestone.server.tournament import load_config, run_tournament
     from littlestone.server.tournament.run import check_ray_address
 
     if workers is None:
@@ -760,9 +743,10 @@ def replay(path_or_id: str | Path, *, data: str | Path | None = None,
     ...
     littlestone.api.ArgumentError: replay: path_or_id: no log file or game id 'no-such-game' ...
     """
+    from littlestone.games.errors import LogError
     from littlestone.server.records.anchors import anchoring, locate
     from littlestone.server.records.folder import default_data
-    from littlestone.server.records.logs import LogError, checked, read_log
+    from littlestone.server.records.logs import checked, read_log
     from littlestone.server.records.resimulation import filled, game_spec
     from littlestone.server.records.verify import verify as verified
 
@@ -881,7 +865,8 @@ def connect(url: str, agent: Any, opponent: str | None = None, cls: Any = None,
     >>> game.status, game.mistakes, game.learner, game.adversary
     ('complete', 4, 'halving', 'shattered-tree')
     """
-    from littlestone.client import AgentCrashed, ServerError, play_remote
+    from littlestone.client import play_remote
+    from littlestone.games.errors import AgentCrashed, ServerError
 
     if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
         raise ArgumentError("connect", "url", f"a ws:// or wss:// URL, not {_kind(url)}")

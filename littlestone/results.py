@@ -37,7 +37,7 @@ import numpy as np
 
 from littlestone.charts import curve_svg, environment, heat_color, heat_legend
 from littlestone.games.classes import FiniteClass
-from littlestone.games.errors import BudgetExceeded, LittlestoneError
+from littlestone.games.errors import BudgetExceeded, LittlestoneError, MissingDependency
 from littlestone.games.experts import ExpertsBlock
 from littlestone.games.game import (
     EXPERTS,
@@ -53,10 +53,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Comparison", "Dimensions", "Game", "MissingDependency", "PlayedRounds",
            "TournamentResult"]
-
-
-class MissingDependency(LittlestoneError, ImportError):
-    """A table or a plot asked for without the optional package that draws it."""
 
 
 def pandas() -> Any:

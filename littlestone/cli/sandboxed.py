@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from littlestone import adversaries, learners
-from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
-from littlestone.games.errors import LittlestoneError, SpecError, where_raised
+from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe
+from littlestone.games.errors import LittlestoneError, SpecError, UsageError, where_raised
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.sandbox.zygote import serve_forks
 
@@ -34,7 +34,8 @@ def check(args: argparse.Namespace) -> int:
         from littlestone.cli.tournaments import check_in_sandbox
 
         return check_in_sandbox(args)
-    from littlestone.testing import Advice, CheckSkipped, in_tournament, yield_checks
+    from littlestone.games.errors import Advice, CheckSkipped
+    from littlestone.testing import in_tournament, yield_checks
 
     agent: Any
     try:
@@ -137,7 +138,8 @@ def _direct(argv: list[str]) -> int:
     referee's direct link (:func:`littlestone.client.play_direct`), entered with the
     one-time token on standard input before the submission is imported (no local
     variable keeps it)."""
-    from littlestone.client import AgentCrashed, enter_direct, play_direct
+    from littlestone.client import enter_direct, play_direct
+    from littlestone.games.errors import AgentCrashed
 
     path, role, spec = argv
     link = enter_direct(path, sys.stdin.readline().strip())

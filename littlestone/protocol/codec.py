@@ -24,7 +24,8 @@ from typing import Any
 
 import msgpack
 
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.games.errors import ProtocolError
+from littlestone.protocol.errors import Code
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "decode", "encode"]
 

@@ -27,8 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import ClassBudget, HalfspaceClass, HypothesisClass
+from littlestone.games.errors import ProtocolError
 from littlestone.games.game import GAMES, GameSpec
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.wire import ClientMessage, Rules, ServerMessage
 
 __all__ = [

@@ -23,8 +23,9 @@ import hashlib
 import secrets
 from collections.abc import Callable
 
+from littlestone.games.errors import ProtocolError
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits, decode
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.messages import PROTOCOL_VERSION, ROLES, from_client
 from littlestone.protocol.wire import ClientMessage, Hello, Welcome, WelcomeLimits
 

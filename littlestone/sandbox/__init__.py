@@ -51,6 +51,7 @@ is started as ``python -m littlestone zygote``; the three import the standard li
 
 from __future__ import annotations
 
+from littlestone.games.errors import SandboxError
 from littlestone.sandbox.host import (
     GRACE_SECONDS,
     POLL_SECONDS,
@@ -59,7 +60,6 @@ from littlestone.sandbox.host import (
     LoadedSandbox,
     Run,
     Sandbox,
-    SandboxError,
     SandboxPool,
 )
 from littlestone.sandbox.zygote import serve_forks

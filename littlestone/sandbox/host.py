@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import littlestone
+from littlestone.games.errors import SandboxError
 from littlestone.sandbox.kernel import (
     UID_BASE,
     clear_keyrings,
@@ -103,10 +104,6 @@ class Run:
     #: Whether it was ended because its game was over (a loaded sandbox's game process
     #: is not waited for once its game has ended well, :meth:`LoadedSandbox.end`).
     ended: bool = False
-
-
-class SandboxError(OSError):
-    """A sandbox that could not be loaded (bubblewrap or Python failed to start)."""
 
 
 @functools.cache

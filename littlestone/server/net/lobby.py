@@ -19,9 +19,10 @@ from typing import Any, Protocol, cast
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.adversaries.base import ADVERSARIES
+from littlestone.games.errors import OverBudget, ProtocolError
 from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
+from littlestone.protocol.errors import CLOSE_CODES, Code
 from littlestone.protocol.session import ServerSession
 from littlestone.protocol.wire import Challenge, LobbyRequest, Submit
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
@@ -29,7 +30,7 @@ from littlestone.server.net.disk import DiskLedger
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.matchmaking import Entrants, OpenGames
-from littlestone.server.net.peers import LogQuota, OverBudget, PeerLog, refuse
+from littlestone.server.net.peers import LogQuota, PeerLog, refuse
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner
 from littlestone.server.net.settings import (
     GUESTS_SHARE,

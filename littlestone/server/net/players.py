@@ -23,23 +23,27 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.commitment import MIN_SALT_BYTES
-from littlestone.games.errors import IllegalMove, LittlestoneError
+from littlestone.games.errors import (
+    Disconnected,
+    Forfeit,
+    IllegalMove,
+    LittlestoneError,
+    ProtocolError,
+)
 from littlestone.games.experts import check_vector, check_weights
 from littlestone.games.game import ExpertsRecord
 from littlestone.games.loop import (
     FAULT,
     Commit,
-    Disconnected,
     ExpertsOutcome,
     FaultLadder,
-    Forfeit,
     MoveClock,
     QueuedExperts,
     QueuedRounds,
 )
 from littlestone.games.mistake_bound import check_label, check_probability
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.messages import (
     instance_from_wire,
     instance_to_wire,

@@ -24,6 +24,7 @@ from websockets.exceptions import ConnectionClosed
 
 from littlestone import adversaries as _adversaries  # noqa: F401 - registers the built-ins
 from littlestone import learners as _learners  # noqa: F401 - registers the built-ins
+from littlestone.games.errors import OverBudget
 from littlestone.games.game import GameSpec
 from littlestone.games.ldim import checks_per_second
 from littlestone.protocol.codec import encode
@@ -32,7 +33,7 @@ from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.lobby import Lobby
 from littlestone.server.net.matchmaking import Entrants, OpenGame, OpenGames
-from littlestone.server.net.peers import LogQuota, OverBudget, PeerLog
+from littlestone.server.net.peers import LogQuota, PeerLog
 from littlestone.server.net.policy import calibrated
 from littlestone.server.net.settings import ServerSettings, raise_fd_limit
 from littlestone.server.net.spectators import Broadcast

@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from littlestone.games.errors import ForeignLog, LogError
 from littlestone.server.records.folder import DEFAULT_DATA, INDEX_NAME, is_index
-from littlestone.server.records.logs import ForeignLog, GameLogData, LogError
+from littlestone.server.records.logs import GameLogData
 from littlestone.server.records.rows import GameRow
 from littlestone.server.records.store import INTERRUPTED, RESULT_COLUMNS, STORAGE_STATUS, Store
 

@@ -34,11 +34,10 @@ from typing import Any
 from littlestone.adversaries.base import ADVERSARIES
 from littlestone.games.agents import Registry
 from littlestone.games.classes import PEER_BUDGET, UNLIMITED, make_class
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import LittlestoneError, LogError
 from littlestone.games.game import GameSpec
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS
-from littlestone.server.records.logs import LogError
 
 __all__ = ["CLASS_BUDGET", "EXPERTS", "LDIM_WORK", "ROUNDS", "agent_spec", "rules_of"]
 

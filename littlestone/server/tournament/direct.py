@@ -46,26 +46,22 @@ from typing import Any
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
 from littlestone.games.commitment import MIN_SALT_BYTES
-from littlestone.games.errors import IllegalMove, MoveError
-from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSeeds, GameSpec, game_seeds
-from littlestone.games.game import secret_key as fresh_key
-from littlestone.games.loop import (
-    FAULT,
-    LEARNER,
+from littlestone.games.errors import (
     Crash,
     Disconnected,
-    FaultLadder,
     GameEnded,
-    GameLoop,
-    Move,
-    MoveClock,
-    RoundLog,
+    IllegalMove,
+    MoveError,
+    ProtocolError,
 )
+from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSeeds, GameSpec, game_seeds
+from littlestone.games.game import secret_key as fresh_key
+from littlestone.games.loop import FAULT, LEARNER, FaultLadder, GameLoop, Move, MoveClock, RoundLog
 from littlestone.games.mistake_bound import check_label, check_probability
 from littlestone.learners import LEARNERS
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.frames import FrameSocket
 from littlestone.protocol.messages import (
     instance_from_wire,

@@ -23,8 +23,9 @@ import numpy as np
 from markupsafe import Markup
 
 from littlestone.charts import curve_svg, environment
+from littlestone.games.errors import LogError
 from littlestone.games.game import ExpertsRecord
-from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.logs import GameLogData, read_log
 from littlestone.server.tournament.ranking import (
     RULES,
     SCORING,

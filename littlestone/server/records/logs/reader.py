@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 import msgpack
 import numpy as np
 
+from littlestone.games.errors import ForeignLog, LogCorrupted
 from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, RoundRecord
 from littlestone.server.records.folder import is_index
 from littlestone.server.records.logs.format import (
@@ -38,8 +39,6 @@ from littlestone.server.records.logs.format import (
     MAGIC,
     MAX_HEADER,
     READABLE_FORMATS,
-    ForeignLog,
-    LogCorrupted,
 )
 
 __all__ = ["GameLogData", "checked", "read_log"]

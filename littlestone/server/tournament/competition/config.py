@@ -10,12 +10,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from littlestone.server.tournament.config import (
-    COMPETITION_TABLE,
-    ConfigError,
-    TournamentConfig,
-    load_config,
-)
+from littlestone.games.errors import ConfigError
+from littlestone.server.tournament.config import COMPETITION_TABLE, TournamentConfig, load_config
 from littlestone.server.tournament.preflight import ROLES
 
 __all__ = ["CompetitionConfig", "load_competition", "version_spec"]

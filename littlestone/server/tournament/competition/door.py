@@ -16,12 +16,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from littlestone.games.errors import LittlestoneError
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.games.errors import LittlestoneError, OverBudget, ProtocolError, Unavailable
+from littlestone.protocol.errors import Code
 from littlestone.protocol.wire import Submit
 from littlestone.sandbox import Sandbox
-from littlestone.server.net.disk import DiskLedger, Unavailable
-from littlestone.server.net.peers import OverBudget
+from littlestone.server.net.disk import DiskLedger
 from littlestone.server.records.store import Store
 from littlestone.server.records.submissions import INTERRUPTED
 from littlestone.server.tournament.competition.config import CompetitionConfig
