@@ -20,7 +20,7 @@ The functions return the results of :mod:`littlestone.results`, which print, tab
 >>> ls.play("halving", "shattered-tree", "thresholds:n=63", rounds=-1)
 Traceback (most recent call last):
 ...
-littlestone.api.ArgumentError: play: rounds: an integer >= 0, not -1
+littlestone.games.errors.ArgumentError: play: rounds: an integer >= 0, not -1
 """
 
 from __future__ import annotations
@@ -171,7 +171,7 @@ def as_learner(value: Any, function: str = "play", argument: str = "learner") ->
     >>> as_learner(3)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: learner: a learner spec ('halving'), ... not int 3
+    littlestone.games.errors.ArgumentError: play: learner: a learner spec ('halving'), ... not int 3
     """
     if isinstance(value, Learner):
         return value
@@ -235,7 +235,7 @@ def as_class(value: Any, function: str = "play", argument: str = "cls"
     >>> as_class("thresholds:m=63")
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: cls: thresholds: missing parameter n (given: m=63)
+    littlestone.games.errors.ArgumentError: play: cls: thresholds: missing parameter n (given: m=63)
     """
     if value is None or isinstance(value, HypothesisClass):
         return value
@@ -296,7 +296,7 @@ def as_rules(function: str, game: Any, cls: Any, rounds: Any, experts: Any,
     >>> as_rules("play", "mistake-bound", None, 50, None)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: cls: the mistake-bound game needs a class, e.g. ...
+    littlestone.games.errors.ArgumentError: play: cls: the mistake-bound game needs a class, e.g. ...
     """
     if isinstance(game, GameSpec):
         given = [name for name, value in (("cls", cls), ("rounds", rounds),
@@ -391,7 +391,7 @@ def play(learner: Any, adversary: Any, cls: Any = None, rounds: Any = None, *,
     >>> ls.play("soa", "random-costs", game="experts", experts=4)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: learner: soa cannot play this game: it plays ...
+    littlestone.games.errors.ArgumentError: play: learner: soa cannot play this game: it plays ...
 
     The form of littlestone 0.3, ``play(rules, learner, adversary, seed)`` with the
     rules as a :class:`~littlestone.GameSpec`, is kept:
@@ -538,7 +538,7 @@ def ldim(cls: Any, budget: int = LDIM_BUDGET) -> Dimensions:
     >>> ls.ldim("halfspaces:d=2,margin=0.1")
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: ldim: cls: halfspaces:d=2,margin=0.1 is an infinite ...
+    littlestone.games.errors.ArgumentError: ldim: cls: halfspaces:d=2,margin=0.1 is an infinite ...
     """
     hclass = as_class(cls, "ldim")
     if hclass is None:
@@ -741,7 +741,7 @@ def replay(path_or_id: str | Path, *, data: str | Path | None = None,
     >>> ls.replay("no-such-game", data=folder)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: replay: path_or_id: no log file or game id 'no-such-game' ...
+    littlestone.games.errors.ArgumentError: replay: path_or_id: no log file or game id 'no-such-game' ...
     """
     from littlestone.games.errors import LogError
     from littlestone.server.records.anchors import anchoring, locate

@@ -128,7 +128,7 @@ class FaultLadder:
     >>> ladder.fault(5, "illegal_move", "label 2"); ladder.fault(5, "timeout", "no move")
     Traceback (most recent call last):
     ...
-    littlestone.games.loop.Forfeit: adversary forfeits after 3 faults (timeout)
+    littlestone.games.errors.Forfeit: adversary forfeits after 3 faults (timeout)
     """
 
     def __init__(self, role: str) -> None:

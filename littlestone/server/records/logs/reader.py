@@ -15,7 +15,7 @@ does (in round order). A cut-off tail is dropped: the log then reads as ``incomp
 >>> read_log(path)
 Traceback (most recent call last):
 ...
-littlestone.server.records.logs.format.ForeignLog: ...: no header (an empty or cut-off log)
+littlestone.games.errors.ForeignLog: ...: no header (an empty or cut-off log)
 """
 
 from __future__ import annotations
