@@ -24,7 +24,7 @@ from littlestone.learners.base import LEARNERS
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import CLOSE_CODES, Code
 from littlestone.protocol.session import ServerSession
-from littlestone.protocol.wire import Challenge, LobbyRequest, Submit
+from littlestone.protocol.wire import Challenge, LobbyRequest, Submit, Submitted
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
 from littlestone.server.net.disk import DiskLedger
 from littlestone.server.net.hosting import GameHost
@@ -58,8 +58,7 @@ class Submissions(Protocol):
     #: The largest ``submit`` frame the lobby reads (larger: ``bad_message``, fatal).
     frame_max: int
 
-    async def submit(self, account: str, message: Submit, disk: DiskLedger
-                     ) -> dict[str, Any]:
+    async def submit(self, account: str, message: Submit, disk: DiskLedger) -> Submitted:
         """The ``submitted`` answer, or a ProtocolError (refused before any check; the
         disk a version may take is held against the token's and the folder's budgets
         on ``disk``)."""

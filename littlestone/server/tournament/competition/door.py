@@ -18,7 +18,7 @@ from typing import Any
 
 from littlestone.games.errors import LittlestoneError, OverBudget, ProtocolError, Unavailable
 from littlestone.protocol.errors import Code
-from littlestone.protocol.wire import Submit
+from littlestone.protocol.wire import Submit, Submitted
 from littlestone.sandbox import Sandbox
 from littlestone.server.net.disk import DiskLedger
 from littlestone.server.records.store import Store
@@ -90,8 +90,7 @@ class Competition:
 
     # -- submit (the lobby's) --------------------------------------------------------
 
-    async def submit(self, account: str, message: Submit, disk: DiskLedger
-                     ) -> dict[str, Any]:
+    async def submit(self, account: str, message: Submit, disk: DiskLedger) -> Submitted:
         """A ``submit`` from ``account`` (PROTOCOL.md 4.2): refused at once, or checked in
         a worker thread; the ``submitted`` answer."""
         agent, source = message["agent"], message["source"]
@@ -127,7 +126,7 @@ class Competition:
             self._waiting -= 1
             self._checking.discard(account)
 
-    def enter(self, account: str, agent: str, source: bytes) -> dict[str, Any]:
+    def enter(self, account: str, agent: str, source: bytes) -> Submitted:
         """(A worker thread.) Store, check and enter one version; its answer."""
         store = self.store()
         digest = hashlib.sha256(source).hexdigest()
@@ -182,7 +181,7 @@ class Competition:
                  account, "accepted" if reason is None else "refused: ", reason or "")
         return self._answer(stored, duplicate=False)
 
-    def _answer(self, row: dict[str, Any], duplicate: bool) -> dict[str, Any]:
+    def _answer(self, row: dict[str, Any], duplicate: bool) -> Submitted:
         report = row["report"]
         accepted = row["verdict"] == "accepted"
         message = str(report.get("message") or "")
