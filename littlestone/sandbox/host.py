@@ -50,7 +50,12 @@ GRACE_SECONDS = 2.0
 SOCKET = "/run/littlestone.sock"
 #: Where the submission file is, inside the sandbox.
 SUBMISSION_DIR = "/submission"
+#: This process's sandboxes, counted for their uids (:func:`_free_uid`, from
+#: :data:`.kernel.UID_BASE`).
 _uids = itertools.count()
+#: How long the host waits for a word from a fork server whose game runs before it kills
+#: the sandbox (the fork server speaks every :data:`.zygote.BEAT_SECONDS`; a game's
+#: process can stop or kill its own fork server: that ends its own game only).
 STALL_SECONDS = 5.0
 #: How long a sandbox has to load (Python, numpy, the package) and say it is ready, and
 #: to end when it is closed before it is killed.

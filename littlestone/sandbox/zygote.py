@@ -33,9 +33,8 @@ __all__ = ["serve_forks"]
 
 #: How often a fork server looks at its game's processes (a second one, their memory).
 WATCH_SECONDS = 0.05
-#: How often a fork server says it is alive while its game runs, and how long the
-#: tournament waits for a word from it before killing the sandbox (a game's process can
-#: stop or kill its own fork server: that ends its own game only).
+#: How often a fork server says it is alive while its game runs (the host kills a
+#: sandbox it has not heard from for :data:`.host.STALL_SECONDS`).
 BEAT_SECONDS = 0.5
 #: What one file (or folder) in a sandbox's private /tmp costs the host's kernel (its
 #: inode and name, some 0.6 KiB measured): counted in its game's memory with what the
