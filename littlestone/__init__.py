@@ -99,7 +99,7 @@ __version__ = "0.3.0"
 _HOMES = {
     "ADVERSARIES": "littlestone.adversaries",
     "Adversary": "littlestone.adversaries",
-    "ArgumentError": "littlestone.api",
+    "ArgumentError": "littlestone.games.errors",
     "FiniteClass": "littlestone.games.classes",
     "Game": "littlestone.results",
     "GameResult": "littlestone.games.game",

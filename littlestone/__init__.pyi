@@ -2,7 +2,6 @@
 # use (PEP 562), and tests/littlestone/test_public_api.py holds the two lists equal.
 from littlestone.adversaries import ADVERSARIES as ADVERSARIES
 from littlestone.adversaries import Adversary as Adversary
-from littlestone.api import ArgumentError as ArgumentError
 from littlestone.api import compare as compare
 from littlestone.api import connect as connect
 from littlestone.api import ldim as ldim
@@ -11,6 +10,7 @@ from littlestone.api import replay as replay
 from littlestone.api import tournament as tournament
 from littlestone.games.classes import FiniteClass as FiniteClass
 from littlestone.games.classes import make_class as make_class
+from littlestone.games.errors import ArgumentError as ArgumentError
 from littlestone.games.errors import LittlestoneError as LittlestoneError
 from littlestone.games.game import GameResult as GameResult
 from littlestone.games.game import GameSpec as GameSpec

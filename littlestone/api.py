@@ -20,7 +20,7 @@ The functions return the results of :mod:`littlestone.results`, which print, tab
 >>> ls.play("halving", "shattered-tree", "thresholds:n=63", rounds=-1)
 Traceback (most recent call last):
 ...
-littlestone.api.ArgumentError: play: rounds: an integer >= 0, not -1
+littlestone.games.errors.ArgumentError: play: rounds: an integer >= 0, not -1
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from typing import Any
 
 from littlestone.adversaries import ADVERSARIES, Adversary
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
-from littlestone.games.errors import LittlestoneError, SpecError, UnsupportedGame
+from littlestone.games.errors import ArgumentError, LittlestoneError, SpecError, UnsupportedGame
 from littlestone.games.game import (
     EXPERTS,
     GAMES,
@@ -70,24 +70,6 @@ SEED_RANGE = range(-(1 << 63), 1 << 63)
 #: The largest count of seeds (that many games a learner): ``seeds=10**9`` made a list
 #: of 10^9 integers before anything was played, and the machine ran out of memory.
 SEEDS_MAX = 1 << 20
-
-
-class ArgumentError(SpecError, TypeError):
-    """A bad argument to a function of the Python API, named with its function:
-    ``play: rounds: an integer >= 0, not -1``. A :class:`~littlestone.LittlestoneError`,
-    a ``ValueError`` and a ``TypeError``.
-
-    >>> import littlestone as ls
-    >>> try:
-    ...     ls.play("halvng", "shattered-tree", "thresholds:n=63")
-    ... except ls.ArgumentError as error:
-    ...     print(error.argument, "|", error)
-    learner | play: learner: unknown learner 'halvng' (known: ...)
-    """
-
-    def __init__(self, function: str, argument: str, message: str) -> None:
-        super().__init__(f"{function}: {argument}: {message}")
-        self.function, self.argument = function, argument
 
 
 def _kind(value: object) -> str:
@@ -191,7 +173,7 @@ def as_learner(value: Any, function: str = "play", argument: str = "learner") ->
     >>> as_learner(3)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: learner: a learner spec ('halving'), ... not int 3
+    littlestone.games.errors.ArgumentError: play: learner: a learner spec ('halving'), ... not int 3
     """
     if isinstance(value, Learner):
         return value
@@ -255,7 +237,7 @@ def as_class(value: Any, function: str = "play", argument: str = "cls"
     >>> as_class("thresholds:m=63")
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: cls: thresholds: missing parameter n (given: m=63)
+    littlestone.games.errors.ArgumentError: play: cls: thresholds: missing parameter n (given: m=63)
     """
     if value is None or isinstance(value, HypothesisClass):
         return value
@@ -316,7 +298,7 @@ def as_rules(function: str, game: Any, cls: Any, rounds: Any, experts: Any,
     >>> as_rules("play", "mistake-bound", None, 50, None)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: cls: the mistake-bound game needs a class, e.g. ...
+    littlestone.games.errors.ArgumentError: play: cls: the mistake-bound game needs a class, ...
     """
     if isinstance(game, GameSpec):
         given = [name for name, value in (("cls", cls), ("rounds", rounds),
@@ -411,7 +393,7 @@ def play(learner: Any, adversary: Any, cls: Any = None, rounds: Any = None, *,
     >>> ls.play("soa", "random-costs", game="experts", experts=4)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: play: learner: soa cannot play this game: it plays ...
+    littlestone.games.errors.ArgumentError: play: learner: soa cannot play this game: it plays ...
 
     The form of littlestone 0.3, ``play(rules, learner, adversary, seed)`` with the
     rules as a :class:`~littlestone.GameSpec`, is kept:
@@ -558,7 +540,7 @@ def ldim(cls: Any, budget: int = LDIM_BUDGET) -> Dimensions:
     >>> ls.ldim("halfspaces:d=2,margin=0.1")
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: ldim: cls: halfspaces:d=2,margin=0.1 is an infinite ...
+    littlestone.games.errors.ArgumentError: ldim: cls: halfspaces:d=2,margin=0.1 is an infinite ...
     """
     hclass = as_class(cls, "ldim")
     if hclass is None:
@@ -700,8 +682,9 @@ def tournament(config: dict[str, Any] | str | Path, *, data: str | Path | None =
     >>> result.table()["rank"].to_dict()
     {'halving': 1, 'consistent': 2}
     """
+    from littlestone.games.errors import ConfigError
     from littlestone.server.records.folder import default_data
-    from littlestone.server.tournament import ConfigError, load_config, run_tournament
+    from littlestone.server.tournament import load_config, run_tournament
     from littlestone.server.tournament.run import check_ray_address
 
     if workers is None:
@@ -762,11 +745,12 @@ def replay(path_or_id: str | Path, *, data: str | Path | None = None,
     >>> ls.replay("no-such-game", data=folder)
     Traceback (most recent call last):
     ...
-    littlestone.api.ArgumentError: replay: path_or_id: no log file or game id 'no-such-game' ...
+    littlestone.games.errors.ArgumentError: replay: path_or_id: no log file or game id ...
     """
+    from littlestone.games.errors import LogError
     from littlestone.server.records.anchors import anchoring, locate
     from littlestone.server.records.folder import default_data
-    from littlestone.server.records.logs import LogError, checked, read_log
+    from littlestone.server.records.logs import checked, read_log
     from littlestone.server.records.resimulation import filled, game_spec
     from littlestone.server.records.verify import verify as verified
 
@@ -887,7 +871,8 @@ def connect(url: str, agent: Any, opponent: str | None = None, cls: Any = None,
     >>> game.status, game.mistakes, game.learner, game.adversary
     ('complete', 4, 'halving', 'shattered-tree')
     """
-    from littlestone.client import AgentCrashed, ServerError, play_remote
+    from littlestone.client import play_remote
+    from littlestone.games.errors import AgentCrashed, ServerError
 
     if not isinstance(url, str) or not url.startswith(("ws://", "wss://")):
         raise ArgumentError("connect", "url", f"a ws:// or wss:// URL, not {_kind(url)}")

@@ -26,12 +26,11 @@ from websockets.exceptions import ConnectionClosed
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import ClassBudget, FiniteClass
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import AgentCrashed, ProtocolError, ServerClosed, ServerError
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol import build
 from littlestone.protocol.codec import Limits, decode, encode
-from littlestone.protocol.errors import ProtocolError
 from littlestone.protocol.frames import FrameSocket
 from littlestone.protocol.messages import (
     from_server,
@@ -79,55 +78,8 @@ def _differ(game: GameSpec, asked: GameSpec) -> bool:
         asked.experts)
 
 
-class AgentCrashed(LittlestoneError):
-    """The local agent raised during a remote game (the connection is then closed, and
-    the server ends the game ``disconnected:ROLE``); ``status`` is what ``play`` would
-    record, ``crash:ROLE:Exception``."""
-
-    def __init__(self, role: str, error: BaseException) -> None:
-        from littlestone.games.errors import where_raised
-
-        where = where_raised(error)
-        self.status = f"crash:{role}:{type(error).__name__}"
-        super().__init__(f"{self.status}: {role} raised {type(error).__name__}: {error}"
-                         + (f" at {where}" if where else ""))
-        self.role, self.error = role, error
-
-
-class ServerError(LittlestoneError):
-    """The server answered with an error."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"server: {code}: {message}")
-        self.code = code
-
-
-#: The close code of a server that shuts down (RFC 6455 section 7.4.1).
-GOING_AWAY = 1001
-
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-class ServerClosed(LittlestoneError):
-    """The server closed the connection before the game ended. Code 1001 (going away)
-    means it shut down (PROTOCOL.md 1.1): it records the game ``aborted:shutdown``.
-
-    >>> str(ServerClosed(1001, "server shutting down"))
-    'the server shut down: game aborted'
-    >>> str(ServerClosed(None, ""))
-    'the connection to the server was lost: game aborted'
-    """
-
-    def __init__(self, code: int | None, reason: str) -> None:
-        self.code = code
-        if code == GOING_AWAY:
-            said = "the server shut down"
-        elif code is None:
-            said = "the connection to the server was lost"
-        else:
-            said = f"the server closed the connection ({code}{' ' + reason if reason else ''})"
-        super().__init__(f"{said}: game aborted")
 
 
 def _closed_is_one_line(run: Callable[P, Coroutine[Any, Any, R]]

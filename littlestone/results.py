@@ -37,7 +37,7 @@ import numpy as np
 
 from littlestone.charts import curve_svg, environment, heat_color, heat_legend
 from littlestone.games.classes import FiniteClass
-from littlestone.games.errors import BudgetExceeded, LittlestoneError
+from littlestone.games.errors import BudgetExceeded, LittlestoneError, MissingDependency
 from littlestone.games.experts import ExpertsBlock
 from littlestone.games.game import (
     EXPERTS,
@@ -81,10 +81,6 @@ DimensionsRow = TypedDict("DimensionsRow", {
     "class": str, "size": int, "domain": int, "ldim": int, "method": str,
     "vcdim": int | None, "randomized_value": Fraction | None,
 })
-
-
-class MissingDependency(LittlestoneError, ImportError):
-    """A table or a plot asked for without the optional package that draws it."""
 
 
 def pandas() -> Any:

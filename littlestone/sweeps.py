@@ -32,16 +32,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, cast
 
-from littlestone.api import (
-    DEFAULT_ROUNDS,
-    ArgumentError,
-    as_adversary,
-    as_class,
-    as_learner,
-    as_rules,
-    as_seeds,
-)
+from littlestone.api import DEFAULT_ROUNDS, as_adversary, as_class, as_learner, as_rules, as_seeds
 from littlestone.games.classes import HypothesisClass, make_class
+from littlestone.games.errors import ArgumentError
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.results import pandas
 

@@ -34,6 +34,7 @@ import numpy as np
 from littlestone.adversaries.base import ADVERSARIES, Adversary
 from littlestone.games.agents import Agent, Registry
 from littlestone.games.classes import HypothesisClass, make_class
+from littlestone.games.errors import Advice, CheckSkipped
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.local import play
@@ -42,24 +43,6 @@ __all__ = ["CHECK_EXPERTS", "CHECK_GAMES", "CHECK_ROUNDS", "Advice", "Check", "C
            "in_tournament", "opponent", "refereed_games", "yield_checks"]
 
 Check = Callable[[], None]
-
-
-class CheckSkipped(Exception):
-    """A check that could not be made (the game it needs did not complete): its message
-    says why; another check has reported the cause."""
-
-
-class Advice(AssertionError):
-    """A finding that is advice, not a fault: the agent plays by the rules, and one thing
-    would help its readers (a class docstring without a runnable example).
-
-    It is an ``AssertionError``, so the project's own agents, whose tests call every
-    check, still fail on it; ``littlestone check`` shows it as advice to a student and
-    still passes the file.
-
-    >>> isinstance(Advice("add an example"), AssertionError)
-    True
-    """
 
 
 #: What a failed check costs in a tournament, by check (a submission plays each game in

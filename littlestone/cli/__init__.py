@@ -33,14 +33,9 @@ import threading  # noqa: E402
 from collections.abc import Callable, Sequence  # noqa: E402
 from typing import Any  # noqa: E402
 
-from littlestone.cli.common import (  # noqa: E402
-    EXIT_INTERNAL,
-    EXIT_USAGE,
-    TerminalSafe,
-    UsageError,
-)
+from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe  # noqa: E402
 from littlestone.cli.parser import build_parser  # noqa: E402
-from littlestone.games.errors import LittlestoneError  # noqa: E402
+from littlestone.games.errors import LittlestoneError, Terminated, UsageError  # noqa: E402
 
 __all__ = ["main"]
 
@@ -66,10 +61,6 @@ def command(name: str) -> Callable[[Any], int]:
     runner: Callable[[Any], int] = getattr(
         importlib.import_module(f"{__name__}.{module}"), function)
     return runner
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM: a command stops as on Ctrl-C (its game is recorded ``aborted``)."""
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -18,6 +18,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
+from littlestone.games.errors import UsageError
+
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "LOG_FORMATS", "OPERATOR_LOG_LEVELS", "JsonLines",
            "Parser", "TerminalSafe", "TextLines", "UsageError", "cell", "class_keys",
            "count_int", "emit", "game_output", "operator_log", "port_int", "positive_float",
@@ -25,10 +27,6 @@ __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "LOG_FORMATS", "OPERATOR_LOG_LEVELS", 
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
-
-
-class UsageError(Exception):
-    """Bad command-line input: one line on stderr, exit status 2."""
 
 
 class Parser(argparse.ArgumentParser):

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from littlestone import adversaries, learners
-from littlestone.cli.common import UsageError, emit, game_output, writable
+from littlestone.cli.common import emit, game_output, writable
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
-from littlestone.games.errors import BudgetExceeded
+from littlestone.games.errors import BudgetExceeded, UsageError
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.games.ldim import (
     LdimProgress,

@@ -12,14 +12,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from littlestone.cli.common import UsageError, operator_log, regular_file
+from littlestone.cli.common import operator_log, regular_file
+from littlestone.games.errors import TokenError, UsageError
 from littlestone.protocol.codec import Limits
 from littlestone.server.net import ServerSettings, serve_forever
 from littlestone.server.net.eventloop import loop_name
 from littlestone.server.net.eventloop import run as run_server
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.store import Store
-from littlestone.server.records.tokens import TokenError
 from littlestone.transport import server_tls
 
 __all__ = ["serve", "token"]

@@ -11,9 +11,10 @@ from typing import Any, cast
 import numpy as np
 
 from littlestone import learners
-from littlestone.cli.common import UsageError, emit
+from littlestone.cli.common import emit
 from littlestone.games.classes import FiniteClass, HalfspaceClass, HypothesisClass, make_class
 from littlestone.games.concepts import CONCEPTS, make_concepts
+from littlestone.games.errors import UsageError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.games.pac import (
     FALSE_FAILURE,

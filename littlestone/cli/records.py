@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from littlestone.cli.common import TerminalSafe, UsageError, cell, writable
+from littlestone.cli.common import TerminalSafe, cell, writable
+from littlestone.games.errors import ForeignLog, LogCorrupted, LogError, UsageError
 from littlestone.server.records import replay as replaying
 from littlestone.server.records.anchors import locate
 from littlestone.server.records.folder import default_data
-from littlestone.server.records.logs import ForeignLog, LogCorrupted, LogError, checked, read_log
+from littlestone.server.records.logs import checked, read_log
 from littlestone.server.records.resimulation import filled
 from littlestone.server.records.store import Store
 from littlestone.server.records.verify import verify

@@ -18,16 +18,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from littlestone import adversaries, learners
-from littlestone.cli.common import UsageError, emit, game_output, regular_file, table
-from littlestone.client import (
-    AgentCrashed,
-    ServerClosed,
-    ServerError,
-    play_remote,
-    submit_file,
-    watch_remote,
-)
+from littlestone.cli.common import emit, game_output, regular_file, table
+from littlestone.client import play_remote, submit_file, watch_remote
 from littlestone.games.classes import make_class
+from littlestone.games.errors import AgentCrashed, ServerClosed, ServerError, UsageError
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.transport import client_tls
 

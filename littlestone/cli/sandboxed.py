@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from littlestone import adversaries, learners
-from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe, UsageError
-from littlestone.games.errors import LittlestoneError, SpecError, where_raised
+from littlestone.cli.common import EXIT_INTERNAL, EXIT_USAGE, TerminalSafe
+from littlestone.games.errors import LittlestoneError, SpecError, UsageError, where_raised
 from littlestone.protocol.messages import rules_from_wire
-from littlestone.sandbox import serve_forks
+from littlestone.sandbox.zygote import serve_forks
 
 if TYPE_CHECKING:  # (not imported in the sandbox: the tournament's code stays outside)
     from littlestone.server.tournament.preflight import CheckRow
@@ -37,7 +37,8 @@ def check(args: argparse.Namespace) -> int:
         from littlestone.cli.tournaments import check_in_sandbox
 
         return check_in_sandbox(args)
-    from littlestone.testing import Advice, CheckSkipped, in_tournament, yield_checks
+    from littlestone.games.errors import Advice, CheckSkipped
+    from littlestone.testing import in_tournament, yield_checks
 
     agent: Any
     try:
@@ -140,7 +141,8 @@ def _direct(argv: list[str]) -> int:
     referee's direct link (:func:`littlestone.client.play_direct`), entered with the
     one-time token on standard input before the submission is imported (no local
     variable keeps it)."""
-    from littlestone.client import AgentCrashed, enter_direct, play_direct
+    from littlestone.client import enter_direct, play_direct
+    from littlestone.games.errors import AgentCrashed
 
     path, role, spec = argv
     link = enter_direct(path, sys.stdin.readline().strip())

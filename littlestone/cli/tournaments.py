@@ -10,7 +10,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from littlestone.cli.common import UsageError, operator_log
+from littlestone.cli.common import operator_log
+from littlestone.games.errors import UsageError
 from littlestone.sandbox import Sandbox
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of

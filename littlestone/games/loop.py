@@ -40,8 +40,8 @@ early. The records are the same as round by round.
 >>> result.status, result.mistakes, [f["t"] for f in result.extra["faults"]]
 ('complete', 1, [1])
 
-A game that ends against a player raises one of (under
-:class:`~littlestone.games.errors.LittlestoneError`)::
+A game that ends against a player raises one of (from :mod:`littlestone.games.errors`,
+with every other exception of the package)::
 
     GameEnded                 the game ends against a player: its status and message
     ├── Forfeit               the fault that forfeits (FAULTS_TO_FORFEIT)
@@ -57,7 +57,15 @@ from typing import Any, Final, NamedTuple, Protocol
 import numpy as np
 
 from littlestone.games.classes import FiniteClass
-from littlestone.games.errors import IllegalMove, LittlestoneError, MoveError, where_raised
+from littlestone.games.errors import (
+    FAULTS_TO_FORFEIT,
+    Crash,
+    Disconnected,
+    Forfeit,
+    GameEnded,
+    IllegalMove,
+    MoveError,
+)
 from littlestone.games.experts import SCORE_CELLS, ExpertsBlock, ExpertsReferee
 from littlestone.games.experts import Phase as ExpertsPhase
 from littlestone.games.game import (
@@ -79,9 +87,6 @@ __all__ = ["ADVERSARY", "FAULT", "FAULTS_TO_FORFEIT", "LEARNER", "Commit", "Cras
            "GameLoop", "Move", "MoveClock", "QueuedExperts", "QueuedRounds", "RecordSink",
            "RoundLog", "drive", "drive_async"]
 
-#: The fault that forfeits a game (PROTOCOL.md 6), in every runner.
-FAULTS_TO_FORFEIT = 3
-
 #: The roles, as moves, faults and statuses name them.
 LEARNER, ADVERSARY = "learner", "adversary"
 
@@ -102,59 +107,6 @@ class RoundLog(Protocol):
     def expert(self, record: ExpertsRecord) -> None: ...
 
     def expert_block(self, block: ExpertsBlock) -> None: ...
-
-
-# -- how a game ends against a player ---------------------------------------------------
-
-class GameEnded(LittlestoneError):
-    """The game ends against a player, with ``status`` (``forfeit:learner:timeout`` ...)
-    and a message."""
-
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.message = status, message
-
-
-class Forfeit(GameEnded):
-    """A player reached the fault that forfeits the game.
-
-    >>> str(Forfeit("learner", "timeout"))
-    'learner forfeits after 3 faults (timeout)'
-    """
-
-    def __init__(self, role: str, code: str) -> None:
-        super().__init__(f"forfeit:{role}:{code}",
-                         f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({code})")
-        self.role, self.code = role, code
-
-
-class Disconnected(GameEnded):
-    """A player behind a connection went away mid-game."""
-
-    def __init__(self, role: str) -> None:
-        super().__init__(f"disconnected:{role}", f"the {role} disconnected")
-        self.role = role
-
-
-class Crash(GameEnded):
-    """An agent raised ``error``: ``crash:ROLE:ExceptionName``. With ``detailed`` the
-    message also gives the exception's text and where the agent's own code raised it
-    (in process, where nothing is secret); without, only its name (a server's agents).
-
-    >>> Crash("learner", ZeroDivisionError("round 2")).message
-    'learner raised ZeroDivisionError: round 2'
-    >>> Crash("adversary", KeyError("x"), detailed=False).status
-    'crash:adversary:KeyError'
-    """
-
-    def __init__(self, role: str, error: BaseException, detailed: bool = True) -> None:
-        name = type(error).__name__
-        message = f"{role} raised {name}"
-        if detailed:
-            where = where_raised(error)
-            message += f": {error}" + (f" at {where}" if where else "")
-        super().__init__(f"crash:{role}:{name}", message)
-        self.role, self.error = role, error
 
 
 # -- the fault ladder and the move clock (PROTOCOL.md 6) --------------------------------
@@ -181,7 +133,7 @@ class FaultLadder:
     >>> ladder.fault(5, "illegal_move", "label 2"); ladder.fault(5, "timeout", "no move")
     Traceback (most recent call last):
     ...
-    littlestone.games.loop.Forfeit: adversary forfeits after 3 faults (timeout)
+    littlestone.games.errors.Forfeit: adversary forfeits after 3 faults (timeout)
     """
 
     def __init__(self, role: str) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from littlestone.games.errors import ProtocolError
 from littlestone.protocol.wire import (
     PROTOCOL_VERSION,
     Advice,
@@ -218,6 +219,16 @@ def welcome(session: str, server: str, limits: WelcomeLimits) -> Welcome:
 def error(code: str, message: str, fatal: bool = False) -> Error:
     """A refusal or a fault (PROTOCOL.md 6); ``fatal``: the connection closes."""
     return {"type": "error", "code": code, "message": message, "fatal": fatal}
+
+
+def error_of(problem: ProtocolError) -> Error:
+    """The ``error`` message a :class:`~littlestone.games.errors.ProtocolError` becomes.
+
+    >>> from littlestone.protocol.errors import Code
+    >>> error_of(ProtocolError(Code.ILLEGAL_MOVE, "p is 1.5"))
+    {'type': 'error', 'code': 'illegal_move', 'message': 'p is 1.5', 'fatal': False}
+    """
+    return error(problem.code.value, problem.message, problem.fatal)
 
 
 def created(game_id: str) -> Created:

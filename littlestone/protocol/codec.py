@@ -9,11 +9,11 @@ the value and the limit.
 >>> decode(b"\\x81\\xa4type")
 Traceback (most recent call last):
 ...
-littlestone.protocol.errors.ProtocolError: truncated msgpack
+littlestone.games.errors.ProtocolError: truncated msgpack
 >>> decode("hello")
 Traceback (most recent call last):
 ...
-littlestone.protocol.errors.ProtocolError: text frames are not allowed: send binary msgpack
+littlestone.games.errors.ProtocolError: text frames are not allowed: send binary msgpack
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from typing import Any
 
 import msgpack
 
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.games.errors import ProtocolError
+from littlestone.protocol.errors import Code
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "decode", "encode"]
 

@@ -33,8 +33,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from littlestone.games.errors import ProtocolError
 from littlestone.protocol.codec import DEFAULT_LIMITS, Limits, decode, encode
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 
 __all__ = ["FrameSocket"]
 

@@ -11,7 +11,7 @@ type (:mod:`littlestone.protocol.wire`), the one place each side does.
 >>> check({"type": "predict", "t": True, "p": 0.5})
 Traceback (most recent call last):
 ...
-littlestone.protocol.errors.ProtocolError: predict.t must be int
+littlestone.games.errors.ProtocolError: predict.t must be int
 >>> vector_to_wire(np.array([0.5, 0.25])) == np.array([0.5, 0.25]).tobytes()
 True
 >>> vector_from_wire([0.5, 0.25]).tolist()
@@ -27,8 +27,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.classes import ClassBudget, HalfspaceClass, HypothesisClass
+from littlestone.games.errors import ProtocolError
 from littlestone.games.game import GAMES, GameSpec
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.wire import PROTOCOL_VERSION, ClientMessage, Rules, ServerMessage
 
 __all__ = [
@@ -161,7 +162,7 @@ def _check_rules(kind: str, rules: Mapping[str, Any]) -> None:
     >>> _check_rules("create", {"game": "experts", "experts": -1})
     Traceback (most recent call last):
     ...
-    littlestone.protocol.errors.ProtocolError: create.rules.experts must be nil or an int 0 ...1
+    littlestone.games.errors.ProtocolError: create.rules.experts must be nil or an int 0 ...1
     """
     for name in RULES_INTS:
         value = rules.get(name)
@@ -219,7 +220,7 @@ def instance_from_wire(hclass: HypothesisClass, value: Any) -> Any:
     >>> instance_from_wire(make_class("thresholds:n=7"), b"\\x03")
     Traceback (most recent call last):
     ...
-    littlestone.protocol.errors.ProtocolError: an instance of thresholds:n=7 is an int, not a bin
+    littlestone.games.errors.ProtocolError: an instance of thresholds:n=7 is an int, not a bin
     """
     if isinstance(hclass, HalfspaceClass):
         return vector_from_wire(value)

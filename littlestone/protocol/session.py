@@ -14,7 +14,7 @@ session what it waits for (:meth:`ServerSession.expect`) as the game goes.
 >>> session.receive(encode({"type": "label", "t": 1, "y": 0}))
 Traceback (most recent call last):
 ...
-littlestone.protocol.errors.ProtocolError: a learner does not send label
+littlestone.games.errors.ProtocolError: a learner does not send label
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from littlestone.sandbox import UID_BASE, Limits, LoadedSandbox, Sandbox
+from littlestone.sandbox import Limits, LoadedSandbox, Sandbox
+from littlestone.sandbox.kernel import UID_BASE
 from tests.support import HOSTILE
 
 pytestmark = pytest.mark.skipif(Sandbox.unavailable() is not None,
@@ -270,7 +271,7 @@ def test_a_sandbox_never_touches_a_process_it_did_not_start(tmp_path, monkeypatc
     import itertools
     import subprocess
 
-    from littlestone import sandbox as sandboxing
+    from littlestone.sandbox import host as sandboxing
 
     base = UID_BASE + (os.getpid() % 10_000) * 100
     bystander = subprocess.Popen(["sleep", "60"], user=base + 7, group=base + 7)
@@ -314,7 +315,7 @@ def test_a_process_of_its_own_session_is_seen_and_ends_a_game_run(tmp_path, monk
     """Without root the sandbox cannot give the agent a uid of its own: its processes
     are those under bubblewrap (or under the agent, unsafe), whatever their session. A
     child in a session of its own is seen, and kills a run that must stay ``alone``."""
-    from littlestone import sandbox as sandboxing
+    from littlestone.sandbox import host as sandboxing
 
     if mode != "unsafe":
         monkeypatch.setattr(sandboxing.os, "geteuid", lambda: 1000)
@@ -392,7 +393,7 @@ def test_a_wipe_keeps_the_sandboxs_own_mounts_below_the_scratch_and_nothing_else
     """A checkout below /tmp is bound into the sandbox's private /tmp: the wipe between
     games leaves those binds and the folders above them, removes what a game wrote
     beside them (in those folders too), and says the scratch is clean."""
-    from littlestone.sandbox import _empty, _mount_points
+    from littlestone.sandbox.zygote import _empty, _mount_points
 
     scratch = tmp_path / "tmp"
     bound = scratch / "checkout" / ".venv"
@@ -415,7 +416,7 @@ def test_a_game_cannot_leave_anything_in_the_folders_a_wipe_keeps(tmp_path):
     it wrote, or change a kept folder's mode, times or extended attributes, for the next
     game to find. The wipe puts the times back and calls such a sandbox unclean (it is
     loaded again)."""
-    from littlestone.sandbox import _as_kept, _empty, _kept_state
+    from littlestone.sandbox.zygote import _as_kept, _empty, _kept_state
 
     scratch = tmp_path / "tmp"
     checkout = scratch / "checkout"
@@ -458,7 +459,7 @@ def test_a_wipe_of_folders_nested_past_pythons_recursion_says_unclean(tmp_path):
     depth, each level's listing open at once): the wipe raised RecursionError and its
     fork server died, the game's output and status lost (reported stalled). It now
     says the scratch is not clean, and the sandbox is loaded again."""
-    from littlestone.sandbox import _empty
+    from littlestone.sandbox.zygote import _empty
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-import littlestone.sandbox as sandbox_module
+import littlestone.sandbox.host as sandbox_module
 from littlestone.sandbox import Limits, Sandbox
 
 pytestmark = [

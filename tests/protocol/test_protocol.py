@@ -8,6 +8,7 @@ import pytest
 
 from littlestone.games.classes import make_class
 from littlestone.games.errors import SpecError
+from littlestone.protocol import build
 from littlestone.protocol.codec import Limits, decode, encode
 from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
 from littlestone.protocol.messages import (
@@ -162,7 +163,7 @@ def test_in_game_turns():
 
 
 def test_error_messages_carry_code_and_fatality():
-    message = ProtocolError(Code.INTERNAL, "internal error").to_message()
+    message = build.error_of(ProtocolError(Code.INTERNAL, "internal error"))
     assert message == {"type": "error", "code": "internal", "message": "internal error",
                        "fatal": True}
 

@@ -22,7 +22,7 @@ stopped ended.
 >>> ledger.check(["ann"], 600_000)
 Traceback (most recent call last):
 ...
-littlestone.server.net.peers.OverBudget: over budget: this token's games would take ...
+littlestone.games.errors.OverBudget: over budget: this token's games would take ...
 >>> ledger.release(hold, written=1000); ledger.by_account["ann"]
 1000
 """
@@ -39,8 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from littlestone.protocol.errors import Code, ProtocolError
-from littlestone.server.net.peers import OverBudget
+from littlestone.games.errors import OverBudget, Unavailable
 from littlestone.server.net.settings import Budgets
 from littlestone.server.records.folder import INDEX_FILES
 
@@ -55,14 +54,6 @@ RESERVE_NAME = ".littlestone-reserve"
 RESERVE_BYTES = 4 << 20
 #: Seconds between two looks at a full disk.
 FULL_CHECK_S = 2.0
-
-
-class Unavailable(ProtocolError):
-    """``unavailable``: the server cannot start games now (its disk is full); try again
-    later. Not fatal."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(Code.UNAVAILABLE, message)
 
 
 @dataclass

@@ -22,15 +22,19 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from littlestone.adversaries.base import Adversary
-from littlestone.games.errors import MoveError
+from littlestone.games.errors import (
+    Crash,
+    Disconnected,
+    GameEnded,
+    HostGone,
+    MoveError,
+    MoveOverBudget,
+)
 from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec
 from littlestone.games.loop import (
     FAULT,
     LEARNER,
-    Crash,
-    Disconnected,
     FaultLadder,
-    GameEnded,
     GameLoop,
     Move,
     RoundLog,
@@ -38,12 +42,7 @@ from littlestone.games.loop import (
 )
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
-from littlestone.server.net.hosts import (
-    HostedAdversary,
-    HostedLearner,
-    HostGone,
-    MoveOverBudget,
-)
+from littlestone.server.net.hosts import HostedAdversary, HostedLearner
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner, RemotePlayer
 from littlestone.server.net.settings import REMOTE_BLOCK
 

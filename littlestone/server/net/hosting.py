@@ -30,25 +30,32 @@ from typing import Any
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.agents import Registry
-from littlestone.games.errors import UnsupportedGame
+from littlestone.games.errors import (
+    HostGone,
+    LogWriteError,
+    MoveOverBudget,
+    OverBudget,
+    ProtocolError,
+    Unavailable,
+    UnsupportedGame,
+)
 from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec, game_seeds, secret_key
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.protocol.session import ServerSession
 from littlestone.protocol.wire import Challenge, Create
-from littlestone.server.net.disk import FULL_CHECK_S, DiskLedger, Hold, Unavailable
+from littlestone.server.net.disk import FULL_CHECK_S, DiskLedger, Hold
 from littlestone.server.net.driver import run_game
-from littlestone.server.net.hosts import AgentHost, HostGone, HostLimits, MoveOverBudget, hosted
+from littlestone.server.net.hosts import AgentHost, HostLimits, hosted
 from littlestone.server.net.lanes import Lanes
-from littlestone.server.net.peers import OverBudget, PeerLog, refuse, shorten
+from littlestone.server.net.peers import PeerLog, refuse, shorten
 from littlestone.server.net.players import RemoteLearner, RemotePlayer
 from littlestone.server.net.policy import Opponents, Player, admit, game_disk
 from littlestone.server.net.settings import HUMAN, ServerSettings
 from littlestone.server.net.spectators import Broadcast, wire_result
 from littlestone.server.records.logged import GameRecording, agent_identity
-from littlestone.server.records.logs import LogWriteError
 from littlestone.server.records.rows import AgentIdentity
 from littlestone.server.records.store import STORAGE_STATUS, Store, new_game_id
 from littlestone.transport import Connection

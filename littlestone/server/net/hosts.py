@@ -61,7 +61,13 @@ from typing import Any
 from littlestone.adversaries.base import Adversary
 from littlestone.games.agents import Agent
 from littlestone.games.classes import FiniteClass
-from littlestone.games.errors import BudgetExceeded, LittlestoneError, UnsupportedGame
+from littlestone.games.errors import (
+    BudgetExceeded,
+    CpuSpent,
+    HostGone,
+    MoveOverBudget,
+    UnsupportedGame,
+)
 from littlestone.games.game import EXPERTS, Bound, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import rules_from_wire, rules_to_wire
@@ -100,26 +106,6 @@ class HostLimits:
     #: moves cost tens of milliseconds (soa-experts: every state's exact Ldim) cannot
     #: take the machine's CPU for hours.
     game_cpu_s: float = math.inf
-
-
-class MoveOverBudget(LittlestoneError):
-    """A hosted agent's move (or set-up) went past its CPU seconds or its memory: the
-    agent's ``over_budget`` fault. Its state is as before the move."""
-
-
-class HostGone(LittlestoneError):
-    """The host is gone: killed (a call far past its budget: ``over_budget``; the game
-    over, its peer gone) or dead (its memory exhausted beyond recovery, the agent's
-    bug)."""
-
-    def __init__(self, message: str, over_budget: bool = False) -> None:
-        super().__init__(message)
-        self.over_budget = over_budget
-
-
-class _CpuSpent(BaseException):
-    """Raised in the host by its profiling timer (a BaseException: an agent's own
-    ``except Exception`` cannot swallow it)."""
 
 
 #: The game of a hosted agent's set-up, as the calls that take one say it (the host
@@ -550,7 +536,7 @@ def hosted(agent: Any, game: GameSpec | None = None) -> bool:
 
 
 def _on_profiling_timer(signum: int, frame: Any) -> None:
-    raise _CpuSpent()
+    raise CpuSpent()
 
 
 def _confine(limits: HostLimits) -> None:
@@ -604,7 +590,7 @@ def _host_main(connection: multiprocessing.connection.Connection, limits: HostLi
             finally:
                 signal.setitimer(signal.ITIMER_PROF, 0)
             answer = ("ok", value)
-        except _CpuSpent:
+        except CpuSpent:
             answer = ("over_budget", f"over budget: the {_what(message)} needs more than "
                       f"{budget:g} s of CPU")
         except MemoryError:

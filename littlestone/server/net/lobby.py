@@ -19,18 +19,19 @@ from typing import Any, Protocol, cast
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.adversaries.base import ADVERSARIES
+from littlestone.games.errors import OverBudget, ProtocolError
 from littlestone.learners.base import LEARNERS
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import CLOSE_CODES, Code, ProtocolError
+from littlestone.protocol.errors import CLOSE_CODES, Code
 from littlestone.protocol.session import ServerSession
-from littlestone.protocol.wire import Challenge, LobbyRequest, Submit
+from littlestone.protocol.wire import Challenge, LobbyRequest, Submit, Submitted
 from littlestone.server.net.admission import Credentials, MessageRate, Tally
 from littlestone.server.net.disk import DiskLedger
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.matchmaking import Entrants, OpenGames
-from littlestone.server.net.peers import LogQuota, OverBudget, PeerLog, refuse
+from littlestone.server.net.peers import LogQuota, PeerLog, refuse
 from littlestone.server.net.players import RemoteAdversary, RemoteLearner
 from littlestone.server.net.settings import (
     GUESTS_SHARE,
@@ -58,8 +59,7 @@ class Submissions(Protocol):
     #: The largest ``submit`` frame the lobby reads (larger: ``bad_message``, fatal).
     frame_max: int
 
-    async def submit(self, account: str, message: Submit, disk: DiskLedger
-                     ) -> dict[str, Any]:
+    async def submit(self, account: str, message: Submit, disk: DiskLedger) -> Submitted:
         """The ``submitted`` answer, or a ProtocolError (refused before any check; the
         disk a version may take is held against the token's and the folder's budgets
         on ``disk``)."""
@@ -118,7 +118,7 @@ class Lobby:
             error.fatal = True  # (what ends a session closes its connection)
             peer.refused(error)
             with contextlib.suppress(ConnectionClosed):
-                await ws.send(encode(error.to_message()))
+                await ws.send(encode(build.error_of(error)))
                 await ws.close(CLOSE_CODES.get(error.code, 1008), error.code.value)
         except ConnectionClosed:
             pass
@@ -129,7 +129,7 @@ class Lobby:
         except Exception:
             peer.exception("internal error in a session: closed with internal")
             with contextlib.suppress(Exception):
-                await ws.send(encode(ProtocolError(Code.INTERNAL, "internal error").to_message()))
+                await ws.send(encode(build.error(Code.INTERNAL.value, "internal error", True)))
                 await ws.close(1011, "internal")
         finally:
             self.credentials.redeemed.pop(session.token_digest or "", None)

@@ -17,10 +17,11 @@ from typing import Any
 
 from websockets.exceptions import ConnectionClosed
 
+from littlestone.games.errors import ProtocolError
 from littlestone.games.game import GameSpec
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.session import ServerSession
 from littlestone.protocol.wire import Create, Enter, Join
 from littlestone.server.net.admission import Credentials

@@ -24,8 +24,9 @@ from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from littlestone.games.errors import OverBudget, ProtocolError
+from littlestone.protocol import build
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import Code, ProtocolError
 from littlestone.protocol.session import ServerSession
 from littlestone.transport import Connection
 
@@ -145,21 +146,7 @@ class PeerLog(logging.LoggerAdapter[logging.Logger]):
 SERVER_BUDGETS = frozenset({"max_connections", "max_games"})
 
 
-class OverBudget(ProtocolError):
-    """``over_budget``, naming the budget hit for the operator's log (a field of
-    :class:`~.settings.Budgets` or :class:`~.settings.ConnectionLimits`).
-
-    >>> error = OverBudget("max_rounds", "over budget: 10 rounds, over the budget of 5")
-    >>> error.code.value, error.budget, error.to_message()["message"]
-    ('over_budget', 'max_rounds', 'over budget: 10 rounds, over the budget of 5')
-    """
-
-    def __init__(self, budget: str, message: str, fatal: bool | None = None) -> None:
-        super().__init__(Code.OVER_BUDGET, message, fatal)
-        self.budget = budget
-
-
 async def refuse(ws: Connection, peer: PeerLog, error: ProtocolError) -> None:
     """Tell the peer ``error`` (the connection stays open), and log it."""
     peer.refused(error)
-    await ws.send(encode(error.to_message()))
+    await ws.send(encode(build.error_of(error)))

@@ -23,16 +23,20 @@ import numpy as np
 from websockets.exceptions import ConnectionClosed
 
 from littlestone.games.commitment import MIN_SALT_BYTES
-from littlestone.games.errors import IllegalMove, LittlestoneError
+from littlestone.games.errors import (
+    Disconnected,
+    Forfeit,
+    IllegalMove,
+    LittlestoneError,
+    ProtocolError,
+)
 from littlestone.games.experts import check_vector, check_weights
 from littlestone.games.game import ExpertsRecord
 from littlestone.games.loop import (
     FAULT,
     Commit,
-    Disconnected,
     ExpertsOutcome,
     FaultLadder,
-    Forfeit,
     MoveClock,
     QueuedExperts,
     QueuedRounds,
@@ -40,7 +44,7 @@ from littlestone.games.loop import (
 from littlestone.games.mistake_bound import check_label, check_probability
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.messages import (
     instance_from_wire,
     instance_to_wire,
@@ -207,7 +211,7 @@ class RemotePlayer:
             if verdict.fault is not None:
                 session.fault(t)
                 with contextlib.suppress(Disconnected):
-                    await self.send(verdict.fault.to_message())
+                    await self.send(build.error_of(verdict.fault))
                 wait.record(verdict.fault, ws.loop.time())
             if verdict.decided:
                 return verdict.move

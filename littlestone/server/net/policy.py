@@ -25,7 +25,7 @@ from typing import Any
 from littlestone.adversaries.base import ADVERSARIES, Adversary
 from littlestone.games.agents import Registry
 from littlestone.games.classes import ClassBudget, FiniteClass, HalfspaceClass
-from littlestone.games.errors import BudgetExceeded, LittlestoneError
+from littlestone.games.errors import BudgetExceeded, LittlestoneError, OverBudget, ProtocolError
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import checks_per_second
 from littlestone.games.spec import format_spec, parse_spec
@@ -33,10 +33,9 @@ from littlestone.learners.base import LEARNERS, Learner
 from littlestone.learners.conservative import SEPARATOR
 from littlestone.learners.kernel import KernelPerceptron
 from littlestone.local import HISTORY_IN_MEMORY
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.messages import rules_from_wire
 from littlestone.server.net.hosts import hosted
-from littlestone.server.net.peers import OverBudget
 from littlestone.server.net.settings import REMOTE_BLOCK, Budgets
 from littlestone.server.records.logs import FULL_ARRAYS_MAX
 

@@ -24,15 +24,17 @@ from websockets.exceptions import ConnectionClosed
 
 from littlestone import adversaries as _adversaries  # noqa: F401 - registers the built-ins
 from littlestone import learners as _learners  # noqa: F401 - registers the built-ins
+from littlestone.games.errors import OverBudget
 from littlestone.games.game import GameSpec
 from littlestone.games.ldim import checks_per_second
+from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.server.net.admission import Credentials
 from littlestone.server.net.hosting import GameHost
 from littlestone.server.net.lanes import Lanes
 from littlestone.server.net.lobby import Lobby
 from littlestone.server.net.matchmaking import Entrants, OpenGame, OpenGames
-from littlestone.server.net.peers import LogQuota, OverBudget, PeerLog
+from littlestone.server.net.peers import LogQuota, PeerLog
 from littlestone.server.net.policy import calibrated
 from littlestone.server.net.settings import ServerSettings, raise_fd_limit
 from littlestone.server.net.spectators import Broadcast
@@ -257,7 +259,7 @@ class GameServer:
                                fatal=True)
             PeerLog(log, ws.address, quota=self.lobby.refusals).refused(error)
             with contextlib.suppress(ConnectionClosed):
-                await ws.send(encode(error.to_message()))
+                await ws.send(encode(build.error_of(error)))
                 await ws.close(TRY_AGAIN_LATER, "server full")
             return
         await self.lobby.session(ws)

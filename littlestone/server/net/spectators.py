@@ -33,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
+from littlestone.games.errors import ProtocolError
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.session import ServerSession
 from littlestone.protocol.wire import Rules, ServerMessage, Totals, Watch, Watching
 from littlestone.server.net.peers import PeerLog, refuse

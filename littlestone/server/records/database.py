@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import StoreError
 from littlestone.server.records.folder import INDEX_NAME, opened
 
 __all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "TRANSIENT_ERRORS", "Database", "StoreError",
@@ -185,11 +185,6 @@ def retry_locked(action: Callable[[], Any]) -> Any:
             if not transient or time.monotonic() > deadline:
                 raise
             time.sleep(random.uniform(0.005, 0.05))
-
-
-class StoreError(LittlestoneError):
-    """A data folder that cannot be used: not a folder, not writable, or an index that is
-    not a littlestone index (the command line prints one line, exit status 2)."""
 
 
 class Database:

@@ -35,12 +35,12 @@ from numpy.typing import NDArray
 from littlestone.adversaries.base import Adversary, register
 from littlestone.games import commitment
 from littlestone.games.classes import make_class
-from littlestone.games.errors import SpecError
+from littlestone.games.errors import LogError, SpecError
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners.base import LEARNERS
 from littlestone.server.records.anchors import locate
 from littlestone.server.records.folder import DEFAULT_DATA
-from littlestone.server.records.logs import GameLogData, LogError, checked, read_log
+from littlestone.server.records.logs import GameLogData, checked, read_log
 from littlestone.server.records.resimulation import filled
 
 __all__ = ["Replay"]

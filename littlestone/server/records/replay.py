@@ -30,12 +30,12 @@ from typing import TextIO
 
 import numpy as np
 
-from littlestone.games.errors import SpecError
+from littlestone.games.errors import LogError, SpecError
 from littlestone.games.game import EXPERTS, ExpertsRecord, GameResult, GameSpec, RoundRecord
 from littlestone.learners.base import LEARNERS
 from littlestone.local import play
 from littlestone.server.records.anchors import anchoring
-from littlestone.server.records.logs import GameLogData, LogError
+from littlestone.server.records.logs import GameLogData
 from littlestone.server.records.playback import Replay
 from littlestone.server.records.resimulation import filled, game_key, game_spec
 

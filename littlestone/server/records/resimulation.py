@@ -34,11 +34,12 @@ from typing import Any
 import numpy as np
 
 from littlestone.adversaries.base import ADVERSARIES, Adversary
+from littlestone.games.errors import LogError
 from littlestone.games.game import EXPERTS, GameResult, GameSpec, public_key
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.local import play
 from littlestone.server.records.anchors import anchoring
-from littlestone.server.records.logs import GameLogData, LogError
+from littlestone.server.records.logs import GameLogData
 from littlestone.server.records.strangers import agent_spec, rules_of
 
 __all__ = ["filled", "game_agents", "game_key", "game_spec", "is_compact", "resimulated"]

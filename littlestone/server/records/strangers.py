@@ -18,11 +18,11 @@ file it names is opened or imported (no agent file, no ``matrix:path=``, no
 >>> rules_of(header, anchored=False)
 Traceback (most recent call last):
 ...
-littlestone.server.records.logs.format.LogError: the log asks for 1000000000000 rounds; a log ...
+littlestone.games.errors.LogError: the log asks for 1000000000000 rounds; a log ...
 >>> agent_spec(header, "learner", {"spec": "/tmp/x.py:Evil"}, anchored=False)
 Traceback (most recent call last):
 ...
-littlestone.server.records.logs.format.LogError: the learner /tmp/x.py:Evil is a file agent: ...
+littlestone.games.errors.LogError: the learner /tmp/x.py:Evil is a file agent: ...
 """
 
 from __future__ import annotations
@@ -34,11 +34,10 @@ from typing import Any
 from littlestone.adversaries.base import ADVERSARIES
 from littlestone.games.agents import Registry
 from littlestone.games.classes import PEER_BUDGET, UNLIMITED, make_class
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import LittlestoneError, LogError
 from littlestone.games.game import GameSpec
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS
-from littlestone.server.records.logs import LogError
 
 __all__ = ["CLASS_BUDGET", "EXPERTS", "LDIM_WORK", "ROUNDS", "agent_spec", "rules_of"]
 

@@ -13,7 +13,7 @@ or anchor refers to it. :class:`TokenTable` holds its statements, and
 >>> tokens.add_token("ann")
 Traceback (most recent call last):
 ...
-littlestone.server.records.tokens.TokenError: 'ann' has a token already: revoke it first, ...
+littlestone.games.errors.TokenError: 'ann' has a token already: revoke it first, ...
 >>> tokens.revoke_token("ann"), tokens.tokens()
 (True, [])
 """
@@ -24,6 +24,7 @@ import hashlib
 import secrets
 from typing import cast
 
+from littlestone.games.errors import TokenError
 from littlestone.server.records.database import Database, utc_now
 from littlestone.server.records.rows import TokenRow
 
@@ -33,10 +34,6 @@ __all__ = ["TOKEN_ROLES", "TokenError", "TokenTable"]
 #: own games, a ``spectator`` only watches, an ``admin`` may do anything, revoking
 #: tokens over the network included.
 TOKEN_ROLES = ("player", "spectator", "admin")
-
-
-class TokenError(ValueError):
-    """A token that cannot be added as asked (a taken name, an unknown role)."""
 
 
 class TokenTable(Database):

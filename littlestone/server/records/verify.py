@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from littlestone.adversaries.base import Adversary
+from littlestone.games.errors import LogError, RecordDiffers
 from littlestone.games.game import ExpertsRecord, GameResult, GameSpec, RoundRecord
 from littlestone.learners.base import Learner
 from littlestone.local import play
@@ -38,7 +39,7 @@ from littlestone.local import play
 from littlestone.server.records import playback  # noqa: F401 - registers ``replay``
 from littlestone.server.records.anchors import anchoring
 from littlestone.server.records.logged import package_version
-from littlestone.server.records.logs import GameLogData, LogError, checked
+from littlestone.server.records.logs import GameLogData, checked
 from littlestone.server.records.resimulation import (
     game_agents,
     game_key,
@@ -63,15 +64,6 @@ class VerifyReport:
     anchored: bool | None = None
     #: The records alone hold, whatever the index says.
     records_ok: bool = False
-
-
-class _Differs(BaseException):
-    """Raised from inside the re-simulated game at the first record that differs (a
-    BaseException, so that the driver does not take it for a player's crash)."""
-
-    def __init__(self, t: int, what: str) -> None:
-        super().__init__(f"round {t} differs: {what}")
-        self.t = t
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -132,17 +124,17 @@ def _records(log: GameLogData, anchored: bool) -> VerifyReport:
         nonlocal checked
         expected = next(logged, None)
         if expected is None:
-            raise _Differs(record.t, "the log ends before it")
+            raise RecordDiffers(record.t, "the log ends before it")
         for name in _COMPARED[type(record)]:
             if not _same(getattr(record, name), getattr(expected, name)):
-                raise _Differs(record.t, f"{name} is {getattr(expected, name)!r} in the log, "
+                raise RecordDiffers(record.t, f"{name} is {getattr(expected, name)!r} in the log, "
                                f"{getattr(record, name)!r} when replayed")
         if isinstance(record, ExpertsRecord):
             stored = log.expert_rounds[record.t - 1]
             for name in ("advice", "weights", "costs"):
                 value = getattr(record, name)
                 if name in stored and not _same(value, stored[name]):
-                    raise _Differs(record.t, f"{name} differs")
+                    raise RecordDiffers(record.t, f"{name} differs")
         checked += 1
 
     try:
@@ -152,7 +144,7 @@ def _records(log: GameLogData, anchored: bool) -> VerifyReport:
     try:
         result = play(spec, learner, adversary, int(log.header["seed"]), on_record=compare,
                       key=key_of_game)
-    except _Differs as exc:
+    except RecordDiffers as exc:
         why, written_by = str(exc), log.header.get("package")
         if written_by is not None and written_by != package_version():
             why += (f" (the log was written by littlestone {written_by}, this is "

@@ -14,12 +14,8 @@ This room imports the games, the agents, the records and the network room.
 
 from __future__ import annotations
 
-from littlestone.server.tournament.config import (
-    ConfigError,
-    Limits,
-    TournamentConfig,
-    load_config,
-)
+from littlestone.games.errors import ConfigError
+from littlestone.server.tournament.config import Limits, TournamentConfig, load_config
 from littlestone.server.tournament.pairing import Pairing
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.tournament.run import rate_entrant, run_tournament

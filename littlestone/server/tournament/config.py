@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from littlestone.games.classes import make_class
-from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.games.errors import ConfigError, SpecError
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.sandbox import Limits
 
@@ -26,10 +26,6 @@ __all__ = ["SEEDS_MAX", "ConfigError", "Limits", "TournamentConfig", "file_of",
 #: learner, adversary and class. The same number as the Python API's
 #: (``littlestone.api.SEEDS_MAX``), which refuses it before it writes a config.
 SEEDS_MAX = 1 << 20
-
-
-class ConfigError(LittlestoneError):
-    """A tournament file that cannot be used: names the file, the line and the key."""
 
 
 @dataclass(frozen=True)

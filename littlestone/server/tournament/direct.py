@@ -47,15 +47,19 @@ from typing import Any
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
-from littlestone.games.errors import IllegalMove, MoveError
+from littlestone.games.errors import (
+    Crash,
+    Disconnected,
+    GameEnded,
+    IllegalMove,
+    MoveError,
+    ProtocolError,
+)
 from littlestone.games.game import MISTAKE_BOUND, GameResult, GameSeeds, GameSpec, game_seeds
 from littlestone.games.game import secret_key as fresh_key
 from littlestone.games.loop import (
     LEARNER,
-    Crash,
-    Disconnected,
     FaultLadder,
-    GameEnded,
     GameLoop,
     Move,
     MoveClock,
@@ -67,7 +71,7 @@ from littlestone.learners import LEARNERS
 from littlestone.learners.base import Learner
 from littlestone.local import history_for
 from littlestone.protocol import build
-from littlestone.protocol.errors import Code, ProtocolError
+from littlestone.protocol.errors import Code
 from littlestone.protocol.frames import FrameSocket
 from littlestone.protocol.messages import (
     instance_from_wire,

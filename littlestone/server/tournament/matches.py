@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.games.errors import ProtocolError, SandboxError
 from littlestone.learners import LEARNERS
-from littlestone.protocol.errors import ProtocolError
 from littlestone.protocol.frames import FrameSocket
-from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxError, SandboxPool
+from littlestone.sandbox import LoadedSandbox, Run, Sandbox, SandboxPool
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.rows import GameOutcome, GameRow, ResultRow, result_row

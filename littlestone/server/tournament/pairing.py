@@ -21,11 +21,11 @@ from typing import Any
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import FiniteClass, make_class
-from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.games.errors import LittlestoneError, SandboxError, SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.protocol.messages import rules_to_wire
-from littlestone.sandbox import Sandbox, SandboxError, SandboxPool
+from littlestone.sandbox import Sandbox, SandboxPool
 from littlestone.server.records.rows import Skipped
 from littlestone.server.tournament.config import (
     TournamentConfig,

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
-from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxError, SandboxPool
+from littlestone.games.errors import SandboxError
+from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxPool
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe

@@ -23,9 +23,10 @@ import numpy as np
 from markupsafe import Markup
 
 from littlestone.charts import curve_svg, environment
+from littlestone.games.errors import LogError
 from littlestone.games.game import ExpertsRecord
 from littlestone.server.records.folder import log_file
-from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.logs import GameLogData, read_log
 from littlestone.server.records.rows import TournamentGame
 from littlestone.server.tournament.ranking import (
     RULES,

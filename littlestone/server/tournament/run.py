@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from littlestone.games.errors import LittlestoneError, SpecError
+from littlestone.games.errors import SandboxMissing, SpecError
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.sandbox import Sandbox
 from littlestone.server.net.hosts import fork_server
@@ -59,10 +59,6 @@ from littlestone.server.tournament.ranking import Replayed, TournamentReport, Un
 from littlestone.server.tournament.report import write_report
 
 __all__ = ["PROGRESS_SECONDS", "SandboxMissing", "rate_entrant", "run_tournament"]
-
-
-class SandboxMissing(LittlestoneError):
-    """Submissions, and no sandbox to run them in."""
 
 
 #: How often a long run says how far it is when no progress bar is drawn (off a

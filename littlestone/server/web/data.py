@@ -38,7 +38,7 @@ from numpy.typing import NDArray
 
 from littlestone.charts import heat_color
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
-from littlestone.games.errors import BudgetExceeded, LittlestoneError
+from littlestone.games.errors import BudgetExceeded, LittlestoneError, LogError, PageBudget
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import TREE_DEPTH_LIMIT, shattered_tree, solver_for
 from littlestone.learners.base import LEARNERS
@@ -46,7 +46,7 @@ from littlestone.protocol.wire import Totals
 from littlestone.server.net.settings import Budgets
 from littlestone.server.net.spectators import Broadcast
 from littlestone.server.records.folder import log_file
-from littlestone.server.records.logs import GameLogData, LogError, read_log
+from littlestone.server.records.logs import GameLogData, read_log
 from littlestone.server.records.rows import GameRow, TournamentGame, TournamentRow
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.ranking import Leaderboard, rank
@@ -76,10 +76,6 @@ LOG_CACHE_BYTES = 128 << 20
 VERSION_SPACE_MAX = 1 << 22
 #: Most rounds one page of the replay holds.
 PAGE_MAX = 500
-
-
-class PageBudget(BudgetExceeded):
-    """A request beyond what the page does for a viewer: answered 503."""
 
 
 #: The lock of this module's caches (the page's worker threads share them).

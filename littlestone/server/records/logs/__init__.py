@@ -47,14 +47,8 @@ True
 
 from __future__ import annotations
 
-from littlestone.server.records.logs.format import (
-    FORMAT_VERSION,
-    FULL_ARRAYS_MAX,
-    MAGIC,
-    ForeignLog,
-    LogCorrupted,
-    LogError,
-)
+from littlestone.games.errors import ForeignLog, LogCorrupted, LogError, LogWriteError
+from littlestone.server.records.logs.format import FORMAT_VERSION, FULL_ARRAYS_MAX, MAGIC
 from littlestone.server.records.logs.levels import (
     AUTO_FULL_BYTES,
     LOG_LEVELS,
@@ -62,7 +56,7 @@ from littlestone.server.records.logs.levels import (
     log_level,
 )
 from littlestone.server.records.logs.reader import GameLogData, checked, read_log
-from littlestone.server.records.logs.writer import LogWriteError, LogWriter
+from littlestone.server.records.logs.writer import LogWriter
 
 __all__ = [
     "AUTO_FULL_BYTES",

@@ -1,5 +1,6 @@
 """What both sides of a log agree on: its magic bytes, its format version, the limits of
-its frames and the errors of reading and writing it (the layout is drawn in
+its frames and the errors of reading and writing it (kept with the package's other
+exceptions in :mod:`littlestone.games.errors`; the layout is drawn in
 :mod:`littlestone.server.records.logs`).
 
 >>> MAGIC, FORMAT_VERSION, READABLE_FORMATS
@@ -10,7 +11,7 @@ its frames and the errors of reading and writing it (the layout is drawn in
 
 from __future__ import annotations
 
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import ForeignLog, LogCorrupted, LogError
 
 __all__ = ["FORMAT_VERSION", "FULL_ARRAYS_MAX", "MAGIC", "MAX_HEADER", "READABLE_FORMATS",
            "ForeignLog", "LogCorrupted", "LogError"]
@@ -30,18 +31,3 @@ FULL_ARRAYS_MAX = 4096
 MAX_HEADER = 16 << 20
 
 
-class LogError(LittlestoneError):
-    """A log that cannot be read (or written)."""
-
-
-class ForeignLog(LogError):
-    """Not a littlestone log, or a format version this reader does not know."""
-
-
-class LogCorrupted(LogError):
-    """The hash chain breaks: the bytes ``start..end`` were changed."""
-
-    def __init__(self, start: int, end: int, frame: int, why: str = "fail the hash chain"
-                 ) -> None:
-        super().__init__(f"corrupted log: bytes {start}-{end} (frame {frame}) {why}")
-        self.start, self.end, self.frame = start, end, frame

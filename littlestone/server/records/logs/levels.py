@@ -7,8 +7,9 @@ full log would take.
 
 from __future__ import annotations
 
+from littlestone.games.errors import LogError
 from littlestone.games.game import GameSpec
-from littlestone.server.records.logs.format import FULL_ARRAYS_MAX, LogError
+from littlestone.server.records.logs.format import FULL_ARRAYS_MAX
 
 __all__ = ["AUTO_FULL_BYTES", "LOG_LEVELS", "estimated_bytes", "log_level"]
 

@@ -15,7 +15,7 @@ does (in round order). A cut-off tail is dropped: the log then reads as ``incomp
 >>> read_log(path)
 Traceback (most recent call last):
 ...
-littlestone.server.records.logs.format.ForeignLog: ...: no header (an empty or cut-off log)
+littlestone.games.errors.ForeignLog: ...: no header (an empty or cut-off log)
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 import msgpack
 import numpy as np
 
+from littlestone.games.errors import ForeignLog, LogCorrupted
 from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, RoundRecord
 from littlestone.server.records.folder import is_index
 from littlestone.server.records.logs.format import (
@@ -38,8 +39,6 @@ from littlestone.server.records.logs.format import (
     MAGIC,
     MAX_HEADER,
     READABLE_FORMATS,
-    ForeignLog,
-    LogCorrupted,
 )
 
 __all__ = ["GameLogData", "checked", "read_log"]

@@ -32,9 +32,10 @@ from typing import Any, BinaryIO, cast
 import msgpack
 import numpy as np
 
+from littlestone.games.errors import LogError, LogWriteError
 from littlestone.games.experts import SCORE_CELLS, ExpertsBlock
 from littlestone.games.game import ExpertsRecord, RoundRecord
-from littlestone.server.records.logs.format import FORMAT_VERSION, FULL_ARRAYS_MAX, MAGIC, LogError
+from littlestone.server.records.logs.format import FORMAT_VERSION, FULL_ARRAYS_MAX, MAGIC
 
 __all__ = ["BATCH_SECONDS", "QUEUE_FRAMES", "ROUND_BATCH", "LogWriteError", "LogWriter"]
 
@@ -57,17 +58,6 @@ def _instances(xs: Any) -> tuple[str, Any]:
         return "i8", np.asarray(values, dtype=np.int64)
     return "big", [int(v).to_bytes((int(v).bit_length() + 8) // 8, "little", signed=True)
                    for v in values]
-
-
-class LogWriteError(LogError):
-    """The log cannot be written: the disk is full, or the file system refuses (the
-    operating system's error is ``errno``, as :class:`OSError`'s). A server ends the
-    game ``aborted:storage``; the log holds it up to its last whole frame."""
-
-    def __init__(self, path: Path, error: BaseException) -> None:
-        why = error.strerror if isinstance(error, OSError) and error.strerror else error
-        super().__init__(f"cannot write {path}: {why}")
-        self.errno = error.errno if isinstance(error, OSError) else None
 
 
 class LogWriter:

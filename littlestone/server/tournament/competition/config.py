@@ -1,0 +1,99 @@
+"""A competition's file: its tournament and its ``[competition]`` table
+(:func:`load_competition`), and the entrant a stored version is in that tournament
+(:func:`version_spec`)."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from littlestone.games.errors import ConfigError
+from littlestone.server.tournament.config import COMPETITION_TABLE, TournamentConfig, load_config
+from littlestone.server.tournament.preflight import ROLES
+
+__all__ = ["CompetitionConfig", "load_competition", "version_spec"]
+
+_KNOWN = {"submitted", "opens", "closes", "versions_per_day", "max_kb", "final",
+          "version_disk_mb", "check_seconds"}
+
+
+@dataclass(frozen=True)
+class CompetitionConfig:
+    """A competition's file: its tournament (the field's built-ins, the games, the
+    limits) and the ``[competition]`` table (the module's docstring)."""
+
+    tournament: TournamentConfig
+    path: Path
+    submitted: tuple[str, ...] = ("learner",)
+    opens: datetime | None = None
+    closes: datetime | None = None
+    versions_per_day: int = 10
+    max_bytes: int = 64 << 10
+    final: str = "last"
+    version_disk_mb: int = 64
+    check_seconds: float = 30.0
+
+    @property
+    def name(self) -> str:
+        return self.tournament.name
+
+    def state(self, now: datetime) -> str:
+        """``open``, ``not_open`` (before ``opens``) or ``closed`` (from ``closes``)."""
+        if self.opens is not None and now < self.opens:
+            return "not_open"
+        if self.closes is not None and now >= self.closes:
+            return "closed"
+        return "open"
+
+
+def load_competition(path: str | Path) -> CompetitionConfig:
+    """Read and check a competition's file (ConfigError naming the file and key)."""
+    tournament = load_config(path, competition=True)
+    raw = tomllib.loads(tournament.source).get(COMPETITION_TABLE)
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: a competition's file needs a [{COMPETITION_TABLE}] table")
+
+    def fail(key: str, message: str) -> ConfigError:
+        return ConfigError(f"{path}: {COMPETITION_TABLE}.{key}: {message}")
+
+    for key in raw:
+        if key not in _KNOWN:
+            raise fail(key, "unknown key")
+    submitted = raw.get("submitted", ["learner"])
+    if not isinstance(submitted, list) or not submitted or any(r not in ROLES
+                                                               for r in submitted):
+        raise fail("submitted", "a list of learner, adversary")
+    times: dict[str, datetime | None] = {}
+    for key in ("opens", "closes"):
+        value = raw.get(key)
+        if value is not None and (not isinstance(value, datetime) or value.tzinfo is None):
+            raise fail(key, "a TOML date-time with its offset, e.g. 2026-12-02T08:00:00Z")
+        times[key] = value
+    if times["opens"] and times["closes"] and times["closes"] <= times["opens"]:
+        raise fail("closes", "must come after opens")
+    counts = {}
+    for key, default in (("versions_per_day", 10), ("max_kb", 64), ("version_disk_mb", 64)):
+        value = raw.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 1 << 20:
+            raise fail(key, "a whole number from 1 to 2^20 - 1")
+        counts[key] = value
+    seconds = raw.get("check_seconds", 30)
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not \
+            0 < seconds <= 600:
+        raise fail("check_seconds", "a number of seconds, above 0 and at most 600")
+    final = raw.get("final", "last")
+    if final not in ("last", "best"):
+        raise fail("final", "last or best")
+    return CompetitionConfig(tournament, Path(path).resolve(), tuple(submitted),
+                             times["opens"], times["closes"], counts["versions_per_day"],
+                             counts["max_kb"] << 10, final, counts["version_disk_mb"],
+                             float(seconds))
+
+
+def version_spec(data: Path, row: dict[str, Any]) -> str:
+    """The entrant a version is in the competition's tournament: its stored file and
+    its class (``/DATA/competitions/NAME/ann/v2.py:Learner``)."""
+    return f"{(data / row['path']).resolve()}:{row['agent'].partition('.py:')[2]}"
