@@ -97,6 +97,8 @@ def tree_functions(d: int, leaves: int, budget: int = TREE_BUDGET) -> NDArray[np
     >>> tree_functions(1, 2).tolist()  # 0, x1, not x1, 1
     [0, 1, 2, 3]
     """
+    if leaves >= 1 << d:  # every function (Exercise 18.1): a leaf per instance
+        return np.arange(1 << (1 << d), dtype=np.int64)
     full = (1 << (1 << d)) - 1
     points = np.arange(1 << d, dtype=np.int64)
     variables = [int(np.sum(np.left_shift(1, points[(points >> i) & 1 == 1]))) for i in range(d)]
@@ -257,37 +259,38 @@ def prune(tree: Tree, xs: Masks, ys: NDArray[Any], d: int, delta: float) -> Tree
     1
     """
 
-    def bound(t: Tree) -> float:
-        return mdl_bound(t, xs, ys, d, delta)
+    xs, labels = np.asarray(xs, dtype=np.int64), np.asarray(ys) == 1
+    m = len(xs)
+    if m == 0:
+        return tree
+    confidence = math.log(2 / delta)
+    # the whole tree's mistakes on S and nodes, kept as subtrees are replaced: a
+    # replacement changes them only through the examples that reach its node
+    whole = [int(np.count_nonzero(predict(tree, xs) != labels)), nodes(tree)]
 
-    def walk(whole: Tree, path: tuple[int, ...]) -> Tree:
-        node = _at(whole, path)
+    def bound(mistakes: int, size: int) -> float:
+        return mistakes / m + math.sqrt(((size + 1) * math.log2(d + 3) + confidence) / (2 * m))
+
+    def walk(node: Tree, rows: NDArray[np.intp]) -> Tree:
         if isinstance(node, int):
-            return whole
-        for side in (1, 2):
-            whole = walk(whole, (*path, side))
-        node = _at(whole, path)
-        assert not isinstance(node, int)
+            return node
+        i, low, high = node
+        side = (xs[rows] >> i) & 1 == 1
+        node = (i, walk(low, rows[~side]), walk(high, rows[side]))
+        here = labels[rows]
+        mistakes = int(np.count_nonzero(predict(node, xs[rows]) != here))
+        size = nodes(node)
         options: list[Tree] = [node, 1, 0, node[1], node[2]]
-        return min((_replace(whole, path, o) for o in options), key=bound)
+        scores = []
+        for option in options:
+            changed = int(np.count_nonzero(predict(option, xs[rows]) != here))
+            scores.append(bound(whole[0] - mistakes + changed, whole[1] - size + nodes(option)))
+        best = options[int(np.argmin(scores))]
+        whole[0] += int(np.count_nonzero(predict(best, xs[rows]) != here)) - mistakes
+        whole[1] += nodes(best) - size
+        return best
 
-    return walk(tree, ())
-
-
-def _at(tree: Tree, path: tuple[int, ...]) -> Tree:
-    for side in path:
-        assert not isinstance(tree, int)
-        tree = tree[side]  # type: ignore[misc]  # a side is 1 or 2: a subtree
-    return tree
-
-
-def _replace(tree: Tree, path: tuple[int, ...], new: Tree) -> Tree:
-    if not path:
-        return new
-    assert not isinstance(tree, int)
-    parts = list(tree)
-    parts[path[0]] = _replace(tree[path[0]], path[1:], new)  # type: ignore[arg-type]  # a subtree
-    return (parts[0], parts[1], parts[2])  # type: ignore[return-value]  # (i, low, high)
+    return walk(tree, np.arange(m))
 
 
 def random_forest(xs: Masks, ys: NDArray[Any], d: int, trees: int, k: int, gain: str,
