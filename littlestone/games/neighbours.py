@@ -56,8 +56,13 @@ def knn_predict(points: FloatArray, labels: NDArray[np.int64], queries: FloatArr
     if len(points) == 0:
         return np.ones(len(queries), dtype=np.bool_)
     k = min(k, len(points))
-    distances = ((queries[:, None, :] - points[None, :, :]) ** 2).sum(axis=2)
-    nearest = np.argsort(distances, axis=1, kind="stable")[:, :k]
+    squares = (queries**2).sum(axis=1)[:, None] - 2 * queries @ points.T
+    # rounded, so that equal distances compare equal and the earlier point wins
+    distances = np.round(squares + (points**2).sum(axis=1)[None, :], 9)
+    if k == 1:  # argmin returns the first of equal minima
+        nearest = np.argmin(distances, axis=1)[:, None]
+    else:
+        nearest = np.argsort(distances, axis=1, kind="stable")[:, :k]
     ones = np.asarray(labels)[nearest].sum(axis=1)
     return 2 * ones >= k  # type: ignore[no-any-return]  # numpy comparison
 
