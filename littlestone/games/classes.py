@@ -231,7 +231,7 @@ def _decision_trees(p: Params, budget: ClassBudget) -> FiniteClass:
 
 def _threshold_networks(p: Params, budget: ClassBudget) -> FiniteClass:
     n = p.int("n", minimum=1, maximum=3)
-    hidden = p.int("hidden", minimum=0, maximum=6 // n if n < 3 else 2)
+    hidden = p.int("hidden", minimum=0, maximum=min(4, 6 // n))
     return ThresholdNetworks(n, hidden)
 
 

@@ -53,10 +53,10 @@ def threshold_functions(k: int) -> NDArray[np.int64]:
         raise SpecError(f"threshold functions of k={k} inputs: k must be in 0..4")
     points = np.array([[(z >> i) & 1 for i in range(k)] for z in range(1 << k)],
                       dtype=np.int64).reshape(1 << k, k)
-    weights = np.array(list(itertools.product(range(-MAX_WEIGHT, MAX_WEIGHT + 1), repeat=k)),
-                       dtype=np.int64).reshape(-1, k)
+    choices = list(itertools.product(range(-MAX_WEIGHT, MAX_WEIGHT + 1), repeat=k))
+    weights = np.array(choices, dtype=np.int64).reshape(len(choices), k)
     sums = weights @ points.T  # weights x points
-    biases = np.arange(-k * MAX_WEIGHT, k * MAX_WEIGHT + 1)
+    biases = np.arange(-k * MAX_WEIGHT - 1, k * MAX_WEIGHT + 2)
     fires = sums[:, None, :] + biases[None, :, None] > 0
     tables = fires.astype(np.int64) @ (np.int64(1) << np.arange(1 << k, dtype=np.int64))
     return np.unique(tables)
@@ -108,9 +108,9 @@ class ThresholdNetworks(FiniteClass):
     name = "threshold-networks"
 
     def __init__(self, n: int, hidden: int) -> None:
-        if not 1 <= n <= 3 or not 0 <= hidden <= 6 or n * hidden > 6:
+        if not 1 <= n <= 3 or not 0 <= hidden <= min(4, 6 // n):
             raise SpecError(f"threshold-networks: n={n}, hidden={hidden}: n must be in 1..3 "
-                            "and hidden >= 0, with n x hidden <= 6")
+                            "and hidden in 0..min(4, 6 // n)")
         self.n = self.n_features = n
         self.hidden = hidden
         self.edges = hidden * (n + 1) + hidden + 1 if hidden else n + 1
