@@ -106,13 +106,14 @@ def true_error(dist: GridDistribution, h: NDArray[np.bool_]) -> float:
 
 def nn_bound(bayes: float, c: float, d: int, m: int) -> float:
     """Thm 19.3's bound on E[L_D(h_S)] for 1-NN: 2 L_D(h*) + 4 c sqrt(d) m^(-1/(d+1))."""
-    return 2 * bayes + 4 * c * math.sqrt(d) * m ** (-1 / (d + 1))
+    return 2 * bayes + 4 * c * math.sqrt(d) * math.pow(m, -1 / (d + 1))
 
 
 def knn_bound(bayes: float, c: float, d: int, m: int, k: int) -> float:
     """Thm 19.5's bound for k-NN (k >= 10): (1 + sqrt(8/k)) L_D(h*) + (6 c sqrt(d) + k)
     m^(-1/(d+1))."""
-    return (1 + math.sqrt(8 / k)) * bayes + (6 * c * math.sqrt(d) + k) * m ** (-1 / (d + 1))
+    rate = math.pow(m, -1 / (d + 1))
+    return (1 + math.sqrt(8 / k)) * bayes + (6 * c * math.sqrt(d) + k) * rate
 
 
 def unseen_error(points: int, m: int) -> float:

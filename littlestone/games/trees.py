@@ -150,7 +150,7 @@ class DecisionTrees(FiniteClass):
         self._bits = np.arange(d, dtype=np.int64)
 
     def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
-        return ((arrays[0] >> x) & 1).astype(np.bool_)  # type: ignore[no-any-return]  # numpy shift
+        return ((arrays[0] >> x) & 1).astype(np.bool_)
 
     def encode(self, x: Instance) -> FloatArray:
         return ((int(x) >> self._bits) & 1).astype(np.float64)
