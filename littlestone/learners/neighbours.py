@@ -7,6 +7,7 @@ true error under a c-Lipschitz eta (games.neighbours).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -90,3 +91,13 @@ class NearestNeighbour(KNearestNeighbours):
 
     def __init__(self) -> None:
         super().__init__(k=1)
+
+    def log_hypotheses(self, game: GameSpec) -> float | None:
+        """ln |H| = |X| ln 2 on a finite domain whose features tell its instances apart: it
+        is consistent there (each instance its own nearest), with outputs among all
+        labellings; ``littlestone pac`` then plays it as a consistent learner."""
+        hclass = game.hclass
+        if hclass is None or hclass.domain_size is None:
+            return None
+        codes = {hclass.encode(x).tobytes() for x in range(hclass.domain_size)}
+        return hclass.domain_size * math.log(2) if len(codes) == hclass.domain_size else None

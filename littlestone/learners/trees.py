@@ -7,6 +7,7 @@ print no mistake bound: UML gives them none.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -116,6 +117,14 @@ class ID3(_TreeLearner):
         if self._stale:
             self._grow()
         return predict(self.tree, xs)
+
+    def log_hypotheses(self, game: GameSpec) -> float | None:
+        """ln |H| = 2^d ln 2, every function of d bits, when it is consistent (no depth
+        limit, no pruning): ``littlestone pac`` then plays it as a consistent learner."""
+        if self.depth or self.prune or self.unsupported(game) is not None:
+            return None
+        assert game.hclass is not None
+        return (1 << game.hclass.n_features) * math.log(2)
 
 
 @register

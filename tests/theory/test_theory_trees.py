@@ -4,6 +4,7 @@ k leaves, ID3 and its gains, the MDL bound (18.1) and pruning, random forests.""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 
 import numpy as np
@@ -201,3 +202,23 @@ def test_tree_learner_specs():
     learner = LEARNERS.make("id3:prune=true")
     learner.start(GameSpec(MISTAKE_BOUND, 5, make_class("decision-trees:d=2,leaves=2")), 0)
     assert learner.predict(0) == 1.0
+
+
+@pytest.mark.parametrize("learner", ["id3", "id3:gain=gini", "1-nn"])
+def test_pac_command_plays_them_as_consistent_learners(learner, capsys):
+    """`littlestone pac` counts their outputs (ln |H| = 2^d ln 2) and plays the consistency
+    row; a depth limit or pruning makes ID3 no longer consistent, and it is refused; an
+    illegal class is one line and exit 2."""
+    from littlestone.cli import main
+
+    args = ["pac", "--class", "decision-trees:d=3,leaves=8", "--learner", learner,
+            "--repeat", "30", "--json"]
+    assert main(args) == 0
+    data = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert data["log_hypotheses"] == pytest.approx(8 * math.log(2))
+    assert data["training_errors"] == 0 and data["failures"] <= data["failures_allowed"]
+    assert main([*args[:4], "id3:depth=2", *args[5:]]) == 2
+    assert main(["ldim", "--class", "decision-trees:d=9,leaves=2"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.splitlines()[-1] == ("littlestone: error: decision-trees: parameter d='9' must "
+                                    "be at most 4")
