@@ -35,6 +35,7 @@ True
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any, Union
@@ -42,13 +43,12 @@ from typing import Any, Union
 import numpy as np
 from numpy.typing import NDArray
 
-from littlestone.games.errors import BudgetExceeded, SpecError
+from littlestone.games.errors import SpecError
 from littlestone.games.hypotheses import BoolArray, FiniteClass, FloatArray, Instance
 from littlestone.games.spec import format_spec
 
 __all__ = [
     "GAINS",
-    "TREE_BUDGET",
     "DecisionTrees",
     "Tree",
     "forest_predict",
@@ -66,8 +66,6 @@ Tree = Union[int, tuple[int, "Tree", "Tree"]]  # noqa: UP007 - a recursive alias
 Masks = NDArray[np.int64]
 #: The largest d of the class: a function's truth table is one int64 of 2^d bits (16 at most).
 MAX_TREE_VARIABLES = 4
-#: How many (left, right) pairs :func:`tree_functions` may combine in all.
-TREE_BUDGET = 1 << 26
 
 
 def _train_error(a: FloatArray) -> FloatArray:
@@ -90,36 +88,46 @@ GAINS: dict[str, Callable[[FloatArray], FloatArray]] = {
 }
 
 
-def tree_functions(d: int, leaves: int, budget: int = TREE_BUDGET) -> NDArray[np.int64]:
+def _spread(tables: Masks, r: int, i: int, value: int) -> Masks:
+    """Tables of functions of r - 1 variables, read as functions of r variables on the
+    points whose variable i is ``value`` (the others' bits in order), 0 elsewhere."""
+    out = np.zeros_like(tables)
+    for p in range(1 << r):
+        if (p >> i) & 1 == value:
+            rest = (p & ((1 << i) - 1)) | ((p >> (i + 1)) << i)  # p without bit i
+            out |= ((tables >> rest) & 1) << p
+    return out
+
+
+@functools.cache
+def _tree_tables(r: int, leaves: int) -> Masks:
+    """The tables of the functions of r variables that trees of <= ``leaves`` leaves
+    compute. A tree that asks x_i and asks it again below can lose the second question,
+    so below the root's x_i the subtrees are functions of the r - 1 other variables; the
+    set does not depend on which r variables they are."""
+    if leaves == 1 or r == 0:
+        return np.array([0, (1 << (1 << r)) - 1], dtype=np.int64)
+    if leaves >= 1 << r:  # every function (Exercise 18.1): a leaf per instance
+        return np.arange(1 << (1 << r), dtype=np.int64)
+    found = [_tree_tables(r, leaves - 1)]
+    for a in range(1, leaves):
+        high, low = _tree_tables(r - 1, a), _tree_tables(r - 1, leaves - a)
+        for i in range(r):
+            found.append((_spread(high, r, i, 1)[:, None] | _spread(low, r, i, 0)[None, :]).ravel())
+    return np.unique(np.concatenate(found))
+
+
+def tree_functions(d: int, leaves: int) -> NDArray[np.int64]:
     """The truth tables (bit x is f(x)) of every function {0, 1}^d -> {0, 1} that a tree
-    of at most ``leaves`` leaves computes, sorted; BudgetExceeded beyond ``budget`` pairs.
+    of at most ``leaves`` leaves computes, sorted.
 
     >>> tree_functions(1, 2).tolist()  # 0, x1, not x1, 1
     [0, 1, 2, 3]
     """
-    if leaves >= 1 << d:  # every function (Exercise 18.1): a leaf per instance
-        return np.arange(1 << (1 << d), dtype=np.int64)
-    full = (1 << (1 << d)) - 1
-    points = np.arange(1 << d, dtype=np.int64)
-    variables = [int(np.sum(np.left_shift(1, points[(points >> i) & 1 == 1]))) for i in range(d)]
-    by_leaves: list[NDArray[np.int64]] = [np.empty(0, np.int64), np.array([0, full], np.int64)]
-    spent = 0
-    for k in range(2, leaves + 1):
-        found = [by_leaves[k - 1]]
-        for a in range(1, k // 2 + 1):
-            low, high = by_leaves[a], by_leaves[k - a]
-            spent += 2 * len(low) * len(high) * d
-            if spent > budget:
-                raise BudgetExceeded(f"decision-trees: d={d}, leaves={leaves} combines more "
-                                     f"than {budget} pairs of subtrees")
-            for mask in variables:
-                for one, zero in ((low, high), (high, low)):
-                    found.append(((one[:, None] & mask) | (zero[None, :] & ~mask & full)).ravel())
-        by_leaves.append(np.unique(np.concatenate(found)))
-        if len(by_leaves[-1]) == 1 << (1 << d):  # every function: more leaves add none
-            by_leaves += [by_leaves[-1]] * (leaves - k)
-            break
-    return by_leaves[leaves]
+    if not 0 <= d <= MAX_TREE_VARIABLES or leaves < 1:
+        raise SpecError(f"decision-trees: d={d} must be in 1..{MAX_TREE_VARIABLES} and "
+                        f"leaves={leaves} >= 1")
+    return _tree_tables(d, leaves)
 
 
 class DecisionTrees(FiniteClass):
