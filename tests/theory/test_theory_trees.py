@@ -54,12 +54,15 @@ def test_tree_class_vcdim_between_k_and_its_description(d, leaves, expected_vc, 
     assert min(leaves, 1 << d) <= value <= ldim <= math.log2(H.size) <= H.description_bound()
     if leaves == 1 << d:
         assert value == 1 << d and H.size == 1 << (1 << d)
+        # every function needs 2^d leaves: with one fewer, parity and its complement go
+        assert DecisionTrees(d, leaves - 1).size == H.size - 2
     if d >= 3 and leaves < 1 << d:
         assert value > leaves  # the weak form "VCdim = k" fails over {0, 1}^d
 
 
 def test_tree_class_specs():
     assert make_class("decision-trees:d=3,leaves=2").size == 8
+    assert make_class("decision-trees:d=4,leaves=16").size == 1 << 16  # every function
     for bad in ("decision-trees:d=5,leaves=2", "decision-trees:d=3,leaves=9",
                 "decision-trees:d=3", "decision-trees:d=3,leaves=2,depth=1"):
         with pytest.raises(SpecError):
@@ -161,7 +164,7 @@ def test_tree_learners_in_the_mistake_bound_game(spec):
     and the shattered tree forces Ldim(H) on each; no bound is printed (UML gives none)."""
     hclass = make_class(spec)
     ldim = class_ldim(hclass)[0]
-    for learner_spec in ("id3", "id3:gain=gini", "1-nn", "random-forest:trees=5,k=2"):
+    for learner_spec in ("id3", "1-nn", "random-forest:trees=5,k=2"):
         for adversary in (ADVERSARIES.make("shattered-tree"), Spoiler(),
                           ADVERSARIES.make("random-target")):
             learner = LEARNERS.make(learner_spec)
@@ -171,6 +174,17 @@ def test_tree_learners_in_the_mistake_bound_game(spec):
                 assert result.mistakes <= hclass.domain_size
             if adversary.id == "shattered-tree" and learner.deterministic:
                 assert result.mistakes >= ldim
+
+
+def test_tree_learners_are_not_within_ldim():
+    """SOA's bound, Ldim(H), is not theirs: on decision-trees:d=4,leaves=4 (Ldim 8) the
+    spoiler makes ID3 and 1-NN err up to 10-12 times in 6 games, SOA at most 8."""
+    hclass = make_class("decision-trees:d=4,leaves=4")
+    ldim = class_ldim(hclass)[0]
+    worst = {spec: max(play(GameSpec(MISTAKE_BOUND, 40, hclass), LEARNERS.make(spec),
+                            Spoiler(), seed).mistakes for seed in range(6))
+             for spec in ("id3", "1-nn", "soa")}
+    assert worst["id3"] > ldim and worst["1-nn"] > ldim and worst["soa"] <= ldim
 
 
 @pytest.mark.parametrize("seed", range(3))
