@@ -8,6 +8,7 @@ true error under a c-Lipschitz eta (games.neighbours).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -55,17 +56,17 @@ class KNearestNeighbours(Learner):
         self._hclass = game.hclass
         self._points, self._labels = [], []
 
-    def predict_all(self, xs: NDArray[Any]) -> NDArray[np.bool_]:
+    def predict_all(self, xs: Iterable[Any]) -> NDArray[np.bool_]:
         """The rule's label of every instance of ``xs`` from the examples so far."""
         assert self._hclass is not None, "start() first"
         width = self._hclass.n_features
-        queries = np.array([self._hclass.encode(x) for x in xs], dtype=np.float64)
-        points = np.array(self._points, dtype=np.float64).reshape(len(self._points), width)
-        return knn_predict(points, np.array(self._labels, dtype=np.int64),
-                           queries.reshape(len(xs), width), self.k)
+        queries = [self._hclass.encode(x) for x in xs]
+        return knn_predict(np.array(self._points, dtype=np.float64).reshape(-1, width),
+                           np.array(self._labels, dtype=np.int64),
+                           np.array(queries, dtype=np.float64).reshape(-1, width), self.k)
 
     def predict(self, x: Any) -> float:
-        return 1.0 if self.predict_all([x])[0] else 0.0  # type: ignore[arg-type]  # one instance
+        return 1.0 if self.predict_all([x])[0] else 0.0
 
     def update(self, x: Any, y: int) -> None:
         assert self._hclass is not None, "start() first"
