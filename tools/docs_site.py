@@ -59,6 +59,8 @@ SAMPLE_CLASSES = {
     "halfspaces": "halfspaces:d=3,margin=0.1",
     "matrix": "matrix:path={matrix}",
     "quadratic": "quadratic:n=8",
+    "decision-trees": "decision-trees:d=3,leaves=4",
+    "threshold-networks": "threshold-networks:n=2,hidden=2",
 }
 
 #: The games on which the learner table shows each learner's printed bound: (game,

@@ -21,6 +21,11 @@ agnostic=true``                       revealed w is the comparator, and the  in 
 ``matrix:path=FILE``                  rows of a 0/1 matrix (.npy or .csv)    its columns
 ``quadratic:n=N``                     sign(q(z)) for quadratics q, on N      0..N-1
                                       points z of [-1, 1] (games.polynomial)
+``decision-trees:d=D,leaves=K``       functions of a tree of <= K leaves     D-bit vectors
+                                      asking 1[x_i = 1] (games.trees)
+``threshold-networks:n=N,hidden=H``   a threshold network with N inputs, H   N-bit vectors
+                                      hidden neurons, one output
+                                      (games.networks)
 ====================================  =====================================  ==============
 
 An instance of a finite-domain class is an ``int`` in ``0..domain_size-1``; for the
@@ -76,8 +81,10 @@ from littlestone.games.hypotheses import (
     Instance,
     VersionSpace,
 )
+from littlestone.games.networks import ThresholdNetworks
 from littlestone.games.polynomial import make_quadratic
 from littlestone.games.spec import Params, parse_spec
+from littlestone.games.trees import DecisionTrees
 
 __all__ = [
     "CLASSES",
@@ -225,6 +232,19 @@ def _quadratic(p: Params, budget: ClassBudget) -> FiniteClass:
     return make_quadratic(n)
 
 
+def _decision_trees(p: Params, budget: ClassBudget) -> FiniteClass:
+    d = p.int("d", minimum=1, maximum=4)
+    leaves = p.int("leaves", minimum=1, maximum=1 << d)
+    budget.hypotheses(p, min(1 << (1 << d), (d + 3) ** (2 * leaves)))  # 2^(2^d), UML 18.1
+    return DecisionTrees(d, leaves)
+
+
+def _threshold_networks(p: Params, budget: ClassBudget) -> FiniteClass:
+    n = p.int("n", minimum=1, maximum=3)
+    hidden = p.int("hidden", minimum=0, maximum=min(4, 6 // n))
+    return ThresholdNetworks(n, hidden)
+
+
 #: Every class name and how to build it from its parameters, within a budget.
 CLASSES: dict[str, Callable[[Params, ClassBudget], HypothesisClass]] = {
     "thresholds": _thresholds,
@@ -237,6 +257,8 @@ CLASSES: dict[str, Callable[[Params, ClassBudget], HypothesisClass]] = {
     "halfspaces": _halfspaces,
     "matrix": _matrix,
     "quadratic": _quadratic,
+    "decision-trees": _decision_trees,
+    "threshold-networks": _threshold_networks,
 }
 
 

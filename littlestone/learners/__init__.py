@@ -16,8 +16,10 @@ from littlestone.learners import (
     halving,
     kernel,
     modified_perceptron,
+    neighbours,
     perceptron,
     randomized,
+    trees,
     weighted_halving,
     winnow,
 )
@@ -36,9 +38,11 @@ __all__ = [
     "halving",
     "kernel",
     "modified_perceptron",
+    "neighbours",
     "perceptron",
     "randomized",
     "register",
+    "trees",
     "weighted_halving",
     "winnow",
 ]
