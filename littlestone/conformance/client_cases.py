@@ -1,0 +1,471 @@
+"""The client cases: a scripted server plays a client program, and checks what it sends.
+
+A *run* starts the program once against the scripted server of
+:mod:`littlestone.conformance.runner`, which answers its ``hello``, plays the game its
+``challenge`` or ``create`` asks for, and keeps everything the client sent in a
+:class:`Transcript`. A *case* is a check on a run's transcript, with the PROTOCOL.md
+section it holds the client to. The program is told the server's URL by
+``$LITTLESTONE_URL`` or by ``{url}`` in its arguments; any token is accepted.
+
+The scripted server plays a learner in the mistake-bound game on a finite class and in
+the experts game (free experts or a finite class's), and an adversary in the
+mistake-bound game, for up to :data:`MAX_ROUNDS` rounds; other requests are answered
+``unsupported_game`` and the cases fail saying so.
+
+>>> [run.name for run in CLIENT_RUNS]
+['plain', 'unknown-keys', 'error']
+>>> sorted(case.id for case in CLIENT_CASES)[:3]
+['client-binary', 'client-end', 'client-error-not-fatal']
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import secrets
+import struct
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+from littlestone.conformance.script import (
+    Case,
+    Closed,
+    Event,
+    Garbled,
+    Message,
+    Receive,
+    Script,
+    Send,
+    Silence,
+    Step,
+    check,
+    frame,
+    receive,
+    shown,
+)
+from littlestone.games.classes import FiniteClass, make_class
+from littlestone.games.commitment import MIN_SALT_BYTES, digest
+from littlestone.games.errors import LittlestoneError
+from littlestone.games.game import game_seeds
+
+__all__ = ["CLIENT_CASES", "CLIENT_RUNS", "MAX_ROUNDS", "URL_VARIABLE", "ClientRun",
+           "Transcript", "Unsupported"]
+
+#: The environment variable that tells the client program the scripted server's URL.
+URL_VARIABLE = "LITTLESTONE_URL"
+#: The longest game the scripted server plays.
+MAX_ROUNDS = 1000
+#: Seconds the scripted server waits for a move (and for the client's close).
+MOVE_WAIT = 20.0
+#: Seconds the scripted server holds ``welcome`` back, to see that the client waits.
+WELCOME_DELAY = 0.3
+INT64 = 1 << 63
+#: Keys the ``unknown-keys`` run adds to every message (section 1: ignored).
+UNKNOWN = {"x_conformance": [1, {"future": "key"}]}
+
+
+@dataclass
+class Transcript:
+    """What a run saw: every frame the client sent, the moves' problems, its close."""
+
+    frames: list[Event] = field(default_factory=list)
+    hello: Event | None = None
+    early: Event | None = None
+    request: dict[str, Any] | None = None  # a peer's map before its check
+    #: Problems with the client's moves, one line each.
+    problems: list[str] = field(default_factory=list)
+    rounds_due: int = 0
+    rounds_played: int = 0
+    ended: bool = False
+    close: Event | None = None
+    unsupported: str = ""
+    failure: str = ""
+    connections: int = 0
+    extra_connections: int = 0
+    exit_status: int | None = None
+    timed_out: bool = False
+    output: str = ""
+
+    def program(self) -> str:
+        """How the program ended, for a failure's line."""
+        if self.timed_out:
+            return "the program did not end"
+        tail = self.output.strip().splitlines()[-1:] or [""]
+        return f"the program exited {self.exit_status}" + (f" ({tail[0][:160]})"
+                                                           if tail[0] else "")
+
+
+Steps = Generator[Step, Event | None, Any]
+
+
+@dataclass(frozen=True)
+class ClientRun:
+    """One start of the program against the scripted server, and the cases it feeds."""
+
+    name: str
+    cases: tuple[str, ...]
+    #: Extra keys in each message the server sends.
+    extra: dict[str, object] = field(default_factory=dict)
+    #: The round before whose instance the server sends a non-fatal error (0: none).
+    error_before: int = 0
+
+    def script(self, transcript: Transcript) -> Script:
+        return scripted_server(self, transcript)
+
+
+class Unsupported(LittlestoneError):
+    """A request the scripted server does not play."""
+
+
+def scripted_server(run: ClientRun, transcript: Transcript) -> Script:
+    """The server's side of a run: handshake, the requested game, end, the close."""
+    event = yield from receive(MOVE_WAIT)
+    transcript.hello = event
+    if not (isinstance(event, Message) and event.type == "hello"):
+        return
+    transcript.early = yield Receive(WELCOME_DELAY)
+    yield Send(frame(dict({"type": "welcome", "version": 1, "session": secrets.token_hex(8),
+                           "server": "littlestone-conformance",
+                           "limits": dict({"max_frame": 1 << 20, "move_deadline_ms": 10000,
+                                           "time_bank_ms": 60000, "lobby_idle_ms": 300000},
+                                          **run.extra)}, **run.extra)))
+    request = transcript.early
+    if not isinstance(request, Message):
+        request = yield from receive(MOVE_WAIT)
+    if not isinstance(request, Message):
+        transcript.problems.append(f"after welcome the client sent {shown(request)}")
+        return
+    transcript.request = request.body
+    try:
+        game = Game.of(request.body)
+    except Unsupported as exc:
+        transcript.unsupported = str(exc)
+        yield Send(frame({"type": "error", "code": "unsupported_game", "message": str(exc),
+                          "fatal": False}))
+        transcript.close = yield Receive(MOVE_WAIT)
+        return
+    yield from game.play(run, transcript)
+    transcript.close = yield Receive(MOVE_WAIT)
+
+
+@dataclass
+class Game:
+    """The game a client asked for, as the scripted server plays it."""
+
+    kind: str
+    rounds: int
+    rules: dict[str, object]
+    hclass: FiniteClass | None
+    experts: int
+    seed: int
+
+    @classmethod
+    def of(cls, request: dict[str, Any]) -> Game:
+        if request.get("type") not in ("challenge", "create"):
+            raise Unsupported(f"the scripted server takes challenge or create, not "
+                              f"{request.get('type')!r}")
+        rules = request.get("rules")
+        if not isinstance(rules, dict):
+            raise Unsupported("the request has no rules map")
+        rounds = rules.get("rounds")
+        if not isinstance(rounds, int) or not 1 <= rounds <= MAX_ROUNDS:
+            raise Unsupported(f"the scripted server plays 1 .. {MAX_ROUNDS} rounds")
+        spec = rules.get("class")
+        hclass = None
+        if spec is not None:
+            if not isinstance(spec, str) or "path" in spec or "/" in spec:
+                raise Unsupported("the class is not a spec of the built-in families")
+            try:
+                built = make_class(spec)
+            except (LittlestoneError, ValueError) as exc:
+                raise Unsupported(f"class {spec!r}: {exc}") from None
+            if not isinstance(built, FiniteClass) or built.size > 1 << 16:
+                raise Unsupported("the scripted server plays finite classes of up to 2^16 "
+                                  "hypotheses")
+            hclass = built
+        kind = rules.get("game")
+        experts = rules.get("experts") if hclass is None else hclass.size
+        if kind == "experts" and not (isinstance(experts, int) and 1 <= experts <= 1024):
+            raise Unsupported("an experts game needs 1 .. 1024 experts or a class")
+        if kind == "mistake-bound" and hclass is None:
+            raise Unsupported("a mistake-bound game needs a class")
+        if kind not in ("mistake-bound", "experts"):
+            raise Unsupported(f"no game {kind!r}")
+        seed = request.get("seed")
+        return cls(kind, rounds, dict(rules), hclass,
+                   experts if isinstance(experts, int) else 0,
+                   seed if isinstance(seed, int) and -INT64 <= seed < INT64 else 1)
+
+    def play(self, run: ClientRun, transcript: Transcript) -> Steps:
+        hello = transcript.hello.body if isinstance(transcript.hello, Message) else {}
+        role = "adversary" if hello.get("role") == "adversary" else "learner"
+        if role == "adversary" and self.kind == "experts":
+            transcript.unsupported = "the scripted server plays no experts game's learner"
+            yield Send(frame({"type": "error", "code": "unsupported_game",
+                              "message": transcript.unsupported, "fatal": False}))
+            return
+        key = secrets.token_bytes(32)
+        seeds = game_seeds(self.seed, key)
+        yield Send(frame(dict({"type": "start", "game_id": "conformance-" + key.hex()[:8],
+                               "role": role, "rules": self.rules,
+                               "seed": seeds.learner if role == "learner" else seeds.adversary,
+                               "commitment": hashlib.sha256(key).digest()}, **run.extra)))
+        transcript.rounds_due = self.rounds
+        rng = random.Random(self.seed)
+        if role == "adversary":
+            last = yield from self.play_adversary(run, transcript)
+        elif self.kind == "experts":
+            last = yield from self.play_experts(run, transcript, rng)
+        else:
+            last = yield from self.play_learner(run, transcript, rng)
+        if last is None:
+            return
+        transcript.ended = True
+        yield Send(frame(dict({"type": "end", **last, "status": "complete",
+                               "result": {"rounds": self.rounds,
+                                          "mistakes": transcript.rounds_played // 2,
+                                          "expected_mistakes": 0.0}, "key": key},
+                              **run.extra)))
+
+    def _move(self, transcript: Transcript, kinds: tuple[str, ...], t: int) -> Steps:
+        """The client's move of round ``t``; None (and a problem noted) when it is not."""
+        event = yield from receive(MOVE_WAIT)
+        if not (isinstance(event, Message) and event.type in kinds):
+            transcript.problems.append(f"round {t}: expected {' or '.join(kinds)}, got "
+                                       f"{shown(event)}")
+            return None
+        if event.type != "commit" and event.body.get("t") != t:
+            transcript.problems.append(f"round {t}: {event.type} has t={event.body.get('t')!r}")
+        return event.body
+
+    def _error(self, run: ClientRun, t: int) -> Steps:
+        if run.error_before == t:
+            yield Send(frame({"type": "error", "code": "illegal_move", "fatal": False,
+                              "message": "conformance: a non-fatal error the client must "
+                              "survive"}))
+
+    def play_learner(self, run: ClientRun, transcript: Transcript,
+                     rng: random.Random) -> Steps:
+        assert self.hclass is not None
+        target = rng.randrange(self.hclass.size)
+        label: dict[str, object] | None = None
+        for t in range(1, self.rounds + 1):
+            yield from self._error(run, t)
+            x = rng.randrange(self.hclass.domain_size)
+            message: dict[str, object] = {"type": "instance", "t": t, "x": x, **run.extra}
+            if label is not None:
+                message["label"] = label
+            yield Send(frame(message))
+            move = yield from self._move(transcript, ("predict",), t)
+            if move is None:
+                return None
+            p = move.get("p")
+            if isinstance(p, bool) or not isinstance(p, int | float) or not 0 <= p <= 1:
+                transcript.problems.append(f"round {t}: p {p!r} is not a number in [0, 1]")
+            transcript.rounds_played += 1
+            label = {"t": t, "y": int(self.hclass.evaluate(x)[target])}
+        return {"label": label}
+
+    def play_experts(self, run: ClientRun, transcript: Transcript,
+                     rng: random.Random) -> Steps:
+        d = self.experts
+        outcome: dict[str, object] | None = None
+        target = rng.randrange(d)
+        for t in range(1, self.rounds + 1):
+            yield from self._error(run, t)
+            x = rng.randrange(self.hclass.domain_size) if self.hclass is not None else None
+            advice = None if x is not None else struct.pack(
+                f"<{d}d", *(rng.random() for _ in range(d)))
+            message: dict[str, object] = {"type": "advice", "t": t, "advice": advice, "x": x,
+                                          **run.extra}
+            if outcome is not None:
+                message["outcome"] = outcome
+            yield Send(frame(message))
+            move = yield from self._move(transcript, ("weights", "predict"), t)
+            if move is None:
+                return None
+            if move["type"] == "predict":
+                p = move.get("p")
+                if not isinstance(p, int | float) or not 0 <= p <= 1:
+                    transcript.problems.append(f"round {t}: p {p!r} is not in [0, 1]")
+            else:
+                problem = _distribution(move.get("w"), d)
+                if problem:
+                    transcript.problems.append(f"round {t}: w {problem}")
+            transcript.rounds_played += 1
+            if self.hclass is not None:
+                y = int(self.hclass.evaluate(x)[target])  # type: ignore[arg-type]  # an int
+                costs = [float(v != y) for v in self.hclass.evaluate(x)]  # type: ignore[arg-type]
+                outcome = {"t": t, "costs": struct.pack(f"<{d}d", *costs), "y": y}
+            else:
+                outcome = {"t": t, "costs": struct.pack(
+                    f"<{d}d", *(rng.random() for _ in range(d))), "y": None}
+        return {"outcome": outcome}
+
+    def play_adversary(self, run: ClientRun, transcript: Transcript) -> Steps:
+        assert self.hclass is not None
+        committed: bytes | None = None
+        for t in range(1, self.rounds + 1):
+            yield from self._error(run, t)
+            move = yield from self._move(transcript, ("instance", "commit") if t == 1
+                                         else ("instance",), t)
+            if move is not None and move["type"] == "commit":
+                committed = move.get("digest")  # type: ignore[assignment]  # checked below
+                if not (isinstance(committed, bytes) and len(committed) == 32):
+                    transcript.problems.append("commit.digest is not 32 bytes of bin")
+                move = yield from self._move(transcript, ("instance",), t)
+            if move is None:
+                return None
+            x = move.get("x")
+            if not (isinstance(x, int) and 0 <= x < self.hclass.domain_size):
+                transcript.problems.append(f"round {t}: x {x!r} is outside the domain")
+            yield Send(frame({"type": "prediction", "t": t, "p": 0.5, **run.extra}))
+            label = yield from self._move(transcript, ("label",), t)
+            if label is None:
+                return None
+            if label.get("y") not in (0, 1):
+                transcript.problems.append(f"round {t}: y {label.get('y')!r} is not 0 or 1")
+            transcript.rounds_played += 1
+        if committed is not None:
+            yield Send(frame({"type": "reveal?", **run.extra}))
+            reveal = yield from receive(MOVE_WAIT)
+            body = reveal.body if isinstance(reveal, Message) else {}
+            salt, target = body.get("salt"), body.get("target")
+            if body.get("type") != "reveal":
+                transcript.problems.append(f"after reveal?: {shown(reveal)}")
+            elif not (isinstance(salt, bytes) and len(salt) >= MIN_SALT_BYTES
+                      and isinstance(target, int)
+                      and digest(self.hclass, target, salt) == committed):
+                transcript.problems.append("the reveal does not open the commitment "
+                                           "(section 5.3)")
+        return {}
+
+
+def _distribution(w: object, d: int) -> str:
+    """Why ``w`` is not a distribution over d experts ('' when it is)."""
+    if isinstance(w, bytes) and len(w) == 8 * d:
+        values = list(struct.unpack(f"<{d}d", w))
+    elif isinstance(w, list) and len(w) == d and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in w):
+        values = [float(v) for v in w]
+    else:
+        return f"is not {d} numbers"
+    if any(not v >= 0 for v in values) or abs(sum(values) - 1) > 1e-6:
+        return "is not a distribution (non-negative, summing to 1)"
+    return ""
+
+
+# ---------------------------------------------------------------- the cases
+
+def _ran(transcript: Transcript) -> None:
+    """Fail when the run never got to a game."""
+    check(not transcript.failure, transcript.failure)
+    check(transcript.connections, f"the program never connected; {transcript.program()}")
+    check(not transcript.unsupported, f"the scripted server does not play the game asked "
+          f"for: {transcript.unsupported}")
+
+
+def hello_check(transcript: Transcript) -> None:
+    _ran(transcript)
+    event = transcript.hello
+    check(isinstance(event, Message) and event.type == "hello",
+          f"the first frame is {shown(event)}, not hello")
+    assert isinstance(event, Message)
+    hello = event.body
+    check(hello.get("version") == 1, f"hello.version is {hello.get('version')!r}")
+    check(hello.get("role") in ("learner", "adversary", "spectator"),
+          f"hello.role is {hello.get('role')!r}")
+    agent = hello.get("agent")
+    check(isinstance(agent, str) and 0 < len(agent) <= 64 and agent.isprintable(),
+          f"hello.agent {agent!r} is not 1 .. 64 printable characters")
+    check(hello.get("token") is None or isinstance(hello.get("token"), str),
+          "hello.token is neither a string nor nil")
+    capabilities = hello.get("capabilities")
+    check(isinstance(capabilities, list) and all(isinstance(c, str) for c in capabilities),
+          "hello.capabilities is not a list of strings")
+
+
+def binary_check(transcript: Transcript) -> None:
+    _ran(transcript)
+    for event in transcript.frames:
+        check(not isinstance(event, Garbled), f"the client sent {shown(event)}")
+
+
+def waits_check(transcript: Transcript) -> None:
+    _ran(transcript)
+    check(isinstance(transcript.early, Silence | None),
+          f"the client sent {shown(transcript.early)} before welcome")
+
+
+def request_check(transcript: Transcript) -> None:
+    _ran(transcript)
+    request = transcript.request
+    check(request is not None, "the client sent no challenge or create")
+    assert request is not None
+    check(request.get("type") in ("challenge", "create", "join", "enter"),
+          f"the client's first lobby message is {request.get('type')!r}")
+    rules = request.get("rules")
+    check(isinstance(rules, dict), "the request's rules are not a map")
+    assert isinstance(rules, dict)
+    for key in ("game", "class", "experts", "rounds", "horizon"):
+        check(key in rules, f"rules has no {key!r} (section 2: nil when it does not apply)")
+    check(rules["game"] in ("mistake-bound", "experts"), f"rules.game is {rules['game']!r}")
+    check(rules["horizon"] is None or rules["horizon"] == rules["rounds"],
+          f"rules.horizon {rules['horizon']!r} is neither nil nor the rounds")
+    seed = request.get("seed")
+    check(seed is None or (isinstance(seed, int) and not isinstance(seed, bool)
+                           and -INT64 <= seed < INT64),
+          f"seed {seed!r} is neither nil nor a signed 64-bit int")
+    if request["type"] == "challenge":
+        check(isinstance(request.get("opponent"), str), "challenge.opponent is not a string")
+
+
+def moves_check(transcript: Transcript) -> None:
+    _ran(transcript)
+    check(not transcript.problems, "; ".join(transcript.problems[:3]))
+    check(transcript.rounds_played == transcript.rounds_due,
+          f"{transcript.rounds_played} rounds played of {transcript.rounds_due}")
+
+
+def end_check(transcript: Transcript) -> None:
+    _ran(transcript)
+    check(transcript.ended, "the game did not reach end")
+    check(isinstance(transcript.close, Closed),
+          f"after end the client sent {shown(transcript.close)} instead of closing")
+    check(transcript.extra_connections == 0, "the client opened a second connection")
+    check(transcript.exit_status == 0 and not transcript.timed_out,
+          f"after a complete game {transcript.program()}")
+
+
+def completes_check(transcript: Transcript) -> None:
+    moves_check(transcript)
+    end_check(transcript)
+
+
+CLIENT_RUNS: tuple[ClientRun, ...] = (
+    ClientRun("plain", ("client-hello", "client-binary", "client-waits", "client-request",
+                        "client-moves", "client-end")),
+    ClientRun("unknown-keys", ("client-unknown-keys",), extra=UNKNOWN),
+    ClientRun("error", ("client-error-not-fatal",), error_before=2),
+)
+
+_checks: dict[str, tuple[str, str, Callable[[Transcript], None]]] = {
+    "client-hello": ("3", "the first frame is a hello: version 1, a role, an agent name, "
+                     "capabilities", hello_check),
+    "client-binary": ("1", "every frame is a msgpack map in a binary frame", binary_check),
+    "client-waits": ("3", "nothing is sent before welcome", waits_check),
+    "client-request": ("2, 4", "challenge or create: rules with every key, a signed 64-bit "
+                       "seed or nil", request_check),
+    "client-moves": ("5", "every move is the one due, with its round's t and a value in "
+                     "range, to the last round", moves_check),
+    "client-end": ("5, 7", "after end the client closes and the program exits 0", end_check),
+    "client-unknown-keys": ("1, 8", "unknown keys in every message are ignored: the game "
+                            "completes", completes_check),
+    "client-error-not-fatal": ("6", "a non-fatal error mid-game: the client plays on",
+                               completes_check),
+}
+
+CLIENT_CASES: tuple[Case, ...] = tuple(
+    Case(name, section, title, check_of) for name, (section, title, check_of)
+    in _checks.items())
