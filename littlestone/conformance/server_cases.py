@@ -54,6 +54,8 @@ LOBBY_FRAME = 1 << 16
 #: Bad messages in the lobby, the last of them fatal (PROTOCOL.md 1.1).
 LOBBY_FAULTS = 16
 INT64 = 1 << 63
+#: Seconds to wait for a move asked again (the server asks at once: no clock runs).
+REASKED = 5.0
 
 
 @dataclass(frozen=True)
@@ -580,7 +582,7 @@ def bad_reveal_case(server: ServerUnderTest) -> Script:
     yield from expect("reveal?")
     yield Send(frame({"type": "reveal", "target": target, "salt": b"short"}))
     yield from expect_error("illegal_move", fatal=False)
-    yield from expect("reveal?")
+    yield from expect("reveal?", wait=REASKED)
     yield Send(frame({"type": "reveal", "target": target, "salt": salt}))
     end = yield from expect("end")
     ended(start, end)
