@@ -73,6 +73,23 @@ async def test_a_welcome_without_a_limit_fails_the_hello_case(tmp_path, monkeypa
     assert failed == {"hello": "welcome.limits.lobby_idle_ms is not a positive int"}
 
 
+async def test_a_frame_size_left_to_the_decoder_fails_the_frame_size_case(tmp_path,
+                                                                          monkeypatch):
+    from websockets.server import ServerProtocol
+
+    from littlestone import transport
+
+    class Unlimited(ServerProtocol):  # the WebSocket layer lets any frame through
+        def __init__(self, max_size=None, **kwargs):
+            super().__init__(max_size=None, **kwargs)
+
+    monkeypatch.setattr(transport, "ServerProtocol", Unlimited)
+    async with running_server(tmp_path, anonymous=False) as server:
+        failed = await verdicts(server, without_pending())
+    assert list(failed) == ["frame-size"], failed
+    assert failed["frame-size"].startswith("expected a close with code 1009, got ")
+
+
 CONNECT = [sys.executable, "-m", "littlestone", "connect", "{url}", "--learner", "halving",
            "--vs", "random-target", "--class", "thresholds:n=8", "--rounds", "6"]
 
