@@ -64,7 +64,7 @@ MOVE_WAIT = 20.0
 WELCOME_DELAY = 0.3
 INT64 = 1 << 63
 #: Keys the ``unknown-keys`` run adds to every message (section 1: ignored).
-UNKNOWN = {"x_conformance": [1, {"future": "key"}]}
+UNKNOWN: dict[str, object] = {"x_conformance": [1, {"future": "key"}]}
 
 
 @dataclass
@@ -329,7 +329,7 @@ class Game:
                 self.mistakes += costs[drawn]
             else:
                 assert y is not None
-                self._score(float(p), y)  # type: ignore[arg-type]  # checked a number
+                self._score(float(p), y)
             transcript.rounds_played += 1
             outcome = {"t": t, "costs": struct.pack(f"<{d}d", *costs), "y": y}
         return {"outcome": outcome}
@@ -343,7 +343,7 @@ class Game:
             move = yield from self._move(transcript, ("instance", "commit") if t == 1
                                          else ("instance",), t)
             if move is not None and move["type"] == "commit":
-                committed = move.get("digest")  # type: ignore[assignment]  # checked below
+                committed = move.get("digest")
                 if not (isinstance(committed, bytes) and len(committed) == 32):
                     transcript.problems.append("commit.digest is not 32 bytes of bin")
                 move = yield from self._move(transcript, ("instance",), t)

@@ -135,8 +135,10 @@ async def drive(script: Script, connections: _Connections) -> None:
 async def run_server_case(case: Case, url: str, server: ServerUnderTest,
                           tls: ssl.SSLContext | None = None) -> CaseResult:
     connections = _Connections(url, tls)
+    script = case.script(server)
+    assert script is not None, f"{case.id} is not a server case"
     try:
-        await asyncio.wait_for(drive(case.script(server), connections), CASE_SECONDS)
+        await asyncio.wait_for(drive(script, connections), CASE_SECONDS)
     except CaseFailed as exc:
         return CaseResult.of(case, "fail", str(exc))
     except CaseSkipped as exc:
