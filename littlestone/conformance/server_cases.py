@@ -609,6 +609,32 @@ def player_watch_case(server: ServerUnderTest) -> Script:
     yield from expect_error("out_of_turn", fatal=False)
 
 
+def watching_case(server: ServerUnderTest) -> Script:
+    """A player's own running game, watched before its first round is scored."""
+    yield from lobby(server, "learner", conn=0)
+    start = yield from challenge(server, rules(rounds=3), "random-target", conn=0)
+    yield from expect("instance", conn=0)  # and leave it unanswered: the game stays at t=0
+    yield from lobby(server, "spectator", conn=1)
+    yield Send(frame({"type": "watch", "game_id": start["game_id"]}), 1)
+    watching = yield from expect("watching", conn=1)
+    check(watching.get("game_id") == start["game_id"],
+          f"watching.game_id is {watching.get('game_id')!r}")
+    check(isinstance(watching.get("rules"), dict), "watching.rules is not a map")
+    check(watching.get("t") == 0, f"watching.t is {watching.get('t')!r} before any round")
+    for key in ("mistakes", "expected_mistakes"):
+        check(watching.get(key) == 0, f"watching.{key} is {watching.get(key)!r}, not 0")
+
+
+def enter_case(server: ServerUnderTest) -> Script:
+    yield from lobby(server)
+    yield Send(frame({"type": "enter", "tournament": "no-such-tournament"}))
+    if server.token is None:  # the token's name is the entrant (section 6.1)
+        yield from expect_error("unauthorized", fatal=True)
+        yield from expect_close(1008)
+    else:
+        yield from expect_error("not_found", fatal=False)
+
+
 # ---------------------------------------------------------------- two players (section 4)
 
 def create_join_case(server: ServerUnderTest) -> Script:
@@ -697,6 +723,10 @@ SERVER_CASES: tuple[Case, ...] = (
     Case("spectator", "5.4", "a spectator: watch of no game not_found, challenge "
          "out_of_turn", spectator_case),
     Case("player-watch", "5.4", "a player's watch: out_of_turn", player_watch_case),
+    Case("watching", "5.4", "a running game watched at t = 0: watching with t and zero "
+         "totals", watching_case, point=18),
+    Case("enter", "4, 6.1", "enter of no running tournament: not_found; without a token: "
+         "unauthorized, close 1008", enter_case, point=17),
     Case("create-join", "4", "create and join on two connections; a player leaving ends "
          "the game disconnected", create_join_case),
 )
