@@ -18,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import struct
@@ -383,22 +384,31 @@ def learner_game_case(server: ServerUnderTest) -> Script:
     check(mistakes <= 3, f"halving made {mistakes} mistakes on 9 thresholds (bound log2 9)")
 
 
+#: Games the coin case plays: a wrong coin matches a game's count by chance (about one
+#: time in seven at 16 rounds), in all of them about once in 10^7.
+COIN_GAMES = 8
+
+
 def coin_case(server: ServerUnderTest) -> Script:
-    """p = 1/2 each round: the realised mistakes are the referee's coin's (section 7)."""
-    played = yield from play_learner(server, rules(rounds=24), "random-target",
-                                     lambda t, x: 0.5)
-    result = ended(played.start, played.end)
-    key: bytes = played.end["key"]
-    referee = hmac.new(key, f"referee:{server.seed}".encode(), hashlib.sha256).digest()
-    draws = Coin(referee).random(len(played.rounds))
-    predicted = [int(u < 0.5) for u in draws]
-    mistakes = sum(yhat != y for yhat, (_, _, _, y) in zip(predicted, played.rounds,
-                                                           strict=True))
-    check(result.get("mistakes") == mistakes,
-          f"result.mistakes is {result.get('mistakes')!r}; the coin of section 7 gives "
-          f"{mistakes}")
-    check(abs(float(result.get("expected_mistakes", -1)) - 12.0) < 1e-9,
-          f"result.expected_mistakes is {result.get('expected_mistakes')!r}, not 24 x 1/2")
+    """p in {1/4, 1/2, 3/4}: the realised mistakes are the referee's coin's, predicting
+    1 iff u_t < p_t (section 7), in each of :data:`COIN_GAMES` games."""
+    for game in range(COIN_GAMES):
+        seeded = dataclasses.replace(server, seed=server.seed + game)
+        played = yield from play_learner(seeded, rules(rounds=16), "random-target",
+                                         lambda t, x: (t % 3 + 1) / 4)
+        result = ended(played.start, played.end)
+        referee = hmac.new(played.end["key"], f"referee:{seeded.seed}".encode(),
+                           hashlib.sha256).digest()
+        draws = Coin(referee).random(len(played.rounds))
+        mistakes = sum(int(u < p) != y for u, (_, _, p, y) in zip(draws, played.rounds,
+                                                                  strict=True))
+        expected = sum(abs(p - y) for _, _, p, y in played.rounds)
+        check(result.get("mistakes") == mistakes,
+              f"game {game + 1}: result.mistakes is {result.get('mistakes')!r}; the coin of "
+              f"section 7 gives {mistakes}")
+        check(abs(float(result.get("expected_mistakes", -1)) - expected) < 1e-9,
+              f"game {game + 1}: result.expected_mistakes is "
+              f"{result.get('expected_mistakes')!r}, not the sum of |p - y|, {expected}")
 
 
 def player_seed_case(server: ServerUnderTest) -> Script:
@@ -530,6 +540,34 @@ def forfeit_case(server: ServerUnderTest) -> Script:
     faults = result.get("faults")
     check(isinstance(faults, list) and len(faults) == 3,
           f"result.faults is {faults!r}, not the three faults")
+
+
+#: The longest deadline plus bank the timeout case waits out (else it is skipped).
+TIMEOUT_WAIT_MS = 5000
+
+
+def timeout_case(server: ServerUnderTest) -> Script:
+    """No answer: the server says ``timeout`` itself once the deadline and the bank are
+    spent, scores the round, and goes on."""
+    welcome = yield from lobby(server)
+    limits = welcome.get("limits", {})
+    wait = limits.get("move_deadline_ms", 0) + limits.get("time_bank_ms", 0)
+    if not isinstance(wait, int) or wait > TIMEOUT_WAIT_MS:
+        raise CaseSkipped(f"the server's move deadline plus time bank is {wait} ms: run "
+                          "this case against a server with --move-deadline 1 --time-bank 1")
+    start = yield from challenge(server, rules(rounds=2), "random-target")
+    yield from expect("instance")
+    yield from expect_error("timeout", fatal=False, wait=wait / 1000 + 10)
+    following = yield from expect("instance")
+    label = following.get("label")
+    check(following.get("t") == 2 and isinstance(label, dict) and label.get("t") == 1,
+          f"after the timeout, {shown_map(following)} where instance 2 with label 1 was due")
+    yield Send(frame({"type": "predict", "t": 2, "p": 0.0}))
+    end = yield from expect("end")
+    result = ended(start, end)
+    check(end["status"] == "complete", f"end.status is {end['status']!r}")
+    check(isinstance(result.get("mistakes"), int | float) and result["mistakes"] >= 1,
+          f"result.mistakes is {result.get('mistakes')!r}: the timed-out round is a mistake")
 
 
 def out_of_turn_case(server: ServerUnderTest) -> Script:
@@ -700,7 +738,7 @@ SERVER_CASES: tuple[Case, ...] = (
     Case("not-found", "4", "join of no open game: not_found, not fatal", not_found_case),
     Case("learner-game", "5.1, 7", "a mistake-bound game as learner: the rounds, end.key "
          "opening start.commitment, the counts", learner_game_case),
-    Case("coin", "7", "p = 1/2: the realised mistakes are the referee's coin's",
+    Case("coin", "7", "p in {1/4, 1/2, 3/4}: the realised mistakes are the referee's coin's",
          coin_case, point=11),
     Case("player-seed", "7", "start.seed is derived from the key and the seed", player_seed_case,
          point=12),
@@ -710,6 +748,8 @@ SERVER_CASES: tuple[Case, ...] = (
          "reveal, the counts", adversary_game_case, point=10),
     Case("learner-fault", "6", "p = 1.5: illegal_move, not fatal; the round is lost, the "
          "game goes on", learner_fault_case),
+    Case("timeout", "1.1, 6", "no move: timeout sent by the server once the deadline and "
+         "bank run out; the round lost", timeout_case, point=20),
     Case("out-of-turn", "6, 6.1", "a move for another round: out_of_turn, the round lost",
          out_of_turn_case),
     Case("forfeit", "6", "three faults: forfeit:learner:illegal_move, three rounds, "

@@ -26,8 +26,19 @@ PENDING = {"forfeit": 6, "adversary-fault": 8, "bad-reveal": 9, "watching": 18}
 
 
 async def verdicts(server, cases=SERVER_CASES):
+    """The failed cases and why; the skipped ones must be the timeout case alone (the
+    default deadline and bank are too long to wait out)."""
     results = await run_server_cases(server.url, ServerUnderTest(server.token), cases)
-    return {r.id: r.detail for r in results if r.verdict != "pass"}
+    assert [r.id for r in results if r.verdict == "skip"] == ["timeout"]
+    return {r.id: r.detail for r in results if r.verdict == "fail"}
+
+
+async def test_a_server_with_short_deadlines_passes_the_timeout_case(tmp_path):
+    (case,) = [case for case in SERVER_CASES if case.id == "timeout"]
+    async with running_server(tmp_path, anonymous=False, move_deadline=0.2,
+                              time_bank=0.2) as server:
+        (result,) = await run_server_cases(server.url, ServerUnderTest(server.token), [case])
+    assert (result.verdict, result.detail) == ("pass", "")
 
 
 def without_pending():
@@ -37,7 +48,8 @@ def without_pending():
 async def test_an_anonymous_server_passes_and_skips_the_token_case(tmp_path):
     async with running_server(tmp_path, anonymous=True) as server:
         results = await run_server_cases(server.url, ServerUnderTest(None), without_pending())
-    assert {r.id: r.verdict for r in results if r.verdict != "pass"} == {"token": "skip"}
+    assert {r.id: r.verdict for r in results if r.verdict != "pass"} == {"token": "skip",
+                                                                         "timeout": "skip"}
 
 
 async def test_the_projects_server_passes_every_case(tmp_path):
