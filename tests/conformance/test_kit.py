@@ -159,3 +159,18 @@ def test_the_command_prints_a_table_and_exits_by_the_verdicts(capsys):
 ])
 def test_bad_use_is_one_line_and_status_2(args, says):
     assert says in one_line(cli("conformance", *args), 2)
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("matrix:path=/etc/passwd", "a class read from a file is not served here"),
+    ("thresholds:n=70000", "hypotheses"),
+    ("halfspaces:d=3", "finite classes of up to 2^16 hypotheses"),
+])
+def test_the_scripted_server_builds_no_file_nor_a_class_over_its_budget(spec, says):
+    from littlestone.conformance.client_cases import Game, Unsupported
+    rules = {"game": "mistake-bound", "class": spec, "experts": None, "rounds": 3,
+             "horizon": 3}
+    with pytest.raises(Unsupported, match=says):
+        Game.of({"type": "challenge", "rules": rules, "opponent": "x", "seed": 1})
+    assert Game.of({"type": "challenge", "opponent": "x", "seed": 1,
+                    "rules": dict(rules, **{"class": "thresholds:n=4"})}).hclass is not None
