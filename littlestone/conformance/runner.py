@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import os
 import ssl
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -195,6 +194,9 @@ async def _serve_one(run: ClientRun, transcript: Transcript,
         pass
     except CaseFailed as exc:
         transcript.failure = str(exc)
+    except Exception as exc:  # a client's input the scripted server did not foresee
+        transcript.failure = (f"the scripted server failed on the client's input: "
+                              f"{type(exc).__name__}: {exc}")
     finally:
         await connection.close()
 
@@ -256,13 +258,3 @@ async def run_client_cases(argv: Sequence[str], env: dict[str, str] | None = Non
         else:
             results.append(CaseResult.of(case, "pass"))
     return results
-
-
-def main_for_debugging() -> None:  # pragma: no cover  # python -m ...runner URL
-    for result in asyncio.run(run_server_cases(sys.argv[1], ServerUnderTest(
-            os.environ.get("LITTLESTONE_TOKEN")))):
-        print(result.verdict, result.id, result.detail)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main_for_debugging()
