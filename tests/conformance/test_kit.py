@@ -23,7 +23,7 @@ from tests.support.servers import running_server
 
 #: Cases written to the spec's behaviour once issue 43's points are fixed (in the same
 #: issue's other half): the server of this branch fails them; once merged they pass.
-PENDING = {"forfeit": 6, "adversary-fault": 8, "bad-reveal": 9, "watching": 18}
+PENDING = {"forfeit": 6, "adversary-fault": 8, "watching": 18}
 
 
 async def verdicts(server, cases=SERVER_CASES):
