@@ -498,6 +498,32 @@ def adversary_game_case(server: ServerUnderTest) -> Script:
           f"result.mistakes is {result.get('mistakes')!r}; the predictions give {mistakes}")
 
 
+def experts_adversary_case(server: ServerUnderTest) -> Script:
+    """Free experts against the server's ``hedge``: no advice, the answer's weights, the
+    costs; the expected loss is the sum of <w_t, v_t> (sections 5.3, 1.2 of the design)."""
+    yield from lobby(server, "adversary")
+    start = yield from challenge(server, rules("experts", None, 2, 6), "hedge")
+    check(start.get("role") == "adversary", f"start.role is {start.get('role')!r}")
+    expected = 0.0
+    for t in range(1, 7):
+        yield Send(frame({"type": "advice", "t": t, "advice": None}))
+        answer = yield from expect("answer")
+        w = _vector(answer.get("w"))
+        check(answer.get("t") == t and w is not None and len(w) == 2
+              and abs(sum(w) - 1) < 1e-6 and min(w) >= 0,
+              f"answer {shown_map(answer)} is not round {t}'s distribution over 2 experts")
+        assert w is not None
+        costs = [float(t % 2), 0.5]
+        expected += w[0] * costs[0] + w[1] * costs[1]
+        yield Send(frame({"type": "costs", "t": t, "v": struct.pack("<2d", *costs)}))
+    end = yield from expect("end")
+    result = ended(start, end)
+    check(end["status"] == "complete", f"end.status is {end['status']!r}")
+    got = result.get("expected_mistakes")
+    check(isinstance(got, float | int) and abs(got - expected) < 1e-6,
+          f"result.expected_mistakes is {got!r}; the weights and the costs give {expected}")
+
+
 # ---------------------------------------------------------------- faults (section 6)
 
 def learner_fault_case(server: ServerUnderTest) -> Script:
@@ -747,6 +773,8 @@ SERVER_CASES: tuple[Case, ...] = (
          point=12),
     Case("experts-game", "5.2", "an experts game as learner: advice, weights, outcomes, "
          "the expected loss", experts_game_case),
+    Case("experts-adversary", "5.3", "an experts game as adversary: advice nil, the "
+         "answer's weights, costs, the expected loss", experts_adversary_case),
     Case("adversary-game", "5.3, 5", "a committed adversary: instances, labels, reveal?, "
          "reveal, the counts", adversary_game_case, point=10),
     Case("learner-fault", "6", "p = 1.5: illegal_move, not fatal; the round is lost, the "
