@@ -7,10 +7,10 @@ A *run* starts the program once against the scripted server of
 section it holds the client to. The program is told the server's URL by
 ``$LITTLESTONE_URL`` or by ``{url}`` in its arguments; any token is accepted.
 
-The scripted server plays a learner in the mistake-bound game on a finite class and in
-the experts game (free experts or a finite class's), and an adversary in the
-mistake-bound game, for up to :data:`MAX_ROUNDS` rounds; other requests are answered
-``unsupported_game`` and the cases fail saying so.
+The scripted server plays either role of the mistake-bound game on a finite class and
+of the experts game (free experts or a finite class's), for up to :data:`MAX_ROUNDS`
+rounds; other requests are answered ``unsupported_game`` and the cases fail saying so.
+Its coin is section 7's, so a client may check every draw once the key is revealed.
 
 >>> [run.name for run in CLIENT_RUNS]
 ['plain', 'unknown-keys', 'error']
@@ -209,11 +209,6 @@ class Game:
     def play(self, run: ClientRun, transcript: Transcript) -> Steps:
         hello = transcript.hello.body if isinstance(transcript.hello, Message) else {}
         role = "adversary" if hello.get("role") == "adversary" else "learner"
-        if role == "adversary" and self.kind == "experts":
-            transcript.unsupported = "the scripted server plays no experts game's learner"
-            yield Send(frame({"type": "error", "code": "unsupported_game",
-                              "message": transcript.unsupported, "fatal": False}))
-            return
         key = secrets.token_bytes(32)
         seeds = game_seeds(self.seed, key)
         self.coin = Coin(seeds.referee)
@@ -223,7 +218,9 @@ class Game:
                                "commitment": hashlib.sha256(key).digest()}, **run.extra)))
         transcript.rounds_due = self.rounds
         rng = random.Random(self.seed)
-        if role == "adversary":
+        if role == "adversary" and self.kind == "experts":
+            last = yield from self.play_experts_adversary(run, transcript)
+        elif role == "adversary":
             last = yield from self.play_adversary(run, transcript)
         elif self.kind == "experts":
             last = yield from self.play_experts(run, transcript, rng)
@@ -378,14 +375,65 @@ class Game:
         return {}
 
 
+    def play_experts_adversary(self, run: ClientRun, transcript: Transcript) -> Steps:
+        """The server's learner answers uniform weights (section 5.3's experts game)."""
+        d = self.experts
+        committed = False
+        if run.fault_round:
+            transcript.skipped = "an adversary's fault is not scripted: the learner's only"
+        for t in range(1, self.rounds + 1):
+            kind = "instance" if self.hclass is not None else "advice"
+            move = yield from self._move(transcript, (kind, "commit") if t == 1 else (kind,),
+                                         t)
+            if move is not None and move["type"] == "commit":
+                committed = True
+                move = yield from self._move(transcript, (kind,), t)
+            if move is None:
+                return None
+            if kind == "advice" and move.get("advice") is not None:
+                advice = _vector(move.get("advice"), d)
+                if advice is None or not all(0 <= a <= 1 for a in advice):
+                    transcript.problems.append(f"round {t}: advice is not {d} numbers in "
+                                               "[0, 1]")
+            yield Send(frame({"type": "answer", "t": t, "w": [1 / d] * d, "p": None,
+                              **run.extra}))
+            outcome = yield from self._move(transcript, ("costs", "label"), t)
+            if outcome is None:
+                return None
+            if outcome["type"] == "costs":
+                costs = _vector(outcome.get("v"), d)
+                if costs is None or not all(0 <= c <= 1 for c in costs):
+                    transcript.problems.append(f"round {t}: costs are not {d} numbers in "
+                                               "[0, 1]")
+                else:
+                    self.expected += sum(costs) / d
+            elif outcome.get("y") not in (0, 1):
+                transcript.problems.append(f"round {t}: y {outcome.get('y')!r} is not 0 "
+                                           "or 1")
+            transcript.rounds_played += 1
+        if committed:  # the reveal is asked for, not opened: a sequence's hash is not kept
+            yield Send(frame({"type": "reveal?", **run.extra}))
+            reveal = yield from receive(MOVE_WAIT)
+            if not (isinstance(reveal, Message) and reveal.type == "reveal"):
+                transcript.problems.append(f"after reveal?: {shown(reveal)}")
+        self.mistakes = self.expected
+        return {}
+
+
+def _vector(value: object, d: int) -> list[float] | None:
+    """d numbers, from a bin of float64 little-endian or an array (section 2)."""
+    if isinstance(value, bytes) and len(value) == 8 * d:
+        return list(struct.unpack(f"<{d}d", value))
+    if isinstance(value, list) and len(value) == d and all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return [float(v) for v in value]
+    return None
+
+
 def _distribution(w: object, d: int) -> list[float] | str:
     """``w`` as d weights, or why it is not a distribution over d experts."""
-    if isinstance(w, bytes) and len(w) == 8 * d:
-        values = list(struct.unpack(f"<{d}d", w))
-    elif isinstance(w, list) and len(w) == d and all(
-            isinstance(v, int | float) and not isinstance(v, bool) for v in w):
-        values = [float(v) for v in w]
-    else:
+    values = _vector(w, d)
+    if values is None:
         return f"is not {d} numbers"
     if any(not v >= 0 for v in values) or abs(sum(values) - 1) > 1e-6:
         return "is not a distribution (non-negative, summing to 1)"

@@ -119,6 +119,9 @@ CONNECT = [sys.executable, "-m", "littlestone", "connect", "{url}", "--class",
     # random-target commits and reveals: the scripted server checks the reveal opens it
     (["--adversary", "random-target", "--vs", "halving"],
      {"client-error-not-fatal": "an adversary's fault is not scripted: the learner's only"}),
+    # noisy labels: a committed sequence, revealed when asked
+    (["--adversary", "noisy:rate=0.2", "--vs", "hedge", "--game", "experts"],
+     {"client-error-not-fatal": "an adversary's fault is not scripted: the learner's only"}),
 ])
 async def test_the_projects_client_passes_every_client_case(side, skipped):
     results = await run_client_cases([*CONNECT, *side],
