@@ -47,7 +47,7 @@ COMMANDS: dict[str, str] = {
     "token": "network:token", "check": "sandboxed:check",
     "tournament": "tournaments:tournament", "probe": "sandboxed:probe",
     "zygote": "sandboxed:zygote", "pac": "pac:pac", "submit": "remote:submit",
-    "competition": "tournaments:competition",
+    "competition": "tournaments:competition", "conformance": "conformance:conformance",
 }
 
 

@@ -350,6 +350,34 @@ def build_parser() -> argparse.ArgumentParser:
     submit.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this certificate "
                         "authority (a self-signed server) instead of the system's")
 
+    kit = sub.add_parser(
+        "conformance", help="run PROTOCOL.md's conformance cases against a server or a client",
+        description="PROTOCOL.md's cases, in the spirit of the Autobahn test suite: a table of "
+        "the cases passed and failed with their sections; exit 0 when every case passes, 1 "
+        "when one fails.")
+    kit_sub = kit.add_subparsers(dest="conformance_command", required=True,
+                                 parser_class=Parser)
+    kit_server = kit_sub.add_parser(
+        "server", help="play the server cases against the server at URL",
+        description="Play each server case (a small scripted client) against URL.")
+    kit_server.add_argument("url", metavar="URL", help="e.g. ws://127.0.0.1:8765")
+    kit_server.add_argument("--token", action=_NoToken, help=argparse.SUPPRESS)
+    kit_server.add_argument("--token-file", metavar="FILE",
+                            help="read the token from FILE (- for standard input); else "
+                            "$LITTLESTONE_TOKEN; none for an --anonymous server")
+    kit_server.add_argument("--tls-ca", metavar="PEM", help="for wss://: trust this "
+                            "certificate authority instead of the system's")
+    kit_client = kit_sub.add_parser(
+        "client", help="run a client program against a scripted server",
+        description="Start a scripted server on loopback and run CMD against it once per "
+        "run; CMD finds the server's URL in $LITTLESTONE_URL or in place of {url} in its "
+        "arguments.")
+    kit_client.add_argument("program", nargs=argparse.REMAINDER, metavar="-- CMD ...")
+    for kit_command in (kit_server, kit_client):
+        kit_command.add_argument("--case", action="append", metavar="ID",
+                                 help="run only this case (repeatable)")
+        kit_command.add_argument("--json", action="store_true", help="print one JSON object")
+
     competition = sub.add_parser(
         "competition", help="a competition's ranking, exported",
         description="The ranking of a competition (serve --competition FILE.toml) as its "
