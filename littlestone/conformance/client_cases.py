@@ -48,7 +48,7 @@ from littlestone.conformance.script import (
 from littlestone.games.classes import ClassBudget, FiniteClass, make_class
 from littlestone.games.coin import Coin
 from littlestone.games.commitment import MIN_SALT_BYTES, digest
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import LittlestoneError, Unsupported
 from littlestone.games.game import game_seeds
 
 __all__ = ["CLIENT_CASES", "CLIENT_RUNS", "MAX_ROUNDS", "URL_VARIABLE", "ClientRun",
@@ -118,10 +118,6 @@ class ClientRun:
 
     def script(self, transcript: Transcript) -> Script:
         return scripted_server(self, transcript)
-
-
-class Unsupported(LittlestoneError):
-    """A request the scripted server does not play."""
 
 
 def scripted_server(run: ClientRun, transcript: Transcript) -> Script:

@@ -20,7 +20,7 @@ Receive(wait=10.0, conn=0)
 >>> script.send(Message({"type": "error", "code": "bad_message", "fatal": True}))
 Traceback (most recent call last):
 ...
-littlestone.conformance.script.CaseFailed: expected error unsupported_version, got error bad_message
+littlestone.games.errors.CaseFailed: expected error unsupported_version, got error bad_message
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 import msgpack
 
-from littlestone.games.errors import LittlestoneError
+from littlestone.games.errors import CaseFailed, CaseSkipped
 
 __all__ = ["Case", "CaseFailed", "CaseSkipped", "Closed", "Connect", "Event", "Garbled",
            "Message", "Receive", "Script", "Send", "Silence", "Step", "check", "expect",
@@ -101,14 +101,6 @@ class Silence:
 Event = Message | Closed | Garbled | Silence
 #: A case's script: steps out, events (None after a connect or a send) back.
 Script = Generator[Step, Event | None, None]
-
-
-class CaseFailed(LittlestoneError, AssertionError):
-    """The peer did something the spec does not allow: one line saying what."""
-
-
-class CaseSkipped(LittlestoneError):
-    """A case that cannot run against this peer (no token, a game it does not play)."""
 
 
 @dataclass(frozen=True)

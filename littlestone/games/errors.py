@@ -42,6 +42,9 @@ Tree::
     ├── MissingDependency (ImportError)    an optional package a table or plot needs
     ├── UsageError                         bad command-line input (exit status 2)
     ├── CheckSkipped                       a check that could not be made
+    ├── CaseFailed (AssertionError)        a conformance case the peer fails: one line why
+    ├── CaseSkipped                        a conformance case that cannot run on this peer
+    ├── Unsupported                        a request the kit's scripted server does not play
     └── Advice (AssertionError)            a check's finding that is advice, not a fault
 
 Three signals are not errors: raised through an agent's own code, they must pass its
@@ -77,6 +80,8 @@ __all__ = [
     "ArgumentError",
     "BeyondBudget",
     "BudgetExceeded",
+    "CaseFailed",
+    "CaseSkipped",
     "CheckSkipped",
     "Code",
     "ConfigError",
@@ -110,6 +115,7 @@ __all__ = [
     "Terminated",
     "TokenError",
     "Unavailable",
+    "Unsupported",
     "UnsupportedGame",
     "UsageError",
     "where_raised",
@@ -462,6 +468,20 @@ class CheckSkipped(LittlestoneError):
     """A check that could not be made (the game it needs did not complete): its message
     says why; another check has reported the cause."""
 
+
+
+class CaseFailed(LittlestoneError, AssertionError):
+    """The peer did something the spec does not allow, in a conformance case
+    (:mod:`littlestone.conformance`): one line saying what."""
+
+
+class CaseSkipped(LittlestoneError):
+    """A conformance case that cannot run against this peer (no token, a game it does
+    not play)."""
+
+
+class Unsupported(LittlestoneError):
+    """A request the conformance kit's scripted server does not play."""
 
 class Advice(LittlestoneError, AssertionError):
     """A finding that is advice, not a fault: the agent plays by the rules, and one thing
