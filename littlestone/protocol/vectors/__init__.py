@@ -156,7 +156,9 @@ CLASS_SPECS = ("thresholds:n=4", "singletons:n=3", "intervals:n=3",
                "monotone-disjunctions:n=2", "k-disjunctions:n=3,k=1", "conjunctions:n=2",
                "monotone-conjunctions:n=2", "quadratic:n=3", "halfspaces:d=2",
                "halfspaces:margin=0.25,d=2", "halfspaces:d=2,margin=0.2,agnostic=true",
-               "halfspaces:d=3,agnostic=false", "thresholds: n = 4")
+               "halfspaces:d=3,agnostic=false", "halfspaces:d=1,margin=0",
+               "k-disjunctions:n=2,k=2", "monotone-conjunctions:n=2,literals=1",
+               "thresholds: n = +4")
 
 
 def classes() -> dict[str, Any]:
