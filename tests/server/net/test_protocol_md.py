@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import re
 import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -42,6 +43,13 @@ async def hasty(tmp_path: Path) -> AsyncIterator[GameServer]:
     async with running_server(tmp_path, move_deadline=0.3, time_bank=0.0,
                               connections=ConnectionLimits(handshake_s=0.3)) as game_server:
         yield game_server
+
+
+def spec_says(*phrases: str) -> None:
+    """PROTOCOL.md holds each phrase: the spec says what the test checks."""
+    text = (ROOT / "PROTOCOL.md").read_text()
+    for phrase in phrases:
+        assert phrase in text, phrase
 
 
 async def opened(server: GameServer) -> ClientConnection:
@@ -171,6 +179,8 @@ async def test_02_a_frame_over_max_frame_closes_1009_without_an_error(server):
         messages, code = await until_closed(ws)
         assert messages == [] and code == 1009
     assert await status_of(server, start["game_id"]) == "disconnected:learner"
+    spec_says("the WebSocket layer closes the connection with 1009 before the frame is read: "
+              "no `error` is sent")
 
 
 async def test_03_a_lobby_message_over_64_kib_is_a_fatal_bad_message_closed_1003(server):
@@ -206,6 +216,9 @@ async def test_04_seed_experts_and_horizon_may_be_left_out(server):
                         "opponent": "random-target"})
         answer = await receive(ws)
         assert (answer["type"], answer["code"]) == ("error", "bad_message")
+    spec_says("A key whose value may be nil may also be left out, and then reads as nil.",
+              "The one exception is `rules.horizon`: left out, it is `rules.rounds`",
+              "`seed` MAY be nil or left out")
 
 
 #: The keys of a mistake-bound game's result, as PROTOCOL.md 5.5 lists them.
@@ -229,6 +242,10 @@ async def test_05_the_result_holds_the_keys_section_5_5_lists(server):
         end = await receive(ws)
         assert set(end["result"]) == RESULT_KEYS | {"bound", "bound_name"}
         assert end["result"]["bound_name"] == "log2|H| (UML Thm 21.3)"
+    table = (ROOT / "PROTOCOL.md").read_text().split("### 5.5 The result")[1].split("## 6.")[0]
+    keys = {key for row in re.findall(r"^\|([^|]*)\|", table, re.MULTILINE)
+            for key in re.findall(r"`([a-z_]+)`", row)}
+    assert RESULT_KEYS | {"bound", "bound_name", "faults"} <= keys
 
 
 async def test_06_faults_are_in_the_result_and_the_forfeiting_round_is_not_scored(server):
@@ -244,6 +261,7 @@ async def test_06_faults_are_in_the_result_and_the_forfeiting_round_is_not_score
             (1, "learner", "illegal_move"), (2, "learner", "illegal_move"),
             (3, "learner", "illegal_move")]
         assert result["rounds"] == 2 and result["mistakes"] == 2
+    spec_says("The round of the third fault is not scored")
 
 
 # -- 7, 8, 9, 10: the adversary's rules ----------------------------------------------
@@ -298,6 +316,8 @@ async def test_08_an_instance_outside_the_domain_is_a_rule_violation(server):
         {"type": "reveal", "target": struct.pack("<2d", 1.0, 0.0), "salt": b""}])
     assert [m["type"] for m in seen] == ["prediction", "reveal?", "end"]
     assert seen[-1]["status"] == "complete"
+    spec_says("the server takes x when \\|x·x - 1\\| <= 2e-6",
+              "ends the game `rule_violation:adversary:instance_domain` at once")
 
 
 async def test_09_10_a_bad_reveal_is_answered_by_the_error_alone(server):
@@ -322,6 +342,9 @@ async def test_09_10_a_bad_reveal_is_answered_by_the_error_alone(server):
         end = await receive(ws)
         assert end["type"] == "end" and end["status"] == "complete", end
         assert [(f["t"], f["code"]) for f in end["result"]["faults"]] == [(None, "illegal_move")]
+    spec_says("no second `prediction`, `answer` or `reveal?` comes",
+              '"littlestone-commitment-v1" 0x00 || spec || 0x00 || len(salt) || salt || '
+              "target_bytes", "`reveal?` comes after round T, and only in these games")
 
 
 async def test_09_a_late_reveal_s_timeout_names_the_reveal(hasty):
@@ -365,6 +388,9 @@ async def test_11_12_the_coin_and_the_seeds_recomputed_from_the_key(server):
     assert len(labels) == 12
     drawn = [int(u < 0.5) for u in us[:12]]
     assert end["result"]["mistakes"] == sum(d != y for d, y in zip(drawn, labels, strict=True))
+    spec_says("read as an **unsigned** little-endian integer, 0 .. 2^64-1",
+              "the first 8192 bytes of SHAKE-256(C || c)",
+              "is 1 if and only if u_t < p_t")
 
 
 async def test_13_the_same_seed_twice_is_two_different_games_remotely(server):
@@ -411,6 +437,7 @@ async def test_15_an_unknown_message_type_is_a_lobby_fault_the_16th_closes_1003(
         messages, code = await until_closed(ws)
         assert [(m["code"], m["fatal"]) for m in messages] == [("bad_message", True)]
         assert code == 1003
+    spec_says("A map whose `type` is not a message of this page is `bad_message` too.")
 
 
 async def test_17_enter_on_a_server_running_no_tournament_is_not_found(server):
@@ -419,6 +446,7 @@ async def test_17_enter_on_a_server_running_no_tournament_is_not_found(server):
         await send(ws, {"type": "enter", "tournament": "week-3"})
         answer = await receive(ws)
         assert (answer["code"], answer["fatal"]) == ("not_found", False)
+    spec_says("`not_found`, not fatal, when no tournament of that name runs on this server")
 
 
 # -- 16, 21: the command line and the README -------------------------------------
@@ -458,6 +486,7 @@ async def test_18_watching_at_t_0_has_its_totals(server):
             watching = await receive(spectator)
     assert watching["type"] == "watching" and watching["t"] == 0
     assert (watching["mistakes"], watching["expected_mistakes"]) == (0, 0.0)
+    spec_says("Before the first round is logged, `t` is 0 and the totals are 0")
 
 
 async def test_20_the_server_sends_timeout_unasked_and_scores_the_round(hasty):
@@ -472,6 +501,7 @@ async def test_20_the_server_sends_timeout_unasked_and_scores_the_round(hasty):
         assert (error["type"], error["code"], error["fatal"]) == ("error", "timeout", False)
         second = await receive(ws)
         assert (second["type"], second["t"], second["label"]["t"]) == ("instance", 2, 1)
+    spec_says("the server itself sends", "A `timeout` is therefore never an answer to a move")
 
 
 async def test_20_a_late_move_within_the_time_bank_is_taken(tmp_path):
@@ -485,3 +515,4 @@ async def test_20_a_late_move_within_the_time_bank_is_taken(tmp_path):
         await send(ws, {"type": "predict", "t": 1, "p": 0.0})
         second = await receive(ws)
         assert (second["type"], second["t"]) == ("instance", 2)
+    spec_says("A move later than the per-move deadline is still taken while the time bank lasts")
