@@ -39,8 +39,9 @@ async def server(tmp_path: Path) -> AsyncIterator[GameServer]:
 
 @pytest.fixture
 async def hasty(tmp_path: Path) -> AsyncIterator[GameServer]:
-    """Short deadlines, no time bank, a short handshake."""
-    async with running_server(tmp_path, move_deadline=0.3, time_bank=0.0,
+    """A short deadline (long enough for a move made at once on a loaded machine), no
+    time bank, a short handshake."""
+    async with running_server(tmp_path, move_deadline=1.0, time_bank=0.0,
                               connections=ConnectionLimits(handshake_s=0.3)) as game_server:
         yield game_server
 
