@@ -127,7 +127,7 @@ def commitments() -> dict[str, Any]:
     sequences: list[tuple[str, list[tuple[str, Any]]]] = [
         ("thresholds:n=8", [("move", 5), ("move", 1), ("move", 2), ("move", 0)]),
         ("singletons:n=2000", [("move", 1500), ("move", 1), ("move", -2)]),
-        ("experts:n=2", [("advice", [0.25, 1.0]), ("move", [0.0, 1.0]),
+        ("experts:d=2", [("advice", [0.25, 1.0]), ("move", [0.0, 1.0]),
                          ("move", [0.5, 0.5])]),
     ]
     hashes = []
@@ -135,13 +135,13 @@ def commitments() -> dict[str, Any]:
         sequence = SequenceHash(spec)
         shown = []
         for kind, move in moves:
-            value = np.array(move) if isinstance(move, list) else move
+            played = np.array(move) if isinstance(move, list) else move
             if kind == "advice":
-                sequence.add_advice(value)
-                raw = move_bytes(value, b"a")
+                sequence.add_advice(played)
+                raw = move_bytes(played, b"a")
             else:
-                sequence.add(value)
-                raw = move_bytes(value)
+                sequence.add(played)
+                raw = move_bytes(played)
             shown.append({"kind": kind, "value": move, "bytes": _hex(raw)})
         salt = bytes(range(16))
         hashes.append({"spec": spec, "moves": shown, "salt": _hex(salt),
