@@ -348,6 +348,43 @@ async def test_09_10_a_bad_reveal_is_answered_by_the_error_alone(server):
               "target_bytes", "`reveal?` comes after round T, and only in these games")
 
 
+def sequence_move(tag: bytes, value: Any) -> bytes:
+    """PROTOCOL.md 7.3, from its words: a move of a committed sequence."""
+    if isinstance(value, int):
+        raw = value.to_bytes((value.bit_length() + 8) // 8, "little", signed=True)
+        return b"i" + struct.pack("<I", len(raw)) + raw
+    raw = struct.pack(f"<{len(value)}d", *value)
+    return tag + struct.pack("<I", len(raw)) + raw
+
+
+async def test_10_a_sequence_committed_from_the_spec_s_words_opens(server):
+    """Spec fixed (10): the sequence hash byte by byte, and when `reveal?` is due: an
+    experts adversary that committed to its moves, written from section 7.3 alone."""
+    rounds = [([0.25, 1.0], [0.0, 1.0]), ([0.5, 0.0], [1.0, 0.5])]
+    salt = bytes(range(16))
+    sequence = hashlib.sha256(b"littlestone-sequence-v1\x00experts:d=2\x00")
+    for advice, costs in rounds:
+        sequence.update(sequence_move(b"a", advice) + sequence_move(b"f", costs))
+    sequence.update(struct.pack("<I", len(salt)) + salt)
+    async with peer(server, "adversary") as ws:
+        await send(ws, {"type": "challenge", "rules": {"game": "experts", "experts": 2,
+                                                       "rounds": 2},
+                        "opponent": "hedge", "seed": 1})
+        assert (await receive(ws))["type"] == "start"
+        await send(ws, {"type": "commit", "digest": sequence.digest()})
+        for t, (advice, costs) in enumerate(rounds, 1):
+            await send(ws, {"type": "advice", "t": t, "advice": struct.pack("<2d", *advice)})
+            answer = await receive(ws)
+            assert (answer["type"], answer["t"]) == ("answer", t), answer
+            await send(ws, {"type": "costs", "t": t, "v": list(costs)})
+        assert (await receive(ws))["type"] == "reveal?"
+        await send(ws, {"type": "reveal", "target": None, "salt": salt})
+        end = await receive(ws)
+    assert end["status"] == "complete", end
+    spec_says('"littlestone-sequence-v1" 0x00 || spec || 0x00 || m_1 || m_2 || … || len(salt)',
+              "Here `spec` is `experts:d=D` for D experts without a class.")
+
+
 async def test_09_a_late_reveal_s_timeout_names_the_reveal(hasty):
     """Server fixed: the timeout's message said "round None"."""
     salt = bytes(range(16))
