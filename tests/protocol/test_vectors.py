@@ -164,7 +164,8 @@ def test_every_sample_frame_decodes_to_its_message() -> None:
     assert {"hello", "welcome", "challenge", "create", "created", "join", "enter",
             "entered", "done", "start", "instance", "predict", "advice", "weights",
             "commit", "prediction", "label", "answer", "costs", "reveal?", "reveal", "end",
-            "error", "watch", "watching", "rounds", "revoke", "revoked", "submit"} <= types
+            "error", "watch", "watching", "rounds", "revoke", "revoked", "submit",
+            "submitted"} <= types
 
 
 def test_section_9_s_bytes_are_the_hello_vector() -> None:

@@ -240,6 +240,22 @@ def frames() -> dict[str, Any]:
         ("revoke", build.revoke("bob")),
         ("revoked", build.revoked("bob")),
         ("submit", build.submit(None, "mine.py:MyLearner", b"import littlestone\n")),
+        ("submitted", build.submitted("week-5", 2, hashlib.sha256(b"").hexdigest(),
+                                      "accepted", None, "learner", False, "accepted",
+                                      [{"check": "plays a game", "ok": True,
+                                        "message": ""}])),
+        ("rounds (experts)", build.expert_rounds(
+            "g1", 1, 2, [None, None], [1.0, 0.0], [0.5, 0.25],
+            {"loss": 1.0, "expected_loss": 0.75, "regret": 1.0, "expected_regret": 0.75})),
+        ("end (spectator)", build.spectator_end("g1", "complete", {"rounds": 2})),
+        ("end (a forfeit, with its faults)", build.end(
+            "forfeit:learner:timeout",
+            {"game": "mistake-bound", "status": "forfeit:learner:timeout", "rounds": 2,
+             "mistakes": 2, "expected_mistakes": 2.0, "regret": 2, "expected_regret": 2.0,
+             "message": "learner forfeits after 3 faults (timeout)", "size": 5,
+             "faults": [{"t": t, "role": "learner", "code": "timeout",
+                         "message": f"no move within the deadline for round {t}"}
+                        for t in (1, 2, 3)]}, "g1", key)),
     ]
     out = []
     for name, message in messages:
