@@ -167,8 +167,8 @@ async def play_remote(
     if game.game == EXPERTS:
         out["experts"] = game.n_experts
     out.update({k: v for k, v in result.items() if k != "game"})
-    if faults:  # as play's result lists them (the wire's result carries no lists)
-        out["faults"] = faults
+    if faults and "faults" not in result:  # the server's list has the rounds (PROTOCOL.md
+        out["faults"] = faults               # 5.5); an older server's result had none
     out["game_id"] = end.get("game_id")
     if revealed is not None:
         out["game_key"] = revealed.hex()

@@ -9,7 +9,8 @@ a seed small enough to be searched is no secret at all. So the coin is a counter
 stream of SHAKE-256 under a 256-bit key: u_1, u_2, ... are the key's output, 53 bits
 each, in chunks of :data:`CHUNK` draws. Without the key no draw is predictable, even
 from every earlier one; with the key (revealed after the game, see
-:func:`littlestone.games.game.game_seeds`) every draw can be checked.
+:func:`littlestone.games.game.game_seeds`) every draw can be checked. PROTOCOL.md 7.2
+states it byte by byte, and ``protocol/vectors/coin.json`` holds draws to check against.
 
 >>> coin = Coin(bytes(32))
 >>> first = [coin.random() for _ in range(3)]

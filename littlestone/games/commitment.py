@@ -4,6 +4,8 @@ The adversary sends ``digest(hclass, target, salt)`` before round 1 and the targ
 salt after the last round; the referee recomputes the digest and checks every label
 against the target (docs/design.md 1.1). The salt (at least :data:`MIN_SALT_BYTES` random
 bytes) keeps the digest from being inverted by trying every hypothesis.
+PROTOCOL.md 7.3 states both digests byte by byte for a client in another language, and
+``protocol/vectors/commitments.json`` holds examples with every intermediate byte.
 
 >>> from littlestone.games.classes import make_class
 >>> H = make_class("thresholds:n=8")

@@ -108,6 +108,9 @@ async def test_a_bad_prediction_follows_one_ladder_locally_and_remotely(
     assert records(kept) == remote
     assert [f["t"] for f in here["faults"]] == [int(t) for t in bad.split(",")][:3]
     assert [f["code"] for f in out["faults"]] == [f["code"] for f in here["faults"]]
+    # the server's result lists the faults with their rounds (PROTOCOL.md 5.5)
+    assert [(f["t"], f["role"]) for f in out["faults"]] == [
+        (f["t"], f["role"]) for f in here["faults"]]
     assert out["mistakes"] == here["mistakes"] and out["rounds"] == here["rounds"]
     # and the blocks of the vectorised path score the same as round by round
     assert play(game, OutOfRange(bad=bad), ADVERSARIES.make(adversary), 4, key=key,

@@ -126,8 +126,9 @@ class MoveWait:
     def timed_out(self) -> Verdict:
         """The deadline passed: the bank is spent, and it is a fault."""
         self.clock.timed_out()
+        move = "the reveal" if self.t is None else f"round {self.t}"
         return self._fault(ProtocolError(Code.TIMEOUT,
-                                         f"no move within the deadline for round {self.t}"))
+                                         f"no move within the deadline for {move}"))
 
     def received(self, now: float, read: Callable[[], Any]) -> Verdict | None:
         """A message came at ``now``: ``read()`` makes it the move, or raises

@@ -47,11 +47,23 @@ __all__ = ["Broadcast", "watch", "wire_result"]
 
 
 def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
-    """A result's scalar keys, as plain msgpack values (the ``result`` of ``end``)."""
-    out = {}
+    """A result's scalar keys, as plain msgpack values, and its ``faults`` (the ``result``
+    of ``end``, PROTOCOL.md 5.1 and 6): each fault a map of ``t`` (nil for the reveal),
+    ``role``, ``code`` and ``message``.
+
+    >>> wire_result({"rounds": np.int64(2), "faults": [{"t": 1, "role": "learner",
+    ...              "code": "timeout", "message": "late"}], "tree": [1, 2]})
+    {'rounds': 2, 'faults': [{'t': 1, 'role': 'learner', 'code': 'timeout', 'message': 'late'}]}
+    """
+    out: dict[str, Any] = {}
     for key, value in scores.items():
         if isinstance(value, np.generic):
             value = value.item()
+        if key == "faults" and isinstance(value, list):
+            out[key] = [{"t": None if f.get("t") is None else int(f["t"]),
+                         "role": str(f.get("role", "")), "code": str(f.get("code", "")),
+                         "message": str(f.get("message", ""))} for f in value]
+            continue
         if isinstance(value, list | dict):
             continue
         out[key] = value
@@ -71,7 +83,10 @@ class Broadcast:
         #: Rounds logged so far, and the running totals of the game (mistake-bound:
         #: mistakes and expected mistakes; experts: loss and regret, realised and expected).
         self.t = 0
-        self.totals: Totals = {}
+        # (zeros before the first round logged: a ``watching`` at t = 0 has its totals)
+        self.totals: Totals = (
+            {"loss": 0.0, "expected_loss": 0.0, "regret": 0.0, "expected_regret": 0.0}
+            if rules.get("game") == "experts" else {"mistakes": 0, "expected_mistakes": 0.0})
         self.over = asyncio.Event()
 
     def watching(self) -> Watching:
