@@ -562,13 +562,14 @@ def forfeit_case(server: ServerUnderTest) -> Script:
     result = ended(start, end)
     check(end["status"] == "forfeit:learner:illegal_move",
           f"end.status is {end['status']!r}, not forfeit:learner:illegal_move")
-    check(result.get("rounds") == 3,
-          f"result.rounds is {result.get('rounds')!r}: the three faulted rounds are 3")
-    check(result.get("mistakes") == 3, f"result.mistakes is {result.get('mistakes')!r}, "
-          "not 3 (a learner's fault is a mistake)")
-    faults = result.get("faults")  # the faults listed, or counted
-    check((isinstance(faults, list) and len(faults) == 3) or faults == 3,
-          f"result.faults is {faults!r}, not the three faults")
+    check(result.get("rounds") == 2,
+          f"result.rounds is {result.get('rounds')!r}: the third fault's round is not scored "
+          "(6), so 2")
+    check(result.get("mistakes") == 2, f"result.mistakes is {result.get('mistakes')!r}, "
+          "not 2 (a learner's fault is a mistake; the third's round is not scored)")
+    faults = result.get("faults")
+    check(isinstance(faults, list) and len(faults) == 3,
+          f"result.faults is {faults!r}, not the three faults listed (5.5)")
 
 
 #: The longest deadline plus bank the timeout case waits out (else it is skipped).
@@ -611,10 +612,11 @@ def out_of_turn_case(server: ServerUnderTest) -> Script:
 
 
 def adversary_fault_case(server: ServerUnderTest) -> Script:
+    """A malformed label is an ``illegal_move`` fault (the round waits for a good one); an
+    instance outside the domain is no fault but a broken rule: the game ends
+    ``rule_violation:adversary:instance_domain`` at once, with no error first (2, 6.3)."""
     yield from lobby(server, "adversary")
-    yield from challenge(server, rules(rounds=2), "halving")
-    yield Send(frame({"type": "instance", "t": 1, "x": 99}))
-    yield from expect_error("illegal_move", fatal=False)
+    start = yield from challenge(server, rules(rounds=3), "halving")
     yield Send(frame({"type": "instance", "t": 1, "x": 2}))
     yield from expect("prediction")
     yield Send(frame({"type": "label", "t": 1, "y": 2}))
@@ -623,6 +625,12 @@ def adversary_fault_case(server: ServerUnderTest) -> Script:
     yield Send(frame({"type": "instance", "t": 2, "x": 5}))
     prediction = yield from expect("prediction")
     check(prediction.get("t") == 2, f"prediction {prediction!r} where round 2's was due")
+    yield Send(frame({"type": "label", "t": 2, "y": 1}))
+    yield Send(frame({"type": "instance", "t": 3, "x": 99}))
+    end = yield from expect("end")
+    ended(start, end)
+    check(end["status"] == "rule_violation:adversary:instance_domain",
+          f"end.status is {end['status']!r}, not rule_violation:adversary:instance_domain")
 
 
 def rule_violation_case(server: ServerUnderTest) -> Script:

@@ -158,6 +158,7 @@ CLASS_SPECS = ("thresholds:n=4", "singletons:n=3", "intervals:n=3",
                "halfspaces:margin=0.25,d=2", "halfspaces:d=2,margin=0.2,agnostic=true",
                "halfspaces:d=3,agnostic=false", "halfspaces:d=1,margin=0",
                "k-disjunctions:n=2,k=2", "monotone-conjunctions:n=2,literals=1",
+               "decision-trees:d=2,leaves=2", "threshold-networks:n=2,hidden=1",
                "thresholds: n = +4")
 
 
