@@ -39,7 +39,7 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from littlestone.adversaries import ADVERSARIES, Adversary
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
@@ -56,6 +56,9 @@ from littlestone.games.ldim import LDIM_BUDGET, class_ldim
 from littlestone.learners import LEARNERS, Learner
 from littlestone.learners.adapters import RiverLearner, SklearnLearner
 from littlestone.results import Comparison, Dimensions, Game, PlayedRounds, TournamentResult
+
+if TYPE_CHECKING:
+    from littlestone.server.records.rows import LogFooter, LoggedHeader
 
 __all__ = ["DEFAULT_ROUNDS", "DEFAULT_SEEDS", "ArgumentError", "RiverModel", "SklearnModel",
            "as_adversary", "as_class", "as_learner", "as_rules", "as_seeds", "compare",
@@ -797,14 +800,14 @@ def _result_of(fields: dict[str, Any], game: str) -> GameResult:
 
 
 # (a log's header and footer, as its reader kept the maps it read)
-def _logged_result(header: dict[str, Any], footer: dict[str, Any] | None,
+def _logged_result(header: LoggedHeader, footer: LogFooter | None,
                    kept: PlayedRounds) -> GameResult:
     game = header["rules"]["game"]
     if footer and footer.get("result"):
         return _result_of(footer["result"], game)
     ts, realised, expected = kept.curve() if len(kept) else ([], [0.0], [0.0])
     last, last_expected = (realised[-1], expected[-1]) if ts else (0.0, 0.0)
-    status = str((footer or {}).get("status") or "incomplete")
+    status = str((footer.get("status") if footer else None) or "incomplete")
     return GameResult(game, status, len(ts), last, last_expected, last, last_expected)
 
 

@@ -135,7 +135,7 @@ def replay(args: argparse.Namespace) -> int:
                "class": log.header["rules"].get("class"), "horizon": log.header["rules"]["rounds"],
                "seed": log.header.get("seed"), "game_id": log.header.get("game_id"),
                "log": str(path), "rounds_logged": log.n_rounds, "status": log.status}
-        out.update((log.footer or {}).get("result", {}))
+        out.update(log.result)
         out["status"] = log.status
         print(json.dumps(out))
     else:

@@ -101,7 +101,7 @@ def plot(log: GameLogData, path: str) -> None:
     records = list(log.records())
     t = np.arange(1, len(records) + 1)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
-    result = (log.footer or {}).get("result", {})
+    result = log.result
     title = f"{log.header['learner']['spec']} vs {log.header['adversary']['spec']}"
     experts = [r for r in records if isinstance(r, ExpertsRecord)]
     rounds = [r for r in records if isinstance(r, RoundRecord)]
@@ -137,7 +137,7 @@ def summary_table(log: GameLogData) -> str:
         "log level": head.get("log_level", "full"),
         "status": log.status, "log": str(log.path), "bytes": log.size,
     }
-    lines.update((log.footer or {}).get("result", {}))
+    lines.update(log.result)
     width = max(len(k) for k in lines)
     out = io.StringIO()
     for key, value in lines.items():

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from littlestone.games.game import GameResult
 
 __all__ = ["AgentIdentity", "GameOutcome", "GameRow", "GameStart", "LogFooter", "LogHeader",
-           "LoggedRules", "ResultColumn", "ResultRow", "Skipped", "TokenRow", "TournamentGame",
-           "TournamentRow", "result_row"]
+           "LoggedHeader", "LoggedRules", "ResultColumn", "ResultRow", "Skipped", "TokenRow",
+           "TournamentGame", "TournamentRow", "result_row"]
 
 #: A row of the ``games`` table: a game as it started, and its result once it ended
 #: (``status`` ``running`` until then; the result's columns None). ``log`` is the log's
@@ -146,6 +146,17 @@ class LogHeader(TypedDict):
     key_sha256: str
     learner: AgentIdentity
     adversary: AgentIdentity
+
+
+class LoggedHeader(LogHeader):
+    """A log's header as its reader returns it (:class:`.logs.reader.GameLogData`): the
+    :class:`LogHeader`, and what the writer adds (its frame's ``kind`` and ``buffers``,
+    the log's ``format`` and ``log_level``; format 1 logs have no ``log_level``)."""
+
+    kind: str
+    format: int
+    log_level: NotRequired[str]
+    buffers: NotRequired[list[Any]]
 
 
 class LogFooter(TypedDict):
