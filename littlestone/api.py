@@ -39,7 +39,7 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from littlestone.adversaries import ADVERSARIES, Adversary
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
@@ -51,6 +51,7 @@ from littlestone.games.game import (
     Bound,
     GameResult,
     GameSpec,
+    ResultFields,
 )
 from littlestone.games.ldim import LDIM_BUDGET, class_ldim
 from littlestone.learners import LEARNERS, Learner
@@ -781,19 +782,21 @@ def replay(path_or_id: str | Path, *, data: str | Path | None = None,
     return game
 
 
-# (fields: a result's JSON, open: the game's and its learner's keys)
-def _result_of(fields: dict[str, Any], game: str) -> GameResult:
+def _result_of(fields: ResultFields, game: str) -> GameResult:
     """A GameResult from a result's JSON fields (a log's footer, a server's ``end``):
     ``bound`` and ``bound_name`` as a Bound, the fields it does not have as ``extra``."""
     known = GameResult.__dataclass_fields__
-    values = {k: v for k, v in fields.items() if k in known and k not in ("bound", "extra")}
+    # (GameResult's own fields, by name)
+    values: dict[str, Any] = {k: v for k, v in fields.items()
+                              if k in known and k not in ("bound", "extra")}
     values.setdefault("game", game)
     for key in ("status", "rounds", "mistakes", "expected_mistakes", "regret",
                 "expected_regret"):
         values.setdefault(key, "" if key == "status" else 0)
     result = GameResult(**values)
-    if fields.get("bound") is not None:
-        result.bound = Bound(float(fields["bound"]), str(fields.get("bound_name", "")))
+    bound = fields.get("bound")
+    if bound is not None:
+        result.bound = Bound(float(bound), str(fields.get("bound_name", "")))
     result.extra.update({k: v for k, v in fields.items()
                          if k not in known and k != "bound_name"})
     return result
@@ -944,7 +947,8 @@ def _remote_game(out: dict[str, Any]) -> Game:
     fields = {k: v for k, v in out.items()
               if k not in ("learner", "adversary", "class", "horizon", "seed", "game_id",
                            "game_key", "experts")}
-    return Game(_result_of(fields, out["game"]), learner=out["learner"],
+    # (the result's keys: play_remote's own are left out)
+    return Game(_result_of(cast("ResultFields", fields), out["game"]), learner=out["learner"],
                 adversary=out["adversary"], seed=out.get("seed"), rules=rules,
                 game_id=out.get("game_id"),
                 why_no_rounds="a remote game's rounds are in the server's log "

@@ -19,7 +19,7 @@ import hashlib
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
@@ -27,7 +27,7 @@ from websockets.exceptions import ConnectionClosed
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import ClassBudget, FiniteClass
 from littlestone.games.errors import AgentCrashed, ProtocolError, ServerClosed, ServerError
-from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.game import EXPERTS, Fault, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol import build
 from littlestone.protocol.codec import Limits, decode, encode
@@ -112,15 +112,16 @@ async def play_remote(
     to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4). ``tls``: the
     TLS context for a wss:// URL (default: the system's certificate authorities)."""
     role = _role_of(agent)
-    faults: list[dict[str, Any]] = []  # the server's non-fatal errors: this side's faults
+    faults: list[Fault] = []  # the server's non-fatal errors: this side's faults
     async with connect(url, tls=tls) as ws:
         receive_any = await _hello(ws, role, name, token)
 
         async def receive() -> ServerMessage:
             message = await receive_any()
             if message["type"] == "error":
-                faults.append({"t": message.get("t"), "code": message.get("code"),
-                               "message": message.get("message"), "role": role})
+                faults.append({"t": cast("int | None", message.get("t")),  # (as sent)
+                               "code": message.get("code"), "message": message.get("message"),
+                               "role": role})
             return message
 
         if tournament is not None:

@@ -18,7 +18,7 @@ import hmac
 import math
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, cast
 
 import numpy as np
 
@@ -32,9 +32,11 @@ __all__ = [
     "MISTAKE_BOUND",
     "Bound",
     "ExpertsRecord",
+    "Fault",
     "GameResult",
     "GameSeeds",
     "GameSpec",
+    "ResultFields",
     "RoundRecord",
     "game_seeds",
     "public_key",
@@ -225,6 +227,55 @@ class ExpertsRecord(NamedTuple):
     expected_regret: float
 
 
+class Fault(TypedDict):
+    """A player's non-fatal fault (a late or malformed move, :mod:`.loop`'s ladder; a
+    remote player's error from the server): the round (None: between rounds), the error
+    code, its message and the player's role."""
+
+    t: int | None
+    code: str
+    message: str
+    role: str
+
+
+class ResultFields(TypedDict, total=False):
+    """A game's result as JSON fields (:meth:`GameResult.to_dict`: ``littlestone play
+    --json``, a log's footer, the wire's ``end``): the game's scores (the experts game's
+    losses only in it; ``bound`` split into ``bound`` and ``bound_name``), then what its
+    learner's :meth:`~littlestone.learners.base.Learner.report` adds: the package's
+    learners' keys are these; another agent's own keys are carried along unread. A
+    played game's has every score; a game cut short has its ``status`` (and ``rounds``)
+    only, and a log or a peer anybody wrote what it holds: every key may be missing."""
+
+    game: str
+    status: str
+    rounds: int
+    mistakes: float
+    expected_mistakes: float
+    regret: float
+    expected_regret: float
+    learner_loss: float | None
+    expected_learner_loss: float | None
+    best_expert_loss: float | None
+    message: str
+    bound: float | int | None
+    bound_name: str
+    updates: int
+    conservative_updates: int
+    unsure_mistakes: int
+    update_bound: float | None
+    convex_loss: float
+    hedge_over: int
+    prior_entropy_bits: float
+    radius: float
+    regret_bound: float | None
+    regret_bound_name: str
+    start_cosine: float | None
+    start_vector: list[float]
+    tuned_bound: float | None
+    faults: list[Fault]
+
+
 @dataclass
 class GameResult:
     """How a game ended and its scores.
@@ -260,7 +311,7 @@ class GameResult:
     def complete(self) -> bool:
         return self.status == "complete"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ResultFields:
         """The JSON-ready fields (``bound`` split into ``bound`` and ``bound_name``)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                if f.name not in ("bound", "extra", "revealed")}  # scalars: no deep copy
@@ -272,7 +323,7 @@ class GameResult:
             out["bound"] = _json_number(self.bound.value)
             out["bound_name"] = self.bound.name
         out.update(self.extra)
-        return out
+        return cast("ResultFields", out)  # (the extras: its learner's report(), as it gave them)
 
 
 def _json_number(value: float) -> float | int | None:

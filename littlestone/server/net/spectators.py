@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from littlestone.games.errors import ProtocolError
+from littlestone.games.game import ResultFields
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code
@@ -46,16 +47,16 @@ from littlestone.transport import Connection
 __all__ = ["Broadcast", "watch", "wire_result"]
 
 
-def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
+def wire_result(scores: ResultFields) -> ResultFields:
     """A result's scalar keys, as plain msgpack values (the ``result`` of ``end``)."""
-    out = {}
+    out: dict[str, object] = {}
     for key, value in scores.items():
         if isinstance(value, np.generic):
             value = value.item()
         if isinstance(value, list | dict):
             continue
         out[key] = value
-    return out
+    return cast("ResultFields", out)  # (its scalar keys: the same fields)
 
 
 class Broadcast:
@@ -89,7 +90,7 @@ class Broadcast:
         elif kind == "experts":
             self._experts(head, dict(buffers))
         elif kind == "footer":
-            self.finish(head.get("status", "aborted"), head.get("result") or {})
+            self.finish(head.get("status", "aborted"), head.get("result") or ResultFields())
 
     def _rounds(self, head: dict[str, Any], columns: dict[str, Any]) -> None:
         p = np.asarray(columns["p"], dtype=np.float64)
@@ -139,7 +140,7 @@ class Broadcast:
                                            [None if y < 0 else y for y in ys], losses,
                                            expected, totals))
 
-    def finish(self, status: str, scores: dict[str, Any]) -> None:
+    def finish(self, status: str, scores: ResultFields) -> None:
         """The game is over: every spectator gets ``end`` (once)."""
         if self.over.is_set():
             return

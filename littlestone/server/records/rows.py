@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 if TYPE_CHECKING:
-    from littlestone.games.game import GameResult
+    from littlestone.games.game import GameResult, ResultFields
 
 __all__ = ["AgentIdentity", "GameOutcome", "GameRow", "GameStart", "LogFooter", "LogHeader",
            "LoggedHeader", "LoggedRules", "ResultColumn", "ResultRow", "Skipped", "TokenRow",
@@ -166,8 +166,7 @@ class LogFooter(TypedDict):
 
     status: str
     finished: str
-    # (open: the keys of play --json, the game's and its learner's)
-    result: dict[str, Any]
+    result: ResultFields
     key: str
     revealed: NotRequired[Any]
 

@@ -176,7 +176,7 @@ _REQUIRED = ("status", "rounds", "mistakes", "expected_mistakes", "regret", "exp
 def _result_differs(footer: LogFooter, result: GameResult, where: str, how: str
                     ) -> str | None:
     """The first way the footer says otherwise than the re-simulated result, or None."""
-    logged = footer.get("result") or {}
+    logged = dict(footer.get("result") or {})
     for key, value in result.to_dict().items():
         if key not in logged and key in _REQUIRED:
             return f"the result's {key} is missing from the {where}, {value!r} when {how}"

@@ -32,7 +32,7 @@ import msgpack
 import numpy as np
 
 from littlestone.games.errors import ForeignLog, LogCorrupted
-from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, RoundRecord
+from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, ResultFields, RoundRecord
 from littlestone.server.records.folder import is_index
 from littlestone.server.records.logs.format import (
     FORMAT_VERSION,
@@ -75,7 +75,7 @@ class GameLogData:
         return str(self.footer.get("status", "incomplete")) if self.footer else "incomplete"
 
     @property
-    def result(self) -> dict[str, Any]:  # (open: the keys of play --json)
+    def result(self) -> ResultFields:
         """The footer's result: ``{}`` when the log has no footer, or a footer without one."""
         return (self.footer.get("result") if self.footer else None) or {}
 
