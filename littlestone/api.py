@@ -51,6 +51,7 @@ from littlestone.games.game import (
     Bound,
     GameResult,
     GameSpec,
+    PlayedFields,
     ResultFields,
 )
 from littlestone.games.ldim import LDIM_BUDGET, class_ldim
@@ -934,12 +935,12 @@ def _refused_remote(rules: GameSpec, agent: Learner | Adversary) -> None:
         raise ArgumentError("connect", "agent", f"{agent.spec} cannot play this game: {reason}")
 
 
-# (out: play_remote's answer, open: the result's keys)
-def _remote_game(out: dict[str, Any]) -> Game:
+def _remote_game(out: PlayedFields) -> Game:
     """A Game from what :func:`littlestone.client.play_remote` returns."""
     hclass = None
     with contextlib.suppress(LittlestoneError, ValueError):
-        hclass = make_class(out["class"]) if out.get("class") else None
+        class_spec = out.get("class")
+        hclass = make_class(class_spec) if class_spec else None
     rules = None
     with contextlib.suppress(LittlestoneError, ValueError):
         rules = GameSpec(out["game"], out["horizon"], hclass,

@@ -27,7 +27,13 @@ from websockets.exceptions import ConnectionClosed
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import ClassBudget, FiniteClass
 from littlestone.games.errors import AgentCrashed, ProtocolError, ServerClosed, ServerError
-from littlestone.games.game import EXPERTS, Fault, GameSpec
+from littlestone.games.game import (
+    EXPERTS,
+    EnteredGame,
+    Fault,
+    GameSpec,
+    PlayedFields,
+)
 from littlestone.learners.base import Learner
 from littlestone.protocol import build
 from littlestone.protocol.codec import Limits, decode, encode
@@ -104,7 +110,7 @@ async def play_remote(
     seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
     join: str | None = None, on_created: Callable[[str], Any] | None = None,
     tournament: str | None = None, tls: ssl.SSLContext | None = None,
-) -> dict[str, Any]:
+) -> PlayedFields:
     """Play ``agent`` (a learner or an adversary) against the server's ``opponent``;
     returns the keys ``littlestone play --json`` prints.
 
@@ -153,12 +159,12 @@ async def play_remote(
         hclass = game.hclass
         end = await _play_game(ws, receive, agent, game, int(start["seed"]))
     revealed = _revealed_key(start, end)
-    result = dict(end["result"])
+    result = end["result"].copy()
     result["status"] = end["status"]
     bound = agent.final_bound(game, result) if isinstance(agent, Learner) else None
     if bound is not None:
         result["bound"], result["bound_name"] = bound.value, bound.name
-    out: dict[str, Any] = {
+    out: PlayedFields = {
         "game": game.game,
         "learner": agent.spec if isinstance(agent, Learner) else (opponent or "remote"),
         "adversary": (opponent or "remote") if isinstance(agent, Learner) else agent.spec,
@@ -167,7 +173,9 @@ async def play_remote(
     }
     if game.game == EXPERTS:
         out["experts"] = game.n_experts
-    out.update({k: v for k, v in result.items() if k != "game"})
+    scores = result.copy()
+    scores.pop("game", None)
+    out = {**out, **scores}
     if faults:  # as play's result lists them (the wire's result carries no lists)
         out["faults"] = faults
     out["game_id"] = end.get("game_id")
@@ -246,14 +254,14 @@ async def _hello(ws: Connection, role: str, name: str, token: str | None
 
 
 async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
-                           agent: Learner | Adversary, tournament: str) -> dict[str, Any]:
+                           agent: Learner | Adversary, tournament: str) -> PlayedFields:
     """Enter a tournament and play every game it gives, fresh at each, until ``done``."""
     await ws.send(encode(build.enter(tournament)))
     entered = await receive()
     if entered["type"] != "entered":
         raise ServerError(str(entered.get("code", "bad_message")),
                           str(entered.get("message", "")))
-    games: list[dict[str, Any]] = []
+    games: list[EnteredGame] = []
     while True:
         message = await receive()
         if message["type"] == "done":

@@ -45,6 +45,7 @@ from littlestone.games.game import (
     ExpertsRecord,
     GameResult,
     GameSpec,
+    PlayedFields,
     RoundRecord,
 )
 
@@ -307,12 +308,11 @@ class Game:
             return self.rules.hclass.spec
         return None
 
-    def to_dict(self) -> dict[str, Any]:  # (open: the game's result, and its learner's extras)
+    def to_dict(self) -> PlayedFields:
         """The summary as a dict: what ``littlestone play --json`` prints (without the
         class's Ldim, which :func:`littlestone.ldim` gives, and the seconds)."""
-        # (open: as to_dict's)
-        out: dict[str, Any] = {"game": self.result.game, "learner": self.learner,
-                               "adversary": self.adversary, "class": self.hclass}
+        out: PlayedFields = {"game": self.result.game, "learner": self.learner,
+                             "adversary": self.adversary, "class": self.hclass}
         if self.rules is not None:
             out["horizon"] = self.rules.rounds
             if self.rules.game == EXPERTS:
@@ -322,7 +322,7 @@ class Game:
         scores.pop("game")
         if not scores.get("message"):
             scores.pop("message", None)
-        out.update(scores)
+        out = {**out, **scores}
         if self.game_id is not None:
             out["game_id"], out["log"] = self.game_id, None if self.log is None else str(
                 self.log)

@@ -36,6 +36,7 @@ __all__ = [
     "GameResult",
     "GameSeeds",
     "GameSpec",
+    "PlayedFields",
     "ResultFields",
     "RoundRecord",
     "game_seeds",
@@ -274,6 +275,32 @@ class ResultFields(TypedDict, total=False):
     start_vector: list[float]
     tuned_bound: float | None
     faults: list[Fault]
+
+
+class EnteredGame(TypedDict):
+    """A tournament's game a remote entrant played: its id and its status."""
+
+    game_id: str | None
+    status: str
+
+
+#: What ``littlestone play --json`` and ``connect --json`` print besides the result: the
+#: players, the rules, the seed, where the game is kept, a finite class's size and Ldim,
+#: the game key (connect) and the seconds (``class`` is a Python keyword, hence the
+#: functional form).
+_PlayedKeys = TypedDict("_PlayedKeys", {
+    "learner": str, "adversary": str, "class": str | None, "horizon": int,
+    "experts": int | None, "seed": int | None, "game_id": str | None, "log": str | None,
+    "game_key": str, "seconds": float, "size": int, "ldim": int | None,
+    "tournament": str, "games": list[EnteredGame],
+}, total=False)
+
+
+class PlayedFields(ResultFields, _PlayedKeys, total=False):
+    """A played game as ``littlestone play --json`` and ``connect --json`` print it (and
+    :func:`littlestone.client.play_remote` returns it): its result's fields and the
+    game's (``cli/common.game_output`` puts them in order); a remote entrant's
+    tournament (``connect --tournament``) as its name and its ``games`` only."""
 
 
 @dataclass
