@@ -266,7 +266,7 @@ class ResultFields(TypedDict, total=False):
     unsure_mistakes: int
     update_bound: float | None
     convex_loss: float
-    hedge_over: int
+    hedge_over: str
     prior_entropy_bits: float
     radius: float
     regret_bound: float | None
