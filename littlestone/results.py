@@ -174,7 +174,8 @@ class PlayedRounds:
     def __len__(self) -> int:
         return len(self.experts) or len(self._x)
 
-    def columns(self) -> dict[str, Any]:  # (a column a field: arrays, or lists of any x)
+    # (a column a field: arrays, or lists of any x; an experts or a mistake-bound game's)
+    def columns(self) -> dict[str, Any]:
         """The rounds as named columns (numpy arrays, ``x`` a list), running totals
         recomputed in round order as the referee keeps them."""
         if self.experts:

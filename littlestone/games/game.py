@@ -330,6 +330,7 @@ class GameResult:
     best_expert_loss: float | None = None
     message: str = ""
     bound: Bound | None = None
+    # (its learner's own report(), and the loop's faults: ResultFields names the package's)
     extra: dict[str, Any] = field(default_factory=dict)
     #: The target the adversary revealed after the last round, if it revealed one.
     revealed: Any = field(default=None, compare=False)

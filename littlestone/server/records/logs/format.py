@@ -11,15 +11,15 @@ exceptions in :mod:`littlestone.games.errors`; the layout is drawn in
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import numpy as np
 
 from littlestone.games.errors import ForeignLog, LogCorrupted, LogError
 
 __all__ = ["FORMAT_VERSION", "FULL_ARRAYS_MAX", "MAGIC", "MAX_HEADER", "READABLE_FORMATS",
-           "VECTOR_DIGESTS", "ExpertRow", "ExpertVector", "ForeignLog", "LogCorrupted",
-           "LogError", "RoundColumns"]
+           "VECTOR_DIGESTS", "ExpertFrame", "ExpertRow", "ExpertVector", "ExpertsFrame",
+           "ForeignLog", "LogCorrupted", "LogError", "RoundColumns", "RoundsFrame"]
 
 MAGIC = b"LSLOG\x00\x01\n"
 #: The format the writer writes (the header's ``format``). 2: the experts game's rounds
@@ -36,6 +36,47 @@ FULL_ARRAYS_MAX = 4096
 MAX_HEADER = 16 << 20
 
 
+
+
+class RoundsFrame(TypedDict):
+    """The head of a frame of mistake-bound rounds t0 .. t0 + n - 1 (its buffers: p, y,
+    prediction and, unless ``x_kind`` is ``big``, x): how x is stored (``i8``, ``f8``,
+    ``big``: then ``x`` here, each instance's little-endian bytes)."""
+
+    kind: Literal["rounds"]
+    t0: int
+    n: int
+    x_kind: str
+    x: NotRequired[list[bytes]]
+
+
+class ExpertFrame(TypedDict):
+    """The head of a frame of one experts round (format 1; format 2 for an instance
+    beyond 64 bits): its numbers, the instance, and each vector beyond
+    :data:`FULL_ARRAYS_MAX` experts as its SHA-256 (the others are its buffers)."""
+
+    kind: Literal["expert"]
+    t: int
+    p: float | None
+    y: int | None
+    drawn: int
+    loss: float
+    expected_loss: float
+    regret: float
+    expected_regret: float
+    x: NotRequired[int]
+    advice_sha256: NotRequired[str]
+    weights_sha256: NotRequired[str]
+    costs_sha256: NotRequired[str]
+
+
+class ExpertsFrame(TypedDict):
+    """The head of a frame of experts rounds t0 .. t0 + n - 1 as columns (format 2: every
+    number and vector is a buffer)."""
+
+    kind: Literal["experts"]
+    t0: int
+    n: int
 
 
 class RoundColumns(TypedDict):
