@@ -51,10 +51,13 @@ import time
 from array import array
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 import numpy as np
+
+if TYPE_CHECKING:
+    from littlestone.games.game import PlayedFields
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -157,7 +160,7 @@ class Tally:
         self.bad = Counter[str]()
         self.codes = Counter[str]()
         self.failures: list[str] = []
-        self.games: list[tuple[int, dict[str, Any], str]] = []  # (pair, client's out, seed)
+        self.games: list[tuple[int, PlayedFields, str]] = []  # (pair, client's out, seed)
         self.hostile: list[tuple[str, str]] = []  # (misbehaviour, game id)
 
 
@@ -340,7 +343,7 @@ def verify(data: Path, tally: Tally) -> int:
         local: list[Any] = []
         result = play(game, LEARNERS.make(learner), ADVERSARIES.make(adversary), int(seed),
                       key=bytes.fromhex(out["game_key"]), on_record=local.append)
-        row = store.game(out["game_id"])
+        row = store.game(str(out["game_id"]))
         logged = rows_of(read_log(Path(str(row["log"]))).records()) if row else None
         if logged != rows_of(local) or result.mistakes != out["mistakes"]:
             tally.failures.append(f"game {out['game_id']}: differs from the local game")

@@ -39,7 +39,7 @@ import tempfile
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from littlestone.adversaries import ADVERSARIES, Adversary
 from littlestone.games.classes import FiniteClass, HypothesisClass, make_class
@@ -51,11 +51,16 @@ from littlestone.games.game import (
     Bound,
     GameResult,
     GameSpec,
+    PlayedFields,
+    ResultFields,
 )
 from littlestone.games.ldim import LDIM_BUDGET, class_ldim
 from littlestone.learners import LEARNERS, Learner
 from littlestone.learners.adapters import RiverLearner, SklearnLearner
 from littlestone.results import Comparison, Dimensions, Game, PlayedRounds, TournamentResult
+
+if TYPE_CHECKING:
+    from littlestone.server.records.rows import LogFooter, LoggedHeader
 
 __all__ = ["DEFAULT_ROUNDS", "DEFAULT_SEEDS", "ArgumentError", "RiverModel", "SklearnModel",
            "as_adversary", "as_class", "as_learner", "as_rules", "as_seeds", "compare",
@@ -778,33 +783,35 @@ def replay(path_or_id: str | Path, *, data: str | Path | None = None,
     return game
 
 
-# (fields: a result's JSON, open: the game's and its learner's keys)
-def _result_of(fields: dict[str, Any], game: str) -> GameResult:
+def _result_of(fields: ResultFields, game: str) -> GameResult:
     """A GameResult from a result's JSON fields (a log's footer, a server's ``end``):
     ``bound`` and ``bound_name`` as a Bound, the fields it does not have as ``extra``."""
     known = GameResult.__dataclass_fields__
-    values = {k: v for k, v in fields.items() if k in known and k not in ("bound", "extra")}
+    # (GameResult's own fields, by name)
+    values: dict[str, Any] = {k: v for k, v in fields.items()
+                              if k in known and k not in ("bound", "extra")}
     values.setdefault("game", game)
     for key in ("status", "rounds", "mistakes", "expected_mistakes", "regret",
                 "expected_regret"):
         values.setdefault(key, "" if key == "status" else 0)
     result = GameResult(**values)
-    if fields.get("bound") is not None:
-        result.bound = Bound(float(fields["bound"]), str(fields.get("bound_name", "")))
+    bound = fields.get("bound")
+    if bound is not None:
+        result.bound = Bound(float(bound), str(fields.get("bound_name", "")))
     result.extra.update({k: v for k, v in fields.items()
                          if k not in known and k != "bound_name"})
     return result
 
 
 # (a log's header and footer, as its reader kept the maps it read)
-def _logged_result(header: dict[str, Any], footer: dict[str, Any] | None,
+def _logged_result(header: LoggedHeader, footer: LogFooter | None,
                    kept: PlayedRounds) -> GameResult:
     game = header["rules"]["game"]
     if footer and footer.get("result"):
         return _result_of(footer["result"], game)
     ts, realised, expected = kept.curve() if len(kept) else ([], [0.0], [0.0])
     last, last_expected = (realised[-1], expected[-1]) if ts else (0.0, 0.0)
-    status = str((footer or {}).get("status") or "incomplete")
+    status = str((footer.get("status") if footer else None) or "incomplete")
     return GameResult(game, status, len(ts), last, last_expected, last, last_expected)
 
 
@@ -928,12 +935,12 @@ def _refused_remote(rules: GameSpec, agent: Learner | Adversary) -> None:
         raise ArgumentError("connect", "agent", f"{agent.spec} cannot play this game: {reason}")
 
 
-# (out: play_remote's answer, open: the result's keys)
-def _remote_game(out: dict[str, Any]) -> Game:
+def _remote_game(out: PlayedFields) -> Game:
     """A Game from what :func:`littlestone.client.play_remote` returns."""
     hclass = None
     with contextlib.suppress(LittlestoneError, ValueError):
-        hclass = make_class(out["class"]) if out.get("class") else None
+        class_spec = out.get("class")
+        hclass = make_class(class_spec) if class_spec else None
     rules = None
     with contextlib.suppress(LittlestoneError, ValueError):
         rules = GameSpec(out["game"], out["horizon"], hclass,
@@ -941,7 +948,8 @@ def _remote_game(out: dict[str, Any]) -> Game:
     fields = {k: v for k, v in out.items()
               if k not in ("learner", "adversary", "class", "horizon", "seed", "game_id",
                            "game_key", "experts")}
-    return Game(_result_of(fields, out["game"]), learner=out["learner"],
+    # (the result's keys: play_remote's own are left out)
+    return Game(_result_of(cast("ResultFields", fields), out["game"]), learner=out["learner"],
                 adversary=out["adversary"], seed=out.get("seed"), rules=rules,
                 game_id=out.get("game_id"),
                 why_no_rounds="a remote game's rounds are in the server's log "

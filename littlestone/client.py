@@ -19,7 +19,7 @@ import hashlib
 import socket
 import ssl
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 import numpy as np
 from websockets.exceptions import ConnectionClosed
@@ -27,7 +27,13 @@ from websockets.exceptions import ConnectionClosed
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import ClassBudget, FiniteClass
 from littlestone.games.errors import AgentCrashed, ProtocolError, ServerClosed, ServerError
-from littlestone.games.game import EXPERTS, GameSpec
+from littlestone.games.game import (
+    EXPERTS,
+    EnteredGame,
+    Fault,
+    GameSpec,
+    PlayedFields,
+)
 from littlestone.learners.base import Learner
 from littlestone.protocol import build
 from littlestone.protocol.codec import Limits, decode, encode
@@ -104,7 +110,7 @@ async def play_remote(
     seed: int | None = None, token: str | None = None, name: str = "littlestone-client",
     join: str | None = None, on_created: Callable[[str], Any] | None = None,
     tournament: str | None = None, tls: ssl.SSLContext | None = None,
-) -> dict[str, Any]:
+) -> PlayedFields:
     """Play ``agent`` (a learner or an adversary) against the server's ``opponent``;
     returns the keys ``littlestone play --json`` prints.
 
@@ -112,15 +118,16 @@ async def play_remote(
     to ``on_created``; with ``join=GAME_ID`` it joins one (PROTOCOL.md 4). ``tls``: the
     TLS context for a wss:// URL (default: the system's certificate authorities)."""
     role = _role_of(agent)
-    faults: list[dict[str, Any]] = []  # the server's non-fatal errors: this side's faults
+    faults: list[Fault] = []  # the server's non-fatal errors: this side's faults
     async with connect(url, tls=tls) as ws:
         receive_any = await _hello(ws, role, name, token)
 
         async def receive() -> ServerMessage:
             message = await receive_any()
             if message["type"] == "error":
-                faults.append({"t": message.get("t"), "code": message.get("code"),
-                               "message": message.get("message"), "role": role})
+                faults.append({"t": cast("int | None", message.get("t")),  # (as sent)
+                               "code": message.get("code"), "message": message.get("message"),
+                               "role": role})
             return message
 
         if tournament is not None:
@@ -152,12 +159,12 @@ async def play_remote(
         hclass = game.hclass
         end = await _play_game(ws, receive, agent, game, int(start["seed"]))
     revealed = _revealed_key(start, end)
-    result = dict(end["result"])
+    result = end["result"].copy()
     result["status"] = end["status"]
     bound = agent.final_bound(game, result) if isinstance(agent, Learner) else None
     if bound is not None:
         result["bound"], result["bound_name"] = bound.value, bound.name
-    out: dict[str, Any] = {
+    out: PlayedFields = {
         "game": game.game,
         "learner": agent.spec if isinstance(agent, Learner) else (opponent or "remote"),
         "adversary": (opponent or "remote") if isinstance(agent, Learner) else agent.spec,
@@ -166,7 +173,9 @@ async def play_remote(
     }
     if game.game == EXPERTS:
         out["experts"] = game.n_experts
-    out.update({k: v for k, v in result.items() if k != "game"})
+    scores = result.copy()
+    scores.pop("game", None)
+    out = {**out, **scores}
     if faults and "faults" not in result:  # the server's list has the rounds (PROTOCOL.md
         out["faults"] = faults               # 5.5); an older server's result had none
     out["game_id"] = end.get("game_id")
@@ -245,14 +254,14 @@ async def _hello(ws: Connection, role: str, name: str, token: str | None
 
 
 async def _tournament_loop(ws: Any, receive: Callable[[], Awaitable[ServerMessage]],
-                           agent: Learner | Adversary, tournament: str) -> dict[str, Any]:
+                           agent: Learner | Adversary, tournament: str) -> PlayedFields:
     """Enter a tournament and play every game it gives, fresh at each, until ``done``."""
     await ws.send(encode(build.enter(tournament)))
     entered = await receive()
     if entered["type"] != "entered":
         raise ServerError(str(entered.get("code", "bad_message")),
                           str(entered.get("message", "")))
-    games: list[dict[str, Any]] = []
+    games: list[EnteredGame] = []
     while True:
         message = await receive()
         if message["type"] == "done":

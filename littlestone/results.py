@@ -45,6 +45,7 @@ from littlestone.games.game import (
     ExpertsRecord,
     GameResult,
     GameSpec,
+    PlayedFields,
     RoundRecord,
 )
 
@@ -173,7 +174,8 @@ class PlayedRounds:
     def __len__(self) -> int:
         return len(self.experts) or len(self._x)
 
-    def columns(self) -> dict[str, Any]:  # (a column a field: arrays, or lists of any x)
+    # (a column a field: arrays, or lists of any x; an experts or a mistake-bound game's)
+    def columns(self) -> dict[str, Any]:
         """The rounds as named columns (numpy arrays, ``x`` a list), running totals
         recomputed in round order as the referee keeps them."""
         if self.experts:
@@ -307,12 +309,11 @@ class Game:
             return self.rules.hclass.spec
         return None
 
-    def to_dict(self) -> dict[str, Any]:  # (open: the game's result, and its learner's extras)
+    def to_dict(self) -> PlayedFields:
         """The summary as a dict: what ``littlestone play --json`` prints (without the
         class's Ldim, which :func:`littlestone.ldim` gives, and the seconds)."""
-        # (open: as to_dict's)
-        out: dict[str, Any] = {"game": self.result.game, "learner": self.learner,
-                               "adversary": self.adversary, "class": self.hclass}
+        out: PlayedFields = {"game": self.result.game, "learner": self.learner,
+                             "adversary": self.adversary, "class": self.hclass}
         if self.rules is not None:
             out["horizon"] = self.rules.rounds
             if self.rules.game == EXPERTS:
@@ -322,7 +323,7 @@ class Game:
         scores.pop("game")
         if not scores.get("message"):
             scores.pop("message", None)
-        out.update(scores)
+        out = {**out, **scores}
         if self.game_id is not None:
             out["game_id"], out["log"] = self.game_id, None if self.log is None else str(
                 self.log)

@@ -16,9 +16,10 @@ import re
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, NoReturn, TypedDict
+from typing import Any, NoReturn, TypedDict, cast
 
 from littlestone.games.errors import UsageError
+from littlestone.games.game import PlayedFields
 
 __all__ = ["EXIT_INTERNAL", "EXIT_USAGE", "LOG_FORMATS", "OPERATOR_LOG_LEVELS", "JsonLines",
            "Parser", "TerminalSafe", "TextLines", "UsageError", "cell", "class_keys",
@@ -64,8 +65,7 @@ def class_keys(hclass: Any) -> ClassKeys:
 _LAST_KEYS = ("game_id", "log", "game_key", "seconds")
 
 
-def game_output(out: dict[str, Any], hclass: Any, experts: int | None  # (open: the
-                ) -> dict[str, Any]:  # game's result and its learner's extras, reordered)
+def game_output(out: PlayedFields, hclass: Any, experts: int | None) -> PlayedFields:
     """One output contract for every driver (``play``, ``connect``): the game and its
     players, the result (no empty ``message``; a whole ``bound`` as an integer), ``size``
     and ``ldim`` for a finite class, ``experts`` in the experts game, then ``game_id``,
@@ -75,13 +75,15 @@ def game_output(out: dict[str, Any], hclass: Any, experts: int | None  # (open: 
     ...              "game_id": "g"}, None, 3)
     {'game': 'experts', 'bound': 4, 'experts': 3, 'game_id': 'g', 'log': None, 'seconds': 0.1}
     """
-    body = {k: v for k, v in out.items() if k not in (*_LAST_KEYS, "size", "ldim", "experts")}
+    # (out's keys but those that come last)
+    body = cast("PlayedFields", {k: v for k, v in out.items()
+                                 if k not in (*_LAST_KEYS, "size", "ldim", "experts")})
     if not body.get("message", True):
         body.pop("message")
     bound = body.get("bound")
     if isinstance(bound, float) and bound.is_integer():
         body["bound"] = int(bound)
-    body.update(class_keys(hclass))
+    body = {**body, **class_keys(hclass)}
     if out.get("game") == "experts":
         body["experts"] = experts
     body["game_id"], body["log"] = out.get("game_id"), out.get("log")

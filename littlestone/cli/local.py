@@ -14,7 +14,7 @@ from littlestone import adversaries, learners
 from littlestone.cli.common import emit, game_output, writable
 from littlestone.games.classes import FiniteClass, HalfspaceClass, make_class
 from littlestone.games.errors import BudgetExceeded, UsageError
-from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec, PlayedFields
 from littlestone.games.ldim import (
     LdimProgress,
     class_ldim,
@@ -179,14 +179,14 @@ def play(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     if args.tree and played_tree is not None:
         _write_graph(played_tree(), args.tree)
-    out: dict[str, Any] = {  # (open: the game's result and its learner's extras follow)
+    out: PlayedFields = {
         "game": args.game, "learner": learner.spec, "adversary": adversary.spec,
         "class": hclass.spec if hclass is not None else None, "horizon": args.rounds,
         "seed": args.seed,
     }
     scores = result.to_dict()
     scores.pop("game")
-    out.update(scores)
+    out = {**out, **scores}
     out["game_id"], out["log"] = done.game_id, None if done.log is None else str(done.log)
     out["seconds"] = round(seconds, 6)
     emit(game_output(out, hclass, game.n_experts if args.game == EXPERTS else None),

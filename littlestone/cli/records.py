@@ -110,7 +110,7 @@ def replay(args: argparse.Namespace) -> int:
         raise UsageError(f"replay: {exc}") from None
     if args.against:
         original, other = replaying.against(log, args.against, data, game_id)
-        left, right = original.to_dict(), other.to_dict()
+        left, right = dict(original.to_dict()), dict(other.to_dict())
         if args.json:
             print(json.dumps({"original": {"learner": log.header["learner"]["spec"], **left},
                               "against": {"learner": args.against, **right}}))
@@ -130,12 +130,13 @@ def replay(args: argparse.Namespace) -> int:
     elif args.export:
         replaying.export(log, args.export, sys.stdout)
     elif args.json:
-        out = {"game": log.header["rules"]["game"], "learner": log.header["learner"]["spec"],
-               "adversary": log.header["adversary"]["spec"],
-               "class": log.header["rules"].get("class"), "horizon": log.header["rules"]["rounds"],
-               "seed": log.header.get("seed"), "game_id": log.header.get("game_id"),
-               "log": str(path), "rounds_logged": log.n_rounds, "status": log.status}
-        out.update((log.footer or {}).get("result", {}))
+        out: dict[str, object] = {
+            "game": log.header["rules"]["game"], "learner": log.header["learner"]["spec"],
+            "adversary": log.header["adversary"]["spec"],
+            "class": log.header["rules"].get("class"), "horizon": log.header["rules"]["rounds"],
+            "seed": log.header.get("seed"), "game_id": log.header.get("game_id"),
+            "log": str(path), "rounds_logged": log.n_rounds, "status": log.status}
+        out.update(log.result)
         out["status"] = log.status
         print(json.dumps(out))
     else:

@@ -154,7 +154,8 @@ def connect(args: argparse.Namespace) -> int:
                          f"disconnected:{exc.role})") from None
     out["log"] = None  # the log is the server's (replay GAME_ID --data on its side)
     out["seconds"] = round(time.perf_counter() - started, 6)
-    played = make_class(out["class"]) if out.get("class") else None
+    class_spec = out.get("class")
+    played = make_class(class_spec) if class_spec else None
     emit(game_output(out, played, out.get("experts")), args.json)
     return 0
 

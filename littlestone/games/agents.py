@@ -101,6 +101,7 @@ class Agent:
         """An instance for the generic check suite: the defaults, unless overridden."""
         return cls()
 
+    # (an agent's own parameters: each its own type)
     def params(self) -> dict[str, Any]:
         """Current parameter values (read from the attributes named like the parameters)."""
         return {p.name: getattr(self, p.name, p.default) for p in self.param_info()}

@@ -18,7 +18,7 @@ import hmac
 import math
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, cast
 
 import numpy as np
 
@@ -32,9 +32,12 @@ __all__ = [
     "MISTAKE_BOUND",
     "Bound",
     "ExpertsRecord",
+    "Fault",
     "GameResult",
     "GameSeeds",
     "GameSpec",
+    "PlayedFields",
+    "ResultFields",
     "RoundRecord",
     "game_seeds",
     "public_key",
@@ -225,6 +228,82 @@ class ExpertsRecord(NamedTuple):
     expected_regret: float
 
 
+class Fault(TypedDict):
+    """A player's non-fatal fault (a late or malformed move, :mod:`.loop`'s ladder; a
+    remote player's error from the server): the round (None: between rounds), the error
+    code, its message and the player's role."""
+
+    t: int | None
+    code: str
+    message: str
+    role: str
+
+
+class ResultFields(TypedDict, total=False):
+    """A game's result as JSON fields (:meth:`GameResult.to_dict`: ``littlestone play
+    --json``, a log's footer, the wire's ``end``): the game's scores (the experts game's
+    losses only in it; ``bound`` split into ``bound`` and ``bound_name``), then what its
+    learner's :meth:`~littlestone.learners.base.Learner.report` adds: the package's
+    learners' keys are these; another agent's own keys are carried along unread. A
+    played game's has every score; a game cut short has its ``status`` (and ``rounds``)
+    only, and a log or a peer anybody wrote what it holds: every key may be missing."""
+
+    game: str
+    status: str
+    rounds: int
+    mistakes: float
+    expected_mistakes: float
+    regret: float
+    expected_regret: float
+    learner_loss: float | None
+    expected_learner_loss: float | None
+    best_expert_loss: float | None
+    message: str
+    bound: float | int | None
+    bound_name: str
+    updates: int
+    conservative_updates: int
+    unsure_mistakes: int
+    update_bound: float | None
+    convex_loss: float
+    hedge_over: str
+    prior_entropy_bits: float
+    radius: float
+    regret_bound: float | None
+    regret_bound_name: str
+    start_cosine: float | None
+    start_vector: list[float]
+    tuned_bound: float | None
+    size: int
+    faults: list[Fault]
+
+
+class EnteredGame(TypedDict):
+    """A tournament's game a remote entrant played: its id and its status."""
+
+    game_id: str | None
+    status: str
+
+
+#: What ``littlestone play --json`` and ``connect --json`` print besides the result: the
+#: players, the rules, the seed, where the game is kept, a finite class's size and Ldim,
+#: the game key (connect) and the seconds (``class`` is a Python keyword, hence the
+#: functional form).
+_PlayedKeys = TypedDict("_PlayedKeys", {
+    "learner": str, "adversary": str, "class": str | None, "horizon": int,
+    "experts": int | None, "seed": int | None, "game_id": str | None, "log": str | None,
+    "game_key": str, "seconds": float, "size": int, "ldim": int | None,
+    "tournament": str, "games": list[EnteredGame],
+}, total=False)
+
+
+class PlayedFields(ResultFields, _PlayedKeys, total=False):
+    """A played game as ``littlestone play --json`` and ``connect --json`` print it (and
+    :func:`littlestone.client.play_remote` returns it): its result's fields and the
+    game's (``cli/common.game_output`` puts them in order); a remote entrant's
+    tournament (``connect --tournament``) as its name and its ``games`` only."""
+
+
 @dataclass
 class GameResult:
     """How a game ended and its scores.
@@ -252,6 +331,7 @@ class GameResult:
     best_expert_loss: float | None = None
     message: str = ""
     bound: Bound | None = None
+    # (its learner's own report(), and the loop's faults: ResultFields names the package's)
     extra: dict[str, Any] = field(default_factory=dict)
     #: The target the adversary revealed after the last round, if it revealed one.
     revealed: Any = field(default=None, compare=False)
@@ -260,7 +340,7 @@ class GameResult:
     def complete(self) -> bool:
         return self.status == "complete"
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ResultFields:
         """The JSON-ready fields (``bound`` split into ``bound`` and ``bound_name``)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                if f.name not in ("bound", "extra", "revealed")}  # scalars: no deep copy
@@ -272,7 +352,7 @@ class GameResult:
             out["bound"] = _json_number(self.bound.value)
             out["bound_name"] = self.bound.name
         out.update(self.extra)
-        return out
+        return cast("ResultFields", out)  # (the extras: its learner's report(), as it gave them)
 
 
 def _json_number(value: float) -> float | int | None:

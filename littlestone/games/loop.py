@@ -71,6 +71,7 @@ from littlestone.games.experts import Phase as ExpertsPhase
 from littlestone.games.game import (
     EXPERTS,
     ExpertsRecord,
+    Fault,
     GameResult,
     GameSpec,
     RoundRecord,
@@ -138,7 +139,7 @@ class FaultLadder:
 
     def __init__(self, role: str) -> None:
         self.role = role
-        self.faults: list[dict[str, Any]] = []
+        self.faults: list[Fault] = []
         #: Whether a fault ends the move (a learner's) or the move is asked again.
         self.ends_move = role == LEARNER
 

@@ -282,7 +282,7 @@ class Agnostic(Learner):
     def update_costs(self, costs: FloatArray, y: int | None) -> None:
         self._inner.update_costs(costs, y)
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, str]:
         return {"hedge_over": self.experts}
 
     def bound(self, game: GameSpec) -> Bound | None:

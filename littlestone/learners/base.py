@@ -112,6 +112,7 @@ class Learner(Agent):
         target's ``hinge_deficiency`` on an agnostic class)."""
         return self.bound(game)
 
+    # (an agent's own report: its keys and values are its own)
     def report(self) -> dict[str, Any]:
         """What the learner measured during the game (added to the game's result)."""
         return {}

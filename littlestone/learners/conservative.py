@@ -113,5 +113,6 @@ class Conservative(Learner):
         inner = self._inner.final_bound(game, measured)
         return None if inner is None else Bound(inner.value, f"{inner.name}, kept conservative")
 
+    # (the inner learner's own report, and this one's count)
     def report(self) -> dict[str, Any]:
         return {**self._inner.report(), "conservative_updates": self.updates}

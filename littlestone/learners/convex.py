@@ -187,8 +187,8 @@ class OGDBall(Learner):
         """B^2/(2 eta) + (eta/2) sum_t ||v_t||^2 for the rounds played (UML Thm 21.15)."""
         return self.radius**2 / (2 * self._eta) + self._eta * self.squares / 2
 
-    def report(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def report(self) -> dict[str, float | str]:
+        out: dict[str, float | str] = {
             "convex_loss": self.convex_loss, "regret_bound": self.regret_bound(),
             "regret_bound_name": "B^2/(2 eta) + (eta/2) sum_t ||v_t||^2 (UML Thm 21.15), "
                                  f"eta = {self._eta:.6g}",

@@ -167,7 +167,7 @@ class KernelPerceptron(Learner):
             self._signs.append(1.0 if y else -1.0)
             self.mistakes += 1
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, int]:
         return {"updates": self.mistakes}
 
     def bound(self, game: GameSpec) -> Bound | None:

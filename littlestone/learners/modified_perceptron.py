@@ -118,7 +118,7 @@ class ModifiedPerceptron(Learner):
             self.start_cosine = float(w_star @ self.start_vector) / size if size > 0 else None
         return None
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, int | float | list[float] | None]:
         """The updates and unsure mistakes, the start w_1, and, with the target revealed,
         c = cos(w*, w_1) and the update bound of that c (``None`` when c <= 0)."""
         c = self.start_cosine

@@ -93,7 +93,7 @@ class Perceptron(Learner):
             self.mistakes += 1
             self.radius = max(self.radius, float(np.sqrt(z @ z)))
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, float]:
         return {"radius": self.radius, "updates": self.mistakes}
 
     def bound(self, game: GameSpec) -> Bound | None:

@@ -89,7 +89,7 @@ class _PriorVote(Learner):
         every target, which online-to-batch needs)."""
         return float(self._rows_p.max() if self.labels else self.prior_p.min())
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> dict[str, float]:
         return {"prior_entropy_bits": entropy_bits(self.prior_p) if len(self.prior_p) else 0.0}
 
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from littlestone.games.errors import ProtocolError
+from littlestone.games.game import ResultFields
 from littlestone.protocol.wire import (
     PROTOCOL_VERSION,
     Advice,
@@ -311,14 +312,14 @@ def reveal_asked() -> RevealAsked:
     return {"type": "reveal?"}
 
 
-def end(status: str, result: dict[str, Any], game_id: str, key: bytes | None) -> End:
+def end(status: str, result: ResultFields, game_id: str, key: bytes | None) -> End:
     """A player's game is over (PROTOCOL.md 5, 7): its status, its result and the game
     key (a learner's also gets the last round's label or outcome, added by the host)."""
     return {"type": "end", "status": status, "result": result, "game_id": game_id,
             "key": key}
 
 
-def spectator_end(game_id: str, status: str, result: dict[str, Any]) -> End:
+def spectator_end(game_id: str, status: str, result: ResultFields) -> End:
     """The game a spectator watches is over (PROTOCOL.md 5.4): no key."""
     return {"type": "end", "game_id": game_id, "status": status, "result": result}
 

@@ -62,6 +62,7 @@ def _depth(value: Any, limit: int, level: int = 1) -> None:
                 _depth(item, limit, level + 1)
 
 
+# (a peer's map: any fields until messages.check holds it to its type's)
 def decode(frame: bytes | bytearray | memoryview | str, limits: Limits = DEFAULT_LIMITS
            ) -> dict[str, Any]:
     """One frame to one message map with a string ``type``; else ProtocolError."""

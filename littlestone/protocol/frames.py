@@ -63,6 +63,7 @@ class FrameSocket:
         body = encode(message)
         self.sock.sendall(_LENGTH.pack(len(body)) + body)
 
+    # (a peer's map: any fields until messages.check holds it to its type's)
     def recv(self, deadline: float | None = None) -> dict[str, Any]:
         """The next message (``deadline``: :func:`time.monotonic` time, None: wait)."""
         buffer = self._buffer

@@ -116,6 +116,7 @@ def _type_names(types: tuple[type, ...]) -> str:
     return " or ".join(names.get(t, t.__name__) for t in types)
 
 
+# (message: a peer's map, any fields until this holds it to its type's schema)
 def check(message: dict[str, Any]) -> dict[str, Any]:
     """The message itself, if its fields match the schema of its type."""
     kind = message.get("type")
@@ -141,6 +142,7 @@ def check(message: dict[str, Any]) -> dict[str, Any]:
     return message
 
 
+# (message: a client's map before check: any fields)
 def from_client(message: dict[str, Any]) -> ClientMessage:
     """A client's message, checked (:func:`check`), as its type (:mod:`.wire`): the one
     place the server narrows a peer's message. The session (:mod:`.session`) returns it
@@ -149,6 +151,7 @@ def from_client(message: dict[str, Any]) -> ClientMessage:
     return cast("ClientMessage", check(message))
 
 
+# (message: a server's map before check: any fields)
 def from_server(message: dict[str, Any]) -> ServerMessage:
     """A server's message, checked (:func:`check`), as its type (:mod:`.wire`): the one
     place the client narrows a peer's message. The client reads a message's keys only

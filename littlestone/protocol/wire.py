@@ -25,8 +25,9 @@ types through (the lobby's requests, the moves a game waits for), the server nar
 further with a ``cast`` that says so (``server/net/lobby.py``, ``players.py``). Two
 maps inside a message stay untyped: the ``rules`` of ``challenge`` and ``create``, a
 ``Mapping[str, Any]`` as the peer wrote it until :func:`.messages.rules_from_wire` reads
-it, and the ``result`` of ``end``, a ``dict[str, Any]`` whose keys are the game's and
-its learner's report's (open). At run time a message is a plain dict:
+it, and the ``result`` of ``end``, a map held only to be one: its keys are the game's
+and its learner's report's (:class:`~littlestone.games.game.ResultFields`, every one
+read with a default). At run time a message is a plain dict:
 
 >>> hello: Hello = {"type": "hello", "version": 1, "role": "learner", "agent": "demo",
 ...                 "token": None, "capabilities": []}
@@ -42,6 +43,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, final
+
+from littlestone.games.game import ResultFields
 
 __all__ = [
     "CLIENT_TYPES",
@@ -476,7 +479,7 @@ class End(TypedDict):
 
     type: Literal["end"]
     status: str
-    result: dict[str, Any]
+    result: ResultFields
     key: NotRequired[bytes | None]
     game_id: NotRequired[str]
     label: NotRequired[LabelOf]

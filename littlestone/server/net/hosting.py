@@ -39,7 +39,15 @@ from littlestone.games.errors import (
     Unavailable,
     UnsupportedGame,
 )
-from littlestone.games.game import EXPERTS, GameResult, GameSeeds, GameSpec, game_seeds, secret_key
+from littlestone.games.game import (
+    EXPERTS,
+    GameResult,
+    GameSeeds,
+    GameSpec,
+    ResultFields,
+    game_seeds,
+    secret_key,
+)
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code
@@ -232,7 +240,7 @@ class GameHost:
                            for key, value in (("peer", peer), ("token_name", account))}})
         self.running[game_id] = broadcast
         started = asyncio.get_running_loop().time()
-        status, scores = "aborted", dict[str, Any]()
+        status, scores = "aborted", ResultFields()
         try:
             status, scores = await self._play(game, learner, adversary, remotes, recording)
         except asyncio.CancelledError:
@@ -275,7 +283,7 @@ class GameHost:
         return placed[0], placed[1]
 
     async def _play(self, game: GameSpec, learner: Any, adversary: Any, remotes: list[Remote],
-                    recording: GameRecording) -> tuple[str, dict[str, Any]]:
+                    recording: GameRecording) -> tuple[str, ResultFields]:
         """The game itself: start (each player gets its own seed and SHA-256 of the game
         key), the rounds, the log's footer, the index row, end (with the key). Returns
         the game's status and scores. A game cut short ends as
@@ -405,11 +413,11 @@ def _faults(game_id: str, result: GameResult) -> None:
                         "code": fault.get("code"), "round": t})
 
 
-def _ended(game_id: str, game: GameSpec, status: str, scores: dict[str, Any], rounds: int,
+def _ended(game_id: str, game: GameSpec, status: str, scores: ResultFields, rounds: int,
            seconds: float) -> None:
     """Log a game's end: its status, rounds and scores."""
     rounds = int(scores.get("rounds", rounds))
-    score: dict[str, Any] = {}
+    score: dict[str, float] = {}
     if "mistakes" in scores:
         score["loss" if game.game == EXPERTS else "mistakes"] = scores["mistakes"]
     if "regret" in scores:

@@ -432,7 +432,7 @@ class HostedLearner(_Hosted, Learner):
 
     # (the agent's own report: Learner.report's type)
     def report(self) -> dict[str, Any]:
-        report: dict[str, Any] = self.host.move("report")
+        report: dict[str, Any] = self.host.move("report")  # (as the agent gave it)
         return report
 
 

@@ -22,7 +22,7 @@ import logging
 import time
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from littlestone.games.errors import OverBudget, ProtocolError
 from littlestone.protocol import build
@@ -30,8 +30,8 @@ from littlestone.protocol.codec import encode
 from littlestone.protocol.session import ServerSession
 from littlestone.transport import Connection
 
-__all__ = ["REFUSALS_LOGGED", "SERVER_BUDGETS", "LogQuota", "OverBudget", "PeerLog", "refuse",
-           "shorten"]
+__all__ = ["REFUSALS_LOGGED", "SERVER_BUDGETS", "LogQuota", "OverBudget", "PeerFields", "PeerLog",
+           "refuse", "shorten"]
 
 #: Refusals logged a minute for one peer address and error code; the rest are counted,
 #: and the next line logged says how many were not.
@@ -90,6 +90,17 @@ class LogQuota:
             self.windows.clear()
 
 
+class PeerFields(TypedDict, total=False):
+    """Who a peer is, as its log lines' fields say: its address, then, after ``hello``,
+    its session, its token's name, its role and its agent."""
+
+    peer: str
+    session: str
+    token_name: str | None
+    role: str | None
+    agent: str | None
+
+
 class PeerLog(logging.LoggerAdapter[logging.Logger]):
     """A session's lines: prefixed with who the peer is, with the same as fields.
 
@@ -107,7 +118,7 @@ class PeerLog(logging.LoggerAdapter[logging.Logger]):
         #: How many refusals of one code this peer's address may still log (the server's).
         self.quota = quota if quota is not None else LogQuota()
 
-    def fields(self) -> dict[str, Any]:
+    def fields(self) -> PeerFields:
         """Who the peer is, as far as it is known."""
         session = self.session
         if session is None:
@@ -120,8 +131,9 @@ class PeerLog(logging.LoggerAdapter[logging.Logger]):
         fields = self.fields()
         kwargs["extra"] = {**fields, **(kwargs.get("extra") or {})}
         who = [self.address]
-        if fields.get("role") is not None:  # (after hello)
-            who += [fields["token_name"] or "anonymous", fields["role"],
+        role = fields.get("role")
+        if role is not None:  # (after hello)
+            who += [fields["token_name"] or "anonymous", role,
                     repr(fields["agent"] or "")]
         return f"{' '.join(who)}: {msg}", kwargs
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from littlestone.games.errors import ProtocolError
+from littlestone.games.game import ResultFields
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.protocol.errors import Code
@@ -41,12 +42,13 @@ from littlestone.protocol.session import ServerSession
 from littlestone.protocol.wire import Rules, ServerMessage, Totals, Watch, Watching
 from littlestone.server.net.peers import PeerLog, refuse
 from littlestone.server.net.settings import REVOKE_CHECK_S
+from littlestone.server.records.logs.format import ExpertFrame, ExpertsFrame, RoundsFrame
 from littlestone.transport import Connection
 
 __all__ = ["Broadcast", "watch", "wire_result"]
 
 
-def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
+def wire_result(scores: ResultFields) -> ResultFields:
     """A result's scalar keys, as plain msgpack values, and its ``faults`` (the ``result``
     of ``end``, PROTOCOL.md 5.1 and 6): each fault a map of ``t`` (nil for the reveal),
     ``role``, ``code`` and ``message``.
@@ -55,7 +57,7 @@ def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
     ...              "code": "timeout", "message": "late"}], "tree": [1, 2]})
     {'rounds': 2, 'faults': [{'t': 1, 'role': 'learner', 'code': 'timeout', 'message': 'late'}]}
     """
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for key, value in scores.items():
         if isinstance(value, np.generic):
             value = value.item()
@@ -67,7 +69,7 @@ def wire_result(scores: dict[str, Any]) -> dict[str, Any]:
         if isinstance(value, list | dict):
             continue
         out[key] = value
-    return out
+    return cast("ResultFields", out)  # (its scalar keys: the same fields)
 
 
 class Broadcast:
@@ -94,19 +96,20 @@ class Broadcast:
         return build.watching(self.game_id, self.rules, self.learner, self.adversary, self.t,
                               self.totals)
 
+    # (head: a frame's, as the writer's observer gets them: its kind says its type)
     def __call__(self, head: dict[str, Any], buffers: list[tuple[str, Any]]) -> None:
         """A frame of the log (the writer's observer)."""
         kind = head["kind"]
         if kind == "rounds":
-            self._rounds(head, dict(buffers))
+            self._rounds(cast("RoundsFrame", head), dict(buffers))
         elif kind == "expert":
-            self._expert(head)
+            self._expert(cast("ExpertFrame", head))
         elif kind == "experts":
-            self._experts(head, dict(buffers))
+            self._experts(cast("ExpertsFrame", head), dict(buffers))
         elif kind == "footer":
-            self.finish(head.get("status", "aborted"), head.get("result") or {})
+            self.finish(head.get("status", "aborted"), head.get("result") or ResultFields())
 
-    def _rounds(self, head: dict[str, Any], columns: dict[str, Any]) -> None:
+    def _rounds(self, head: RoundsFrame, columns: Mapping[str, np.ndarray]) -> None:
         p = np.asarray(columns["p"], dtype=np.float64)
         y = np.asarray(columns["y"], dtype=np.int64)
         drawn = np.asarray(columns["prediction"], dtype=np.int64)
@@ -119,7 +122,7 @@ class Broadcast:
             self._send(build.rounds(self.game_id, int(head["t0"]), int(head["n"]), p.tolist(),
                                     y.tolist(), drawn.tolist(), totals))
 
-    def _expert(self, head: dict[str, Any]) -> None:
+    def _expert(self, head: ExpertFrame) -> None:
         totals = self.totals
         totals["loss"] = float(totals.get("loss", 0.0) + head["loss"])
         totals["expected_loss"] = float(totals.get("expected_loss", 0.0)
@@ -132,7 +135,7 @@ class Broadcast:
                                            [float(head["loss"])],
                                            [float(head["expected_loss"])], totals))
 
-    def _experts(self, head: dict[str, Any], columns: dict[str, Any]) -> None:
+    def _experts(self, head: ExpertsFrame, columns: Mapping[str, np.ndarray]) -> None:
         """A frame of experts rounds: the totals after its last round, and its rounds."""
         losses = np.asarray(columns["loss"], dtype=np.float64).tolist()
         expected = np.asarray(columns["expected_loss"], dtype=np.float64).tolist()
@@ -154,7 +157,7 @@ class Broadcast:
                                            [None if y < 0 else y for y in ys], losses,
                                            expected, totals))
 
-    def finish(self, status: str, scores: dict[str, Any]) -> None:
+    def finish(self, status: str, scores: ResultFields) -> None:
         """The game is over: every spectator gets ``end`` (once)."""
         if self.over.is_set():
             return

@@ -47,13 +47,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from littlestone import __version__
 from littlestone.adversaries.base import Adversary
 from littlestone.games.agents import Agent
 from littlestone.games.errors import UnsupportedGame
-from littlestone.games.game import GameResult, GameSeeds, GameSpec, game_seeds
+from littlestone.games.game import GameResult, GameSeeds, GameSpec, ResultFields, game_seeds
 from littlestone.learners.base import Learner
 from littlestone.local import play
 from littlestone.protocol.messages import PROTOCOL_VERSION
@@ -165,7 +165,7 @@ class GameRecording:
         self._log_writer: LogWriter | None = None
         #: What the row ends with (its result's columns, and the anchor or None), once
         #: the log has ended.
-        self.outcome: tuple[dict[str, Any], bytes | None] | None = None
+        self.outcome: tuple[ResultFields, bytes | None] | None = None
         #: The error a footer met (the disk full), when the log could not be ended.
         self.write_error: LogWriteError | None = None
 

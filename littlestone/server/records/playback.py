@@ -115,8 +115,8 @@ class Replay(Adversary):
             self._xs: list[Any] = [r.get("x") for r in data.expert_rounds]
             self._ys: list[Any] = [r.get("y") for r in data.expert_rounds]
         else:
-            self._xs = list(data.columns.get("x", []))
-            self._ys = [int(y) for y in data.columns.get("y", [])]
+            self._xs = list(data.columns["x"]) if data.columns else []
+            self._ys = [int(y) for y in data.columns["y"]] if data.columns else []
         self._t = 0
         self._salt = b""
         self._digest: bytes | None = None
@@ -160,7 +160,7 @@ class Replay(Adversary):
     def reveal(self) -> tuple[Any, bytes] | None:
         if self._digest is not None:
             return None, self._salt
-        revealed = (self._data.footer or {}).get("revealed")
+        revealed = self._data.footer.get("revealed") if self._data.footer else None
         if revealed is not None:  # the original adversary's target: a witness here
             return (np.asarray(revealed) if isinstance(revealed, list) else revealed), b""
         return None
@@ -189,6 +189,7 @@ class Replay(Adversary):
 
     def costs(self, answer: Any) -> NDArray[np.float64] | int:
         row = self._data.expert_rounds[self._t - 1]
-        if row.get("y") is not None:
-            return int(row["y"])
+        y = row.get("y")
+        if y is not None:
+            return int(y)
         return np.asarray(row["costs"])

@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -49,8 +49,10 @@ def against(log: GameLogData, learner_spec: str, data: str | Path | None = None,
     log = filled(log, data, game_id)
     if log.footer is None:
         raise LogError("the log is incomplete: nothing to compare with")
-    original = GameResult(**{k: v for k, v in log.footer["result"].items()
-                             if k in GameResult.__dataclass_fields__ and k != "bound"})
+    # (the footer's figures that are GameResult's own fields, by name)
+    figures: dict[str, Any] = {k: v for k, v in log.footer["result"].items()
+                               if k in GameResult.__dataclass_fields__ and k != "bound"}
+    original = GameResult(**figures)
     rounds = log.n_rounds
     spec = GameSpec(spec.game, rounds, spec.hclass, spec.experts, spec.horizon_known)
     result = play(spec, LEARNERS.make(learner_spec), Replay.from_log(log),
@@ -101,7 +103,7 @@ def plot(log: GameLogData, path: str) -> None:
     records = list(log.records())
     t = np.arange(1, len(records) + 1)
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
-    result = (log.footer or {}).get("result", {})
+    result = log.result
     title = f"{log.header['learner']['spec']} vs {log.header['adversary']['spec']}"
     experts = [r for r in records if isinstance(r, ExpertsRecord)]
     rounds = [r for r in records if isinstance(r, RoundRecord)]
@@ -115,8 +117,9 @@ def plot(log: GameLogData, path: str) -> None:
         ax.step(t, [r.mistakes for r in rounds], where="post", label="mistakes")
         ax.plot(t, [r.expected_mistakes for r in rounds], lw=1, label="expected mistakes")
         ax.set_ylabel("cumulative mistakes")
-    if result.get("bound") is not None:
-        ax.axhline(float(result["bound"]), color="crimson", ls=":",
+    bound = result.get("bound")
+    if bound is not None:
+        ax.axhline(float(bound), color="crimson", ls=":",
                    label=f"bound: {result.get('bound_name', '')}"[:60])
     ax.set_xlabel("round t")
     ax.set_title(f"{title}\n{log.header['rules'].get('class') or ''}", fontsize=9)
@@ -129,7 +132,7 @@ def plot(log: GameLogData, path: str) -> None:
 def summary_table(log: GameLogData) -> str:
     """The header and the result as aligned lines."""
     head = log.header
-    lines = {
+    lines: dict[str, object] = {
         "game_id": head.get("game_id"), "game": head["rules"]["game"],
         "class": head["rules"].get("class"), "learner": head["learner"]["spec"],
         "adversary": head["adversary"]["spec"], "seed": head.get("seed"),
@@ -137,7 +140,7 @@ def summary_table(log: GameLogData) -> str:
         "log level": head.get("log_level", "full"),
         "status": log.status, "log": str(log.path), "bytes": log.size,
     }
-    lines.update((log.footer or {}).get("result", {}))
+    lines.update(log.result)
     width = max(len(k) for k in lines)
     out = io.StringIO()
     for key, value in lines.items():

@@ -29,17 +29,19 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 
 from littlestone.adversaries.base import ADVERSARIES, Adversary
+from littlestone.games.agents import Registry
 from littlestone.games.errors import LogError
 from littlestone.games.game import EXPERTS, GameResult, GameSpec, public_key
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.local import play
 from littlestone.server.records.anchors import anchoring
 from littlestone.server.records.logs import GameLogData
+from littlestone.server.records.logs.format import ExpertRow, RoundColumns
 from littlestone.server.records.strangers import agent_spec, rules_of
 
 __all__ = ["filled", "game_agents", "game_key", "game_spec", "is_compact", "resimulated"]
@@ -59,7 +61,7 @@ def game_key(log: GameLogData) -> bytes:
     if not isinstance(promised, str):
         raise LogError("the log names no game key (written before littlestone 0.3): "
                        "re-simulate it with the version that wrote it")
-    revealed = (log.footer or {}).get("key")
+    revealed = log.footer.get("key") if log.footer else None
     if revealed is None:
         key = public_key(int(log.header["seed"]))
         if hashlib.sha256(key).hexdigest() != promised:
@@ -81,7 +83,9 @@ def game_agents(log: GameLogData, anchored: bool) -> tuple[Learner, Adversary]:
     changed since the game (its re-simulation would be another game; checked before the
     file is imported) or the log may not have them built (:func:`.strangers.agent_spec`)."""
     agents = []
-    for role, registry in (("learner", LEARNERS), ("adversary", ADVERSARIES)):
+    roles: tuple[tuple[Literal["learner", "adversary"], Registry[Any]], ...] = (
+        ("learner", LEARNERS), ("adversary", ADVERSARIES))
+    for role, registry in roles:
         info = log.header[role]
         agents.append(registry.make(agent_spec(log.header, role, info, anchored)))
     learner, adversary = agents
@@ -120,14 +124,17 @@ def filled(log: GameLogData, data: str | Path | None = None, game_id: str | None
     spec = game_spec(log, anchored)
     learner, adversary = game_agents(log, anchored)
     _, kept = resimulated(log, spec, learner, adversary)
-    logged_rounds = ((log.footer or {}).get("result") or {}).get("rounds", len(kept))
+    logged_rounds = log.result.get("rounds", len(kept))
     if logged_rounds != len(kept):
         raise LogError(f"re-simulating the compact log gives {len(kept)} rounds, its footer "
                        f"{logged_rounds}")
     if log.header["rules"]["game"] == EXPERTS:
-        rounds = [{k: v for k, v in r._asdict().items() if v is not None} for r in kept]
+        # (an ExpertsRecord's fields, its Nones left out)
+        rounds = [cast("ExpertRow", {k: v for k, v in r._asdict().items() if v is not None})
+                  for r in kept]
         return dataclasses.replace(log, expert_rounds=rounds)
-    columns = {"x": [r.x for r in kept], "p": np.array([r.p for r in kept], dtype=np.float64),
-               "y": np.array([r.y for r in kept], dtype=np.int8),
-               "prediction": np.array([r.prediction for r in kept], dtype=np.int8)}
+    columns: RoundColumns = {
+        "x": [r.x for r in kept], "p": np.array([r.p for r in kept], dtype=np.float64),
+        "y": np.array([r.y for r in kept], dtype=np.int8),
+        "prediction": np.array([r.prediction for r in kept], dtype=np.int8)}
     return dataclasses.replace(log, columns=columns)

@@ -18,11 +18,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict, cast
 
 if TYPE_CHECKING:
-    from littlestone.games.game import GameResult
+    from littlestone.games.game import GameResult, ResultFields
 
 __all__ = ["AgentIdentity", "GameOutcome", "GameRow", "GameStart", "LogFooter", "LogHeader",
-           "LoggedRules", "ResultColumn", "ResultRow", "Skipped", "TokenRow", "TournamentGame",
-           "TournamentRow", "result_row"]
+           "LoggedHeader", "LoggedRules", "ResultColumn", "ResultRow", "Skipped", "TokenRow",
+           "TournamentGame", "TournamentRow", "result_row"]
 
 #: A row of the ``games`` table: a game as it started, and its result once it ended
 #: (``status`` ``running`` until then; the result's columns None). ``log`` is the log's
@@ -148,6 +148,17 @@ class LogHeader(TypedDict):
     adversary: AgentIdentity
 
 
+class LoggedHeader(LogHeader):
+    """A log's header as its reader returns it (:class:`.logs.reader.GameLogData`): the
+    :class:`LogHeader`, and what the writer adds (its frame's ``kind`` and ``buffers``,
+    the log's ``format`` and ``log_level``; format 1 logs have no ``log_level``)."""
+
+    kind: str
+    format: int
+    log_level: NotRequired[str]
+    buffers: NotRequired[list[Any]]
+
+
 class LogFooter(TypedDict):
     """What a finished game's log ends with (:func:`.logged.log_footer`): its status and
     result (the keys of ``littlestone play --json``: the game's and its learner's, open),
@@ -155,8 +166,7 @@ class LogFooter(TypedDict):
 
     status: str
     finished: str
-    # (open: the keys of play --json, the game's and its learner's)
-    result: dict[str, Any]
+    result: ResultFields
     key: str
     revealed: NotRequired[Any]
 

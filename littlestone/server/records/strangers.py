@@ -38,6 +38,7 @@ from littlestone.games.errors import LittlestoneError, LogError
 from littlestone.games.game import GameSpec
 from littlestone.games.spec import format_spec, parse_spec
 from littlestone.learners.base import LEARNERS
+from littlestone.server.records.rows import AgentIdentity, LogHeader
 
 __all__ = ["CLASS_BUDGET", "EXPERTS", "LDIM_WORK", "ROUNDS", "agent_spec", "rules_of"]
 
@@ -54,7 +55,7 @@ _WHY = ("a log nothing anchors is re-simulated only within a server's budgets fo
 
 
 # (header: a log's, as its reader kept the map it read)
-def rules_of(header: dict[str, Any], anchored: bool) -> GameSpec:
+def rules_of(header: LogHeader, anchored: bool) -> GameSpec:
     """The rules of a logged game, built within the budgets a log may ask for."""
     rules = header["rules"]
     rounds, experts = int(rules["rounds"]), rules.get("experts")
@@ -63,9 +64,10 @@ def rules_of(header: dict[str, Any], anchored: bool) -> GameSpec:
             raise LogError(f"the log asks for {rounds} rounds; {_WHY}, at most {ROUNDS}")
         if isinstance(experts, int) and experts > EXPERTS:
             raise LogError(f"the log asks for {experts} experts; {_WHY}, at most {EXPERTS}")
+    class_spec = rules.get("class")
     try:
-        hclass = (make_class(rules["class"], UNLIMITED if anchored else CLASS_BUDGET)
-                  if rules.get("class") else None)
+        hclass = (make_class(class_spec, UNLIMITED if anchored else CLASS_BUDGET)
+                  if class_spec else None)
     except LittlestoneError as exc:
         raise LogError(f"the log's class: {exc}" + ("" if anchored else f" ({_WHY})")) from None
     game = GameSpec(rules["game"], rounds, hclass, experts, bool(rules.get("horizon_known", True)))
@@ -75,7 +77,7 @@ def rules_of(header: dict[str, Any], anchored: bool) -> GameSpec:
 
 
 # (header, info: a log's, as its reader kept the map it read)
-def agent_spec(header: dict[str, Any], role: str, info: dict[str, Any], anchored: bool) -> str:
+def agent_spec(header: LogHeader, role: str, info: AgentIdentity, anchored: bool) -> str:
     """The spec to rebuild the logged ``role`` from; LogError when the log may not have
     it built: a file agent whose file changed (checked before it is imported), or, for
     a log nothing anchors, a file agent or an agent a server would not build for a peer."""

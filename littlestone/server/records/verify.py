@@ -40,6 +40,7 @@ from littlestone.server.records import playback  # noqa: F401 - registers ``repl
 from littlestone.server.records.anchors import anchoring
 from littlestone.server.records.logged import package_version
 from littlestone.server.records.logs import GameLogData, checked
+from littlestone.server.records.logs.format import ExpertVector
 from littlestone.server.records.resimulation import (
     game_agents,
     game_key,
@@ -47,6 +48,7 @@ from littlestone.server.records.resimulation import (
     is_compact,
     resimulated,
 )
+from littlestone.server.records.rows import LogFooter
 
 __all__ = ["VerifyReport", "verify"]
 
@@ -100,6 +102,10 @@ def verify(log: GameLogData, data: str | Path | None = None, game_id: str | None
                         records.rounds_checked, anchor.anchored, records.ok)
 
 
+#: An experts round's vectors, compared where the log keeps them in full.
+_VECTORS: tuple[ExpertVector, ...] = ("advice", "weights", "costs")
+
+
 def _records(log: GameLogData, anchored: bool) -> VerifyReport:
     """The records alone: re-simulated and compared (or, remote, whole)."""
     remote = [r for r in ("learner", "adversary")
@@ -131,7 +137,7 @@ def _records(log: GameLogData, anchored: bool) -> VerifyReport:
                                f"{getattr(record, name)!r} when replayed")
         if isinstance(record, ExpertsRecord):
             stored = log.expert_rounds[record.t - 1]
-            for name in ("advice", "weights", "costs"):
+            for name in _VECTORS:
                 value = getattr(record, name)
                 if name in stored and not _same(value, stored[name]):
                     raise RecordDiffers(record.t, f"{name} differs")
@@ -167,10 +173,10 @@ _REQUIRED = ("status", "rounds", "mistakes", "expected_mistakes", "regret", "exp
 
 
 # (footer: a log's, as its reader kept the map it read)
-def _result_differs(footer: dict[str, Any], result: GameResult, where: str, how: str
+def _result_differs(footer: LogFooter, result: GameResult, where: str, how: str
                     ) -> str | None:
     """The first way the footer says otherwise than the re-simulated result, or None."""
-    logged = footer.get("result") or {}
+    logged = dict(footer.get("result") or {})
     for key, value in result.to_dict().items():
         if key not in logged and key in _REQUIRED:
             return f"the result's {key} is missing from the {where}, {value!r} when {how}"

@@ -254,7 +254,8 @@ def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> CheckRow:
             "refereed": False}
 
 
-def _own_report(out: str) -> dict[str, Any] | None:  # (JSON the submission printed)
+# (JSON the submission printed: any fields until _own_row reads them)
+def _own_report(out: str) -> dict[str, Any] | None:
     """The report the sandboxed run printed: its last line that reads as one (the
     submission may print around it)."""
     for line in reversed(out.strip().splitlines()):

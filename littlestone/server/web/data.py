@@ -342,9 +342,10 @@ def records(store: Store, game_id: str, start: int = 1, count: int = 20
                         if k not in ("costs", "advice")}
                 out["records"].append(_short(cast("RoundShown", item)))  # (its fields)
         return out
-    if not log.columns:
+    columns = log.columns
+    if not columns:
         return out
-    x, p, y, drawn = (log.columns[k] for k in ("x", "p", "y", "prediction"))
+    x, p, y, drawn = columns["x"], columns["p"], columns["y"], columns["prediction"]
     # the running totals as the referee keeps them (left to right), vectorised
     mistakes = np.cumsum(drawn != y)
     loss = np.where(y == 1, 1.0 - p, p)
@@ -392,7 +393,7 @@ def _sizes(spec: str, path: str, size: int, n_rounds: int) -> NDArray[np.int32] 
     stat = Path(path).stat()
     log = _read(path, stat.st_size, stat.st_mtime_ns)
     alive = np.arange(hclass.size)
-    xs, ys = log.columns.get("x", []), log.columns.get("y", [])
+    xs, ys = (log.columns["x"], list(log.columns["y"])) if log.columns else ([], [])
     count = min(n_rounds, len(ys))
     sizes = np.ones(count, dtype=np.int32)
     deadline = time.thread_time() + PAGE_CPU_S

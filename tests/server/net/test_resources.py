@@ -40,6 +40,7 @@ from littlestone.server.net import hosting
 from littlestone.server.net import hosts as hosts_module
 from littlestone.server.net.settings import Budgets, ConnectionLimits
 from littlestone.server.records.logs import writer as log_writer
+from littlestone.server.records.rows import LogFooter
 from tests.server.web.test_web import running_server as running_web_server
 from tests.support.servers import running_server
 
@@ -181,7 +182,7 @@ async def test_a_move_past_its_cpu_seconds_is_the_agents_over_budget_fault(tmp_p
         await honest_game(server)
 
 
-def _footer(server: Any, game_id: str) -> dict[str, Any]:
+def _footer(server: Any, game_id: str) -> LogFooter:
     from littlestone.server.records.logs import read_log
 
     footer = read_log(server.store.game(game_id)["log"]).footer

@@ -25,7 +25,7 @@ from littlestone.cli import main
 from littlestone.client import play_remote
 from littlestone.games.classes import make_class
 from littlestone.games.errors import SpecError
-from littlestone.games.game import MISTAKE_BOUND, GameSpec, RoundRecord
+from littlestone.games.game import MISTAKE_BOUND, GameSpec, PlayedFields, RoundRecord
 from littlestone.learners import LEARNERS
 from littlestone.server.records.anchors import resolve
 from littlestone.server.records.folder import is_index
@@ -38,7 +38,7 @@ from tests.support.servers import running_server
 GAME = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=63"))
 
 
-async def server_games(data: Path, n: int) -> list[dict[str, Any]]:
+async def server_games(data: Path, n: int) -> list[PlayedFields]:
     """``n`` games of a remote halving against the server's shattered-tree (which forces
     a mistake on each of its first rounds), as ``play --json`` reports them."""
     async with running_server(data) as server:

@@ -23,7 +23,7 @@ from websockets.http11 import Request, Response
 from littlestone.charts import heat_color
 from littlestone.client import play_remote
 from littlestone.games.classes import make_class
-from littlestone.games.game import GameSpec
+from littlestone.games.game import GameSpec, PlayedFields
 from littlestone.learners import LEARNERS
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.store import Store
@@ -73,7 +73,7 @@ async def get_json(url: str, token: str | None = None) -> Any:
 THRESHOLDS = GameSpec("mistake-bound", 30, make_class("thresholds:n=15"))
 
 
-async def play_one(server: Any, learner: str = "halving", name: str = "alice") -> dict:
+async def play_one(server: Any, learner: str = "halving", name: str = "alice") -> PlayedFields:
     return await play_remote(server.url, LEARNERS.make(learner), "shattered-tree", THRESHOLDS,
                              seed=3, token=server.token, name=name)
 

@@ -23,23 +23,28 @@ from __future__ import annotations
 import hashlib
 import math
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 import msgpack
 import numpy as np
 
 from littlestone.games.errors import ForeignLog, LogCorrupted
-from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, RoundRecord
+from littlestone.games.game import EXPERTS, GAMES, ExpertsRecord, ResultFields, RoundRecord
 from littlestone.server.records.folder import is_index
 from littlestone.server.records.logs.format import (
     FORMAT_VERSION,
     MAGIC,
     MAX_HEADER,
     READABLE_FORMATS,
+    VECTOR_DIGESTS,
+    ExpertRow,
+    ExpertVector,
+    RoundColumns,
 )
+from littlestone.server.records.rows import LogFooter, LoggedHeader
 
 __all__ = ["GameLogData", "checked", "read_log"]
 
@@ -49,15 +54,16 @@ class GameLogData:
     """What a log holds: its header, its rounds (as columns) and its footer."""
 
     path: Path
-    #: The header and the footer as read: anybody's maps, checked field by field.
-    header: dict[str, Any]
-    footer: dict[str, Any] | None
+    #: The header and the footer as read: anybody's maps, the header's fields checked by
+    #: :func:`checked`, the footer's result's by the reader.
+    header: LoggedHeader
+    footer: LogFooter | None
     size: int
-    #: Mistake-bound rounds as columns: x (list or array), p, y, prediction (arrays).
-    columns: dict[str, Any] = field(default_factory=dict)
-    #: Experts-game rounds, one dict per round: its fields as its frame had them
+    #: Mistake-bound rounds as columns (None: no such rounds).
+    columns: RoundColumns | None = None
+    #: Experts-game rounds, one row per round: its fields as its frame had them
     #: (checked by ``_malformed``).
-    expert_rounds: list[dict[str, Any]] = field(default_factory=list)
+    expert_rounds: list[ExpertRow] = field(default_factory=list)
     #: Bytes after the last whole frame (a cut-off write).
     trailing: int = 0
     #: The chain digest of the last whole frame: the log's final digest.
@@ -69,10 +75,15 @@ class GameLogData:
         return str(self.footer.get("status", "incomplete")) if self.footer else "incomplete"
 
     @property
+    def result(self) -> ResultFields:
+        """The footer's result: ``{}`` when the log has no footer, or a footer without one."""
+        return (self.footer.get("result") if self.footer else None) or {}
+
+    @property
     def n_rounds(self) -> int:
         if self.expert_rounds:
             return len(self.expert_rounds)
-        return len(self.columns.get("y", ()))
+        return len(self.columns["y"]) if self.columns else 0
 
     def records(self) -> Iterator[RoundRecord | ExpertsRecord]:
         """Every round as the referee recorded it, derived fields recomputed."""
@@ -85,7 +96,8 @@ class GameLogData:
             return
         if not self.columns:
             return
-        x, p, y, pred = (self.columns[k] for k in ("x", "p", "y", "prediction"))
+        columns = self.columns
+        x, p, y, pred = columns["x"], columns["p"], columns["y"], columns["prediction"]
         mistakes = 0
         expected = 0.0
         for t in range(len(y)):
@@ -123,7 +135,7 @@ def checked(log: GameLogData) -> GameLogData:
 
 
 # (head: a frame's msgpack map, anybody's: what this checks)
-def _malformed_header(head: dict[str, Any]) -> str | None:
+def _malformed_header(head: Mapping[str, Any]) -> str | None:
     rules = head.get("rules")
     if not isinstance(rules, dict) or rules.get("game") not in GAMES:
         return "its rules name no game"
@@ -147,11 +159,11 @@ _EXPERT_NUMBERS = ("t", "loss", "expected_loss", "regret", "expected_regret")
 #: The columns of a frame of experts rounds (format 2), one number a round each.
 _EXPERT_COLUMNS = ("p", "y", "drawn", "loss", "expected_loss", "regret", "expected_regret")
 #: Its vectors, a row a round: in full, or each row's SHA-256 (``NAME_sha256``).
-_EXPERT_VECTORS = ("advice", "weights", "costs")
+_EXPERT_VECTORS: tuple[ExpertVector, ...] = ("advice", "weights", "costs")
 
 
 # (head: a frame's msgpack map, checked by _malformed; the rows as format 1 has them)
-def _expert_rows(head: dict[str, Any], raw: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+def _expert_rows(head: dict[str, Any], raw: dict[str, np.ndarray]) -> list[ExpertRow]:
     """A frame of experts rounds (format 2, checked by :func:`_malformed`) as one dict a
     round, with what a frame a round (format 1) holds: its numbers (p None where NaN, y
     None where -1, x where the instance was kept), its vectors or their SHA-256."""
@@ -163,27 +175,30 @@ def _expert_rows(head: dict[str, Any], raw: dict[str, np.ndarray]) -> list[dict[
     rows = []
     for i in range(n):
         p, y = scalars["p"][i], scalars["y"][i]
-        row: dict[str, Any] = {
+        row: ExpertRow = {
             "t": t0 + i, "p": None if p != p else p, "y": None if y < 0 else y,
-            **{k: scalars[k][i] for k in _EXPERT_COLUMNS[2:]}}
+            "drawn": scalars["drawn"][i], "loss": scalars["loss"][i],
+            "expected_loss": scalars["expected_loss"][i], "regret": scalars["regret"][i],
+            "expected_regret": scalars["expected_regret"][i]}
         if xs is not None and has["x"][i]:
             row["x"] = xs[i]
         for name in _EXPERT_VECTORS:
+            digest = VECTOR_DIGESTS[name]
             if name != "costs" and not has[name][i]:
                 continue
             if name in raw:
                 row[name] = raw[name][i]
-            elif f"{name}_sha256" in raw:
-                row[f"{name}_sha256"] = raw[f"{name}_sha256"][i].tobytes().hex()
+            elif digest in raw:
+                row[digest] = raw[digest][i].tobytes().hex()
         rows.append(row)
     return rows
 
 
 # (head, header: frames' msgpack maps, anybody's: what this checks)
 def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
-               header: dict[str, Any] | None) -> str | None:
+               header: LoggedHeader | None) -> str | None:
     """What a frame after the header lacks of what the readers use, or None."""
-    rules = (header or {}).get("rules")
+    rules = header.get("rules") if header else None
     kind, game = head.get("kind"), rules.get("game") if isinstance(rules, dict) else None
     if kind == "rounds":
         n = head.get("n")
@@ -219,11 +234,12 @@ def _malformed(head: dict[str, Any], raw: dict[str, np.ndarray],
 
 # (head, header: frames' msgpack maps, anybody's: what this checks)
 def _malformed_experts(head: dict[str, Any], raw: dict[str, np.ndarray], game: Any,
-                       header: dict[str, Any] | None) -> str | None:
+                       header: LoggedHeader | None) -> str | None:
     """What a frame of experts rounds (format 2) lacks of what the readers use, or None."""
     n = head.get("n")
-    if (header or {}).get("format") == 1 or game not in (None, EXPERTS) or not _is_int(
-            n, 0) or not _is_int(head.get("t0"), 1):
+    old_format = (header.get("format") if header else None) == 1
+    if old_format or game not in (None, EXPERTS) or not _is_int(n, 0) or not _is_int(
+            head.get("t0"), 1):
         return "experts rounds that are not an experts game's in format 2"
     for name in _EXPERT_COLUMNS:
         column = raw.get(name)
@@ -283,9 +299,9 @@ def read_log(path: str | Path) -> GameLogData:
     xs: list[Any] = []
     cols: dict[str, list[Any]] = {"p": [], "y": [], "prediction": []}
     # (the maps as read: checked frame by frame below)
-    expert_rounds: list[dict[str, Any]] = []
-    header: dict[str, Any] | None = None
-    footer: dict[str, Any] | None = None
+    expert_rounds: list[ExpertRow] = []
+    header: LoggedHeader | None = None
+    footer: LogFooter | None = None
     with open(path, "rb") as f:
         if f.read(len(MAGIC)) != MAGIC:
             raise ForeignLog(f"{path} is not a littlestone game log (format {FORMAT_VERSION})")
@@ -338,7 +354,7 @@ def read_log(path: str | Path) -> GameLogData:
             if frame_no == 0:
                 if kind != "header" or head.get("format") not in READABLE_FORMATS:
                     raise ForeignLog(f"{path}: unsupported log format {head.get('format')!r}")
-                header = head
+                header = cast("LoggedHeader", head)  # (its fields: checked())
             problem = _malformed(head, raw, header) if frame_no else None
             if problem is not None:  # hashed right, but not what a littlestone writes
                 raise ForeignLog(f"{path}: frame {frame_no} ({str(kind)[:20]!r}) is not a "
@@ -357,17 +373,16 @@ def read_log(path: str | Path) -> GameLogData:
                 row = {k: v for k, v in head.items()  # (scalars: nothing piles up)
                        if k not in ("kind", "buffers") and _is_scalar(v)}
                 row.update(raw)
-                expert_rounds.append(row)
+                expert_rounds.append(cast("ExpertRow", row))  # (checked by _malformed)
             elif kind == "experts":
                 expert_rounds.extend(_expert_rows(head, raw))
             elif kind == "footer":
-                footer = head
+                footer = cast("LogFooter", head)  # (its result's fields: _malformed)
             frame_no += 1
     if header is None:
         raise ForeignLog(f"{path}: no header (an empty or cut-off log)")
-    # (numpy columns; x a list)
-    columns: dict[str, Any] = {}
+    columns: RoundColumns | None = None
     if cols["y"]:
-        columns = {k: np.concatenate(v) for k, v in cols.items()}
-        columns["x"] = xs
+        columns = {"x": xs, "p": np.concatenate(cols["p"]), "y": np.concatenate(cols["y"]),
+                   "prediction": np.concatenate(cols["prediction"])}
     return GameLogData(path, header, footer, size, columns, expert_rounds, size - offset, chain)
