@@ -237,27 +237,32 @@ def rank_sampled(name: str, rows: list[TournamentGame], skipped: list[Skipped],
     if not small:
         report.payoff, report.payoff_realised = {}, {}
     for role, entries in ((LEARNER, report.learners), (ADVERSARY, report.adversaries)):
-        model = fit(observations(rows, role))
+        seen = observations(rows, role)
+        model = fit(seen)
         rated = model.ratings(role, [e[role] for e in entries])
+        keys = completed(model, seen, role)
         for entry in entries:
             mine = rated[entry[role]]
-            entry["rating"] = round(mine.rating, 6)
-            entry["rating_low"] = round(mine.low, 6) if math.isfinite(mine.low) else None
-            entry["rating_high"] = round(mine.high, 6) if math.isfinite(mine.high) else None
+            key = keys.get(entry[role])
+            shown = None if key is None or role == LEARNER else -key[0]
+            entry["rating"] = round(mine.rating if shown is None else shown, 6)
+            half = Z * mine.error
+            entry["rating_low"] = round(entry["rating"] - half, 6) if math.isfinite(half) \
+                else None
+            entry["rating_high"] = round(entry["rating"] + half, 6) if math.isfinite(half) \
+                else None
             entry["rating_games"] = mine.games
         if not exact:
-            sign = 1.0 if role == LEARNER else -1.0
-            scored = sorted((e for e in entries if e["rating_games"]),
-                            key=lambda e: (sign * e["rating"], e[role]))
+            scored = sorted((e for e in entries if e[role] in keys),
+                            key=lambda e: (keys[e[role]], e[role]))
             for position, entry in enumerate(scored):
+                mine_key = keys[entry[role]]
                 before = scored[position - 1] if position else None
-                tied = [o[role] for o in scored
-                        if o is not entry and o["rating"] == entry["rating"]]
                 entry["rank"] = (before["rank"] if before is not None
-                                 and before["rating"] == entry["rating"] else position + 1)
-                entry["tied_with"] = tied
-            unrated = sorted((e for e in entries if not e["rating_games"]),
-                             key=lambda e: e[role])
+                                 and keys[before[role]] == mine_key else position + 1)
+                entry["tied_with"] = [o[role] for o in scored
+                                      if o is not entry and keys[o[role]] == mine_key]
+            unrated = sorted((e for e in entries if e[role] not in keys), key=lambda e: e[role])
             for entry in unrated:
                 entry["rank"], entry["tied_with"] = None, []
             if role == LEARNER:
@@ -265,6 +270,46 @@ def rank_sampled(name: str, rows: list[TournamentGame], skipped: list[Skipped],
             else:
                 report.adversaries = scored + unrated
     return report
+
+
+def completed(model: RatingModel, seen: Sequence[tuple[str, str, str, float]], role: Role
+              ) -> dict[str, tuple[float, ...]]:
+    """The round robin's ranking keys (:func:`.ranking.rank`) on the payoff matrix the
+    model completes: a pair's cell is the model's prediction against the average class,
+    moved towards the pair's own games (each less its class's difficulty) by n / (n + 1)
+    for n games. An adversary's key is its median cell over learners, as the round robin
+    ranks it (negated: smaller is better); a learner's is its skill: under the model,
+    every learner's worst adversary is the same, so its worst cell is its skill plus a
+    constant (the maximum of cells moved by single games is mostly their noise).
+    Entrants the model has not seen have no key. Rounded to 9 digits, so that entrants
+    with the same games tie."""
+    index = model.index
+    learners = sorted(k.removeprefix("learner:") for k in index if k.startswith("learner:"))
+    adversaries = sorted(k.removeprefix("adversary:") for k in index
+                         if k.startswith("adversary:"))
+    if not learners or not adversaries:
+        return {}
+    spaces = [i for k, i in index.items() if k.startswith("space:")]
+    beta = model.estimate
+    mean_space = float(beta[spaces].mean()) if spaces else 0.0
+    li = np.array([index[f"learner:{x}"] for x in learners])
+    ai = np.array([index[f"adversary:{x}"] for x in adversaries])
+    cells = beta[0] + mean_space + beta[li][:, None] + beta[ai][None, :]
+    row_of = {x: i for i, x in enumerate(learners)}
+    col_of = {x: j for j, x in enumerate(adversaries)}
+    total = np.zeros_like(cells)
+    count = np.zeros_like(cells)
+    for learner, adversary, space, value in seen:
+        i, j = row_of[learner], col_of[adversary]
+        total[i, j] += value - beta[index[f"space:{space}"]] + mean_space
+        count[i, j] += 1
+    played = count > 0
+    own = np.where(played, total / np.maximum(count, 1), cells)
+    cells = cells + count / (count + 1) * (own - cells)
+    if role == LEARNER:  # (the model's worst adversary is every learner's: its skill)
+        return {x: (round(float(beta[li[i]]), 9),) for i, x in enumerate(learners)}
+    forcing = np.median(cells, axis=0)
+    return {x: (round(-float(forcing[j]), 9),) for j, x in enumerate(adversaries)}
 
 
 def _played_board(name: str, rows: list[TournamentGame], skipped: list[Skipped]
