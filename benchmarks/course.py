@@ -92,8 +92,10 @@ def bench_course(students: int = 1000, k: int = 12, workers: int = 2
             versions.append((role, time.perf_counter() - started,
                              sum(g["game_id"] not in seen for g in rated.games)))
             seen |= {g["game_id"] for g in rated.games}
-            key = "learners" if role == "learner" else "adversaries"
-            field = dataclasses.replace(field, **{key: (*getattr(field, key), spec)})
+            if role == "learner":
+                field = dataclasses.replace(field, learners=(*field.learners, spec))
+            else:
+                field = dataclasses.replace(field, adversaries=(*field.adversaries, spec))
     rate = len(report.games) / field_seconds
     round_robin = len(config.adversaries) * len(CLASSES) * len(config.seeds)
     rows = [(f"a course of {students} students ({len(config.learners)} learners x "

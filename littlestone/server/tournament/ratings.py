@@ -171,11 +171,13 @@ def fit(observations: Sequence[tuple[str, str, str, float]]) -> RatingModel:
         np.add.at(right, rows[:, a], y)
     ridge = np.full(p, RIDGE)
     ridge[0] = 1e-9  # (the mean is free)
-    inverse = np.linalg.inv(normal + np.diag(ridge))
+    inverse: NDArray[np.float64] = np.asarray(np.linalg.inv(normal + np.diag(ridge)),
+                                              dtype=np.float64)
     estimate = inverse @ right
-    residual = y - estimate[rows].sum(axis=1) if len(y) else y
-    free = len(y) - min(p, len(y) - 1) if len(y) > 1 else 1
-    variance = float(residual @ residual) / max(free, 1) if len(y) > p else (
+    residual = y - estimate[rows].sum(axis=1)
+    # (the residual variance on n - p degrees of freedom; with fewer games than
+    # parameters, the scores' own variance: wide intervals, as they should be)
+    variance = float(residual @ residual) / (len(y) - p) if len(y) > p else (
         float(np.var(y)) if len(y) > 1 else 1.0)
     return RatingModel(index, estimate, inverse, max(variance, 1e-12), games)
 
@@ -183,10 +185,9 @@ def fit(observations: Sequence[tuple[str, str, str, float]]) -> RatingModel:
 def observations(rows: Iterable[TournamentGame], role: Role
                  ) -> list[tuple[str, str, str, float]]:
     """Each row scored for ``role`` as (learner, adversary, space, its figure)."""
-    column = "score" if role == LEARNER else "forcing"
     out = []
     for row in rows:
-        value = row.get(column)
+        value = row.get("score") if role == LEARNER else row.get("forcing")
         if value is not None:
             out.append((row["learner"], row["adversary"], space_of(row), float(value)))
     return out

@@ -171,9 +171,9 @@ class SampledSchedule:
                 learner, adversary = (spec, o) if role == "learner" else (o, spec)
                 for s in range(len(space_list)):
                     done = played.get((learner, adversary, s), set())
-                    seed = next((x for x in seeds if x not in done), None)
-                    if seed is not None:
-                        options.append((learner, adversary, s, seed, o))
+                    first = next((x for x in seeds if x not in done), None)
+                    if first is not None:
+                        options.append((learner, adversary, s, first, o))
             if not options:
                 continue
             gain = weigh.gain([(o[0], o[1], o[2]) for o in options], role,
@@ -248,4 +248,5 @@ class _Weights:
         own = block[:, mine, :].sum(axis=1)
         other = block[:, theirs, :].sum(axis=1)
         needs = np.asarray(opponent_needs, dtype=float)
-        return (own ** 2 + needs * other ** 2) / (1.0 + quad)
+        worth: NDArray[np.float64] = (own ** 2 + needs * other ** 2) / (1.0 + quad)
+        return worth

@@ -75,7 +75,7 @@ def test_a_sampled_ranking_agrees_with_the_round_robin(round_robin, tmp_path):
     counts: dict[str, int] = {}
     for game in report.games:
         for role in ("learner", "adversary"):
-            counts[game[role]] = counts.get(game[role], 0) + 1  # type: ignore[literal-required]
+            counts[game[role]] = counts.get(game[role], 0) + 1
     assert min(counts.values()) >= 16
 
 
