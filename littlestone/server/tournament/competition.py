@@ -86,9 +86,12 @@ from littlestone.server.tournament.config import (
     TournamentConfig,
     load_config,
 )
+from littlestone.server.tournament.pairing import spaces
 from littlestone.server.tournament.preflight import ROLES, check_file
 from littlestone.server.tournament.ranking import Standing, rank
+from littlestone.server.tournament.ratings import rank_sampled
 from littlestone.server.tournament.run import rate_entrant
+from littlestone.server.tournament.schedule import is_sampled
 
 __all__ = ["CHECKS_AT_ONCE", "CHECKS_WAITING", "Competition", "CompetitionConfig",
            "export", "load_competition", "rate_version", "standings"]
@@ -102,8 +105,10 @@ CHECKS_WAITING = 8
 #: How often the rating worker looks for work when nothing woke it (seconds).
 RATER_POLL_S = 1.0
 #: The CSV export's columns (the JSON export has the same keys per row).
-EXPORT_COLUMNS = ("role", "rank", "entrant", "version", "score", "median", "games",
-                  "failed", "sha256")
+#: ``rating``, ``rating_low`` and ``rating_high``: a sampled schedule's rating and its
+#: interval (:mod:`.ratings`; empty in a round robin's).
+EXPORT_COLUMNS = ("role", "rank", "entrant", "version", "score", "median", "rating",
+                  "rating_low", "rating_high", "games", "failed", "sha256")
 _KNOWN = {"submitted", "opens", "closes", "versions_per_day", "max_kb", "final",
           "version_disk_mb", "check_seconds"}
 
@@ -520,8 +525,13 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> dict[str, 
             chosen[key] = version
     entered = {version_spec(data, v) for v in chosen.values()}
     field = entered | set(config.tournament.learners) | set(config.tournament.adversaries)
-    board = rank(config.name, [r for r in rows if r["learner"] in field
-                               and r["adversary"] in field], [])
+    played = [r for r in rows if r["learner"] in field and r["adversary"] in field]
+    if is_sampled(config.tournament):  # (ratings with intervals: :mod:`.ratings`)
+        board = rank_sampled(config.name, played, [], sorted({r["learner"] for r in played}),
+                             sorted({r["adversary"] for r in played}),
+                             len(spaces(config.tournament)), len(config.tournament.seeds))
+    else:
+        board = rank(config.name, played, [])
     by_spec = {version_spec(data, v): v for v in chosen.values()}
     ranking = []
     for role, entries in zip(ROLES, (board.learners, board.adversaries), strict=True):
@@ -533,6 +543,8 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> dict[str, 
                 "version": held["version"] if held else None,
                 "score": _number(entry.get("worst" if role == "learner" else "forcing")),
                 "median": _number(entry.get("median")),
+                "rating": entry.get("rating"), "rating_low": entry.get("rating_low"),
+                "rating_high": entry.get("rating_high"),
                 "games": entry["games"], "failed": entry["failed"],
                 "sha256": held["sha256"] if held else None,
                 "builtin": held is None})
@@ -597,8 +609,8 @@ def export(board: dict[str, Any], form: str) -> str:
     ...                       "score": 0.5, "median": 0.25, "games": 4, "failed": 0,
     ...                       "sha256": "ab", "builtin": False}]}
     >>> print(export(board, "csv").strip())
-    role,rank,entrant,version,score,median,games,failed,sha256
-    learner,1,ann,2,0.5,0.25,4,0,ab
+    role,rank,entrant,version,score,median,rating,rating_low,rating_high,games,failed,sha256
+    learner,1,ann,2,0.5,0.25,,,,4,0,ab
     """
     rows = [{key: entry.get(key) for key in EXPORT_COLUMNS} for entry in board["ranking"]]
     if form == "json":
