@@ -58,6 +58,7 @@ __all__ = [
     "Rating",
     "RatingModel",
     "Z",
+    "agreement",
     "fit",
     "kendall_tau",
     "rank_sampled",
@@ -211,6 +212,26 @@ def kendall_tau(first: Sequence[float], second: Sequence[float]) -> float:
     if not pairs_a or not pairs_b:
         return 1.0
     return float((da * db).sum() / math.sqrt(pairs_a * pairs_b))
+
+
+def agreement(reference: Sequence[float], other: Sequence[float]) -> float:
+    """Kendall's tau on the pairs ``reference`` orders: (concordant - discordant) / the
+    pairs it orders, a pair ``other`` ties counting neither. A round robin ties entrants
+    whose scores are exactly equal (a class's copies of one agent): any order of them
+    agrees with it, which tau-b (:func:`kendall_tau`) counts against a ranking that
+    orders them.
+
+    >>> agreement([1, 1, 2, 3], [1, 2, 3, 4]), round(kendall_tau([1, 1, 2, 3], [1, 2, 3, 4]), 3)
+    (1.0, 0.913)
+    >>> agreement([1, 2, 3], [1, 3, 2])
+    0.3333333333333333
+    """
+    a, b = np.asarray(reference, dtype=float), np.asarray(other, dtype=float)
+    upper = np.triu_indices(len(a), 1)
+    da = np.sign(a[:, None] - a[None, :])[upper]
+    db = np.sign(b[:, None] - b[None, :])[upper]
+    ordered = np.count_nonzero(da)
+    return 1.0 if not ordered else float((da * db).sum() / ordered)
 
 
 def complete(rows: Sequence[TournamentGame], learners: Sequence[str],

@@ -72,6 +72,10 @@ class SandboxMissing(LittlestoneError):
 PROGRESS_SECONDS = 30.0
 #: Built-in games a Ray actor plays at once (each call's round trip is paid once).
 RAY_BUILTIN_BATCH = 50
+#: Built-in games played here rather than in a pool of worker processes: starting and
+#: stopping the pool costs about a second, a sampled stage of a new version's few games
+#: some 10 ms each.
+FEW_GAMES = 16
 #: Entrants a line names for one reason to play or forget games (``--json`` has all).
 NAMED = 5
 
@@ -423,7 +427,7 @@ class _Fleet:
             return
         if self.ray_address is not None:
             self._ray_builtin(games, level, record)
-        elif self.workers <= 1:
+        elif self.workers <= 1 or len(games) <= FEW_GAMES:
             for pairing in games:
                 record(pairing, play_builtin((self.config, pairing, str(self.data), level)))
         else:
