@@ -21,7 +21,8 @@ were Gaussian and the model right.
 
 Under an additive model, a learner's worst adversary is the same adversary for every
 learner, so ranking learners by skill is ranking them by their worst adversary's score,
-as the round robin does (:func:`.ranking.rank`); the model leaves out what a pair does
+as the round robin does (:func:`.ranking.rank`); adversaries rank by a median, as the
+round robin ranks them (:func:`ranking_keys`). The model leaves out what a pair does
 beyond its two ratings (an adversary that exploits one learner), which is what a
 sampled ranking can get wrong, and why the round robin stays the exact mode. When every
 game of a field has been played, :func:`rank_sampled` ranks as the round robin does and
@@ -262,12 +263,11 @@ def rank_sampled(name: str, rows: list[TournamentGame], skipped: list[Skipped],
         seen = observations(rows, role)
         model = fit(seen)
         rated = model.ratings(role, [e[role] for e in entries])
-        keys = completed(model, seen, role)
+        keys = ranking_keys(model, seen, role)
         for entry in entries:
             mine = rated[entry[role]]
             key = keys.get(entry[role])
-            shown = None if key is None or role == LEARNER else -key[0]
-            entry["rating"] = round(mine.rating if shown is None else shown, 6)
+            entry["rating"] = round(mine.rating if key is None else key[1], 6)
             half = Z * mine.error
             entry["rating_low"] = round(entry["rating"] - half, 6) if math.isfinite(half) \
                 else None
@@ -276,14 +276,14 @@ def rank_sampled(name: str, rows: list[TournamentGame], skipped: list[Skipped],
             entry["rating_games"] = mine.games
         if not exact:
             scored = sorted((e for e in entries if e[role] in keys),
-                            key=lambda e: (keys[e[role]], e[role]))
+                            key=lambda e: (keys[e[role]][0], e[role]))
             for position, entry in enumerate(scored):
-                mine_key = keys[entry[role]]
+                mine_key = keys[entry[role]][0]
                 before = scored[position - 1] if position else None
                 entry["rank"] = (before["rank"] if before is not None
-                                 and keys[before[role]] == mine_key else position + 1)
+                                 and keys[before[role]][0] == mine_key else position + 1)
                 entry["tied_with"] = [o[role] for o in scored
-                                      if o is not entry and keys[o[role]] == mine_key]
+                                      if o is not entry and keys[o[role]][0] == mine_key]
             unrated = sorted((e for e in entries if e[role] not in keys), key=lambda e: e[role])
             for entry in unrated:
                 entry["rank"], entry["tied_with"] = None, []
@@ -294,44 +294,41 @@ def rank_sampled(name: str, rows: list[TournamentGame], skipped: list[Skipped],
     return report
 
 
-def completed(model: RatingModel, seen: Sequence[tuple[str, str, str, float]], role: Role
-              ) -> dict[str, tuple[float, ...]]:
-    """The round robin's ranking keys (:func:`.ranking.rank`) on the payoff matrix the
-    model completes: a pair's cell is the model's prediction against the average class,
-    moved towards the pair's own games (each less its class's difficulty) by n / (n + 1)
-    for n games. An adversary's key is its median cell over learners, as the round robin
-    ranks it (negated: smaller is better); a learner's is its skill: under the model,
-    every learner's worst adversary is the same, so its worst cell is its skill plus a
-    constant (the maximum of cells moved by single games is mostly their noise).
-    Entrants the model has not seen have no key. Rounded to 9 digits, so that entrants
-    with the same games tie."""
-    index = model.index
-    learners = sorted(k.removeprefix("learner:") for k in index if k.startswith("learner:"))
-    adversaries = sorted(k.removeprefix("adversary:") for k in index
-                         if k.startswith("adversary:"))
-    if not learners or not adversaries:
-        return {}
+def ranking_keys(model: RatingModel, seen: Sequence[tuple[str, str, str, float]],
+                 role: Role) -> dict[str, tuple[float, ...]]:
+    """Each entrant's ranking key (smaller is better) and the rating it shows, as
+    (key, shown). A learner's key is its skill: under the model every learner's worst
+    adversary is the same, so its worst score is its skill plus a constant, the round
+    robin's first key. An adversary's is its median, over the games it played, of its
+    score less what the model credits its learner and the class with (a step of
+    Tukey's median polish), as the round robin ranks adversaries by their median over
+    the learners (so an adversary that exploits one learner, or crashes in a few
+    games, moves its key no more than its median moves). Rounded to 9 digits, so that
+    entrants with the same games tie.
+
+    >>> model = fit([("a", "u", "c", 1.0), ("b", "u", "c", 2.0), ("a", "v", "c", 0.0),
+    ...              ("b", "v", "c", 1.0)])
+    >>> keys = ranking_keys(model, [], "learner")
+    >>> keys["a"][0] < keys["b"][0]
+    True
+    """
+    index, beta = model.index, model.estimate
     spaces = [i for k, i in index.items() if k.startswith("space:")]
-    beta = model.estimate
-    mean_space = float(beta[spaces].mean()) if spaces else 0.0
-    li = np.array([index[f"learner:{x}"] for x in learners])
-    ai = np.array([index[f"adversary:{x}"] for x in adversaries])
-    cells = beta[0] + mean_space + beta[li][:, None] + beta[ai][None, :]
-    row_of = {x: i for i, x in enumerate(learners)}
-    col_of = {x: j for j, x in enumerate(adversaries)}
-    total = np.zeros_like(cells)
-    count = np.zeros_like(cells)
+    learners = [i for k, i in index.items() if k.startswith("learner:")]
+    base = float(beta[0]) + (float(beta[spaces].mean()) if spaces else 0.0)
+    if role == LEARNER:
+        adversaries = [i for k, i in index.items() if k.startswith("adversary:")]
+        shift = base + (float(beta[adversaries].mean()) if adversaries else 0.0)
+        return {k.removeprefix("learner:"): (round(float(beta[i]), 9), shift + float(beta[i]))
+                for k, i in index.items() if k.startswith("learner:")}
+    residuals: dict[str, list[float]] = {}
     for learner, adversary, space, value in seen:
-        i, j = row_of[learner], col_of[adversary]
-        total[i, j] += value - beta[index[f"space:{space}"]] + mean_space
-        count[i, j] += 1
-    played = count > 0
-    own = np.where(played, total / np.maximum(count, 1), cells)
-    cells = cells + count / (count + 1) * (own - cells)
-    if role == LEARNER:  # (the model's worst adversary is every learner's: its skill)
-        return {x: (round(float(beta[li[i]]), 9),) for i, x in enumerate(learners)}
-    forcing = np.median(cells, axis=0)
-    return {x: (round(-float(forcing[j]), 9),) for j, x in enumerate(adversaries)}
+        residuals.setdefault(adversary, []).append(
+            value - float(beta[0]) - float(beta[index[f"learner:{learner}"]])
+            - float(beta[index[f"space:{space}"]]))
+    shift = base + (float(beta[learners].mean()) if learners else 0.0)
+    return {adversary: (round(-float(np.median(r)), 9), shift + float(np.median(r)))
+            for adversary, r in residuals.items()}
 
 
 def _played_board(name: str, rows: list[TournamentGame], skipped: list[Skipped]
