@@ -71,13 +71,13 @@ def make_course(folder: Path, students: int, k: int = 12, rounds: int = 100,
     return path
 
 
-def bench_course(students: int = 1000, k: int = 12, workers: int = 2
+def bench_course(students: int = 1000, k: int = 12, workers: int = 2, rounds: int = 100
                  ) -> list[tuple[str, float, float, str]]:
     """The course rated in sampled mode, then one new learner and one new adversary
     each rated against the stored field."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        path = make_course(folder, students, k)
+        path = make_course(folder, students, k, rounds)
         config = load_config(path)
         started = time.perf_counter()
         report = run_tournament(config, folder / "data", workers, progress=False)
