@@ -131,10 +131,12 @@ def _student_adversary(k: int) -> tuple[str, str]:
 
 def make_field(folder: Path, students: int, name: str = "field", seeds: int = SEEDS,
                rounds: int = ROUNDS, builtins: bool = True, first: int = 0,
-               classes: tuple[str, ...] = tuple(CLASSES)) -> Path:
+               classes: tuple[str, ...] = tuple(CLASSES), schedule: str = "round-robin",
+               games_per_version: int = 48) -> Path:
     """Write the submissions of ``students`` students (numbered from ``first``: student
     k's kind is k mod 8) under ``folder/submissions`` and the tournament file
-    ``folder/NAME.toml``; returns its path."""
+    ``folder/NAME.toml`` (its ``schedule``, :mod:`littlestone.server.tournament.schedule`);
+    returns its path."""
     submissions = folder / "submissions"
     submissions.mkdir(parents=True, exist_ok=True)
     learners = list(BUILTIN_LEARNERS) if builtins else []
@@ -149,6 +151,7 @@ def make_field(folder: Path, students: int, name: str = "field", seeds: int = SE
     config.write_text(
         f"learners = {json.dumps(learners)}\nadversaries = {json.dumps(adversaries)}\n\n"
         f'[tournament]\nname = "{name}"\nrounds = {rounds}\nseeds = {seeds}\n'
+        f'schedule = "{schedule}"\ngames_per_version = {games_per_version}\n'
         'games = ["mistake-bound"]\n\n'
         + "".join(f'[[classes]]\nspec = "{c}"\n\n' for c in classes)
         + "[limits]\nmove_deadline = 2\ntime_bank = 5\ncpu_seconds = 60\n")
@@ -415,6 +418,48 @@ def bench_field(students: int = 40, workers: int = 2, sample: int = 24
              f"{rerate:.1f} s\n    vs the whole field", rerate, seconds, "s")]
 
 
+def _ranks(report: Any, role: str) -> dict[str, int]:
+    entries = report.learners if role == "learner" else report.adversaries
+    return {e[role]: (e["rank"] if e["rank"] is not None else len(entries) + 1)
+            for e in entries}
+
+
+def bench_sampled(students: int = 40, workers: int = 2, k: int = 48,
+                  reference: Path | None = None) -> list[tuple[str, float, float, str]]:
+    """The field of ``students`` rated by the sampled schedule (``k`` games a version)
+    next to its round robin, played in the same run (or read from the data folder
+    ``reference``, where the same field's round robin was stored): Kendall's tau of the
+    two rankings, learners and adversaries, whether the top 5 are in the same order, and
+    the share of the round robin's games the sampled schedule played."""
+    from littlestone.server.tournament.ratings import kendall_tau
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        make_field(folder, students)
+        if reference is None:
+            exact_seconds, exact = _run(folder / "field.toml", folder / "exact", workers)
+        else:
+            exact_seconds, exact = _run(folder / "field.toml", reference, workers)
+        sampled_config = make_field(folder, students, name="field", schedule="sampled",
+                                    games_per_version=k)
+        seconds, sampled = _run(sampled_config, folder / "sampled", workers)
+    taus, tops = [], []
+    for role in ("learner", "adversary"):
+        a, b = _ranks(exact, role), _ranks(sampled, role)
+        names = sorted(a)
+        taus.append(kendall_tau([a[n] for n in names], [b.get(n, len(names)) for n in names]))
+        entries = [exact.learners, exact.adversaries][role == "adversary"]
+        top = [e[role] for e in entries[:5]]
+        tops.append(sorted(top, key=lambda n: (b.get(n, 10**9), n)) == top)
+    return [(f"the field of {students} students rated by the sampled schedule, k = {k}: "
+             f"{len(sampled.games)} games in {seconds:.0f} s; Kendall tau against the round "
+             f"robin {taus[0]:.3f} (learners), {taus[1]:.3f} (adversaries); top 5 in the same "
+             f"order: {tops[0]} (learners), {tops[1]} (adversaries)\n    vs the round robin's "
+             f"{len(exact.games)} games ({exact_seconds:.0f} s"
+             + (", stored before)" if reference is not None else ")"),
+             float(len(sampled.games)), float(len(exact.games)), "games")]
+
+
 def bench_ray(students: int = 6) -> list[tuple[str, float, float, str]]:
     """A field of submissions only on a local Ray cluster of two nodes (one CPU each)
     next to one node."""
@@ -451,9 +496,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", choices=["pair", "cpu", "field", "ray"])
+    parser.add_argument("--only", choices=["pair", "cpu", "field", "ray", "none"])
+    parser.add_argument("--schedule", choices=["round-robin", "sampled"],
+                        default="round-robin", help="sampled: the sampled schedule's "
+                        "agreement with the round robin on the field (only that)")
+    parser.add_argument("--games-per-version", type=int, default=48)
+    parser.add_argument("--reference", type=Path, help="with --schedule sampled: a data "
+                        "folder where the same field's round robin is stored")
     args = parser.parse_args(argv)
     rows = []
+    if args.schedule == "sampled":
+        rows += bench_sampled(args.students, args.workers, args.games_per_version,
+                              args.reference)
+        args.only = "none"
     if args.only in (None, "pair"):
         rows += bench_pair()
     if args.only in (None, "pair", "cpu"):

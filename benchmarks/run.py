@@ -697,12 +697,18 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_soak(50 if args.quick else 500, 1 if args.quick else 2)
     rows += bench_tournament()
     rows += bench_sandbox(5 if args.quick else 20)
-    from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray
+    from benchmarks.course import bench_course, bench_course_ray
+    from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray, bench_sampled
 
     rows += bench_pair(4, 12) if args.quick else bench_pair()
     rows += bench_cpu(10 if args.quick else 40)
     rows += bench_field(4, 2) if args.quick else bench_field()
     rows += bench_ray(2 if args.quick else 6)
+    # (the sampled schedule against the round robin: the 40-student field's round robin
+    # is played again here, some half an hour of both cores)
+    rows += bench_sampled(4, 2, 16) if args.quick else bench_sampled()
+    rows += bench_course(100, 8) if args.quick else bench_course()
+    rows += bench_course_ray(40, 4) if args.quick else bench_course_ray()
     rows += bench_coin(repeat)
     rows += bench_server_memory(100_000 if args.quick else 1_000_000)
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")

@@ -125,3 +125,29 @@ def test_local_starts_a_cluster_of_its_own_sized_by_the_workers(
                        ray_address="local")
     assert [(a.get("address", "local"), a["num_cpus"], a["include_dashboard"])
             for a in asked] == [("local", 3, False), ("local", 2, False)]
+
+
+@pytest.mark.skipif(Sandbox.unavailable() is not None,
+                    reason=f"no sandbox here: {Sandbox.unavailable()}")
+def test_a_sampled_field_on_ray_lands_its_games_here(cluster: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sampled schedule on the two nodes, stage by stage: every entrant (a
+    submission among them) plays its k games, fewer than the round robin's, whose logs
+    come back into this data folder and verify; the ranking has its ratings."""
+    config = write_config(tmp_path, "raysampled", [
+        f"{EXAMPLES}/minimal_learner.py:MajorityVote", "halving", "soa", "hedge"],
+        [f"{EXAMPLES}/minimal_adversary.py:Contrarian", "random-target", "shattered-tree"],
+        rounds=20, seeds=2)
+    config.write_text(config.read_text().replace(
+        "[tournament]\n", '[tournament]\nschedule = "sampled"\ngames_per_version = 3\n'))
+    monkeypatch.chdir(tmp_path)
+    report = run_tournament(load_config(config), Path("data"), 2, progress=False,
+                            ray_address=cluster)
+    assert len(report.games) < 4 * 3 * 2
+    for role, entries in (("learner", report.learners), ("adversary", report.adversaries)):
+        for entry in entries:
+            assert entry["games"] >= 3 and entry["rating_games"] > 0, (role, entry)
+    for game in report.games:
+        assert game["status"] == "complete" and game["log"] is not None
+        assert Path(game["log"]).resolve().parent == tmp_path / "data" / "games"
+    assert main(["replay", str(report.games[0]["game_id"]), "--data", "data", "--verify"]) == 0

@@ -8,6 +8,9 @@ processes or Ray actors), remote agents on their own connection. Results go into
 data folder's SQLite index as each game ends, keyed by what each game depends on
 (:mod:`.run`: running the same command again plays only what is missing or changed),
 then are ranked (:mod:`.ranking`) and reported as one static page (:mod:`.report`).
+A field too big for a round robin plays k games of each version instead, chosen as the
+ratings come in (:mod:`.schedule`), and is ranked by a model fitted on the stored scores,
+each rating with its interval (:mod:`.ratings`).
 
 This room imports the games, the agents, the records and the network room.
 """

@@ -18,14 +18,19 @@ from littlestone.games.errors import ConfigError, SpecError
 from littlestone.games.game import GAMES, MISTAKE_BOUND
 from littlestone.sandbox import Limits
 
-__all__ = ["SEEDS_MAX", "ConfigError", "Limits", "TournamentConfig", "file_of",
-           "is_file_agent", "load_config", "remote_account"]
+__all__ = ["GAMES_PER_VERSION", "SCHEDULES", "SEEDS_MAX", "ConfigError", "Limits",
+           "TournamentConfig", "file_of", "is_file_agent", "load_config", "remote_account"]
 
 
 #: The largest count of seeds a config may give (``seeds = N``): that many games of each
 #: learner, adversary and class. The same number as the Python API's
 #: (``littlestone.api.SEEDS_MAX``), which refuses it before it writes a config.
 SEEDS_MAX = 1 << 20
+#: The schedules a tournament file may name (:mod:`.schedule`).
+SCHEDULES = ("auto", "round-robin", "sampled")
+#: The sampled schedule's games of each entrant, unless the file says
+#: ``games_per_version``.
+GAMES_PER_VERSION = 48
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,10 @@ class TournamentConfig:
     listen: str = "127.0.0.1:0"
     #: The TOML file's folder: submitted files' relative paths start there.
     base: Path = Path()
+    #: Which games are played (:mod:`.schedule`): ``auto``, ``round-robin`` or
+    #: ``sampled``; and the sampled schedule's games of each entrant.
+    schedule: str = "auto"
+    games_per_version: int = GAMES_PER_VERSION
 
     @property
     def sha256(self) -> str:
@@ -71,7 +80,8 @@ class TournamentConfig:
 CONFIG_MAX = 1 << 20
 
 _KNOWN = {
-    "tournament": {"name", "rounds", "seeds", "games", "experts", "listen"},
+    "tournament": {"name", "rounds", "seeds", "games", "experts", "listen", "schedule",
+                   "games_per_version"},
     "limits": {f.name for f in fields(Limits)},
     "classes": {"spec"},
     "": {"tournament", "classes", "learners", "adversaries", "limits"},
@@ -96,6 +106,8 @@ def load_config(path: str | Path, competition: bool = False) -> TournamentConfig
         seeds = [0, 1, 2]            # or a count: seeds = 3
         games = ["mistake-bound"]    # and/or "experts"
         experts = 4                  # d, for experts games without a class
+        schedule = "auto"            # or "round-robin", "sampled" (past 25,000 games)
+        games_per_version = 48       # the sampled schedule's games of each entrant
 
         [[classes]]
         spec = "thresholds:n=255"
@@ -227,9 +239,20 @@ def load_config(path: str | Path, competition: bool = False) -> TournamentConfig
     host, _, port = str(listen).rpartition(":")
     if not host or not port.isdigit():
         raise fail("tournament.listen", "HOST:PORT, e.g. 127.0.0.1:8765")
+    schedule = head.get("schedule", "auto")
+    if schedule not in SCHEDULES:
+        raise fail("tournament.schedule", f"one of {', '.join(map(repr, SCHEDULES))}")
+    per_version = head.get("games_per_version", GAMES_PER_VERSION)
+    if isinstance(per_version, bool) or not isinstance(per_version, int) or not (
+            1 <= per_version <= 1 << 20):
+        raise fail("tournament.games_per_version", "an integer from 1 to 2^20")
+    if schedule == "sampled" and any(remote_account(s) for key in ("learners", "adversaries")
+                                     for s in agents[key]):
+        raise fail("tournament.schedule", "remote agents play only in a round robin (a "
+                   "sampled stage cannot wait for them)")
     return TournamentConfig(name, rounds, seeds, tuple(games), tuple(classes), experts,
                             agents["learners"], agents["adversaries"], limits, text, listen,
-                            path.resolve().parent)
+                            path.resolve().parent, schedule, per_version)
 
 
 def is_file_agent(spec: str) -> bool:

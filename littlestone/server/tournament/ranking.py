@@ -317,6 +317,12 @@ class Standing(TypedDict, total=False):
     forcing_realised: float | None
     rank: int | None
     tied_with: list[str]
+    #: A sampled tournament's model rating, its interval and the games it rests on
+    #: (:mod:`.ratings`).
+    rating: float
+    rating_low: float | None
+    rating_high: float | None
+    rating_games: int
 
 
 class Unloaded(TypedDict):

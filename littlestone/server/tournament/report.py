@@ -13,7 +13,9 @@ Imports the log reader, the ranking's report and the charts (and their templates
 from __future__ import annotations
 
 import contextlib
+import csv
 import functools
+import io
 import os
 import shutil
 from pathlib import Path
@@ -41,7 +43,7 @@ from littlestone.server.tournament.ranking import (
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["Curve", "curve_of", "write_report"]
+__all__ = ["CSV_COLUMNS", "Curve", "curve_of", "write_csv", "write_report"]
 
 
 class Curve(TypedDict):
@@ -211,4 +213,24 @@ def write_report(report: TournamentReport, data: Path) -> Path:
         adversaries=sorted({a for row in report.payoff.values() for a in row}),
         games=games, curves=curves, curves_max=CURVES_MAX, rules=RULES, data=str(data))
     path.write_text(page)
+    write_csv(report, path.with_suffix(".csv"))
     return path
+
+
+#: The columns of the leaderboard's CSV, beside the report (``DIR/reports/NAME.csv``).
+CSV_COLUMNS = ("role", "rank", "entrant", "rating", "rating_low", "rating_high", "games")
+
+
+def write_csv(report: TournamentReport, path: Path) -> None:
+    """The leaderboards as CSV (:data:`CSV_COLUMNS`): learners then adversaries, in
+    rank order; a sampled tournament's rating and its interval (empty in a round
+    robin's)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for role, rows in (("learner", report.learners), ("adversary", report.adversaries)):
+        for row in rows:
+            writer.writerow(["" if v is None else v for v in (
+                role, row.get("rank"), row.get(role), row.get("rating"),
+                row.get("rating_low"), row.get("rating_high"), row.get("games"))])
+    path.write_text(out.getvalue())

@@ -56,7 +56,9 @@ from littlestone.server.tournament.pairing import (
     spaces,
 )
 from littlestone.server.tournament.ranking import Replayed, TournamentReport, Unloaded, rank, score
+from littlestone.server.tournament.ratings import rank_sampled
 from littlestone.server.tournament.report import write_report
+from littlestone.server.tournament.schedule import SampledSchedule, current_keys, is_sampled
 
 __all__ = ["PROGRESS_SECONDS", "SandboxMissing", "rate_entrant", "run_tournament"]
 
@@ -66,6 +68,10 @@ __all__ = ["PROGRESS_SECONDS", "SandboxMissing", "rate_entrant", "run_tournament
 PROGRESS_SECONDS = 30.0
 #: Built-in games a Ray actor plays at once (each call's round trip is paid once).
 RAY_BUILTIN_BATCH = 50
+#: Built-in games played here rather than in a pool of worker processes: starting and
+#: stopping the pool costs about a second, a sampled stage of a new version's few games
+#: some 10 ms each.
+FEW_GAMES = 16
 #: Entrants a line names for one reason to play or forget games (``--json`` has all).
 NAMED = 5
 
@@ -100,11 +106,17 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                                  "without one")
         sandbox = Sandbox(config.limits, unsafe=unsafe)
     digests = file_digests(config)
-    games, never = candidates(config, digests)
     stored = store.tournament_games(config.name)
     stored_keys = store.tournament_keys(config.name)
     retry = {_key_of(r) for r in stored if str(r["status"]).startswith("load_failed:")}
-    current = {g.key for g in games}
+    schedule = (SampledSchedule(config, digests, config.games_per_version)
+                if is_sampled(config) else None)
+    if schedule is None:
+        games, never = candidates(config, digests)
+        current = {g.key for g in games}
+    else:  # (its games are chosen as it goes: the field's every game is never listed)
+        games, never = [], []
+        current = current_keys(config, digests, stored)
     stale = sorted(stored_keys - current)
     pending = [g for g in games if g.key not in stored_keys or g.key in retry]
     fleet = _Fleet(config, data, store, workers, unsafe, ray_address, sandboxes,
@@ -180,12 +192,39 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 fleet.play_files(files, sandbox, record)
             if remotes is not None:
                 remotes.result()
+        while schedule is not None and (chosen := schedule.next_games(
+                store.tournament_games(config.name))):  # (the stale ones were dropped)
+            staged, declined = judge(chosen, config, entrants)
+            skipped += declined
+            current |= {p.key for p in chosen}
+            _say(f"littlestone: tournament {config.name}: sampled stage {schedule.stage}: "
+                 f"plays {len(staged)} games (at least {schedule.k} of each entrant)")
+            bar.grow(len(staged))
+            for pairing in staged:
+                if broken(pairing) or pairing.declined:
+                    role, reason = broken(pairing) or (pairing.declined, pairing.reason)
+                    status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
+                    record(pairing, {"game_id": None, "status": status, "message": reason,
+                                     "result": {"status": status}})
+            playable = [p for p in staged if not (broken(p) or p.declined)]
+            fleet.play_builtin([p for p in playable if not (
+                is_file_agent(p.learner) or is_file_agent(p.adversary))], log_level, record)
+            with_files = [p for p in playable
+                          if is_file_agent(p.learner) or is_file_agent(p.adversary)]
+            if with_files:
+                assert sandbox is not None
+                fleet.play_files(with_files, sandbox, record)
         bar.close()
         loads, cpu = fleet.loads, sum(float(w.cpu) for w in fleet.field)
     finally:
         fleet.close()
     rows = store.tournament_games(config.name)
-    report = rank(config.name, rows, skipped)
+    if schedule is not None:
+        rows = [r for r in rows if _key_of(r) in current]
+        report = rank_sampled(config.name, rows, skipped, config.learners, config.adversaries,
+                              len(spaces(config)), len(config.seeds))
+    else:
+        report = rank(config.name, rows, skipped)
     report.unloaded = unloaded
     report.sandbox = sandbox.describe() if sandbox is not None else "no submissions"
     report.replayed = {**replays, "sandboxes_loaded": loads,
@@ -384,7 +423,7 @@ class _Fleet:
             return
         if self.ray_address is not None:
             self._ray_builtin(games, level, record)
-        elif self.workers <= 1:
+        elif self.workers <= 1 or len(games) <= FEW_GAMES:
             for pairing in games:
                 record(pairing, play_builtin((self.config, pairing, str(self.data), level)))
         else:
@@ -522,6 +561,13 @@ class _Progress:
         eta = f"about {_duration(left / rate)} left" if rate > 0 else "time left unknown"
         return (f"littlestone: tournament {self.name}: {self.done} of {self.total} games, "
                 f"{left} left, {rate:.1f} games/s, {eta}")
+
+    def grow(self, games: int) -> None:
+        """``games`` more to play (a sampled schedule's next stage)."""
+        self.total += games
+        if self.bar is not None:
+            self.bar.total = self.total
+            self.bar.refresh()
 
     def update(self, failed: bool) -> None:
         self.failed += failed

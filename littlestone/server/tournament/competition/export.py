@@ -12,9 +12,11 @@ from littlestone.server.tournament.competition.standings import Standings
 
 __all__ = ["EXPORT_COLUMNS", "export"]
 
-#: The CSV export's columns (the JSON export has the same keys per row).
-EXPORT_COLUMNS = ("role", "rank", "entrant", "version", "score", "median", "games",
-                  "failed", "sha256")
+#: The CSV export's columns (the JSON export has the same keys per row). ``rating``,
+#: ``rating_low`` and ``rating_high``: a sampled schedule's rating and its interval
+#: (:mod:`littlestone.server.tournament.ratings`; empty in a round robin's).
+EXPORT_COLUMNS = ("role", "rank", "entrant", "version", "score", "median", "rating",
+                  "rating_low", "rating_high", "games", "failed", "sha256")
 
 
 def export(board: Standings | Mapping[str, Any], form: str) -> str:
@@ -27,8 +29,8 @@ def export(board: Standings | Mapping[str, Any], form: str) -> str:
     ...                       "score": 0.5, "median": 0.25, "games": 4, "failed": 0,
     ...                       "sha256": "ab", "builtin": False}]}
     >>> print(export(board, "csv").strip())
-    role,rank,entrant,version,score,median,games,failed,sha256
-    learner,1,ann,2,0.5,0.25,4,0,ab
+    role,rank,entrant,version,score,median,rating,rating_low,rating_high,games,failed,sha256
+    learner,1,ann,2,0.5,0.25,,,,4,0,ab
     """
     rows = [{key: entry.get(key) for key in EXPORT_COLUMNS} for entry in board["ranking"]]
     if form == "json":

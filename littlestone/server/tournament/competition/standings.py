@@ -14,7 +14,10 @@ from littlestone.server.records.database import utc_now
 from littlestone.server.records.rows import TournamentGame
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
+from littlestone.server.tournament.pairing import spaces
 from littlestone.server.tournament.ranking import ROLES, Standing, rank
+from littlestone.server.tournament.ratings import rank_sampled
+from littlestone.server.tournament.schedule import is_sampled
 
 __all__ = ["Placing", "Standings", "VersionGame", "VersionRow", "final_path", "freeze", "standings"]
 
@@ -31,6 +34,9 @@ class Placing(TypedDict):
     version: int | None
     score: float | None
     median: float | None
+    rating: float | None
+    rating_low: float | None
+    rating_high: float | None
     games: int
     failed: int
     sha256: str | None
@@ -141,8 +147,13 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> Standings:
             chosen[key] = version
     entered = {version_spec(data, v) for v in chosen.values()}
     field = entered | set(config.tournament.learners) | set(config.tournament.adversaries)
-    board = rank(config.name, [r for r in rows if r["learner"] in field
-                               and r["adversary"] in field], [])
+    played = [r for r in rows if r["learner"] in field and r["adversary"] in field]
+    if is_sampled(config.tournament):  # (ratings with intervals: :mod:`..ratings`)
+        board = rank_sampled(config.name, played, [], sorted({r["learner"] for r in played}),
+                             sorted({r["adversary"] for r in played}),
+                             len(spaces(config.tournament)), len(config.tournament.seeds))
+    else:
+        board = rank(config.name, played, [])
     by_spec = {version_spec(data, v): v for v in chosen.values()}
     ranking: list[Placing] = []
     for role, entries in zip(ROLES, (board.learners, board.adversaries), strict=True):
@@ -154,6 +165,8 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> Standings:
                 "version": held["version"] if held else None,
                 "score": _number(entry.get("worst" if role == "learner" else "forcing")),
                 "median": _number(entry.get("median")),
+                "rating": entry.get("rating"), "rating_low": entry.get("rating_low"),
+                "rating_high": entry.get("rating_high"),
                 "games": entry["games"], "failed": entry["failed"],
                 "sha256": held["sha256"] if held else None,
                 "builtin": held is None})
