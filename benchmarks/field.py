@@ -453,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", choices=["pair", "cpu", "field", "ray"])
     args = parser.parse_args(argv)
+    print(f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
     rows = []
     if args.only in (None, "pair"):
         rows += bench_pair()
@@ -462,6 +463,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_field(args.students, args.workers)
     if args.only in (None, "ray"):
         rows += bench_ray()
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit == "s" else ours / base
         label, *more = name.split("\n")
