@@ -504,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", type=Path, help="with --schedule sampled: a data "
                         "folder where the same field's round robin is stored")
     args = parser.parse_args(argv)
+    print(f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
     rows = []
     if args.schedule == "sampled":
         rows += bench_sampled(args.students, args.workers, args.games_per_version,
@@ -517,6 +518,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += bench_field(args.students, args.workers)
     if args.only in (None, "ray"):
         rows += bench_ray()
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit == "s" else ours / base
         label, *more = name.split("\n")

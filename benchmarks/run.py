@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import re
 import subprocess
 import sys
@@ -699,7 +700,9 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_sandbox(5 if args.quick else 20)
     from benchmarks.course import bench_course, bench_course_ray
     from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray, bench_sampled
+    from benchmarks.round_floor import rows as round_floor
 
+    rows += round_floor(200 if args.quick else 2000, 1 if args.quick else 3)
     rows += bench_pair(4, 12) if args.quick else bench_pair()
     rows += bench_cpu(10 if args.quick else 40)
     rows += bench_field(4, 2) if args.quick else bench_field()
@@ -711,6 +714,8 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_course_ray(40, 4) if args.quick else bench_course_ray()
     rows += bench_coin(repeat)
     rows += bench_server_memory(100_000 if args.quick else 1_000_000)
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (the field's rows print "
+          "theirs)")
     print(f"{'benchmark':<84} {'ours':>12} {'baseline':>12} {'ratio':>7}")
     for name, ours, base, unit in rows:
         ratio = base / ours if unit in ("s", "MiB", "ms") else ours / base

@@ -516,15 +516,13 @@ def play_direct(link: FrameSocket, agent: Learner | Adversary) -> End | None:
             agent.start(game, int(start["seed"]))
             side = (_LearnerSide(agent, game.hclass) if isinstance(agent, Learner)
                     else _AdversarySide(agent, game))
-            for move in side.opening():
-                link.send(move)
+            link.send_all(side.opening())
             while True:
                 try:
                     message = from_server(link.recv())
                 except EOFError:
                     return None
-                for reply in side.answer(message):
-                    link.send(reply)
+                link.send_all(side.answer(message))  # (a label and the next instance: one write)
                 if message["type"] == "end":
                     return message
         except (ServerError, ProtocolError, EOFError, OSError):

@@ -14,6 +14,9 @@ a frame over ``max_frame``), a peer gone is :class:`EOFError`, a deadline passed
 >>> left.send({"type": "predict", "t": 1, "p": 0.5})
 >>> right.recv()
 {'type': 'predict', 't': 1, 'p': 0.5}
+>>> left.send_all([{"type": "label", "t": 1, "y": 0}, {"type": "instance", "t": 2, "x": 3}])
+>>> right.recv()["type"], right.recv()["type"]
+('label', 'instance')
 >>> import time
 >>> right.recv(time.monotonic() + 0.01)
 Traceback (most recent call last):
@@ -30,7 +33,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from littlestone.games.errors import ProtocolError
@@ -62,6 +65,20 @@ class FrameSocket:
         """Send one message (OSError when the peer is gone)."""
         body = encode(message)
         self.sock.sendall(_LENGTH.pack(len(body)) + body)
+
+    def send_all(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        """Send ``messages`` in one write (an adversary's label and its next instance:
+        one wake-up of the referee, not two; OSError when the peer is gone)."""
+        if len(messages) == 1:
+            self.send(messages[0])
+            return
+        frames = bytearray()
+        for message in messages:
+            body = encode(message)
+            frames += _LENGTH.pack(len(body))
+            frames += body
+        if frames:
+            self.sock.sendall(frames)
 
     # (a peer's map: any fields until messages.check holds it to its type's)
     def recv(self, deadline: float | None = None) -> dict[str, Any]:

@@ -19,7 +19,11 @@ A submission runs as ``python -m littlestone ...`` inside bubblewrap (``bwrap``)
 - an empty environment but ``PATH``, ``HOME=/tmp``, ``LANG`` and one-thread BLAS;
 - standard output and error read through pipes, of which the first ``[limits]
   output_kb`` are kept (a flood is drained and dropped, never stored);
-- its credential on standard input, never on a command line.
+- its credential on standard input, never on a command line;
+- its worker's session (the kernel's scheduling group: a session a sandbox cost every
+  round trip a switch between groups, issue 42) but no controlling terminal, and a
+  seccomp filter that refuses ``ioctl`` TIOCSTI and TIOCLINUX (:mod:`.seccomp`): it
+  cannot type into the terminal the tournament was started from.
 
 A tournament loads each submission once (:class:`LoadedSandbox`): the sandbox starts a
 *fork server* (``python -m littlestone zygote``, :func:`serve_forks`) that imports Python,
@@ -38,15 +42,16 @@ most a number of loaded sandboxes alive, the least recently used closed first.
 
 Where bubblewrap cannot run (:meth:`Sandbox.unavailable` says why), submissions are
 refused unless the operator passes ``--unsafe-no-sandbox``: then the agent runs as a
-plain subprocess with the same limits, its own session, an empty environment and a
+plain subprocess with the same limits and terminal defence, an empty environment and a
 fresh working directory, but with the user's view of files and network, and every
 report says so.
 
 The package has two rooms and what they share: :mod:`.host` (bubblewrap, the limits,
 launching an agent, a loaded sandbox and the host's end of its fork server's pipes, the
 pool), :mod:`.zygote` (the fork server that runs inside the sandbox, and its wipe of the
-private /tmp) and :mod:`.kernel` (a uid's processes and memory, keyrings). The fork server
-is started as ``python -m littlestone zygote``; the three import the standard library only.
+private /tmp), :mod:`.kernel` (a uid's processes and memory, keyrings) and :mod:`.seccomp`
+(no terminal, and the filter). The fork server is started as ``python -m littlestone
+zygote``; the four import the standard library only.
 """
 
 from __future__ import annotations

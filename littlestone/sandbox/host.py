@@ -39,6 +39,7 @@ from littlestone.sandbox.kernel import (
     pids_of,
     processes_of,
 )
+from littlestone.sandbox.seccomp import leave_terminal, program, refuse_terminal_input
 
 __all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Limits", "LoadedSandbox", "Run", "Sandbox",
            "SandboxError", "SandboxPool"]
@@ -61,6 +62,8 @@ STALL_SECONDS = 5.0
 #: to end when it is closed before it is killed.
 LOAD_SECONDS = 60.0
 CLOSE_SECONDS = 1.0
+#: The seccomp filter every sandbox runs under (:mod:`.seccomp`: no TIOCSTI, no TIOCLINUX).
+TERMINAL_FILTER = program()
 #: The fork server's own CPU seconds (each game's process has ``cpu_seconds`` of its own).
 FORK_SERVER_CPU_SECONDS = 24 * 3600
 
@@ -153,11 +156,12 @@ class Sandbox:
         """What contains a submission, for reports."""
         if self.unsafe:
             return ("UNSAFE (--unsafe-no-sandbox): a plain subprocess with resource limits, "
-                    "its own session, an empty environment and a fresh working directory, "
+                    "no terminal, an empty environment and a fresh working directory, "
                     "but the user's files and network")
         return ("bubblewrap: read-only system, Python and package, only its own file, a "
                 "private /tmp; no network (the referee on a Unix socket); own PID, IPC and "
-                "UTS namespaces (nothing outlives it, no signal leaves it); own uid; "
+                "UTS namespaces (nothing outlives it, no signal leaves it); own uid; no "
+                "terminal, no TIOCSTI or TIOCLINUX (seccomp); "
                 f"{self.limits.memory_mb} MiB over all its processes (RLIMIT_AS each, their "
                 f"sum watched), RLIMIT_CPU {self.limits.cpu_seconds} "
                 f"s, RLIMIT_NPROC {self.limits.processes}, RLIMIT_NOFILE "
@@ -227,7 +231,7 @@ class Sandbox:
         try:
             return subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True,
+                                    process_group=0,  # (its session is ours: issue 42)
                                     preexec_fn=functools.partial(self._limit, processes,
                                                                  cpu_seconds, keys))
         except subprocess.SubprocessError:  # (raised in _limit, in the child)
@@ -240,7 +244,7 @@ class Sandbox:
         reads = {Path(sys.base_prefix).resolve(), Path(sys.prefix)}
         reads |= {Path(folder).resolve() for folder in littlestone.__path__}
         reads = {p for p in reads if p != Path("/usr") and Path("/usr") not in p.parents}
-        argv = ["bwrap", *_namespaces(), "--die-with-parent", "--new-session",
+        argv = ["bwrap", *_namespaces(), "--die-with-parent",
                 "--ro-bind", "/usr", "/usr"]
         for name in ("bin", "lib", "lib32", "lib64", "sbin"):
             target = Path("/") / name
@@ -289,6 +293,10 @@ class Sandbox:
                 os.setresuid(0, 0, 0)
                 if not emptied:
                     raise OSError(f"the keyrings of uid {keys} could not be emptied")
+        # no session of its own (the kernel schedules by session): no terminal instead,
+        # and no ioctl that types into one (:mod:`.seccomp`)
+        leave_terminal()
+        refuse_terminal_input(TERMINAL_FILTER)
         limits = self.limits
         memory = limits.memory_mb << 20
         cpu = limits.cpu_seconds if cpu_seconds is None else cpu_seconds
@@ -328,7 +336,7 @@ class Sandbox:
                 over_at = time.monotonic()
             if over_at is not None and time.monotonic() - over_at > GRACE_SECONDS:
                 break
-        strays = self._pids(proc, uid)  # (without root: a session of its own, too)
+        strays = self._pids(proc, uid)  # (without root: those of another session too)
         forked = forked or len(strays) > 1
         self._kill(proc, uid, strays)
         return code, forked, over_memory

@@ -222,11 +222,12 @@ class _ForkServer:
                                 "clean": clean}})
 
     def _child(self, argv: list[str], stdin: int, out: int, err: int, cpu: int) -> None:
-        """In the forked child: its own streams and session, nothing else of the fork
-        server's; then the game. Never returns."""
+        """In the forked child: its own streams and process group (not a session: the
+        kernel schedules by session, and a game shares its worker's), nothing else of
+        the fork server's; then the game. Never returns."""
         code = 70
         try:
-            os.setsid()
+            os.setpgid(0, 0)
             for sig in (*_IGNORED, signal.SIGCONT):
                 signal.signal(sig, signal.SIG_DFL)
             os.dup2(stdin, 0)

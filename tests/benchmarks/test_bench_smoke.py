@@ -31,3 +31,13 @@ def test_the_soak_runs_at_a_small_size():
     # a 10-ms timer on a calm loop runs on time: its lag's p99 is often 0.0 ms (or a hair
     # under, by the clock's resolution), so only its being measured is asserted
     assert isinstance(lag, float) and isinstance(lag_alone, float) and lag > -1 and lag_alone > -1
+
+
+def test_the_round_floor_runs_at_a_small_size():
+    """(Issue 42's round beside its floor: ``make bench`` runs it at 2,000 rounds.)"""
+    from benchmarks.round_floor import rows
+
+    measured = rows(rounds=20, repeat=1)
+    assert len(measured) == 5
+    for name, ours, base, unit in measured:
+        assert unit == "s" and ours > 0 and base > 0, name

@@ -347,12 +347,19 @@ def referee(game: GameSpec, seeds: GameSeeds, learner: Learner | DirectLearner,
         loop.end(ended)
         return loop.result()
 
+    remote: dict[str, DirectPlayer] = {p.role: p for p in (learner, adversary)
+                                       if isinstance(p, DirectPlayer)}
+    methods: dict[tuple[str, str], Callable[..., Any]] = {}  # (each move's, looked up once)
+
     def answer(move: Move) -> Any:
         role, name, t, args, _ = move
-        player = learner if role == LEARNER else adversary
-        if isinstance(player, DirectPlayer):
-            return getattr(player, name)(t, *args)
-        return _local(role, getattr(player, name), *args)
+        method = methods.get((role, name))
+        if method is None:
+            player = remote.get(role) or (learner if role == LEARNER else adversary)
+            method = methods[(role, name)] = getattr(player, name)
+        if role in remote:
+            return method(t, *args)
+        return _local(role, method, *args)
 
     result = drive(loop, answer)
     end = build.end(result.status, wire_result(result.to_dict()), game_id, seeds.key)

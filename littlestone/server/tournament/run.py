@@ -55,6 +55,7 @@ from littlestone.server.tournament.pairing import (
     rules,
     spaces,
 )
+from littlestone.server.tournament.progress import BUILT_IN, REMOTE, SUBMITTED, Estimate
 from littlestone.server.tournament.ranking import Replayed, TournamentReport, Unloaded, rank, score
 from littlestone.server.tournament.ratings import rank_sampled
 from littlestone.server.tournament.report import write_report
@@ -121,6 +122,7 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     pending = [g for g in games if g.key not in stored_keys or g.key in retry]
     fleet = _Fleet(config, data, store, workers, unsafe, ray_address, sandboxes,
                    fresh_processes)
+    bar: _Progress | None = None
     try:
         entrants = load_entrants(config, sandbox, _ProbeCache(data, config, digests,
                                                               fleet.probe))
@@ -137,8 +139,25 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         _say(f"littlestone: tournament {config.name}: {replays['summary']}")
         store.start_tournament(config.name, config.identity())
         store.drop_tournament_games(config.name, sorted(set(stale) | (retry & current)))
+        failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
+
+        def broken(p: Pairing) -> tuple[str, str] | None:
+            for role, spec in (("learner", p.learner), ("adversary", p.adversary)):
+                if (role, spec) in failed_roles:
+                    return role, failed_roles[(role, spec)]
+            return None
+
+        unplayable = [p for p in todo if broken(p) or p.declined]
+        playing = [p for p in todo if p not in set(unplayable)]
+        remote = [p for p in playing if remote_account(p.learner) or remote_account(p.adversary)]
+        builtin = [p for p in playing if p not in set(remote) and not (
+            is_file_agent(p.learner) or is_file_agent(p.adversary))]
+        files = [p for p in playing if is_file_agent(p.learner) or is_file_agent(p.adversary)]
+        kind_of = {p.key: kind for kind, some in ((BUILT_IN, builtin), (SUBMITTED, files),
+                                                  (REMOTE, remote)) for p in some}
         bar = _Progress(config.name, len(games) - len(pending),
-                        len(games) - len(pending) + len(todo), progress)
+                        len(games) - len(pending) + len(todo), progress,
+                        {BUILT_IN: len(builtin), SUBMITTED: len(files), REMOTE: len(remote)})
         lock = fleet.lock  # (one writer at a time: Ray's landed games share it)
         rules_of: dict[tuple[str, str | None], Any] = {}
 
@@ -162,33 +181,23 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                     "learner_sha256": digests.get(pairing.learner),
                     "adversary_sha256": digests.get(pairing.adversary),
                 })
-                bar.update(outcome["status"] != "complete")
+                bar.update(outcome["status"] != "complete", kind_of.get(pairing.key))
 
-        failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
-
-        def broken(p: Pairing) -> tuple[str, str] | None:
-            for role, spec in (("learner", p.learner), ("adversary", p.adversary)):
-                if (role, spec) in failed_roles:
-                    return role, failed_roles[(role, spec)]
-            return None
-
-        unplayable = [p for p in todo if broken(p) or p.declined]
-        playing = [p for p in todo if p not in set(unplayable)]
-        remote = [p for p in playing if remote_account(p.learner) or remote_account(p.adversary)]
-        builtin = [p for p in playing if p not in set(remote) and not (
-            is_file_agent(p.learner) or is_file_agent(p.adversary))]
-        files = [p for p in playing if is_file_agent(p.learner) or is_file_agent(p.adversary)]
         for pairing in unplayable:
             role, reason = broken(pairing) or (pairing.declined, pairing.reason)
             status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
             record(pairing, {"game_id": None, "status": status, "message": reason,
                              "result": {"status": status}})
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as aside:
+            if remote:
+                bar.begin(REMOTE)
             remotes = aside.submit(_play_remote, config, data, remote, record) if remote \
                 else None
+            bar.begin(BUILT_IN)
             fleet.play_builtin(builtin, log_level, record)
             if files:
                 assert sandbox is not None
+                bar.begin(SUBMITTED)
                 fleet.play_files(files, sandbox, record)
             if remotes is not None:
                 remotes.result()
@@ -199,7 +208,11 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             current |= {p.key for p in chosen}
             _say(f"littlestone: tournament {config.name}: sampled stage {schedule.stage}: "
                  f"plays {len(staged)} games (at least {schedule.k} of each entrant)")
-            bar.grow(len(staged))
+            for pairing in staged:
+                kind_of[pairing.key] = (SUBMITTED if is_file_agent(pairing.learner)
+                                        or is_file_agent(pairing.adversary) else BUILT_IN)
+            bar.grow({kind: sum(kind_of[p.key] == kind for p in staged)
+                      for kind in (BUILT_IN, SUBMITTED)})
             for pairing in staged:
                 if broken(pairing) or pairing.declined:
                     role, reason = broken(pairing) or (pairing.declined, pairing.reason)
@@ -207,16 +220,20 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                     record(pairing, {"game_id": None, "status": status, "message": reason,
                                      "result": {"status": status}})
             playable = [p for p in staged if not (broken(p) or p.declined)]
+            bar.begin(BUILT_IN)
             fleet.play_builtin([p for p in playable if not (
                 is_file_agent(p.learner) or is_file_agent(p.adversary))], log_level, record)
             with_files = [p for p in playable
                           if is_file_agent(p.learner) or is_file_agent(p.adversary)]
             if with_files:
                 assert sandbox is not None
+                bar.begin(SUBMITTED)
                 fleet.play_files(with_files, sandbox, record)
         bar.close()
         loads, cpu = fleet.loads, sum(float(w.cpu) for w in fleet.field)
     finally:
+        if bar is not None:
+            bar.close()
         fleet.close()
     rows = store.tournament_games(config.name)
     if schedule is not None:
@@ -530,56 +547,125 @@ def _say(line: str) -> None:
 
 
 class _Progress:
-    """How far a run is: games done and left, games per second, the time left. A tqdm
-    bar on a terminal (when ``wanted``); else a line every :data:`PROGRESS_SECONDS`."""
+    """How far a run is: games done and left, games per second, and the time left as
+    :class:`.progress.Estimate` reckons it from each kind of game's own rate (or that it
+    is unknown, and why). A tqdm bar on a terminal (when ``wanted``; its own estimate,
+    from one rate for every kind, is not shown); else a line every
+    :data:`PROGRESS_SECONDS`. Both are said again while no game ends (a slow entrant's
+    games), by a thread of their own."""
 
-    def __init__(self, name: str, done: int, total: int, wanted: bool) -> None:
+    def __init__(self, name: str, done: int, total: int, wanted: bool,
+                 left: dict[str, int] | None = None) -> None:
         self.name, self.total, self.failed = name, total, 0
         self.done = self.start = done
         self.started = self.said = time.monotonic()
+        self.estimate = Estimate(left if left is not None else {BUILT_IN: total - done},
+                                 self.started)
         self.bar: Any = None
+        self.lock = threading.Lock()
+        self.closed = threading.Event()
         if wanted and sys.stderr.isatty():  # off a terminal (a log): no \r redraws
             try:
                 from tqdm import tqdm
 
                 self.bar = tqdm(total=total, initial=done, unit="game", file=sys.stderr,
-                                dynamic_ncols=True)
+                                dynamic_ncols=True, bar_format="{l_bar}{bar}| {n_fmt}/"
+                                "{total_fmt} [{elapsed}, {rate_fmt}{postfix}]")
             except ImportError:  # pragma: no cover - tqdm is a dependency
                 self.bar = None
+        self.ticker: threading.Thread | None = None
+        if wanted:
+            self.ticker = threading.Thread(target=self._tick, daemon=True,
+                                           name="littlestone-progress")
+            self.ticker.start()
 
-    def line(self) -> str:
+    def left_in_words(self, now: float) -> str:
+        """The time left, or why it is not known.
+
+        >>> p = _Progress("t", 0, 30, False, {"built-in": 10, "submitted": 20})
+        >>> for k in range(10):
+        ...     p.estimate.ended("built-in", p.started + (k + 1) / 100)
+        >>> p.left_in_words(p.started + 1)
+        'time left unknown (20 with submissions not timed yet)'
+        """
+        estimate = self.estimate
+        seconds = estimate.seconds_left(now)
+        if seconds is not None:
+            return f"about {_duration(seconds)} left"
+        untimed = estimate.untimed()
+        if untimed:
+            names = {BUILT_IN: "between built-ins", SUBMITTED: "with submissions",
+                     REMOTE: "with remote agents"}
+            return ("time left unknown (" + ", ".join(
+                f"{n} {names.get(kind, kind)}" for kind, n in untimed.items())
+                + " not timed yet)")
+        quiet = estimate.stalled(now)
+        return f"time left unknown (no game has ended for {_duration(quiet or 0)})"
+
+    def line(self, now: float | None = None) -> str:
         """The state in words.
 
         >>> p = _Progress("t", 0, 100, False)
-        >>> p.done, p.started = 40, p.started - 10
-        >>> p.line()
+        >>> for k in range(40):
+        ...     p.estimate.ended("built-in", p.started + (k + 1) / 4)
+        >>> p.done = 40
+        >>> p.line(p.started + 10)
         'littlestone: tournament t: 40 of 100 games, 60 left, 4.0 games/s, about 15 s left'
         """
-        elapsed = max(time.monotonic() - self.started, 1e-9)
+        now = time.monotonic() if now is None else now
+        elapsed = max(now - self.started, 1e-9)
         rate = (self.done - self.start) / elapsed
         left = self.total - self.done
-        eta = f"about {_duration(left / rate)} left" if rate > 0 else "time left unknown"
         return (f"littlestone: tournament {self.name}: {self.done} of {self.total} games, "
-                f"{left} left, {rate:.1f} games/s, {eta}")
+                f"{left} left, {rate:.1f} games/s, {self.left_in_words(now)}")
 
-    def grow(self, games: int) -> None:
-        """``games`` more to play (a sampled schedule's next stage)."""
-        self.total += games
-        if self.bar is not None:
-            self.bar.total = self.total
-            self.bar.refresh()
+    def grow(self, left: dict[str, int]) -> None:
+        """More games to play, of each kind (a sampled schedule's next stage)."""
+        with self.lock:
+            for kind, games in left.items():
+                self.total += games
+                self.estimate.add(kind, games)
+            if self.bar is not None:
+                self.bar.total = self.total
+                self.bar.refresh()
 
-    def update(self, failed: bool) -> None:
-        self.failed += failed
-        self.done += 1
-        if self.bar is not None:
-            self.bar.set_postfix(failed=self.failed)
-            self.bar.update(1)
-        elif time.monotonic() - self.said > PROGRESS_SECONDS:
-            self.said = time.monotonic()
-            _say(self.line())
+    def begin(self, kind: str) -> None:
+        """The games of ``kind`` start being played."""
+        with self.lock:
+            self.estimate.begin(kind, time.monotonic())
+
+    def update(self, failed: bool, kind: str | None = None) -> None:
+        """A game ended (``kind``: which, None: one not played, which costs no time)."""
+        with self.lock:
+            self.failed += failed
+            self.done += 1
+            if kind is not None:
+                self.estimate.ended(kind, time.monotonic())
+            if self.bar is not None:
+                self.bar.set_postfix_str(self._postfix(), refresh=False)
+                self.bar.update(1)
+            elif time.monotonic() - self.said > PROGRESS_SECONDS:
+                self.said = time.monotonic()
+                _say(self.line())
+
+    def _postfix(self) -> str:
+        return f"failed={self.failed}, {self.left_in_words(time.monotonic())}"
+
+    def _tick(self) -> None:
+        """Say it again while no game ends: each second on the bar, each
+        :data:`PROGRESS_SECONDS` on a line."""
+        while not self.closed.wait(1.0 if self.bar is not None else PROGRESS_SECONDS):
+            with self.lock:
+                if self.bar is not None:
+                    self.bar.set_postfix_str(self._postfix())
+                elif time.monotonic() - self.said > PROGRESS_SECONDS:
+                    self.said = time.monotonic()
+                    _say(self.line())
 
     def close(self) -> None:
+        self.closed.set()
+        if self.ticker is not None:
+            self.ticker.join(5)
         if self.bar is not None:
             self.bar.close()
 

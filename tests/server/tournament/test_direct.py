@@ -127,3 +127,40 @@ def test_two_agents_on_direct_links_play_the_game_they_play_in_process(learner, 
     assert result.status == local.status == "complete"
     assert (result.mistakes, result.expected_mistakes) == (local.mistakes,
                                                            local.expected_mistakes)
+
+
+class _CountedSocket:
+    """A socket whose writes are counted (each ``sendall`` is one wake-up of its peer)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock, self.writes = sock, 0
+
+    def sendall(self, data: bytes) -> None:
+        self.writes += 1
+        self.sock.sendall(data)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.sock, name)
+
+
+def test_an_adversary_sends_its_label_and_its_next_instance_in_one_write():
+    """A round needs four wake-ups (issue 42): the adversary's label and the next
+    instance, which follows it unasked, go in one write, not two."""
+    from littlestone.client import play_direct
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    counted = _CountedSocket(theirs)
+    agent = ADVERSARIES.make("random-target")
+    link = FrameSocket(counted)  # (a socket, its writes counted)
+    thread = threading.Thread(target=play_direct, args=(link, agent))
+    thread.start()
+    referees = FrameSocket(ours)
+    assert referees.recv(time.monotonic() + 30)["type"] == "ready"
+    result = referee(GAME, game_seeds(3, KEY), LEARNERS.make("halving"),
+                     DirectAdversary(referees, 30, 0))
+    referees.close()
+    thread.join(30)
+    assert result.status == "complete" and result.rounds == GAME.rounds
+    # ready; its commitment with round 1's instance; a label (and the next instance) a
+    # round; its reveal (before: 63, a write a message)
+    assert counted.writes == 1 + 1 + GAME.rounds + 1
