@@ -35,6 +35,7 @@ from littlestone.conformance.script import (
     Event,
     Garbled,
     Message,
+    PeerMap,
     Receive,
     Script,
     Send,
@@ -76,7 +77,7 @@ class Transcript:
     frames: list[Event] = field(default_factory=list)
     hello: Event | None = None
     early: Event | None = None
-    request: dict[str, Any] | None = None  # a peer's map before its check
+    request: PeerMap | None = None
     #: Problems with the client's moves, one line each.
     problems: list[str] = field(default_factory=list)
     rounds_due: int = 0
@@ -166,7 +167,7 @@ class Game:
     expected: float = field(default=0.0, init=False)
 
     @classmethod
-    def of(cls, request: dict[str, Any]) -> Game:
+    def of(cls, request: PeerMap) -> Game:
         if request.get("type") not in ("challenge", "create"):
             raise Unsupported(f"the scripted server takes challenge or create, not "
                               f"{request.get('type')!r}")

@@ -33,12 +33,37 @@ import msgpack
 
 from littlestone.games.errors import CaseFailed, CaseSkipped
 
-__all__ = ["Case", "CaseFailed", "CaseSkipped", "Closed", "Connect", "Event", "Garbled",
-           "Message", "Receive", "Script", "Send", "Silence", "Step", "check", "expect",
-           "expect_close", "expect_error", "frame", "receive", "shown"]
+__all__ = [
+    "Case",
+    "CaseFailed",
+    "CaseSkipped",
+    "Closed",
+    "Connect",
+    "Event",
+    "Garbled",
+    "Message",
+    "PeerMap",
+    "Receive",
+    "Script",
+    "Send",
+    "Silence",
+    "Step",
+    "check",
+    "expect",
+    "expect_close",
+    "expect_error",
+    "frame",
+    "receive",
+    "shown",
+]
 
 #: Seconds a case waits for a message it expects (the runner's default).
 WAIT = 10.0
+
+
+#: A message as the peer sent it, decoded but not checked: any keys, any values (a case
+#: checks what it needs, and a wrong peer is what the kit is for).
+PeerMap = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -71,7 +96,7 @@ Step = Connect | Send | Receive
 class Message:
     """A binary frame holding a msgpack map (its keys as sent)."""
 
-    body: dict[str, Any]  # a peer's map before any check: any keys, any values
+    body: PeerMap
 
     @property
     def type(self) -> object:
@@ -154,7 +179,7 @@ def receive(wait: float = WAIT, conn: int = 0) -> Generator[Step, Event | None, 
 
 
 def expect(kind: str, wait: float = WAIT, conn: int = 0,
-           skip: tuple[str, ...] = ()) -> Generator[Step, Event | None, dict[str, Any]]:
+           skip: tuple[str, ...] = ()) -> Generator[Step, Event | None, PeerMap]:
     """The next message, which must be of type ``kind`` (those of types ``skip`` passed
     over); its map."""
     while True:
@@ -169,7 +194,7 @@ def expect(kind: str, wait: float = WAIT, conn: int = 0,
 
 
 def expect_error(code: str, fatal: bool, wait: float = WAIT, conn: int = 0,
-                 skip: tuple[str, ...] = ()) -> Generator[Step, Event | None, dict[str, Any]]:
+                 skip: tuple[str, ...] = ()) -> Generator[Step, Event | None, PeerMap]:
     """The next message must be an ``error`` with this code and ``fatal`` flag, and a
     message string."""
     while True:

@@ -34,6 +34,7 @@ from littlestone.conformance.script import (
     Connect,
     Event,
     Message,
+    PeerMap,
     Script,
     Send,
     Step,
@@ -111,7 +112,7 @@ def challenge(server: ServerUnderTest, asked: dict[str, object], opponent: str,
     return start
 
 
-def ended(start: dict[str, Any], end: dict[str, Any]) -> dict[str, Any]:
+def ended(start: PeerMap, end: PeerMap) -> PeerMap:
     """Check ``end`` (section 5, 7): a status, a result map, the key that opens the
     start's commitment; the result."""
     check(isinstance(end.get("status"), str), "end.status is not a string")
@@ -129,11 +130,11 @@ def ended(start: dict[str, Any], end: dict[str, Any]) -> dict[str, Any]:
 class LearnerGame:
     """A learner's game as the client saw it."""
 
-    start: dict[str, Any]
-    end: dict[str, Any]
+    start: PeerMap
+    end: PeerMap
     #: Each round: (t, x, p sent, y told).
     rounds: list[tuple[int, object, float, int]]
-    errors: list[dict[str, Any]]
+    errors: list[PeerMap]
 
 
 def play_learner(server: ServerUnderTest, asked: dict[str, object], opponent: str,
@@ -146,7 +147,7 @@ def play_learner(server: ServerUnderTest, asked: dict[str, object], opponent: st
     start = yield from challenge(server, asked, opponent)
     check(start.get("role") == "learner", f"start.role is {start.get('role')!r}")
     seen: list[tuple[int, object, float, int]] = []
-    errors: list[dict[str, Any]] = []
+    errors: list[PeerMap] = []
     pending: tuple[int, object, float] | None = None
     while True:
         message = yield from _next_of(("instance", "end", "error"))
@@ -546,7 +547,7 @@ def learner_fault_case(server: ServerUnderTest) -> Script:
     check(result.get("rounds") == 3, f"result.rounds is {result.get('rounds')!r}, not 3")
 
 
-def shown_map(body: dict[str, Any]) -> str:
+def shown_map(body: PeerMap) -> str:
     return shown(Message(body))
 
 

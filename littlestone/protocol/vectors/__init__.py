@@ -55,7 +55,12 @@ def _hex(data: bytes) -> str:
     return data.hex()
 
 
-def coin() -> dict[str, Any]:
+#: A vector file's JSON document, as written and read back: its keys are the file's own
+#: (each maker's docstring says them) and the tests read them by name.
+Document = dict[str, Any]
+
+
+def coin() -> Document:
     """The coin (PROTOCOL.md 7.2): for each key, the first words of its stream, their
     draws u, the draws at the first chunk's end and the next one's start, and the
     learner's prediction [u < p] for a few p."""
@@ -81,14 +86,14 @@ def coin() -> dict[str, Any]:
             "rule": "u = (word >> 11) / 2**53; the prediction is 1 iff u < p", "cases": cases}
 
 
-def seeds() -> dict[str, Any]:
+def seeds() -> Document:
     """A game's seeds (PROTOCOL.md 7.1): the HMAC messages, the referee's coin key, the
     players' seeds (unsigned), the commitment; and the public keys of local games."""
     cases = []
     for key, seed in ((_KEYS[0], 7), (_KEYS[1], -1), (_KEYS[2], (1 << 63) - 1),
                       (_KEYS[2], -(1 << 63)), (_KEYS[1], 0)):
         derived = game_seeds(seed, key)
-        out: dict[str, Any] = {"key": _hex(key), "seed": seed,
+        out: Document = {"key": _hex(key), "seed": seed,
                                "commitment": _hex(hashlib.sha256(key).digest())}
         for role in ("referee", "learner", "adversary"):
             message = f"{role}:{seed}"
@@ -103,7 +108,7 @@ def seeds() -> dict[str, Any]:
     return {"cases": cases, "public_keys": public}
 
 
-def commitments() -> dict[str, Any]:
+def commitments() -> Document:
     """Commitments (PROTOCOL.md 7.3): ``digest`` of a target with its preimage, and the
     sequence hash of a few sequences of moves, the bytes of each move beside it."""
     targets: list[tuple[str, Any]] = [
@@ -162,14 +167,14 @@ CLASS_SPECS = ("thresholds:n=4", "singletons:n=3", "intervals:n=3",
                "thresholds: n = +4")
 
 
-def classes() -> dict[str, Any]:
+def classes() -> Document:
     """Each family's canonical spec and hypotheses: for a finite class, ``table[h]`` is
     h's values on the instances 0..domain_size-1 as a string of 0 and 1; for
     halfspaces, h_w(x) = [<w, x> > 0] on a few (w, x)."""
     cases = []
     for spec in CLASS_SPECS:
         hclass = make_class(spec)
-        out: dict[str, Any] = {"spec": spec, "canonical": hclass.spec}
+        out: Document = {"spec": spec, "canonical": hclass.spec}
         if isinstance(hclass, FiniteClass):
             out["size"], out["domain_size"] = hclass.size, hclass.domain_size
             matrix = hclass.matrix()
@@ -188,7 +193,7 @@ def classes() -> dict[str, Any]:
     return {"cases": cases}
 
 
-def frames() -> dict[str, Any]:
+def frames() -> Document:
     """One frame of each message, as the reference implementation builds it."""
     rules: Any = {"game": "mistake-bound", "class": "thresholds:n=4", "experts": None,
                   "rounds": 2, "horizon": 2}
@@ -274,7 +279,7 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
-_MAKERS: dict[str, Callable[[], dict[str, Any]]] = {
+_MAKERS: dict[str, Callable[[], Document]] = {
     "coin": coin, "seeds": seeds, "commitments": commitments, "classes": classes,
     "frames": frames,
 }
