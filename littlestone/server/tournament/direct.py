@@ -94,6 +94,7 @@ from littlestone.server.records.rows import AgentIdentity
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
+from littlestone.transport import SEND_TIMEOUT_S
 
 __all__ = ["ENTER_FRAME_SECONDS", "TOKEN_PREFIX", "DirectAdversary", "DirectLearner", "Door",
            "direct_game", "play_direct", "referee", "thread_store"]
@@ -191,6 +192,9 @@ class DirectPlayer:
         self.ladder = FaultLadder(self.role)
         self.hclass: Any = None
         self.rounds = 0
+        #: Seconds a message may wait to be sent to a game process that does not read;
+        #: then the link is dropped, as the server drops a WebSocket (PROTOCOL.md 1.1).
+        self.send_seconds = SEND_TIMEOUT_S
 
     def start(self, game_id: str, game: GameSpec, seed: int, commitment: bytes) -> None:
         """The rules, this side's own seed and SHA-256 of the game key, as the server's
@@ -200,8 +204,8 @@ class DirectPlayer:
 
     def send(self, message: ServerMessage) -> None:
         try:
-            self.link.send(message)
-        except OSError:
+            self.link.send(message, self.send_seconds)
+        except OSError:  # (TimeoutError included: it does not read)
             raise Disconnected(self.role) from None
 
     def receive(self, t: int | None, kinds: tuple[str, ...],

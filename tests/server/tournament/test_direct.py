@@ -4,6 +4,7 @@ keeps the move clock, the fault ladder and the records of the server's remote pl
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -184,3 +185,44 @@ def test_a_move_for_an_earlier_round_is_a_fault_unless_that_round_was_faulted():
     assert [(f["t"], f["code"]) for f in result.extra.get("faults", [])] == [
         (2, "out_of_turn"), (3, "out_of_turn")]
     assert result.status == "complete"
+
+
+def test_a_learner_that_does_not_read_cannot_hold_the_referee_past_the_send_limit():
+    """A game process that sends its moves blindly and never reads its link: the
+    referee's instances fill the socket's buffer and its send blocked until the sandbox
+    was killed (rounds x the move deadline: over an hour for a 1,000-round game at 5 s),
+    with no move clock running. A message that waits longer than the send limit drops
+    the link, as the server drops a WebSocket that does not read (transport's
+    SEND_TIMEOUT_S, PROTOCOL.md 1.1): ``disconnected:learner``."""
+    rounds = 2000
+    game = GameSpec(MISTAKE_BOUND, rounds, make_class("thresholds:n=31"))
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    for sock in (ours, theirs):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    blind = FrameSocket(theirs)
+
+    def send_blindly() -> None:
+        with contextlib.suppress(OSError):
+            for t in range(1, rounds + 1):
+                blind.send({"type": "predict", "t": t, "p": 0.5})
+
+    sender = threading.Thread(target=send_blindly)
+    sender.start()
+    learner = DirectLearner(FrameSocket(ours), move_deadline=30.0, time_bank=0.0)
+    learner.send_seconds = 0.2
+    results = []
+    game_thread = threading.Thread(target=lambda: results.append(referee(
+        game, game_seeds(0, KEY), learner, ADVERSARIES.make("random-target"))), daemon=True)
+    game_thread.start()
+    game_thread.join(20)  # (a guard: the referee, blocked for good, would never return)
+    stuck = game_thread.is_alive()
+    for sock in (theirs, ours):  # (wakes whatever is blocked on them)
+        sock.shutdown(socket.SHUT_RDWR)
+    game_thread.join(10)
+    sender.join(10)
+    ours.close()
+    theirs.close()
+    assert not stuck, "the referee is still blocked sending to a peer that does not read"
+    assert results[0].status == "disconnected:learner"
+    assert 0 < results[0].rounds < rounds
