@@ -43,7 +43,7 @@ import threading
 import time
 from collections.abc import Callable, Container
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
@@ -254,8 +254,8 @@ def _read(message: dict[str, Any], t: int | None, kinds: tuple[str, ...],
     if kind not in kinds:
         raise ProtocolError(Code.OUT_OF_TURN,
                             f"{kind} out of turn: waiting for {' or '.join(kinds)}")
-    got = checked.get("t", t)
-    if t is not None and got != t:
+    got = cast("int | None", checked.get("t", t))  # (checked: a round, when it is given)
+    if t is not None and got is not None and got != t:
         error = ProtocolError(Code.OUT_OF_TURN, f"{kind} for round {got}: this is round {t}")
         error.stale = got < t and got in faulted
         raise error
