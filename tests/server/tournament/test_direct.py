@@ -228,16 +228,13 @@ def test_a_learner_that_does_not_read_cannot_hold_the_referee_past_the_send_limi
     assert 0 < results[0].rounds < rounds
 
 
-@pytest.mark.xfail(strict=True, reason="a faulted round's late move is dropped without "
-                   "end: the fix drops one late move a faulted round (the next is "
-                   "out_of_turn), in the session (protocol/session.py, minding _FastRounds' "
-                   "second read of a declined frame) and on the direct link alike, with "
-                   "PROTOCOL.md 6 saying so")
-def test_a_faulted_rounds_late_move_is_dropped_once_not_without_end():
-    """One fault buys a learner an endless supply of free frames: after it faults round
-    1, every ``predict`` for round 1 is a late move, dropped without a fault, each read
-    and decoded by the referee (up to 1 MiB each, for the move deadline and the bank of
-    every round). PROTOCOL.md 6 speaks of "a late answer after a fault": one."""
+def test_late_moves_are_dropped_two_a_move_not_without_end():
+    """One fault bought a learner an endless supply of free frames: after it faulted
+    round 1, every ``predict`` for round 1 was a late move, dropped without a fault, each
+    read and decoded by the referee (up to 1 MiB each, for the move deadline and the
+    bank of every round). Now two late moves are dropped while one move is awaited
+    (MoveWait, LATE_MOVES), and the next is ``out_of_turn``: here round 2's, then round
+    3's, which forfeits."""
     result = _scripted_game({1: [{"type": "predict", "t": 1, "p": 2.0}],  # a fault
                              2: [{"type": "predict", "t": 1, "p": 0.5}] * 50
                              + [{"type": "predict", "t": 2, "p": 0.5}]})
