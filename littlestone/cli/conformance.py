@@ -1,12 +1,16 @@
 """``conformance``: PROTOCOL.md's cases against a server (``conformance server URL``)
 or a client program (``conformance client -- CMD ...``), as a table of the cases passed
-and failed with their sections; exit 0 when every case passes, 1 when one fails."""
+and failed with their sections; exit 0 when every case passes, 1 when one fails, and 2 with
+one line when no case can run (a server that accepts no connection, a program not found)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import shutil
+import socket
+import urllib.parse
 from collections.abc import Sequence
 
 from littlestone.cli.common import UsageError
@@ -59,12 +63,35 @@ def results_table(results: Sequence[CaseResult]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+#: Seconds ``conformance server`` waits for the server to accept a connection before it
+#: runs any case.
+CONNECT_SECONDS = 10.0
+
+
+def _reachable(url: str) -> None:
+    """A server listens at ``url``, or :class:`UsageError` in one line (not a table of
+    every case failing for that one reason)."""
+    parts = urllib.parse.urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "wss" else 80)
+    except ValueError:
+        port = None
+    if parts.scheme not in ("ws", "wss") or not parts.hostname or port is None:
+        raise UsageError(f"conformance server: {url!r} is not a ws:// or wss:// URL")
+    try:
+        socket.create_connection((parts.hostname, port), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise UsageError(f"conformance server: cannot connect to {url}: "
+                         f"{exc.strerror or exc}") from None
+
+
 def conformance(args: argparse.Namespace) -> int:
     if args.conformance_command == "server":
         if not args.url.startswith(("ws://", "wss://")):
             raise UsageError(f"conformance server: {args.url!r} is not a ws:// or wss:// URL")
-        server = ServerUnderTest(_token_of(args))
         cases = _chosen(SERVER_CASES, args.case, "server")
+        _reachable(args.url)
+        server = ServerUnderTest(_token_of(args))
         results = asyncio.run(run_server_cases(args.url, server, cases, _client_tls(args)))
     else:
         argv = list(args.program)
@@ -73,6 +100,9 @@ def conformance(args: argparse.Namespace) -> int:
         if not argv:
             raise UsageError("conformance client: name the client program after --, with "
                              f"{{url}} in its arguments or reading ${URL_VARIABLE}")
+        if shutil.which(argv[0]) is None:
+            raise UsageError(f"conformance client: cannot run {argv[0]!r}: no such "
+                             "executable program")
         cases = _chosen(CLIENT_CASES, args.case, "client")
         results = asyncio.run(run_client_cases(argv, cases=cases))
     if args.json:

@@ -60,11 +60,23 @@ class FrameSocket:
         #: The receive timeout the kernel holds (``SO_RCVTIMEO``; None: none): a blocking
         #: ``recv`` is then one system call, where a Python timeout costs three.
         self._timeout: float | None = None
+        #: The send timeout the kernel holds (``SO_SNDTIMEO``; None: none).
+        self._send_timeout: float | None = None
 
-    def send(self, message: Mapping[str, Any]) -> None:
-        """Send one message (OSError when the peer is gone)."""
+    def send(self, message: Mapping[str, Any], seconds: float | None = None) -> None:
+        """Send one message: OSError when the peer is gone, and :class:`TimeoutError`
+        (an OSError) when, with ``seconds``, the socket's buffer stays full that long (the
+        peer does not read; the stream is then cut mid-message: close it)."""
         body = encode(message)
-        self.sock.sendall(_LENGTH.pack(len(body)) + body)
+        if seconds != self._send_timeout:
+            micros = 0 if seconds is None else max(1, int(seconds * 1e6))  # (0: no timeout)
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO,
+                                 _TIMEVAL.pack(micros // 1_000_000, micros % 1_000_000))
+            self._send_timeout = seconds
+        try:
+            self.sock.sendall(_LENGTH.pack(len(body)) + body)
+        except BlockingIOError:  # the kernel's timeout
+            raise TimeoutError(f"the peer read nothing for {seconds} s") from None
 
     def send_all(self, messages: Sequence[Mapping[str, Any]]) -> None:
         """Send ``messages`` in one write (an adversary's label and its next instance:

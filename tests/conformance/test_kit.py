@@ -165,6 +165,12 @@ def test_the_command_prints_a_table_and_exits_by_the_verdicts(capsys):
     (["server", "http://x"], "is not a ws:// or wss:// URL"),
     (["server", "ws://127.0.0.1:9", "--case", "nosuch"], "no case 'nosuch'"),
     (["client"], "name the client program after --"),
+    # a program not found, a server not listening: one line, not a table of every case
+    # failing for the same reason
+    (["client", "--", "/nonexistent/ls-client", "{url}"],
+     "cannot run '/nonexistent/ls-client'"),
+    (["server", "ws://127.0.0.1:1"], "cannot connect to ws://127.0.0.1:1"),
+    (["server", "ws://127.0.0.1:99999"], "is not a ws:// or wss:// URL"),
 ])
 def test_bad_use_is_one_line_and_status_2(args, says):
     assert says in one_line(cli("conformance", *args), 2)

@@ -34,6 +34,7 @@ from littlestone.games.experts import check_vector, check_weights
 from littlestone.games.game import ExpertsRecord
 from littlestone.games.loop import (
     FAULT,
+    FAULTS_TO_FORFEIT,
     Commit,
     ExpertsOutcome,
     FaultLadder,
@@ -74,8 +75,12 @@ from littlestone.protocol.wire import (
 from littlestone.server.net.settings import ServerSettings
 from littlestone.transport import Connection, Deadline
 
-__all__ = ["FAULT", "Disconnected", "Forfeit", "MoveWait", "RemoteAdversary", "RemoteLearner",
-           "RemotePlayer", "Verdict", "commit_of", "probability", "revealed"]
+__all__ = ["FAULT", "LATE_MOVES", "Disconnected", "Forfeit", "MoveWait", "RemoteAdversary",
+           "RemoteLearner", "RemotePlayer", "Verdict", "commit_of", "probability", "revealed"]
+
+#: Late moves (for rounds the player faulted, PROTOCOL.md 6) dropped while one move is
+#: awaited; the next is ``out_of_turn``: a player has faulted two rounds at most.
+LATE_MOVES = FAULTS_TO_FORFEIT - 1
 
 #: The messages a move may be made of (:meth:`RemotePlayer.receive`'s ``accept`` takes
 #: those of the kinds it expects).
@@ -99,8 +104,11 @@ class MoveWait:
     time is charged to the clock (``clock``: the per-move deadline and the time bank)
     and taken; a late, malformed, out-of-turn or illegal one is a fault on ``ladder``
     (a learner's ends the move, an adversary's move is waited for again, the third
-    forfeits); a move for a round already decided is dropped; a fatal error is the
-    player gone (:class:`~littlestone.games.loop.Disconnected`).
+    forfeits); a move for a round already decided is dropped, :data:`LATE_MOVES` of them
+    while one move is awaited (a player faults two rounds at most before it forfeits:
+    more are no late answers, and each would cost the referee a frame's decoding for
+    free), the next is ``out_of_turn``; a fatal error is the player gone
+    (:class:`~littlestone.games.loop.Disconnected`).
 
     >>> wait = MoveWait(MoveClock(move_deadline=2.0, time_bank=10.0), FaultLadder("learner"),
     ...                 t=7, started=100.0)
@@ -117,6 +125,8 @@ class MoveWait:
     def __init__(self, clock: MoveClock, ladder: FaultLadder, t: int | None,
                  started: float) -> None:
         self.clock, self.ladder, self.t, self.started = clock, ladder, t, started
+        #: The late moves dropped so far (moves for rounds the player faulted).
+        self.late = 0
 
     @property
     def deadline(self) -> float:
@@ -148,7 +158,11 @@ class MoveWait:
         if error.fatal:
             raise Disconnected(self.ladder.role) from None
         if error.stale:
-            return None
+            self.late += 1
+            if self.late <= LATE_MOVES:
+                return None
+            error = ProtocolError(Code.OUT_OF_TURN, f"{error.message} (more than "
+                                  f"{LATE_MOVES} late moves while one move is awaited)")
         self.clock.charge(self.started, now)
         return self._fault(error)
 

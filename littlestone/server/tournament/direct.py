@@ -41,9 +41,9 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.adversaries.base import Adversary
@@ -74,6 +74,7 @@ from littlestone.protocol import build
 from littlestone.protocol.errors import Code
 from littlestone.protocol.frames import FrameSocket
 from littlestone.protocol.messages import (
+    from_client,
     instance_from_wire,
     instance_to_wire,
     rules_to_wire,
@@ -93,6 +94,7 @@ from littlestone.server.records.rows import AgentIdentity
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
+from littlestone.transport import SEND_TIMEOUT_S
 
 __all__ = ["ENTER_FRAME_SECONDS", "TOKEN_PREFIX", "DirectAdversary", "DirectLearner", "Door",
            "direct_game", "play_direct", "referee", "thread_store"]
@@ -190,6 +192,9 @@ class DirectPlayer:
         self.ladder = FaultLadder(self.role)
         self.hclass: Any = None
         self.rounds = 0
+        #: Seconds a message may wait to be sent to a game process that does not read;
+        #: then the link is dropped, as the server drops a WebSocket (PROTOCOL.md 1.1).
+        self.send_seconds = SEND_TIMEOUT_S
 
     def start(self, game_id: str, game: GameSpec, seed: int, commitment: bytes) -> None:
         """The rules, this side's own seed and SHA-256 of the game key, as the server's
@@ -199,8 +204,8 @@ class DirectPlayer:
 
     def send(self, message: ServerMessage) -> None:
         try:
-            self.link.send(message)
-        except OSError:
+            self.link.send(message, self.send_seconds)
+        except OSError:  # (TimeoutError included: it does not read)
             raise Disconnected(self.role) from None
 
     def receive(self, t: int | None, kinds: tuple[str, ...],
@@ -220,7 +225,8 @@ class DirectPlayer:
                 verdict = wait.rejected(time.monotonic(), exc)
             else:
                 verdict = wait.received(time.monotonic(), lambda: _read(
-                    message, t, kinds, accept))  # noqa: B023 - called at once
+                    message, t, kinds, accept,  # noqa: B023 - called at once
+                    {fault["t"] for fault in self.ladder.faults}))
             if verdict is None:
                 continue  # a move for a round already decided
             if verdict.fault is not None:
@@ -234,23 +240,31 @@ class DirectPlayer:
             self.send(end)
 
 
-def _read(message: Mapping[str, object], t: int | None, kinds: tuple[str, ...],
-          accept: Callable[[Any], Any]) -> Any:
+def _read(message: dict[str, Any], t: int | None, kinds: tuple[str, ...],
+          accept: Callable[[Any], Any], faulted: Container[int | None]) -> Any:
     """The move in ``message`` if it is one of ``kinds`` for round ``t`` (``accept``
-    makes it one); else ProtocolError, stale for a round already decided. A message of
-    the protocol with no round (``commit``, ``reveal``) is of the round awaited."""
-    got = message.get("t", t)
-    if message["type"] in kinds and got == t:
-        try:
-            return accept(message)
-        except IllegalMove:
-            raise  # (a ValueError, judged as the illegal move it is)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProtocolError(Code.BAD_MESSAGE,
-                                f"a malformed {message['type']}: {exc!r}"[:200]) from None
-    error = ProtocolError(Code.OUT_OF_TURN, f"expected {' or '.join(kinds)} for round {t}")
-    error.stale = type(got) is int and t is not None and got < t
-    raise error
+    makes it one), judged as the WebSocket's session judges it (PROTOCOL.md 6.1): a
+    field of the wrong type (``t`` not an int 1 .. 2^63-1 included) or an unknown type is
+    ``bad_message``; another kind, or a move for another round, is ``out_of_turn``, and
+    stale (dropped) when it is for an earlier round in which the player ``faulted``. A
+    message of the protocol with no round (``commit``, ``reveal``) is of the round
+    awaited."""
+    checked = from_client(message)
+    kind = checked["type"]
+    if kind not in kinds:
+        raise ProtocolError(Code.OUT_OF_TURN,
+                            f"{kind} out of turn: waiting for {' or '.join(kinds)}")
+    got = cast("int | None", checked.get("t", t))  # (checked: a round, when it is given)
+    if t is not None and got is not None and got != t:
+        error = ProtocolError(Code.OUT_OF_TURN, f"{kind} for round {got}: this is round {t}")
+        error.stale = got < t and got in faulted
+        raise error
+    try:
+        return accept(checked)
+    except IllegalMove:
+        raise  # (a ValueError, judged as the illegal move it is)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ProtocolError(Code.BAD_MESSAGE, f"a malformed {kind}: {exc!r}"[:200]) from None
 
 
 class DirectLearner(DirectPlayer):

@@ -73,6 +73,22 @@ def test_stale_moves_are_dropped_and_fatal_errors_are_the_player_gone():
         wait.rejected(101.0, ProtocolError(Code.BAD_MESSAGE, "too large", fatal=True))
 
 
+def test_late_moves_beyond_two_a_move_are_out_of_turn():
+    """A player faults two rounds at most before it forfeits: a third late move while
+    one move is awaited is no late answer but a frame sent for free, a fault."""
+    wait = _wait()
+    for now in (101.0, 101.5):
+        stale = ProtocolError(Code.OUT_OF_TURN, "predict for round 3: this is round 4")
+        stale.stale = True
+        assert wait.rejected(now, stale) is None
+    stale = ProtocolError(Code.OUT_OF_TURN, "predict for round 3: this is round 4")
+    stale.stale = True
+    verdict = wait.rejected(102.0, stale)
+    assert verdict is not None and verdict.decided and verdict.move is FAULT
+    assert verdict.fault is not None and verdict.fault.code is Code.OUT_OF_TURN
+    assert "more than 2 late moves" in verdict.fault.message
+
+
 def test_the_third_fault_forfeits_once_it_is_recorded():
     wait = _wait()
     for now in (101.0, 102.0):

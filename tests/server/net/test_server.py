@@ -487,9 +487,12 @@ async def test_stale_moves_do_not_restart_the_clock(tmp_path):
             await ws.send(msgpack.packb({"type": "predict", "t": 1, "p": 0.0}))  # late: dropped
             with contextlib.suppress(TimeoutError):
                 seen = await asyncio.wait_for(receive(ws), 0.1)
-        assert seen is not None and seen["code"] == "timeout"
-        assert loop.time() - asked < 2.0  # ~0.4 s after round 2 was asked (never, if each
-        # stale move restarted the clock: they keep coming for 3 s)
+        # the round ends ~0.4 s after it was asked (never, if each stale move restarted
+        # the clock: they keep coming for 3 s): by its timeout, or sooner by the third
+        # late move, a fault (two are dropped while one move is awaited, PROTOCOL.md 6)
+        assert seen is not None and seen["code"] in ("timeout", "out_of_turn")
+        assert seen["code"] == "timeout" or "more than 2 late moves" in seen["message"]
+        assert loop.time() - asked < 2.0
         await ws.close()
 
 

@@ -4,6 +4,7 @@ keeps the move clock, the fault ladder and the records of the server's remote pl
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -70,9 +71,9 @@ def _agent(sock: socket.socket, moves: dict[int, object], delay: dict[int, float
 
 
 def test_a_learner_on_a_direct_link_is_held_to_the_clock_and_the_fault_ladder():
-    """Late (its late move then dropped), not a number, outside [0, 1]: three faults,
-    each recorded with its round and code, and the third forfeits, as a remote
-    learner's would."""
+    """Late (its late move then dropped), not a number (a field of the wrong type:
+    ``bad_message``, PROTOCOL.md 6.1), outside [0, 1]: three faults, each recorded with
+    its round and code, and the third forfeits, as a remote learner's would."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     # round 1 answered 0.7 s late for a 0.5 s deadline: round 2's instance waits 0.2 s
     agent = threading.Thread(target=_agent, args=(theirs, {2: "half", 3: 2.0}, {1: 0.7}))
@@ -83,7 +84,7 @@ def test_a_learner_on_a_direct_link_is_held_to_the_clock_and_the_fault_ladder():
     agent.join(10)
     assert result.status == "forfeit:learner:illegal_move"
     assert [(f["t"], f["code"]) for f in result.extra["faults"]] == [
-        (1, "timeout"), (2, "illegal_move"), (3, "illegal_move")]
+        (1, "timeout"), (2, "bad_message"), (3, "illegal_move")]
     assert result.rounds == 2  # (rounds 1 and 2 scored as mistakes; round 3 forfeits)
 
 
@@ -164,3 +165,114 @@ def test_an_adversary_sends_its_label_and_its_next_instance_in_one_write():
     # ready; its commitment with round 1's instance; a label (and the next instance) a
     # round; its reveal (before: 63, a write a message)
     assert counted.writes == 1 + 1 + GAME.rounds + 1
+
+
+def _scripted(sock: socket.socket, frames: dict[int, list[dict[str, object]]]) -> None:
+    """A learner's game process that answers round t's instance with ``frames[t]`` (by
+    default a good move, p = 1/2), whatever the referee says between them."""
+    link = FrameSocket(sock)
+    try:
+        while True:
+            message = link.recv()
+            if message["type"] == "instance":
+                t = message["t"]
+                for frame in frames.get(t, [{"type": "predict", "t": t, "p": 0.5}]):
+                    link.send(frame)
+    except (EOFError, OSError):
+        pass
+
+
+def _scripted_game(frames: dict[int, list[dict[str, object]]], rounds: int = 6):
+    game = GameSpec(MISTAKE_BOUND, rounds, make_class("thresholds:n=31"))
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    agent = threading.Thread(target=_scripted, args=(theirs, frames))
+    agent.start()
+    learner = DirectLearner(FrameSocket(ours), move_deadline=30.0, time_bank=0.0)
+    try:
+        return referee(game, game_seeds(0, KEY), learner, ADVERSARIES.make("random-target"))
+    finally:
+        ours.close()
+        agent.join(10)
+
+
+def test_a_round_number_that_is_not_an_int_is_a_bad_message_on_the_direct_link():
+    """PROTOCOL.md 6.1: ``t`` not an int 1 .. 2^63-1 is ``bad_message``, a fault, as on
+    the WebSocket (the session's ``from_client``); the link took ``t: true`` and
+    ``t: 2.0`` as rounds 1 and 2, and ``t: [3]`` as a move out of turn."""
+    result = _scripted_game({1: [{"type": "predict", "t": True, "p": 0.5}],
+                             2: [{"type": "predict", "t": 2.0, "p": 0.5}],
+                             3: [{"type": "predict", "t": [3], "p": 0.5}]})
+    assert [(f["t"], f["code"]) for f in result.extra.get("faults", [])] == [
+        (1, "bad_message"), (2, "bad_message"), (3, "bad_message")]
+    assert result.status == "forfeit:learner:bad_message"
+
+
+def test_a_move_for_an_earlier_round_is_a_fault_unless_that_round_was_faulted():
+    """PROTOCOL.md 6.1: a move for another round than the current one is
+    ``out_of_turn``, a fault, unless it is a late move for a round the player faulted
+    (dropped). The link dropped every move for an earlier round without a fault: a
+    learner could send them without end, each read and decoded by the referee, and
+    never be charged."""
+    result = _scripted_game({2: [{"type": "predict", "t": 1, "p": 0.5},   # scored: a fault
+                                 {"type": "predict", "t": 2, "p": 0.5}],  # then late: dropped
+                             3: [{"type": "predict", "t": 1, "p": 0.5},
+                                 {"type": "predict", "t": 3, "p": 0.5}],
+                             4: [{"type": "predict", "t": 2, "p": 0.5},   # faulted: dropped
+                                 {"type": "predict", "t": 4, "p": 0.5}]})
+    assert [(f["t"], f["code"]) for f in result.extra.get("faults", [])] == [
+        (2, "out_of_turn"), (3, "out_of_turn")]
+    assert result.status == "complete"
+
+
+def test_a_learner_that_does_not_read_cannot_hold_the_referee_past_the_send_limit():
+    """A game process that sends its moves blindly and never reads its link: the
+    referee's instances fill the socket's buffer and its send blocked until the sandbox
+    was killed (rounds x the move deadline: over an hour for a 1,000-round game at 5 s),
+    with no move clock running. A message that waits longer than the send limit drops
+    the link, as the server drops a WebSocket that does not read (transport's
+    SEND_TIMEOUT_S, PROTOCOL.md 1.1): ``disconnected:learner``."""
+    rounds = 2000
+    game = GameSpec(MISTAKE_BOUND, rounds, make_class("thresholds:n=31"))
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    for sock in (ours, theirs):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    blind = FrameSocket(theirs)
+
+    def send_blindly() -> None:
+        with contextlib.suppress(OSError):
+            for t in range(1, rounds + 1):
+                blind.send({"type": "predict", "t": t, "p": 0.5})
+
+    sender = threading.Thread(target=send_blindly)
+    sender.start()
+    learner = DirectLearner(FrameSocket(ours), move_deadline=30.0, time_bank=0.0)
+    learner.send_seconds = 0.2
+    results = []
+    game_thread = threading.Thread(target=lambda: results.append(referee(
+        game, game_seeds(0, KEY), learner, ADVERSARIES.make("random-target"))), daemon=True)
+    game_thread.start()
+    game_thread.join(20)  # (a guard: the referee, blocked for good, would never return)
+    stuck = game_thread.is_alive()
+    for sock in (theirs, ours):  # (wakes whatever is blocked on them)
+        sock.shutdown(socket.SHUT_RDWR)
+    game_thread.join(10)
+    sender.join(10)
+    ours.close()
+    theirs.close()
+    assert not stuck, "the referee is still blocked sending to a peer that does not read"
+    assert results[0].status == "disconnected:learner"
+    assert 0 < results[0].rounds < rounds
+
+
+def test_late_moves_are_dropped_two_a_move_not_without_end():
+    """One fault bought a learner an endless supply of free frames: after it faulted
+    round 1, every ``predict`` for round 1 was a late move, dropped without a fault, each
+    read and decoded by the referee (up to 1 MiB each, for the move deadline and the
+    bank of every round). Now two late moves are dropped while one move is awaited
+    (MoveWait, LATE_MOVES), and the next is ``out_of_turn``: here round 2's, then round
+    3's, which forfeits."""
+    result = _scripted_game({1: [{"type": "predict", "t": 1, "p": 2.0}],  # a fault
+                             2: [{"type": "predict", "t": 1, "p": 0.5}] * 50
+                             + [{"type": "predict", "t": 2, "p": 0.5}]})
+    assert result.status == "forfeit:learner:out_of_turn"
