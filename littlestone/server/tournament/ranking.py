@@ -32,6 +32,7 @@ __all__ = [
     "ROLES",
     "RULES",
     "SCORING",
+    "TIED_NAMED",
     "Figures",
     "Leaderboard",
     "Replayed",
@@ -345,7 +346,8 @@ class Standing(TypedDict, total=False):
     ``adversary``), its counts (:func:`_entry`), its scores (a learner's ``worst`` and
     ``median``, an adversary's ``forcing``: each a float, the exact fraction as a string
     and the realised figure beside), its ``rank`` (None: no scored game) and those
-    ``tied_with`` it."""
+    ``tied_with`` it (``tied`` counts them; a :class:`Tally` for the page names only
+    :data:`TIED_NAMED` of them)."""
 
     learner: str
     adversary: str
@@ -366,6 +368,7 @@ class Standing(TypedDict, total=False):
     forcing_realised: float | None
     rank: int | None
     tied_with: list[str]
+    tied: int
 
 
 class Unloaded(TypedDict):
@@ -500,6 +503,8 @@ def rank_cells(name: str, cells: list[Cell], skipped: list[Skipped]) -> Tourname
     return report
 
 
+#: Entrants a tied line names in a :class:`Tally` the page reads (the rest are counted).
+TIED_NAMED = 5
 #: An entrant of a tally: its role and its spec.
 Entrant = tuple[Role, str]
 
@@ -511,8 +516,8 @@ class Tally:
     its two entrants' lines and one sort, not the field's games nor every pair of
     entrants."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, name: str, named_ties: int | None = None) -> None:
+        self.name, self.named_ties = name, named_ties
         self.cells: dict[tuple[str, str], Cell] = {}
         self.means: dict[tuple[str, str], tuple[Figures | None, Figures | None]] = {}
         self.of_learner: dict[str, set[str]] = {}
@@ -588,7 +593,7 @@ class Tally:
         for role in ROLES:
             lines = [(entry, key) for (r, _), (entry, key) in self.lines.items() if r == role]
             ranked = _standings([{**entry} for entry, _ in lines], role,
-                                {entry[role]: key for entry, key in lines})
+                                {entry[role]: key for entry, key in lines}, self.named_ties)
             if role == LEARNER:
                 report.learners = ranked
             else:
@@ -638,26 +643,35 @@ def _shown(expected: Fraction | None, realised: Fraction | None
 
 
 def _standings(entries: list[Standing], role: Role,
-               keys: Mapping[str, tuple[Fraction, ...] | None]) -> list[Standing]:
+               keys: Mapping[str, tuple[Fraction, ...] | None],
+               named_ties: int | None = None) -> list[Standing]:
     """Entries in order of their key (smaller is better; ``None``: not scored, last),
     then name; ``rank`` is one plus the number of entries strictly better (equal keys
-    share it), and ``tied_with`` names the others with an equal key, by name (found by
-    grouping the sorted keys, not by comparing every pair)."""
+    share it), ``tied`` counts the others with an equal key and ``tied_with`` names them
+    by name (``named_ties`` of them at most: a field of a thousand equal versions would
+    otherwise name a million), found by grouping the sorted keys, not by comparing every
+    pair."""
     with_key = [e for e in entries if keys[e[role]] is not None]
     scored = _exact_sorted(with_key, lambda e: keys[e[role]] or (), lambda e: e[role])
+    floats = [tuple(float(v) for v in keys[e[role]] or ()) for e in scored]
     start = 0
     while start < len(scored):
         mine = keys[scored[start][role]]
         end = start + 1
-        while end < len(scored) and keys[scored[end][role]] == mine:
+        while end < len(scored) and floats[end] == floats[start] and \
+                keys[scored[end][role]] == mine:
             end += 1
         names = [e[role] for e in scored[start:end]]
         for entry in scored[start:end]:
-            entry["rank"] = start + 1
-            entry["tied_with"] = [n for n in names if n != entry[role]] if end - start > 1 \
-                else []
+            entry["rank"], entry["tied"] = start + 1, end - start - 1
+            if end - start == 1:
+                entry["tied_with"] = []
+            else:
+                others = (n for n in names if n != entry[role])
+                entry["tied_with"] = list(others) if named_ties is None else [
+                    n for _, n in zip(range(named_ties), others, strict=False)]
         start = end
     unscored = sorted((e for e in entries if keys[e[role]] is None), key=lambda e: e[role])
     for entry in unscored:
-        entry["rank"], entry["tied_with"] = None, []
+        entry["rank"], entry["tied_with"], entry["tied"] = None, [], 0
     return scored + unscored

@@ -53,11 +53,12 @@ from littlestone.server.tournament.ranking import (
     ADVERSARY,
     LEARNER,
     RULES,
+    TIED_NAMED,
     Leaderboard,
     Role,
     Standing,
+    Tally,
     TournamentReport,
-    rank_cells,
 )
 from littlestone.server.tournament.report import Curve, curve_of
 
@@ -491,27 +492,33 @@ def tournaments(store: Store) -> list[TournamentRow]:
 #: Rows of each list one page of a tournament's board holds unless the query says
 #: (``?limit=``), and the most it may say.
 BOARD_LIMIT, BOARD_LIMIT_MAX = 100, 500
-#: Boards ranked from the stored cells, by (data folder, tournament): the stamp they
-#: were ranked at, and the ranking (:func:`tournament`).
-_BOARDS: dict[tuple[str, str], tuple[int, TournamentReport, int, int]] = {}
+#: Tournaments followed from the stored cells, by (data folder, tournament): the stamp
+#: and generation read up to, the tally (:class:`.ranking.Tally`), its games and those
+#: not ``complete``, by pair.
+_BOARDS: dict[tuple[str, str], tuple[int, int, Tally, dict[tuple[str, str], tuple[int, int]]]] = {}
+_BOARDS_LOCK = threading.Lock()
 
 
 def _ranked(store: Store, name: str) -> tuple[TournamentReport, int, int]:
-    """A tournament ranked from its stored cells (one a pair; never its games), its
-    games and those not ``complete``, once a stamp
-    (:meth:`.scores.ScoreTable.score_stamp`)."""
-    key, stamp = (str(store.data), name), store.score_stamp(name)
-    with _LOGS_LOCK:
-        held = _BOARDS.get(key)
-    if held is not None and held[0] == stamp:
-        return held[1:]
-    cells = store.score_cells(name)
-    report = rank_cells(name, cells, [])
-    games = sum(c.games for c in cells)
-    failed = games - sum(c.statuses.get("complete", 0) for c in cells)
-    with _LOGS_LOCK:
-        _BOARDS[key] = (stamp, report, games, failed)
-    return report, games, failed
+    """A tournament ranked from its stored cells (never its games): the cells changed
+    since the last look tallied, their entrants' lines computed again; its games and
+    those not ``complete``."""
+    key = (str(store.data), name)
+    with _BOARDS_LOCK:  # (one request follows; the others wait for its tally)
+        seen, generation, tally, counts = _BOARDS.get(key, (-1, -1, Tally(name, TIED_NAMED),
+                                                             {}))
+        stamp, now, changed = store.score_changes(name, seen)
+        if now != generation:
+            stamp, now, changed = store.score_changes(name, -1)
+            tally, counts = Tally(name, TIED_NAMED), {}
+        for cell in changed:
+            tally.put(cell)
+            counts[(cell.learner, cell.adversary)] = (
+                cell.games, cell.games - cell.statuses.get("complete", 0))
+        _BOARDS[key] = (stamp, now, tally, counts)
+        report = tally.report(payoff=True)
+        return (report, sum(g for g, _ in counts.values()),
+                sum(f for _, f in counts.values()))
 
 
 def tournament(store: Store, name: str, page: int = 1, limit: int | None = None

@@ -25,6 +25,7 @@ import pytest
 
 from benchmarks.standings import build_field
 from littlestone.server.net import GameServer, ServerSettings
+from littlestone.server.records.rows import TournamentGame
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition import Competition, export, load_competition
 from littlestone.server.tournament.competition.config import version_spec
@@ -39,7 +40,7 @@ NAME = "week-5"
 
 
 def game(learner: str, adversary: str, seed: int, status: str = "complete",
-         mistakes: float = 2.0, game_id: str | None = None) -> dict[str, Any]:
+         mistakes: float = 2.0, game_id: str | None = None) -> TournamentGame:
     return {"game_id": game_id, "status": status, "message": "", "game": "mistake-bound",
             "class": "thresholds:n=15", "learner": learner, "adversary": adversary,
             "seed": seed, "horizon": 30, "normaliser_value": 4.0,
@@ -63,7 +64,7 @@ def test_the_stored_cells_equal_the_games_as_they_land_are_forgotten_and_are_reb
     chance = random.Random(41)
     statuses = ["complete"] * 5 + ["crash:learner:E", "rule_violation:adversary:x",
                                    "aborted:shutdown"]
-    rows = {}
+    rows: dict[str, TournamentGame] = {}
     for i in range(60):
         row = game(f"l{chance.randrange(6)}", f"a{chance.randrange(3)}", i,
                    chance.choice(statuses), chance.randrange(9) + chance.random())

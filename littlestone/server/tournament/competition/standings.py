@@ -16,7 +16,7 @@ from littlestone.server.records.database import utc_now
 from littlestone.server.records.scores import Cell
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
-from littlestone.server.tournament.ranking import ROLES, Standing, Tally
+from littlestone.server.tournament.ranking import ROLES, TIED_NAMED, Standing, Tally
 
 __all__ = ["Placing", "Standings", "VersionGame", "VersionRow", "final_path", "freeze", "stamp",
            "standings", "version_games"]
@@ -119,8 +119,8 @@ class _Followed:
     generation: int = -1
     seen: int = -1
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
-    everyone: Tally = field(default_factory=lambda: Tally(""))
-    board: Tally = field(default_factory=lambda: Tally(""))
+    everyone: Tally = field(default_factory=lambda: Tally("", TIED_NAMED))
+    board: Tally = field(default_factory=lambda: Tally("", TIED_NAMED))
     entered: frozenset[str] = frozenset()
     specs: dict[int, str] = field(default_factory=dict)
     computed: tuple[int, Standings] | None = None
@@ -172,7 +172,7 @@ def _follow(store: Store, name: str, followed: _Followed) -> None:
     if generation != followed.generation:
         stamp, generation, changed = store.score_changes(name, -1)
         followed.cells, followed.entered = {}, frozenset()
-        followed.everyone, followed.board = Tally(name), Tally(name)
+        followed.everyone, followed.board = Tally(name, TIED_NAMED), Tally(name, TIED_NAMED)
     for cell in changed:
         pair = (cell.learner, cell.adversary)
         followed.cells[pair] = cell
