@@ -47,7 +47,7 @@ from websockets.server import ServerProtocol
 from websockets.uri import parse_uri
 
 __all__ = ["UNIX_SCHEME", "Connection", "Deadline", "HttpRoute", "Server", "Upgrade",
-           "client_tls", "connect", "serve", "serve_unix", "server_tls"]
+           "body_refusal", "client_tls", "connect", "serve", "serve_unix", "server_tls"]
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,30 @@ class Upgrade:
 HttpRoute = Callable[[Request], "Response | Awaitable[Response] | Upgrade | None"]
 
 
+def body_refusal(failure: BaseException) -> bytes | None:
+    """The answer to a request the handshake parser refused for its body (no route
+    here takes one): ``413`` for a ``Content-Length`` above 0, ``400`` for a
+    ``Transfer-Encoding``; None for any other failure (dropped, as before). Without it
+    such a request got no status at all.
+
+    >>> from websockets.exceptions import InvalidMessage
+    >>> failure = InvalidMessage("did not receive a valid HTTP request")
+    >>> failure.__cause__ = ValueError("unsupported request body")
+    >>> body_refusal(failure).split(b"\\r\\n")[0]
+    b'HTTP/1.1 413 Content Too Large'
+    """
+    cause = failure.__cause__
+    if isinstance(cause, ValueError) and "request body" in str(cause):
+        status, why = "413 Content Too Large", "this server takes no request body"
+    elif isinstance(cause, NotImplementedError) and "transfer coding" in str(cause):
+        status, why = "400 Bad Request", "this server takes no request body (Transfer-Encoding)"
+    else:
+        return None
+    body = f"{status}: {why}\n".encode()
+    return (f"HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
+
+
 class Connection(asyncio.Protocol):
     """One WebSocket connection (either side). ``on_open`` is called once the opening
     handshake has succeeded (the server starts its handler there)."""
@@ -182,6 +206,7 @@ class Connection(asyncio.Protocol):
         self._deadline = Deadline(self.loop, self._deadline_passed)
         self._hook: Callable[[bytes | str], bool] | None = None  # see answer()
         self._answering: asyncio.Future[None] | None = None
+        self._refused_body = False  # a request with a body was answered 413 or 400
 
     # -- asyncio.Protocol ----------------------------------------------------------
 
@@ -210,6 +235,13 @@ class Connection(asyncio.Protocol):
             self._tail = seen[-3:]
         protocol.receive_data(data)
         events = protocol.events_received()
+        if (isinstance(protocol, ServerProtocol) and self.request is None and not events
+                and protocol.handshake_exc is not None and self.transport is not None
+                and not self._refused_body):
+            refusal = body_refusal(protocol.handshake_exc)
+            if refusal is not None:  # (a status, before the EOF the protocol queued)
+                self._refused_body = True
+                self.transport.write(refusal)
         self._write()
         for event in events:
             if type(event) is Frame:

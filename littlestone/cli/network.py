@@ -65,9 +65,7 @@ def serve(args: argparse.Namespace) -> int:
                     else "a token is needed: log in with one from `littlestone token add`")
             print(f"littlestone: web page on {page} ({view})", flush=True)
             if competition is not None:
-                print(f"littlestone: competition {competition.name}: submissions open "
-                      f"on {server.url}, standings on {page}competitions/{competition.name}",
-                      flush=True)
+                print(competition_banner(competition, server.url, page), flush=True)
 
     competition = None
     if args.competition:
@@ -129,3 +127,15 @@ def token(args: argparse.Namespace) -> int:
     print(f"littlestone: {args.role} token for {args.name!r} stored (hashed) in {args.data}; "
           "it is shown only this once", file=sys.stderr)
     return 0
+
+
+def competition_banner(competition: Any, url: str, page: str) -> str:
+    """What ``serve --competition`` says of its competition as it starts: open, not open
+    yet, or closed (it used to say "submissions open" of a closed one)."""
+    config = competition.config
+    said = {"open": f"submissions open on {url}",
+            "not_open": f"not open yet: submissions from {config.opens} on {url}",
+            "closed": f"closed at {config.closes}: no more submissions"}[
+        config.state(competition.now())]
+    return (f"littlestone: competition {competition.name}: {said}, standings on "
+            f"{page}competitions/{competition.name}")

@@ -105,9 +105,15 @@ def competition(args: argparse.Namespace) -> int:
                          unsafe=args.unsafe_no_sandbox)
         return 0
     if not (Path(args.data) / "littlestone.db").is_file():
-        raise UsageError(f"competition: {args.data} holds no competition (no index)")
-    sys.stdout.write(export(standings(Store(Path(args.data)), config, Path(args.data)),
-                            args.format))
+        raise UsageError(f"competition: {args.data} holds no competition (no index); "
+                         "--data DIR names the data folder its server uses")
+    store = Store(Path(args.data))
+    if not store.has_tournament(config.name) and not store.submissions(config.name):
+        # (an empty CSV, exit 0, read as "nobody submitted": refused instead)
+        raise UsageError(f"competition: {args.data} holds no competition {config.name} (no "
+                         "version submitted, no game played); --data DIR names the data "
+                         "folder its server uses")
+    sys.stdout.write(export(standings(store, config, Path(args.data)), args.format))
     return 0
 
 

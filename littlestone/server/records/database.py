@@ -7,8 +7,11 @@ server and a tournament) write at once; nothing to start or configure. A schema
 version adds columns (:data:`SCHEMA_VERSION`, ``PRAGMA user_version``); a data
 migration rewrites rows, once (the ``migrations`` table). What the tables hold is the
 business of the classes built on :class:`Database`: :class:`~.store.Store` (games,
-agents, tournaments, the anchors' key), :class:`~.tokens.TokenTable` (tokens) and
-:class:`~.submissions.SubmissionTable` (a competition's submitted versions).
+agents, tournaments, the anchors' key), :class:`~.tokens.TokenTable` (tokens),
+:class:`~.submissions.SubmissionTable` (a competition's submitted versions) and
+:class:`~.scores.ScoreTable` (the tournaments' stored scores: ``score_cells``, and
+``score_stamps``, which the triggers below bump on every change of a tournament's games
+or of its competition's submissions).
 
 Nothing but this module opens the index: SQLite keeps its locks as POSIX locks, which a
 process loses on closing *any* descriptor of the file, so a stray ``open()`` of it (say,
@@ -133,6 +136,41 @@ CREATE TABLE IF NOT EXISTS submissions (
     UNIQUE (competition, account, version)
 );
 CREATE INDEX IF NOT EXISTS submissions_hash ON submissions (competition, account, sha256);
+CREATE TABLE IF NOT EXISTS score_cells (
+    tournament TEXT NOT NULL,
+    learner TEXT NOT NULL,
+    adversary TEXT NOT NULL,
+    cell TEXT NOT NULL,
+    changed INTEGER NOT NULL,
+    PRIMARY KEY (tournament, learner, adversary)
+);
+CREATE INDEX IF NOT EXISTS score_cells_changed ON score_cells (tournament, changed);
+CREATE TABLE IF NOT EXISTS score_stamps (
+    tournament TEXT PRIMARY KEY,
+    stamp INTEGER NOT NULL,
+    built INTEGER NOT NULL DEFAULT 0,
+    generation INTEGER NOT NULL DEFAULT 0
+);
+CREATE TRIGGER IF NOT EXISTS score_stamp_game_added AFTER INSERT ON tournament_games BEGIN
+    INSERT INTO score_stamps (tournament, stamp) VALUES (NEW.tournament, 1)
+    ON CONFLICT (tournament) DO UPDATE SET stamp = stamp + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS score_stamp_game_dropped AFTER DELETE ON tournament_games BEGIN
+    INSERT INTO score_stamps (tournament, stamp) VALUES (OLD.tournament, 1)
+    ON CONFLICT (tournament) DO UPDATE SET stamp = stamp + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS score_stamp_submitted AFTER INSERT ON submissions BEGIN
+    INSERT INTO score_stamps (tournament, stamp) VALUES (NEW.competition, 1)
+    ON CONFLICT (tournament) DO UPDATE SET stamp = stamp + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS score_stamp_verdict AFTER UPDATE ON submissions BEGIN
+    INSERT INTO score_stamps (tournament, stamp) VALUES (NEW.competition, 1)
+    ON CONFLICT (tournament) DO UPDATE SET stamp = stamp + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS score_stamp_withdrawn AFTER DELETE ON submissions BEGIN
+    INSERT INTO score_stamps (tournament, stamp) VALUES (OLD.competition, 1)
+    ON CONFLICT (tournament) DO UPDATE SET stamp = stamp + 1;
+END;
 CREATE TABLE IF NOT EXISTS migrations (
     name TEXT PRIMARY KEY,
     applied TEXT NOT NULL

@@ -45,6 +45,7 @@ from littlestone.server.records.rows import (
     TournamentGame,
     TournamentRow,
 )
+from littlestone.server.records.scores import ScoreTable
 from littlestone.server.records.submissions import SubmissionTable
 from littlestone.server.records.tokens import TokenTable
 
@@ -121,10 +122,11 @@ def anchor_hmac(secret: bytes, game_id: str, chain_sha256: str) -> str:
     return hmac.new(secret, message, hashlib.sha256).hexdigest()
 
 
-class Store(TokenTable, SubmissionTable, Database):
+class Store(TokenTable, SubmissionTable, ScoreTable, Database):
     """The index of one data folder: its games, agents, tournaments and anchors' key, its
-    tokens (:class:`~.tokens.TokenTable`) and a competition's submitted versions
-    (:class:`~.submissions.SubmissionTable`)."""
+    tokens (:class:`~.tokens.TokenTable`), a competition's submitted versions
+    (:class:`~.submissions.SubmissionTable`) and the tournaments' stored scores
+    (:class:`~.scores.ScoreTable`: a pairing recorded or forgotten there)."""
 
     def __init__(self, data: Path) -> None:
         super().__init__(data)
@@ -290,25 +292,10 @@ class Store(TokenTable, SubmissionTable, Database):
         self._run("INSERT INTO tournaments VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE "
                   "SET config_sha256 = excluded.config_sha256", (name, config_sha256, utc_now()))
 
-    def drop_tournament_games(self, name: str, keys: list[str]) -> None:
-        """Forget these pairings of a tournament (an entrant left, or its file changed);
-        their games stay in the index and their logs in the folder."""
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            self._run(f"DELETE FROM tournament_games WHERE tournament = ? AND key IN "
-                      f"({', '.join('?' * len(chunk))})", (name, *chunk))
-
     def tournament_keys(self, name: str) -> set[str]:
         """The pairings of a tournament already played."""
         rows = self._run("SELECT key FROM tournament_games WHERE tournament = ?", (name,))
         return {str(r["key"]) for r in rows}
-
-    def add_tournament_game(self, name: str, key: str, row: TournamentGame) -> None:
-        """A finished pairing (once: a second write of the same pairing is ignored)."""
-        self._run(
-            "INSERT OR IGNORE INTO tournament_games VALUES (?, ?, ?, ?, ?, ?)",
-            (name, key, row.get("game_id"), row["status"], json.dumps(row, default=str),
-             utc_now()))
 
     def tournament_games(self, name: str) -> list[TournamentGame]:
         """Every played pairing, with its log path."""

@@ -16,20 +16,44 @@ Imports the games (for Ldim, the normaliser of the mistake-bound game).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypedDict, TypeVar
 
 from littlestone.games.classes import FiniteClass, HalfspaceClass
 from littlestone.games.errors import BudgetExceeded
 from littlestone.games.game import EXPERTS, GameSpec
 from littlestone.games.ldim import class_ldim
 from littlestone.server.records.rows import GameOutcome, ResultRow, Skipped, TournamentGame
+from littlestone.server.records.scores import Cell, Landed, Side, cells_of, set_scorer
 
-__all__ = ["ROLES", "RULES", "SCORING", "Figures", "Leaderboard", "Replayed", "Role", "Scorable",
-           "Scoring", "Standing", "TournamentReport", "Unloaded", "fault", "figures", "judge",
-           "normaliser", "rank", "score"]
+__all__ = [
+    "ROLES",
+    "RULES",
+    "SCORING",
+    "TIED_NAMED",
+    "Figures",
+    "Leaderboard",
+    "Replayed",
+    "Role",
+    "Scorable",
+    "Scoring",
+    "Standing",
+    "Tally",
+    "TournamentReport",
+    "Unloaded",
+    "fault",
+    "figures",
+    "judge",
+    "landed",
+    "normaliser",
+    "rank",
+    "rank_cells",
+    "score",
+]
+
+_T = TypeVar("_T")
 
 #: The two sides of a game, as a row names them.
 Role = Literal["learner", "adversary"]
@@ -166,10 +190,41 @@ class Figures:
         (Fraction(5, 1), Fraction(5, 1))
         """
         def middle(numbers: list[Fraction]) -> Fraction:
-            ordered, half = sorted(numbers), len(numbers) // 2
+            ordered = [f for (f,) in _exact_sorted([(f,) for f in numbers], lambda t: t)]
+            half = len(numbers) // 2
             return ordered[half] if len(ordered) % 2 else (ordered[half - 1] + ordered[half]) / 2
 
         return Figures(middle([v.expected for v in values]), middle([v.realised for v in values]))
+
+
+def _exact_sorted(items: list[_T], key: Callable[[_T], tuple[Fraction, ...]],
+                  name: Callable[[_T], str] = lambda _: "",
+                  floats: Callable[[_T], tuple[float, ...]] | None = None,
+                  same: Callable[[_T], object] | None = None) -> list[_T]:
+    """``items`` sorted by an exact key, then ``name``, fast: by the key's floats first
+    (rounding to a float is monotone), then each run of equal floats by the exact key
+    (comparing Fractions costs a gcd each: sorting 2,000 entrants took 0.2 s).
+
+    >>> third, tiny = Fraction(1, 3), Fraction(1, 10**30)  # (the same float, 1/3)
+    >>> _exact_sorted([(third + tiny,), (third,), (Fraction(0),)], lambda k: k)[1:] == [
+    ...     (third,), (third + tiny,)]
+    True
+    """
+    keyed = sorted(((floats(item) if floats is not None else
+                     tuple(float(v) for v in key(item))), name(item), i)
+                   for i, item in enumerate(items))
+    out: list[_T] = []
+    start = 0
+    while start < len(keyed):
+        end = start + 1
+        while end < len(keyed) and keyed[end][0] == keyed[start][0]:
+            end += 1
+        run = [items[i] for _, _, i in keyed[start:end]]
+        uniform = len(run) == 1 or (same is not None and all(same(t) == same(run[0])
+                                                               for t in run))
+        out.extend(run if uniform else sorted(run, key=lambda t: (key(t), name(t))))
+        start = end
+    return out
 
 
 def judge(game: str, status: str, result: ResultRow, horizon: int
@@ -296,7 +351,8 @@ class Standing(TypedDict, total=False):
     ``adversary``), its counts (:func:`_entry`), its scores (a learner's ``worst`` and
     ``median``, an adversary's ``forcing``: each a float, the exact fraction as a string
     and the realised figure beside), its ``rank`` (None: no scored game) and those
-    ``tied_with`` it."""
+    ``tied_with`` it (``tied`` counts them; a :class:`Tally` for the page names only
+    :data:`TIED_NAMED` of them)."""
 
     learner: str
     adversary: str
@@ -323,6 +379,7 @@ class Standing(TypedDict, total=False):
     rating_low: float | None
     rating_high: float | None
     rating_games: int
+    tied: int
 
 
 class Unloaded(TypedDict):
@@ -396,6 +453,25 @@ class TournamentReport:
                 "report": self.report}
 
 
+def landed(row: TournamentGame) -> Landed:
+    """A tournament row's part in its pair's stored cell (:mod:`.records.scores`): its
+    sides' exact figures (:func:`figures`).
+
+    >>> part = landed({"game": "mistake-bound", "status": "crash:learner:E", "horizon": 4,
+    ...                "normaliser_value": 2.0, "learner": "a", "adversary": "b", "seed": 0,
+    ...                "game_id": None, "class": None, "result": {"rounds": 2, "mistakes": 1}})
+    >>> part.learner_figures, part.adversary_figures == part.learner_figures
+    ((Fraction(3, 2), Fraction(3, 2)), True)
+    """
+    mine, theirs = figures(row)
+    return Landed(row["learner"], row["adversary"], row["status"],
+                  None if mine is None else (mine.expected, mine.realised),
+                  None if theirs is None else (theirs.expected, theirs.realised))
+
+
+set_scorer(landed)
+
+
 def rank(name: str, rows: list[TournamentGame], skipped: list[Skipped]) -> TournamentReport:
     """Learners by their worst adversary's score, then by their median over adversaries
     (lower is better); adversaries by the median score they force over learners (higher
@@ -406,7 +482,9 @@ def rank(name: str, rows: list[TournamentGame], skipped: list[Skipped]) -> Tourn
     the field collude (the worst, a maximum, moves only if the friend was that learner's
     strongest adversary: SECURITY.md). Equal scores
     share a rank (competition ranking: 1, 2, 2, 4) and are listed by name; entrants with
-    no scored game follow every scored one, by name, with rank ``None``.
+    no scored game follow every scored one, by name, with rank ``None``. The rows are
+    summed into one cell a pair first (:func:`rank_cells` ranks the cells, as the index
+    stores them game by game).
 
     >>> def game(learner, adversary, status, mistakes):
     ...     return {"game": "mistake-bound", "status": status, "learner": learner,
@@ -419,79 +497,160 @@ def rank(name: str, rows: list[TournamentGame], skipped: list[Skipped]) -> Tourn
     >>> [(r["rank"], r["learner"], r["worst"], r["tied_with"]) for r in board.learners]
     [(1, 'halving', 1.0, ['soa']), (1, 'soa', 1.0, ['halving']), (3, 'crashes', 7.25, [])]
     """
-    report = TournamentReport(name, rows, skipped)
-    judged = [(row, *figures(row)) for row in rows]
-    games: dict[tuple[str, str], tuple[list[Figures], list[Figures]]] = {}
-    for row, mine, theirs in judged:
-        cell = games.setdefault((row["learner"], row["adversary"]), ([], []))
-        if mine is not None:
-            cell[0].append(mine)
-        if theirs is not None:
-            cell[1].append(theirs)
-    cells = {pair: (Figures.mean(mine) if mine else None,
-                    Figures.mean(theirs) if theirs else None)
-             for pair, (mine, theirs) in games.items()}
-    learners = sorted({r["learner"] for r in rows})
-    adversaries = sorted({r["adversary"] for r in rows})
-    keys: dict[str, tuple[Fraction, ...] | None] = {}
-    for learner in learners:
-        row_cells = {a: cells.get((learner, a), (None, None))[0] for a in adversaries}
-        report.payoff[learner] = {a: None if c is None else float(c.expected)
-                                  for a, c in row_cells.items()}
-        report.payoff_realised[learner] = {a: None if c is None else float(c.realised)
-                                           for a, c in row_cells.items()}
-        values = [c for c in row_cells.values() if c is not None]
-        entry = _entry(LEARNER, learner, judged)
-        if values:
-            worst = max(c.expected for c in values)
-            median = Figures.median(values)
-            entry["worst"], entry["worst_exact"], entry["worst_realised"] = _shown(
-                worst, max(c.realised for c in values))
-            entry["median"], entry["median_exact"], entry["median_realised"] = _shown(
-                median.expected, median.realised)
-            keys[learner] = (worst, median.expected)
-        else:
-            entry["worst"], entry["worst_exact"], entry["worst_realised"] = _shown(None, None)
-            entry["median"], entry["median_exact"], entry["median_realised"] = _shown(None,
-                                                                                      None)
-            keys[learner] = None
-        report.learners.append(entry)
-    report.learners = _standings(report.learners, LEARNER, keys)
-    keys = {}
-    for adversary in adversaries:
-        values = [c for lrn in learners
-                  if (c := cells.get((lrn, adversary), (None, None))[1]) is not None]
-        entry = _entry(ADVERSARY, adversary, judged)
-        if values:
-            forcing = Figures.median(values)
-            entry["forcing"], entry["forcing_exact"], entry["forcing_realised"] = _shown(
-                forcing.expected, forcing.realised)
-            keys[adversary] = (-forcing.expected,)
-        else:
-            entry["forcing"], entry["forcing_exact"], entry["forcing_realised"] = _shown(None,
-                                                                                         None)
-            keys[adversary] = None
-        report.adversaries.append(entry)
-    report.adversaries = _standings(report.adversaries, ADVERSARY, keys)
+    report = rank_cells(name, cells_of(rows, landed), skipped)
+    report.games = rows
     return report
 
 
-#: A row with its learner's and its adversary's figures.
-Judged = tuple[TournamentGame, Figures | None, Figures | None]
+def rank_cells(name: str, cells: list[Cell], skipped: list[Skipped]) -> TournamentReport:
+    """:func:`rank` from the pairs' cells (each pair's games summed), without the games:
+    what the page reads from the index's stored cells, at a cost in pairs, not games
+    (:class:`Tally` keeps it as cells change)."""
+    tally = Tally(name)
+    for cell in cells:
+        tally.put(cell)
+    report = tally.report(payoff=True)
+    report.skipped = skipped
+    return report
 
 
-def _entry(role: Role, name: str, judged: list[Judged]) -> Standing:
-    """An entrant's counts: its games, those scored for it, those it ended by its own
-    fault (``failed``, with their statuses), those not scored for it (``unscored``)."""
-    side = 1 if role == LEARNER else 2
-    own = [j for j in judged if j[0][role] == name]
-    failed = {j[0]["status"] for j in own if fault(j[0]["status"]) == role}
-    unscored = [j[0]["status"] for j in own if j[side] is None]
+#: Entrants a tied line names in a :class:`Tally` the page reads (the rest are counted).
+TIED_NAMED = 5
+#: An entrant of a tally: its role and its spec.
+Entrant = tuple[Role, str]
+
+
+class Tally:
+    """:func:`rank_cells` kept up to date as cells change (:meth:`put`): each entrant's
+    line is computed again only when one of its cells changed, and the ranks by sorting
+    the keys' floats (exact within a run of equal floats), so that a game landing costs
+    its two entrants' lines and one sort, not the field's games nor every pair of
+    entrants."""
+
+    def __init__(self, name: str, named_ties: int | None = None) -> None:
+        self.name, self.named_ties = name, named_ties
+        self.cells: dict[tuple[str, str], Cell] = {}
+        self.means: dict[tuple[str, str], tuple[Figures | None, Figures | None]] = {}
+        self.of_learner: dict[str, set[str]] = {}
+        self.of_adversary: dict[str, set[str]] = {}
+        self.lines: dict[Entrant, tuple[Standing, tuple[Fraction, ...] | None]] = {}
+        #: Each line's key as floats (what the sort compares first), made once a line.
+        self.floats: dict[Entrant, tuple[float, ...]] = {}
+        self.exact: dict[Entrant, tuple[tuple[int, int], ...]] = {}
+        self.dirty: set[Entrant] = set()
+        self._report: TournamentReport | None = None
+
+    def put(self, cell: Cell) -> None:
+        """A cell as it now is (no game: the pair is gone)."""
+        pair = (cell.learner, cell.adversary)
+        if cell.games <= 0:
+            self.cells.pop(pair, None)
+            self.means.pop(pair, None)
+            self.of_learner.get(cell.learner, set()).discard(cell.adversary)
+            self.of_adversary.get(cell.adversary, set()).discard(cell.learner)
+        else:
+            self.cells[pair] = cell
+            self.means[pair] = (_mean(cell.learner_side), _mean(cell.adversary_side))
+            self.of_learner.setdefault(cell.learner, set()).add(cell.adversary)
+            self.of_adversary.setdefault(cell.adversary, set()).add(cell.learner)
+        self.dirty |= {(LEARNER, cell.learner), (ADVERSARY, cell.adversary)}
+        self._report = None
+
+    def _line(self, role: Role, name: str) -> tuple[Standing, tuple[Fraction, ...] | None]:
+        if role == LEARNER:
+            pairs = [(name, a) for a in self.of_learner.get(name, ())]
+            values = [m for p in pairs if (m := self.means[p][0]) is not None]
+        else:
+            pairs = [(lrn, name) for lrn in self.of_adversary.get(name, ())]
+            values = [m for p in pairs if (m := self.means[p][1]) is not None]
+        entry = _entry(role, name, [self.cells[p] for p in pairs])
+        key: tuple[Fraction, ...] | None = None
+        if role == LEARNER:
+            if values:
+                worst = max(c.expected for c in values)
+                median = Figures.median(values)
+                entry["worst"], entry["worst_exact"], entry["worst_realised"] = _shown(
+                    worst, max(c.realised for c in values))
+                entry["median"], entry["median_exact"], entry["median_realised"] = _shown(
+                    median.expected, median.realised)
+                key = (worst, median.expected)
+            else:
+                entry["worst"], entry["worst_exact"], entry["worst_realised"] = _shown(None,
+                                                                                       None)
+                entry["median"], entry["median_exact"], entry["median_realised"] = _shown(
+                    None, None)
+        elif values:
+            forcing = Figures.median(values)
+            entry["forcing"], entry["forcing_exact"], entry["forcing_realised"] = _shown(
+                forcing.expected, forcing.realised)
+            key = (-forcing.expected,)
+        else:
+            entry["forcing"], entry["forcing_exact"], entry["forcing_realised"] = _shown(None,
+                                                                                         None)
+        return entry, key
+
+    def report(self, payoff: bool = False) -> TournamentReport:
+        """The tally as :func:`rank_cells` ranks it (``payoff``: with the payoff matrix;
+        a learner x adversary table, built only when asked)."""
+        if self._report is not None and (not payoff or self._report.payoff
+                                         or not self.of_learner):
+            return self._report
+        for role, name in self.dirty:
+            owned = self.of_learner if role == LEARNER else self.of_adversary
+            if owned.get(name):
+                line = self.lines[(role, name)] = self._line(role, name)
+                self.floats[(role, name)] = tuple(float(v) for v in line[1] or ())
+                self.exact[(role, name)] = _pairs(line[1])
+            else:
+                owned.pop(name, None)
+                self.lines.pop((role, name), None)
+                self.floats.pop((role, name), None)
+                self.exact.pop((role, name), None)
+        self.dirty.clear()
+        report = TournamentReport(self.name)
+        for role in ROLES:
+            lines = [(entry, key, self.floats[(r, n)])
+                     for (r, n), (entry, key) in self.lines.items() if r == role]
+            ranked = _standings([{**entry} for entry, _, _ in lines], role,
+                                {entry[role]: key for entry, key, _ in lines}, self.named_ties,
+                                {entry[role]: f for entry, _, f in lines},
+                                {n: self.exact[(r, n)] for r, n in self.lines if r == role})
+            if role == LEARNER:
+                report.learners = ranked
+            else:
+                report.adversaries = ranked
+        if payoff:
+            adversaries = sorted(self.of_adversary)
+            for learner in sorted(self.of_learner):
+                row = {a: self.means.get((learner, a), (None, None))[0] for a in adversaries}
+                report.payoff[learner] = {a: None if c is None else float(c.expected)
+                                          for a, c in row.items()}
+                report.payoff_realised[learner] = {a: None if c is None else float(c.realised)
+                                                   for a, c in row.items()}
+        self._report = report
+        return report
+
+
+def _mean(side: Side) -> Figures | None:
+    """A side's mean figures in a cell (None: no game scored for it)."""
+    return None if side.n == 0 else Figures(side.expected / side.n, side.realised / side.n)
+
+
+def _entry(role: Role, name: str, cells: list[Cell]) -> Standing:
+    """An entrant's counts from its cells: its games, those scored for it, those it
+    ended by its own fault (``failed``, with their statuses), those not scored for it
+    (``unscored``)."""
+    games = sum(c.games for c in cells)
+    failed = [(status, n) for c in cells for status, n in c.statuses.items()
+              if fault(status) == role]
+    unscored = [(status, n) for c in cells for status, n in
+                (c.learner_unscored if role == LEARNER else c.adversary_unscored).items()]
+    count = sum(n for _, n in unscored)
     entry: Standing = {"learner": name} if role == LEARNER else {"adversary": name}
-    entry.update({"games": len(own), "scored": len(own) - len(unscored),
-                  "failed": sum(fault(j[0]["status"]) == role for j in own),
-                  "failures": sorted(failed), "unscored": len(unscored),
-                  "unscored_statuses": sorted(set(unscored))})
+    entry.update({"games": games, "scored": games - count,
+                  "failed": sum(n for _, n in failed),
+                  "failures": sorted({s for s, _ in failed}), "unscored": count,
+                  "unscored_statuses": sorted({s for s, _ in unscored})})
     return entry
 
 
@@ -505,20 +664,50 @@ def _shown(expected: Fraction | None, realised: Fraction | None
 
 
 def _standings(entries: list[Standing], role: Role,
-               keys: Mapping[str, tuple[Fraction, ...] | None]) -> list[Standing]:
+               keys: Mapping[str, tuple[Fraction, ...] | None],
+               named_ties: int | None = None,
+               floats: Mapping[str, tuple[float, ...]] | None = None,
+               exact: Mapping[str, object] | None = None) -> list[Standing]:
     """Entries in order of their key (smaller is better; ``None``: not scored, last),
     then name; ``rank`` is one plus the number of entries strictly better (equal keys
-    share it), and ``tied_with`` names the others with an equal key, by name."""
-    scored = sorted((e for e in entries if keys[e[role]] is not None),
-                    key=lambda e: (keys[e[role]], e[role]))
-    for position, entry in enumerate(scored):
-        mine = keys[entry[role]]
-        before = scored[position - 1] if position else None
-        entry["rank"] = (before["rank"] if before is not None and keys[before[role]] == mine
-                         else position + 1)
-        entry["tied_with"] = [o[role] for o in scored
-                              if o is not entry and keys[o[role]] == mine]
+    share it), ``tied`` counts the others with an equal key and ``tied_with`` names them
+    by name (``named_ties`` of them at most: a field of a thousand equal versions would
+    otherwise name a million), found by grouping the sorted keys, not by comparing every
+    pair."""
+    with_key = [e for e in entries if keys[e[role]] is not None]
+    if floats is None:
+        floats = {e[role]: tuple(float(v) for v in keys[e[role]] or ()) for e in with_key}
+    shown = floats
+    # (each key as integer pairs: equal exactly when equal as tuples, compared in C)
+    if exact is None:
+        exact = {e[role]: _pairs(keys[e[role]]) for e in with_key}
+    same = exact
+    scored = _exact_sorted(with_key, lambda e: keys[e[role]] or (), lambda e: e[role],
+                           lambda e: shown[e[role]], lambda e: same[e[role]])
+    rounded = [shown[e[role]] for e in scored]
+    start = 0
+    while start < len(scored):
+        mine = same[scored[start][role]]
+        end = start + 1
+        while end < len(scored) and rounded[end] == rounded[start] and \
+                same[scored[end][role]] == mine:
+            end += 1
+        names = [e[role] for e in scored[start:end]]
+        for entry in scored[start:end]:
+            entry["rank"], entry["tied"] = start + 1, end - start - 1
+            if end - start == 1:
+                entry["tied_with"] = []
+            else:
+                others = (n for n in names if n != entry[role])
+                entry["tied_with"] = list(others) if named_ties is None else [
+                    n for _, n in zip(range(named_ties), others, strict=False)]
+        start = end
     unscored = sorted((e for e in entries if keys[e[role]] is None), key=lambda e: e[role])
     for entry in unscored:
-        entry["rank"], entry["tied_with"] = None, []
+        entry["rank"], entry["tied_with"], entry["tied"] = None, [], 0
     return scored + unscored
+
+
+def _pairs(key: tuple[Fraction, ...] | None) -> tuple[tuple[int, int], ...]:
+    """A key as integer pairs: equal exactly when the key is, compared in C."""
+    return tuple((v.numerator, v.denominator) for v in key or ())

@@ -55,7 +55,9 @@ from littlestone.server.net.admission import TICKET_TTL_S
 from littlestone.server.net.server import GameServer
 from littlestone.server.net.settings import HUMAN, REVOKE_CHECK_S
 from littlestone.server.records.store import Store
+from littlestone.server.records.submissions import folder_of
 from littlestone.server.tournament.competition import Competition, export, standings
+from littlestone.server.tournament.competition.standings import stamp, version_games
 from littlestone.server.web import data, pages, play
 from littlestone.server.web.access import (
     COOKIE,
@@ -68,9 +70,12 @@ from littlestone.server.web.access import (
     viewer,
 )
 from littlestone.server.web.responses import (
+    entity_tag,
     error,
     html_response,
     json_response,
+    matches,
+    not_modified,
     redirect,
     respond,
     static_file,
@@ -196,9 +201,12 @@ def api_tournaments(visit: Visit) -> Answer:
 
 
 def api_tournament(visit: Visit) -> Answer:
-    """A tournament's board; a competition's without its games' messages (a version's
-    traceback is its student's: ``/competitions/NAME/versions/ID``), but for an admin."""
-    board = data.tournament(visit.store, visit.params["name"])
+    """A tournament's board, one page of it (``?page=`` from 1, ``?limit=`` rows of each
+    list: :data:`.data.BOARD_LIMIT` unless said, :data:`.data.BOARD_LIMIT_MAX` at most);
+    a competition's without its games' messages (a version's traceback is its
+    student's: ``/competitions/NAME/versions/ID``), but for an admin."""
+    board = data.tournament(visit.store, visit.params["name"], visit.number("page", 1),
+                            visit.number("limit", data.BOARD_LIMIT))
     competition = visit.app.competition
     if board is not None and competition is not None and competition.name == \
             visit.params["name"] and privilege(visit.request, visit.app.access) != "admin":
@@ -299,6 +307,19 @@ def _other_origin(request: Request) -> bool:
         "same-origin", "none")
 
 
+def _by_cookie(request: Request) -> bool:
+    """Whether a request's token comes in its cookie (not a bearer token)."""
+    scheme = request.headers.get("Authorization", "").partition(" ")[0]
+    return scheme.lower() != "bearer" and token_of(request) is not None
+
+
+def _says_origin(request: Request) -> bool:
+    """Whether a request says where it comes from (``Origin`` or ``Sec-Fetch-Site``):
+    PROTOCOL.md 3.2 gives a cookie's request a ticket only then (a request that says
+    neither is refused 403, whatever else it says)."""
+    return "Origin" in request.headers or "Sec-Fetch-Site" in request.headers
+
+
 def live_feed(visit: Visit) -> Answer:
     """The WebSocket of a running game's spectator feed, for a page of this origin."""
     origin = visit.request.headers.get("Origin")
@@ -321,7 +342,7 @@ def play_ticket(visit: Visit) -> Answer:
     operator opened public play (``serve --public-play``). Only this origin's page may
     ask: the ticket is in the answer, which the script sends in its ``hello``."""
     request, server = visit.request, visit.app.server
-    if _other_origin(request):
+    if _other_origin(request) or (_by_cookie(request) and not _says_origin(request)):
         return error(403, "another site's page may not play here", True)
     if server is None:
         return error(404, "no games are played here: this port serves the page", True)
@@ -367,14 +388,34 @@ def class_page(visit: Visit) -> Answer:
     return html_response(pages.class_page(board, visit.who))
 
 
-# (the competition's standings, as competition.standings returns them)
-def _competition(visit: Visit) -> tuple[Competition, dict[str, Any]] | None:
-    """The competition the path names (this server's), and its standings as the viewer
-    may see them: a version's check and games' messages are its student's and an
-    admin's only (``own``); the others see its verdict and scores."""
+#: Versions of other students the competition's page lists beside the viewer's own
+#: (the newest; the API pages through them all).
+VERSIONS_SHOWN = 100
+#: Rows of the ranking and of the versions one page of ``/api/competitions/NAME`` holds
+#: unless ``?limit=`` says, and the most it may say.
+COMPETITION_LIMIT, COMPETITION_LIMIT_MAX = 100, 500
+
+
+def _this_competition(visit: Visit) -> Competition | None:
     competition = visit.app.competition
     if competition is None or competition.name != visit.params["name"]:
         return None
+    return competition
+
+
+def _tag(visit: Visit, competition: Competition) -> str:
+    """The ETag of what a competition's route answers this viewer: the standings' stamp
+    (:func:`.standings.stamp`: any game or submission changes it), who is looking and
+    what was asked."""
+    admin = privilege(visit.request, visit.app.access) == "admin"
+    seen = stamp(visit.store, competition.config, competition.data)
+    return entity_tag(seen, str(visit.who), str(admin), visit.request.path)
+
+
+# (the competition's standings, as competition.standings returns them)
+def _competition(visit: Visit, competition: Competition) -> dict[str, Any]:
+    """A competition's standings as the viewer may see them: a version's check is its
+    student's and an admin's only (``own``); the others see its verdict and scores."""
     board = standings(visit.store, competition.config, competition.data)
     admin = privilege(visit.request, visit.app.access) == "admin"
     shown = []
@@ -385,51 +426,92 @@ def _competition(visit: Visit) -> tuple[Competition, dict[str, Any]] | None:
         else:
             shown.append({**{k: v for k, v in version.items()
                              if k not in ("report", "game_list")}, "own": False})
-    return competition, {**board, "versions": shown}
+    return {**board, "versions": shown}
+
+
+def _fresh(visit: Visit, competition: Competition) -> tuple[str, Response | None]:
+    """The ETag of a competition's answer, and 304 Not Modified when the request's
+    ``If-None-Match`` holds it (nothing changed since: nothing is read or rendered)."""
+    tag = _tag(visit, competition)
+    return tag, (not_modified(tag) if matches(visit.request, tag) else None)
 
 
 def competition_page(visit: Visit) -> Answer:
-    """A competition's page (``?part=board``: its standings and versions alone)."""
-    found = _competition(visit)
-    if found is None:
+    """A competition's page (``?part=board``: its standings and versions alone, which
+    the page's script asks for with ``If-None-Match``: 304 while nothing changed)."""
+    competition = _this_competition(visit)
+    if competition is None:
         return None
-    competition, board = found
+    tag, unchanged = _fresh(visit, competition)
+    if unchanged is not None:
+        return unchanged
+    board = _competition(visit, competition)
+    versions = board["versions"]
+    newest = {v["id"] for v in versions[-VERSIONS_SHOWN:]}
+    listed = [v for v in versions if v["own"] or v["id"] in newest]
+    board = {**board, "versions": listed, "versions_total": len(versions),
+             "versions_more": len(versions) - len(listed),
+             "state": competition.config.state(competition.now())}
+    headers = [("ETag", tag)]
     if visit.query.get("part") == "board":
-        return html_response(pages.competition_board(competition.name, board))
+        return html_response(pages.competition_board(competition.name, board), extra=headers)
     may_submit = (visit.who not in (None, PUBLIC)
                   and privilege(visit.request, visit.app.access) != "spectator")
     return html_response(pages.competition_page(competition.name, board, visit.who,
-                                                may_submit))
+                                                may_submit), extra=headers)
 
 
 def competition_version(visit: Visit) -> Answer:
     """One version's check and games: its student's and an admin's (else 404)."""
-    found = _competition(visit)
-    if found is None:
+    competition = _this_competition(visit)
+    if competition is None:
         return None
-    competition, board = found
+    board = _competition(visit, competition)
     version = next((v for v in board["versions"] if str(v["id"]) == visit.params["ident"]
                     and v["own"]), None)
-    return None if version is None else html_response(
-        pages.competition_version(competition.name, version, visit.who))
+    if version is None:
+        return None
+    games = version_games(visit.store, competition.config, competition.data, version)
+    return html_response(pages.competition_version(competition.name, {
+        **version, "game_list": games}, visit.who))
 
 
 def competition_export(visit: Visit) -> Answer:
     """``ranking.csv``, ``ranking.json``: the ranking as ``competition export`` prints
-    it (final once closed)."""
+    it (final once closed; the CSV says which in its ``standing`` column)."""
     form = {"ranking.csv": "csv", "ranking.json": "json"}.get(visit.params["file"])
-    found = _competition(visit) if form is not None else None
-    if found is None or form is None:
+    competition = _this_competition(visit) if form is not None else None
+    if competition is None or form is None:
         return None
-    competition, board = found
+    tag, unchanged = _fresh(visit, competition)
+    if unchanged is not None:
+        return unchanged
+    board = _competition(visit, competition)
     kind = "text/csv; charset=utf-8" if form == "csv" else "application/json"
     return respond(200, export(board, form).encode(), kind, [(
-        "Content-Disposition", f'attachment; filename="{competition.name}-ranking.{form}"')])
+        "Content-Disposition", f'attachment; filename="{competition.name}-ranking.{form}"'),
+        ("ETag", tag)])
 
 
 def api_competition(visit: Visit) -> Answer:
-    found = _competition(visit)
-    return None if found is None else json_response(found[1])
+    """A competition's standings as JSON (full precision), one page of its ranking and
+    of its versions (``?page=`` from 1, ``?limit=`` rows of each: :data:`COMPETITION_LIMIT`
+    unless said, :data:`COMPETITION_LIMIT_MAX` at most), with each list's length."""
+    competition = _this_competition(visit)
+    if competition is None:
+        return None
+    tag, unchanged = _fresh(visit, competition)
+    if unchanged is not None:
+        return unchanged
+    page = max(1, visit.number("page", 1))
+    limit = max(1, min(visit.number("limit", COMPETITION_LIMIT), COMPETITION_LIMIT_MAX))
+    board = _competition(visit, competition)
+    start = (page - 1) * limit
+    return json_response({**board, "ranking": board["ranking"][start:start + limit],
+                          "versions": board["versions"][start:start + limit],
+                          "page": page, "limit": limit,
+                          "ranking_total": len(board["ranking"]),
+                          "versions_total": len(board["versions"])}, extra=[("ETag", tag)])
 
 
 #: The route table: the first route whose method and pattern fit a request answers it.
@@ -546,7 +628,13 @@ class WebApp:
                     if game_id not in hidden}
 
         def answer(store: Store) -> Response | Upgrade:
-            visit = Visit(request, params, query, who, live, hidden, store, self)
+            shut = hidden
+            if route.guarded and self.competition is not None:
+                rating = self._rating_hidden(request, who, store)
+                if any(value in rating for value in params.values()):
+                    return error(404, "not found", route.api)
+                shut = hidden | rating
+            visit = Visit(request, params, query, who, live, shut, store, self)
             try:
                 answered = route.handler(visit)
             except ValueError as exc:  # a bad number in the query
@@ -558,6 +646,18 @@ class WebApp:
         if not route.worker:
             return answer(self.store)
         return self._in_thread(answer, self._heavy if route.heavy else self._pool)
+
+    def _rating_hidden(self, request: Request, who: str | None, store: Store) -> frozenset[str]:
+        """The running games of a competition's ratings this viewer may not follow:
+        another account's (they run in the rater's process, so the server's broadcasts
+        do not know them). A running rating game is its student's and an admin's only;
+        to everyone else, the public view and spectators too, it does not exist until
+        it ends (then it is listed like any finished game)."""
+        if privilege(request, self.access) == "admin":
+            return frozenset()
+        mine = folder_of(who) if who is not None else None  # (as the versions' folders)
+        return frozenset(game_id for game_id, folders in data.rating_games(store).items()
+                         if mine not in folders)
 
     def _in_thread(self, work: Callable[[Store], Response | Upgrade],
                    pool: concurrent.futures.ThreadPoolExecutor) -> Awaitable[Response]:

@@ -49,7 +49,17 @@ from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import GameLogData, read_log
 from littlestone.server.records.rows import GameRow, TournamentGame, TournamentRow
 from littlestone.server.records.store import Store
-from littlestone.server.tournament.ranking import Leaderboard, rank
+from littlestone.server.tournament.ranking import (
+    ADVERSARY,
+    LEARNER,
+    RULES,
+    TIED_NAMED,
+    Leaderboard,
+    Role,
+    Standing,
+    Tally,
+    TournamentReport,
+)
 from littlestone.server.tournament.report import Curve, curve_of
 
 __all__ = ["DRAW_DEPTH", "PAGE_LOG_BYTES", "Board", "Live", "PageBudget", "PageGame", "RoundShown",
@@ -134,9 +144,15 @@ class Rounds(TypedDict):
 
 class Board(Leaderboard):
     """A tournament's leaderboards as the page shows them, each payoff cell's colour on
-    the theoretical scale beside."""
+    the theoretical scale beside; one page of them (:func:`tournament`): ``page`` (from
+    1) of ``limit`` rows of each list, and each list's length."""
 
     colors: dict[str, dict[str, str]]
+    page: NotRequired[int]
+    limit: NotRequired[int]
+    learners_total: NotRequired[int]
+    adversaries_total: NotRequired[int]
+    failed_total: NotRequired[int]
 
 
 #: A class's shattered tree laid out for drawing (:func:`tree`), or why there is none.
@@ -151,9 +167,65 @@ def live_snapshot(running: Mapping[str, Broadcast]) -> Live:
     return {game_id: (int(b.t), b.totals.copy()) for game_id, b in list(running.items())}
 
 
-def _row(row: GameRow, live: Live, names: dict[str, TournamentGame]) -> PageGame:
+def entrant_name(spec: str, data: Path) -> str:
+    """An entrant as a peer sees it: a competition's version relative to the
+    competition's folder (``alice/v1.py:FractionVote``), any other agent file by its
+    file's name, never the server's path; a built-in as its spec.
+
+    >>> entrant_name("/srv/data/competitions/week-5/alice/v1.py:FractionVote",
+    ...              Path("/srv/data"))
+    'alice/v1.py:FractionVote'
+    >>> entrant_name("/home/teacher/mine.py:Mine:k=2", Path("/srv/data")), entrant_name(
+    ...     "halving", Path("/srv/data"))
+    ('mine.py:Mine:k=2', 'halving')
+    """
+    path, dot, rest = spec.partition(".py:")
+    if not dot or not path.startswith("/"):
+        return spec
+    folder = Path(path + ".py")
+    competitions = Path(data).resolve() / "competitions"
+    try:
+        inside = folder.relative_to(competitions).parts
+    except ValueError:
+        return f"{folder.name}:{rest}"
+    return f"{'/'.join(inside[1:])}:{rest}" if len(inside) > 2 else f"{folder.name}:{rest}"
+
+
+def rating_account(spec: str, data: Path) -> str | None:
+    """The folder of the account whose competition version ``spec`` is (None: not a
+    version; :func:`.submissions.folder_of` an account's).
+
+    >>> rating_account("/srv/data/competitions/week-5/alice/v1.py:Vote", Path("/srv/data"))
+    'alice'
+    """
+    path, dot, _ = spec.partition(".py:")
+    if not dot:
+        return None
+    try:
+        inside = Path(path + ".py").relative_to(Path(data).resolve() / "competitions").parts
+    except ValueError:
+        return None
+    return inside[1] if len(inside) > 2 else None
+
+
+def rating_games(store: Store) -> dict[str, set[str]]:
+    """The running games of competition versions (a rating's, in the rater's process: the
+    server does not broadcast them), each with the folders of the accounts whose versions
+    play in it."""
+    out: dict[str, set[str]] = {}
+    for row in store.games(limit=1000, status="running"):
+        accounts = {a for spec in (row["learner"], row["adversary"])
+                    if (a := rating_account(spec, store.data)) is not None}
+        if accounts:
+            out[row["game_id"]] = accounts
+    return out
+
+
+def _row(row: GameRow, live: Live, names: dict[str, TournamentGame],
+         data: Path | None = None) -> PageGame:
     """A game's row for the page: live figures while it runs, and the names the
-    tournament gave its players (a submission's file, not ``remote:learner-<hash>``)."""
+    tournament gave its players (a submission's file, not ``remote:learner-<hash>``),
+    each file relative to its competition (:func:`entrant_name`, given ``data``)."""
     out: PageGame = {
         "game_id": row["game_id"], "started": row["started"], "finished": row["finished"],
         "source": row["source"], "game": row["game"], "class": row["class"],
@@ -175,6 +247,13 @@ def _row(row: GameRow, live: Live, names: dict[str, TournamentGame]) -> PageGame
         out["tournament"] = entry["tournament"]
         out["learner_spec"], out["adversary_spec"] = row["learner"], row["adversary"]
         out["learner"], out["adversary"] = entry["learner"], entry["adversary"]
+    if data is not None:
+        out["learner"] = entrant_name(out["learner"], data)
+        out["adversary"] = entrant_name(out["adversary"], data)
+        if "learner_spec" in out:
+            out["learner_spec"] = entrant_name(out["learner_spec"], data)
+        if "adversary_spec" in out:
+            out["adversary_spec"] = entrant_name(out["adversary_spec"], data)
     return out
 
 
@@ -185,7 +264,7 @@ def games(store: Store, live: Live, limit: int = 50, hidden: frozenset[str] = fr
     rows = [r for r in store.games(limit=max(1, min(limit, 1000)), **filters)
             if r["game_id"] not in hidden]
     names = store.tournament_rows([r["game_id"] for r in rows])
-    return [_row(r, live, names) for r in rows]
+    return [_row(r, live, names, store.data) for r in rows]
 
 
 #: Classes the page keeps built, by spec (the least recently used go first), and the
@@ -218,7 +297,7 @@ def _bound(game_kind: str, spec: str | None, experts: int | None, horizon: int,
         rules = GameSpec(game_kind, horizon, hclass, experts)
     except (LittlestoneError, ValueError):
         return None, ""
-    if not learner.startswith("remote:"):
+    if not learner.startswith("remote:") and ".py:" not in learner:  # (no file loaded here)
         try:
             bound = LEARNERS.make(learner).bound(rules)
         except Exception:  # an agent file or an unknown spec: no bound from it
@@ -250,7 +329,7 @@ def game(store: Store, live: Live, game_id: str) -> PageGame | None:
     row = store.game(game_id)
     if row is None:
         return None
-    out = _row(row, live, store.tournament_rows([game_id]))
+    out = _row(row, live, store.tournament_rows([game_id]), store.data)
     out["bound"], out["bound_name"] = bound_of(out)
     adversary = str(out.get("adversary_spec", out["adversary"]))
     out["tree"] = bool(out["game"] != EXPERTS and adversary.startswith("shattered-tree")
@@ -411,19 +490,87 @@ def tournaments(store: Store) -> list[TournamentRow]:
     return store.tournaments()
 
 
-def tournament(store: Store, name: str) -> Board | None:
+#: Rows of each list one page of a tournament's board holds unless the query says
+#: (``?limit=``), and the most it may say.
+BOARD_LIMIT, BOARD_LIMIT_MAX = 100, 500
+#: Tournaments followed from the stored cells, by (data folder, tournament): the stamp
+#: and generation read up to, the tally (:class:`.ranking.Tally`), its games and those
+#: not ``complete``, by pair.
+_BOARDS: dict[tuple[str, str], tuple[int, int, Tally, dict[tuple[str, str], tuple[int, int]]]] = {}
+_BOARDS_LOCK = threading.Lock()
+
+
+def _ranked(store: Store, name: str) -> tuple[TournamentReport, int, int]:
+    """A tournament ranked from its stored cells (never its games): the cells changed
+    since the last look tallied, their entrants' lines computed again; its games and
+    those not ``complete``."""
+    key = (str(store.data), name)
+    with _BOARDS_LOCK:  # (one request follows; the others wait for its tally)
+        seen, generation, tally, counts = _BOARDS.get(key, (-1, -1, Tally(name, TIED_NAMED),
+                                                             {}))
+        stamp, now, changed = store.score_changes(name, seen)
+        if now != generation:
+            stamp, now, changed = store.score_changes(name, -1)
+            tally, counts = Tally(name, TIED_NAMED), {}
+        for cell in changed:
+            tally.put(cell)
+            counts[(cell.learner, cell.adversary)] = (
+                cell.games, cell.games - cell.statuses.get("complete", 0))
+        _BOARDS[key] = (stamp, now, tally, counts)
+        report = tally.report(payoff=True)
+        return (report, sum(g for g, _ in counts.values()),
+                sum(f for _, f in counts.values()))
+
+
+def tournament(store: Store, name: str, page: int = 1, limit: int | None = None
+               ) -> Board | None:
     """A tournament's leaderboards as they stand (filling in while it runs), its payoff
-    matrix with each cell's colour on the theoretical scale, and its failed games."""
-    if not any(t["name"] == name for t in store.tournaments()):
+    matrix with each cell's colour on the theoretical scale, and its failed games: one
+    page of each list (``page`` from 1, ``limit`` rows, at most :data:`BOARD_LIMIT_MAX`;
+    None: every learner and adversary, and :data:`BOARD_LIMIT` failed games), the
+    payoff rows of the page's learners. Ranked from the stored cells, not the games;
+    every file entrant named as a peer may see it (:func:`entrant_name`)."""
+    if not store.has_tournament(name):
         return None
-    rows = store.tournament_games(name)
-    for row in rows:
+    report, games, failed_total = _ranked(store, name)
+    page = max(1, page)
+    rows = BOARD_LIMIT if limit is None else max(1, min(limit, BOARD_LIMIT_MAX))
+    start = (page - 1) * rows
+    learners = report.learners if limit is None else report.learners[start:start + rows]
+    adversaries = (report.adversaries if limit is None
+                   else report.adversaries[start:start + rows])
+    failed = store.failed_games(name, start, rows)
+
+    def named(spec: str) -> str:
+        return entrant_name(spec, store.data)
+
+    def renamed(entries: list[Standing], role: Role) -> list[Standing]:
+        out: list[Standing] = []
+        for entry in entries:
+            shown: Standing = {**entry}
+            shown[role] = named(entry[role])
+            shown["tied_with"] = [named(t) for t in entry.get("tied_with", [])]
+            out.append(shown)
+        return out
+
+    payoff = {named(lrn[LEARNER]): {named(a): v for a, v in report.payoff[lrn[LEARNER]].items()}
+              for lrn in learners}
+    realised = {named(lrn[LEARNER]): {named(a): v for a, v in
+                                      report.payoff_realised[lrn[LEARNER]].items()}
+                for lrn in learners}
+    for row in failed:
         row.pop("log", None)
-    report = rank(name, rows, [])
-    board: Board = {**report.leaderboard(),
-                    "colors": {learner: {a: heat_color(v) for a, v in cells.items()}
-                               for learner, cells in report.payoff.items()}}
-    board["games"] = len(rows)
+        row["learner"], row["adversary"] = named(row["learner"]), named(row["adversary"])
+    board: Board = {
+        "tournament": name, "rules": RULES, "learners": renamed(learners, LEARNER),
+        "adversaries": renamed(adversaries, ADVERSARY), "payoff": payoff,
+        "payoff_realised": realised, "games": games, "failed": failed,
+        "failed_to_load": [], "stopped": False, "skipped": [], "sandbox": "",
+        "replayed": {}, "report": "",
+        "colors": {learner: {a: heat_color(v) for a, v in cells.items()}
+                   for learner, cells in payoff.items()},
+        "page": page, "limit": rows, "learners_total": len(report.learners),
+        "adversaries_total": len(report.adversaries), "failed_total": failed_total}
     return board
 
 

@@ -24,6 +24,7 @@ from urllib.parse import quote
 
 from littlestone.charts import SCALE_NOTE, curve_svg, environment, heat_color
 from littlestone.server.records.rows import TournamentRow
+from littlestone.server.tournament.competition.export import fixed
 from littlestone.server.tournament.ranking import RULES
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def segment(value: Any) -> str:
 @functools.cache
 def _templates() -> jinja2.Environment:
     env = environment("littlestone.server.web")
-    env.filters.update(num=num, segment=segment)
+    env.filters.update(num=num, segment=segment, fixed=fixed)
     env.globals.update(scale_note=SCALE_NOTE, rules=RULES, replay_page=REPLAY_ROWS,
                        failed_shown=FAILED_SHOWN)
     return env

@@ -10,17 +10,19 @@ its own origin (no inline scripts, no framing, no sniffing).
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import http
 import json
 from importlib import resources
 from typing import Any
 
 from websockets.datastructures import Headers
-from websockets.http11 import Response
+from websockets.http11 import Request, Response
 
 from littlestone.server.web.pages import error_page
 
-__all__ = ["error", "html_response", "json_response", "redirect", "respond", "static_file"]
+__all__ = ["entity_tag", "error", "html_response", "json_response", "matches", "not_modified",
+           "redirect", "respond", "static_file"]
 
 #: Only this origin's scripts, styles, images and WebSockets; inline styles (uPlot and
 #: the heatmap's cells set them) but no inline script.
@@ -85,3 +87,35 @@ def static_file(name: str) -> Response | None:
     if not source.is_file():
         return None
     return respond(200, source.read_bytes(), TYPES[suffix], cache="max-age=3600")
+
+
+def entity_tag(*parts: str) -> str:
+    """A strong ETag (RFC 9110 8.8.3) of what an answer depends on: a version stamp,
+    who is looking, what was asked.
+
+    >>> entity_tag("7", "ann", "/competitions/w?part=board")[:2]
+    '"s'
+    """
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:24]
+    return f'"s{digest}"'
+
+
+def matches(request: Request, tag: str) -> bool:
+    """Whether the request's ``If-None-Match`` holds ``tag`` (or ``*``): its copy is
+    current (RFC 9110 13.1.2, a weak comparison).
+
+    >>> from websockets.datastructures import Headers
+    >>> asked = Request("/", Headers({"If-None-Match": 'W/"sab", "sx"'}))
+    >>> matches(asked, '"sab"'), matches(asked, '"sy"')
+    (True, False)
+    """
+    held = ",".join(request.headers.get_all("If-None-Match"))
+    if not held:
+        return False
+    tags = {t.strip().removeprefix("W/") for t in held.split(",")}
+    return "*" in tags or tag.removeprefix("W/") in tags
+
+
+def not_modified(tag: str) -> Response:
+    """304 Not Modified: no body, the tag again."""
+    return respond(304, b"", "text/plain", [("ETag", tag)])

@@ -32,6 +32,7 @@ from littlestone.server.tournament.competition import (
     standings,
 )
 from littlestone.server.tournament.competition import rater as rater_module
+from littlestone.server.tournament.competition.standings import version_games
 from littlestone.server.tournament.config import ConfigError
 from littlestone.server.web import attach
 from tests.support.browser import CHROMIUM, chromium
@@ -361,12 +362,15 @@ def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any,
         assert len(rows) == 2 * (1 + len(accepted))  # halving and each version x 2 adversaries
         board = standings(store, load_competition(config), data)
         by_version = {(v["account"], v["version"]): v for v in board["versions"]}
+
+        def games_of(who: tuple[str, int]) -> list[Any]:
+            return version_games(store, load_competition(config), data, by_version[who])
+
         assert by_version[("cat", 1)]["games"] == 2
-        assert all(g["status"].startswith("forfeit:learner")
-                   for g in by_version[("cat", 1)]["game_list"])
+        assert all(g["status"].startswith("forfeit:learner") for g in games_of(("cat", 1)))
         assert all(g["status"] == "disconnected:learner" and "ZeroDivisionError" in
                    g["message"] and "in predict" in g["message"]  # its file and line
-                   for g in by_version[("bob", 1)]["game_list"])
+                   for g in games_of(("bob", 1)))
 
         # the last version counts: ann v3 (SOA) in the standings, shown live on the page
         page.wait_for_function("(() => { const r = document.querySelector("
@@ -409,7 +413,7 @@ def test_a_small_competition_end_to_end(tmp_path: Path, browser: Any,
         assert cli.stdout == answer.text()
         page.screenshot(path=str(tmp_path / "competition.png"), full_page=True)
         # every game stays verifiable
-        played = next(g["game_id"] for g in by_version[("ann", 3)]["game_list"]
+        played = next(g["game_id"] for g in games_of(("ann", 3))
                       if g["game_id"] is not None)
         subprocess.run([sys.executable, "-m", "littlestone", "replay", played, "--verify",
                         "--data", str(data)], capture_output=True, timeout=120, check=True)

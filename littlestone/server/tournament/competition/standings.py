@@ -6,20 +6,23 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
 from littlestone.server.records.database import utc_now
-from littlestone.server.records.rows import TournamentGame
+from littlestone.server.records.scores import Cell
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
 from littlestone.server.tournament.pairing import spaces
-from littlestone.server.tournament.ranking import ROLES, Standing, rank
+from littlestone.server.tournament.ranking import ROLES, TIED_NAMED, Standing, Tally
 from littlestone.server.tournament.ratings import rank_sampled
 from littlestone.server.tournament.schedule import is_sampled
 
-__all__ = ["Placing", "Standings", "VersionGame", "VersionRow", "final_path", "freeze", "standings"]
+__all__ = ["Placing", "Standings", "VersionGame", "VersionRow", "final_path", "freeze", "stamp",
+           "standings", "version_games"]
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +53,8 @@ VersionGame = TypedDict("VersionGame", {
 
 
 class VersionRow(TypedDict):
-    """A version submitted: its verdict (the check's report), its rating and its games."""
+    """A version submitted: its verdict (the check's report), its rating and its games'
+    counts (the games themselves: :func:`version_games`)."""
 
     id: int
     account: str
@@ -67,7 +71,6 @@ class VersionRow(TypedDict):
     games: int
     failed: int
     report: dict[str, Any]
-    game_list: list[VersionGame]
 
 
 class Standings(TypedDict):
@@ -102,7 +105,7 @@ def freeze(store: Store, config: CompetitionConfig, data: Path, now: datetime) -
            for v in store.submissions(config.name)):
         return False
     final = standings(store, config, data)
-    final["final"], final["frozen"] = True, utc_now()
+    final["final"], final["frozen"] = True, utc_now()  # (a copy: the computed one stays)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".part")
     partial.write_text(json.dumps(final, default=str))
@@ -111,50 +114,130 @@ def freeze(store: Store, config: CompetitionConfig, data: Path, now: datetime) -
     return True
 
 
+@dataclass
+class _Followed:
+    """A competition's standings as this process follows them: the stored cells it has
+    read (up to stamp ``seen`` of ``generation``), tallied over every entrant
+    (``everyone``: each version's own scores) and over the field (``board``: the ranked
+    versions and the built-ins), each version's spec (resolved once), and the standings
+    computed at a stamp."""
+
+    generation: int = -1
+    seen: int = -1
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
+    everyone: Tally = field(default_factory=lambda: Tally("", TIED_NAMED))
+    board: Tally = field(default_factory=lambda: Tally("", TIED_NAMED))
+    entered: frozenset[str] = frozenset()
+    specs: dict[int, str] = field(default_factory=dict)
+    computed: tuple[int, Standings] | None = None
+
+
+#: The standings this process follows, by (data folder, competition). A request whose
+#: stamp has not moved reads them as they are; the first after a change reads the cells
+#: changed since (one a game that landed), tallies their two entrants again and ranks
+#: by one sort: never the games, nor every pair of entrants.
+_FOLLOWED: dict[tuple[str, str], _Followed] = {}
+_FOLLOWED_LOCK = threading.Lock()
+
+
+def stamp(store: Store, config: CompetitionConfig, data: Path) -> str:
+    """What changes whenever the standings may: the index's stamp of the competition
+    (every game recorded or forgotten, every submission's change), and ``final`` once
+    they are frozen (the page's ETag)."""
+    if final_path(config, data).exists():
+        return "final"
+    return str(store.score_stamp(config.name))
+
+
 def standings(store: Store, config: CompetitionConfig, data: Path) -> Standings:
     """The competition as it stands: the frozen final ranking once there is one; else
     each student's last rated version (or best, as the file says) ranked with the
     built-ins on the games between them, and every version with its verdict and its
-    own scores (against every entrant it played)."""
+    own scores (against every entrant it played). Read from the index's stored cells
+    (one a learner x adversary pair, updated as each game lands), once a stamp: the
+    requests between two changes share the same answer."""
     data = Path(data).resolve()
     final = final_path(config, data)
     if final.exists():
         frozen: Standings = json.loads(final.read_text())
         return frozen
+    key = (str(data), config.name)
+    now = store.score_stamp(config.name)  # (read first: a change after it computes again)
+    with _FOLLOWED_LOCK:  # (one request computes; the others wait for its answer)
+        followed = _FOLLOWED.setdefault(key, _Followed())
+        if followed.computed is None or followed.computed[0] != now:
+            _follow(store, config.name, followed)
+            followed.computed = (now, _compute(store, config, data, followed))
+        return {**followed.computed[1]}
+
+
+def _follow(store: Store, name: str, followed: _Followed) -> None:
+    """Read the cells changed since the last look into the tallies (all of them again
+    after a rebuild of the cells)."""
+    stamp, generation, changed = store.score_changes(name, followed.seen)
+    if generation != followed.generation:
+        stamp, generation, changed = store.score_changes(name, -1)
+        followed.cells, followed.entered = {}, frozenset()
+        followed.everyone, followed.board = Tally(name, TIED_NAMED), Tally(name, TIED_NAMED)
+    for cell in changed:
+        pair = (cell.learner, cell.adversary)
+        followed.cells[pair] = cell
+        followed.everyone.put(cell)
+        if cell.learner in followed.entered and cell.adversary in followed.entered:
+            followed.board.put(cell)
+    followed.seen, followed.generation = stamp, generation
+
+
+def _enter(followed: _Followed, entered: frozenset[str]) -> None:
+    """Change the field's tally to the entrants ``entered``: the cells of those who left
+    taken out, of those who came put in (only theirs)."""
+    moved = entered ^ followed.entered
+    if not moved:
+        return
+    for (learner, adversary), cell in followed.cells.items():
+        if learner in moved or adversary in moved:
+            if learner in entered and adversary in entered:
+                followed.board.put(cell)
+            else:
+                followed.board.put(Cell(learner, adversary))
+    followed.entered = entered
+
+
+def _compute(store: Store, config: CompetitionConfig, data: Path,
+             followed: _Followed) -> Standings:
     versions = store.submissions(config.name)
-    rows = store.tournament_games(config.name)
-    for row in rows:
-        row.pop("log", None)
-    everyone = rank(config.name, rows, [])
-    of_spec = {version_spec(data, v): v for v in versions if v["verdict"] == "accepted"}
+    specs = followed.specs
+    for v in versions:
+        if v["id"] not in specs:
+            specs[v["id"]] = version_spec(data, v)
+    everyone = followed.everyone.report()
+    of_spec = {specs[v["id"]]: v for v in versions if v["verdict"] == "accepted"}
     scores: dict[str, Standing] = {}
     for role, entries in zip(ROLES, (everyone.learners, everyone.adversaries), strict=True):
         for entry in entries:
-            scores[entry[role]] = entry
-    games_of: dict[str, list[TournamentGame]] = {}
-    for row in rows:
-        for role in ROLES:
-            if row[role] in of_spec:
-                games_of.setdefault(row[role], []).append(row)
+            if entry[role] in of_spec:
+                scores[entry[role]] = entry
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for spec, version in of_spec.items():
         if version["rating"] != "rated":
             continue
-        key = (version["account"], version["role"])
-        held = chosen.get(key)
-        if held is None or _better(config.final, spec, version_spec(data, held), version,
-                                   held, scores):
-            chosen[key] = version
-    entered = {version_spec(data, v) for v in chosen.values()}
-    field = entered | set(config.tournament.learners) | set(config.tournament.adversaries)
-    played = [r for r in rows if r["learner"] in field and r["adversary"] in field]
-    if is_sampled(config.tournament):  # (ratings with intervals: :mod:`..ratings`)
+        who = (version["account"], version["role"])
+        held = chosen.get(who)
+        if held is None or _better(config.final, spec, specs[held["id"]], version, held,
+                                   scores):
+            chosen[who] = version
+    by_spec = {specs[v["id"]]: v for v in chosen.values()}
+    _enter(followed, frozenset(by_spec) | set(config.tournament.learners)
+           | set(config.tournament.adversaries))
+    board = followed.board.report()
+    if is_sampled(config.tournament):  # (ratings with intervals, :mod:`...ratings`: from
+        field = (frozenset(by_spec) | set(config.tournament.learners)  # the games, once
+                 | set(config.tournament.adversaries))                  # a stamp)
+        played = [r for r in store.tournament_games(config.name)
+                  if r["learner"] in field and r["adversary"] in field]
         board = rank_sampled(config.name, played, [], sorted({r["learner"] for r in played}),
                              sorted({r["adversary"] for r in played}),
                              len(spaces(config.tournament)), len(config.tournament.seeds))
-    else:
-        board = rank(config.name, played, [])
-    by_spec = {version_spec(data, v): v for v in chosen.values()}
     ranking: list[Placing] = []
     for role, entries in zip(ROLES, (board.learners, board.adversaries), strict=True):
         for entry in entries:
@@ -170,11 +253,14 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> Standings:
                 "games": entry["games"], "failed": entry["failed"],
                 "sha256": held["sha256"] if held else None,
                 "builtin": held is None})
+    tally = followed.everyone
     listed: list[VersionRow] = []
     for version in versions:
-        spec = version_spec(data, version)
-        mine = games_of.get(spec, [])
+        spec = specs[version["id"]]
         entry = scores.get(spec, {})
+        mine = [followed.cells[(spec, a)] for a in tally.of_learner.get(spec, ())] + [
+            followed.cells[(lrn, spec)] for lrn in tally.of_adversary.get(spec, ())]
+        games = sum(c.games for c in mine)
         listed.append({
             "id": version["id"], "account": version["account"], "version": version["version"],
             "agent": version["agent"], "sha256": version["sha256"], "bytes": version["bytes"],
@@ -182,18 +268,33 @@ def standings(store: Store, config: CompetitionConfig, data: Path) -> Standings:
             "reason": version["reason"], "role": version["role"], "rating": version["rating"],
             "score": _number(entry.get("worst" if version["role"] == "learner"
                                        else "forcing")),
-            "games": len(mine), "failed": sum(g["status"] != "complete" for g in mine),
-            "report": version["report"],
-            "game_list": [{"game_id": g.get("game_id"), "status": g["status"],
-                           "message": g.get("message", ""), "class": g.get("class"),
-                           "learner": _named(g["learner"], of_spec),
-                           "adversary": _named(g["adversary"], of_spec),
-                           "mistakes": (g.get("result") or {}).get("mistakes")}
-                          for g in mine]})
+            "games": games,
+            "failed": games - sum(c.statuses.get("complete", 0) for c in mine),
+            "report": version["report"]})
     return {"competition": config.name, "final": False, "frozen": None,
             "mode": config.final, "submitted": list(config.submitted),
             "opens": _when(config.opens), "closes": _when(config.closes),
-            "games": len(rows), "ranking": ranking, "versions": listed}
+            "games": sum(c.games for c in followed.cells.values()), "ranking": ranking,
+            "versions": listed}
+
+
+def version_games(store: Store, config: CompetitionConfig, data: Path,
+                  version: VersionRow) -> list[VersionGame]:
+    """The games a version played, as its page lists them (its student's and an
+    admin's): their statuses and messages, each other entrant named as the page names
+    it (``ann v2``, or a built-in's spec)."""
+    data = Path(data).resolve()
+    row = store.submission(version["id"])
+    if row is None:
+        return []
+    of_spec = {version_spec(data, v): v for v in store.submissions(config.name)
+               if v["verdict"] == "accepted"}
+    return [{"game_id": g.get("game_id"), "status": g["status"],
+             "message": g.get("message", ""), "class": g.get("class"),
+             "learner": _named(g["learner"], of_spec),
+             "adversary": _named(g["adversary"], of_spec),
+             "mistakes": (g.get("result") or {}).get("mistakes")}
+            for g in store.entrant_games(config.name, version_spec(data, row))]
 
 
 def _better(final: str, spec: str, held_spec: str, version: dict[str, Any],
