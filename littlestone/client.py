@@ -77,11 +77,53 @@ class AgentCrashed(LittlestoneError):
     def __init__(self, role: str, error: BaseException) -> None:
         from littlestone.games.errors import where_raised
 
-        where = where_raised(error)
+        where = error.where if isinstance(error, BadAnswer) else where_raised(error)
         self.status = f"crash:{role}:{type(error).__name__}"
         super().__init__(f"{self.status}: {role} raised {type(error).__name__}: {error}"
                          + (f" at {where}" if where else ""))
         self.role, self.error = role, error
+
+
+class BadAnswer(LittlestoneError, TypeError):
+    """An agent's method returned what is not a number where the game needs one (the
+    wire cannot carry it): said with the method's own file and line, not the library's
+    line that found it (issue 44)."""
+
+    def __init__(self, method: Callable[..., Any], value: object, needs: str) -> None:
+        import inspect
+        import os
+
+        name = getattr(method, "__name__", "its method")
+        self.where = ""
+        try:
+            path = os.path.realpath(inspect.getsourcefile(method) or "")
+            line = inspect.getsourcelines(method)[1]
+        except (OSError, TypeError):
+            pass
+        else:
+            shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+            self.where = f"{shown}:{line} in {name}"
+        super().__init__(f"{name} returned {value!r:.60} (a {type(value).__name__}): it must "
+                         f"return {needs}")
+
+
+def _number(method: Callable[..., Any], value: object, needs: str) -> float:
+    """``value``, returned by ``method``, as a float, or :class:`BadAnswer`.
+
+    >>> def predict(x):
+    ...     return "yes"
+    >>> _number(predict, predict(1), "a number in [0, 1]")
+    Traceback (most recent call last):
+    ...
+    littlestone.client.BadAnswer: predict returned 'yes' (a str): it must return a number in [0, 1]
+    """
+    if isinstance(value, bool | int | float | np.integer | np.floating):
+        return float(value)
+    raise BadAnswer(method, value, needs)
+
+
+#: What a learner's ``predict`` returns, said when it returns something else.
+PREDICT_NEEDS = "a number in [0, 1], the probability that it predicts 1"
 
 
 class ServerError(LittlestoneError):
@@ -368,7 +410,8 @@ class _Answering:
         if message["type"] == "instance":
             self.last = x = (instance_from_wire(hclass, message["x"]) if hclass is not None
                              else None)
-            return encode(build.predict(t, float(self.agent.predict(x))))
+            return encode(build.predict(t, _number(self.agent.predict, self.agent.predict(x),
+                                                   PREDICT_NEEDS)))
         advice: Any = message.get("advice")
         if message.get("x") is not None and isinstance(hclass, FiniteClass):
             advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(np.float64)
@@ -377,7 +420,8 @@ class _Answering:
         answer = self.agent.weights(advice)
         if isinstance(answer, np.ndarray):
             return encode(build.weights(t, vector_to_wire(answer)))
-        return encode(build.predict(t, float(answer)))
+        return encode(build.predict(t, _number(self.agent.weights, answer, "weights (a "
+                                               "vector) or a number in [0, 1]")))
 
     async def run(self) -> None:
         """Answer requests from the callback until a message needs the task."""

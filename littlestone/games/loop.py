@@ -111,15 +111,19 @@ class GameEnded(LittlestoneError):
 
 
 class Forfeit(GameEnded):
-    """A player reached the fault that forfeits the game.
+    """A player reached the fault that forfeits the game; its message says what the
+    last fault was (a student reads why, not only that: issue 44).
 
     >>> str(Forfeit("learner", "timeout"))
     'learner forfeits after 3 faults (timeout)'
+    >>> str(Forfeit("learner", "illegal_move", "prediction 1.5 is outside [0, 1]"))
+    'learner forfeits after 3 faults (illegal_move: prediction 1.5 is outside [0, 1])'
     """
 
-    def __init__(self, role: str, code: str) -> None:
+    def __init__(self, role: str, code: str, last: str = "") -> None:
+        why = f"{code}: {last[:300]}" if last else code
         super().__init__(f"forfeit:{role}:{code}",
-                         f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({code})")
+                         f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({why})")
         self.role, self.code = role, code
 
 
@@ -176,7 +180,7 @@ class FaultLadder:
     >>> ladder.fault(5, "illegal_move", "label 2"); ladder.fault(5, "timeout", "no move")
     Traceback (most recent call last):
     ...
-    littlestone.games.loop.Forfeit: adversary forfeits after 3 faults (timeout)
+    littlestone.games.loop.Forfeit: adversary forfeits after 3 faults (timeout: no move)
     """
 
     def __init__(self, role: str) -> None:
@@ -189,7 +193,7 @@ class FaultLadder:
         """Record a fault in round ``t``; raise :class:`Forfeit` on the last."""
         self.faults.append({"t": t, "code": code, "message": message, "role": self.role})
         if len(self.faults) >= FAULTS_TO_FORFEIT:
-            raise Forfeit(self.role, code)
+            raise Forfeit(self.role, code, message)
 
 
 class MoveClock:

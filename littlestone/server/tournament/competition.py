@@ -85,7 +85,7 @@ from littlestone.server.tournament.config import (
     TournamentConfig,
     load_config,
 )
-from littlestone.server.tournament.preflight import ROLES, check_file
+from littlestone.server.tournament.preflight import ROLES, check_file, check_games
 from littlestone.server.tournament.ranking import rank
 from littlestone.server.tournament.run import rate_entrant
 
@@ -304,7 +304,8 @@ class Competition:
         cls = agent.partition(".py:")[2]
         try:
             verdict = check_file(f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
-                                 self.config.check_seconds, roles)
+                                 self.config.check_seconds, roles,
+                                 check_games(self.config.tournament))  # (its own classes)
         except Exception:  # the sandbox's own failure, not the file's: checked again
             log.exception("competition %s: the check of %s v%d of %s could not run",
                           self.name, agent, row["version"], account)
