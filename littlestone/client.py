@@ -26,7 +26,13 @@ from websockets.exceptions import ConnectionClosed
 
 from littlestone.adversaries.base import Adversary
 from littlestone.games.classes import ClassBudget, FiniteClass
-from littlestone.games.errors import AgentCrashed, ProtocolError, ServerClosed, ServerError
+from littlestone.games.errors import (
+    AgentCrashed,
+    BadAnswer,
+    ProtocolError,
+    ServerClosed,
+    ServerError,
+)
 from littlestone.games.game import (
     EXPERTS,
     EnteredGame,
@@ -82,6 +88,25 @@ def _differ(game: GameSpec, asked: GameSpec) -> bool:
     return (game.game, game.rounds, spec, game.experts) != (
         asked.game, asked.rounds, asked.hclass.spec if asked.hclass is not None else None,
         asked.experts)
+
+
+def _number(method: Callable[..., Any], value: object, needs: str) -> float:
+    """``value``, returned by ``method``, as a float, or :class:`BadAnswer`.
+
+    >>> def predict(x):
+    ...     return "yes"
+    >>> _number(predict, predict(1), "a number")
+    Traceback (most recent call last):
+    ...
+    littlestone.games.errors.BadAnswer: predict returned 'yes' (a str): it must return a number
+    """
+    if isinstance(value, bool | int | float | np.integer | np.floating):
+        return float(value)
+    raise BadAnswer(method, value, needs)
+
+
+#: What a learner's ``predict`` returns, said when it returns something else.
+PREDICT_NEEDS = "a number in [0, 1], the probability that it predicts 1"
 
 
 P = ParamSpec("P")
@@ -360,7 +385,8 @@ class _LearnerSide:
         if message["type"] == "instance":
             self.last = x = (instance_from_wire(hclass, message["x"]) if hclass is not None
                              else None)
-            return build.predict(t, float(self.agent.predict(x)))
+            return build.predict(t, _number(self.agent.predict, self.agent.predict(x),
+                                            PREDICT_NEEDS))
         advice: Any = message.get("advice")
         if message.get("x") is not None and isinstance(hclass, FiniteClass):
             advice = hclass.evaluate(instance_from_wire(hclass, message["x"])).astype(np.float64)
@@ -369,7 +395,8 @@ class _LearnerSide:
         answer = self.agent.weights(advice)
         if isinstance(answer, np.ndarray):
             return build.weights(t, vector_to_wire(answer))
-        return build.predict(t, float(answer))
+        return build.predict(t, _number(self.agent.weights, answer, "weights (a vector) "
+                                        "or a number in [0, 1]"))
 
 
 class _Answering:

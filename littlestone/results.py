@@ -387,6 +387,7 @@ class Game:
         if self.result.game != EXPERTS:
             ax.set_ylim(bottom=0)
         ax.set_xlabel("round t")
+        _whole_rounds(ax)
         ax.set_ylabel(f"cumulative {self._ylabel}")
         ax.set_title(f"{self.learner} vs {self.adversary}"
                      + (f" on {self.hclass}" if self.hclass else ""), fontsize=9)
@@ -505,11 +506,12 @@ class Comparison:
         if first is not None:
             ax.set_title(f"against {first.adversary}"
                          + (f" on {first.hclass}" if first.hclass else "")
-                         + f", mean over {len({g.seed for g in self.played})} seed(s)",
+                         + f", mean over {_count(len({g.seed for g in self.played}), 'seed')}",
                          fontsize=9)
         if figure == "mistakes":
             ax.set_ylim(bottom=0)
         ax.set_xlabel("round t")
+        _whole_rounds(ax)
         ax.set_ylabel(f"cumulative {figure}")
         ax.legend(fontsize=7, loc="lower right")
         ax.figure.tight_layout()
@@ -759,3 +761,20 @@ class Dimensions(int):
     def _repr_html_(self) -> str:
         return str(_templates().get_template("game.html").render(
             rows={k: _shown(v) for k, v in self.to_dict().items()}, curve=None, note=""))
+
+
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless one (issue 44: "3 seed(s)").
+
+    >>> _count(3, "seed"), _count(1, "seed")
+    ('3 seeds', '1 seed')
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _whole_rounds(ax: Any) -> None:
+    """Ticks on whole rounds only (a game of 20 rounds had ticks at 2.5, 7.5: issue 44)."""
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+

@@ -24,11 +24,13 @@ process, since a worker process cannot import it (on Ray, cloudpickle carries it
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import functools
 import itertools
 import os
 import pickle
-from collections.abc import Callable, Iterable
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict, cast
 
@@ -230,6 +232,29 @@ class _bar:
             self.bar.close()
 
 
+@contextlib.contextmanager
+def _main_not_imported() -> Iterator[None]:
+    """Worker processes started meanwhile do not import the caller's ``__main__``: the
+    cells sent away are built from registered agents and spec strings, which need none of
+    it. multiprocessing imports the main script again in each worker otherwise: a script
+    without ``if __name__ == "__main__":`` ran its sweep again there (BrokenProcessPool
+    and the standard library's freeze_support text), and ``python -`` failed on
+    ``'<stdin>'`` (issue 44)."""
+    main = sys.modules.get("__main__")
+    if main is None:
+        yield
+        return
+    saved: dict[str, Any] = {key: main.__dict__[key] for key in ("__file__", "__spec__")
+                             if key in main.__dict__}
+    main.__dict__.pop("__file__", None)
+    main.__spec__ = None
+    try:
+        yield
+    finally:
+        main.__dict__.pop("__spec__", None)
+        main.__dict__.update(saved)
+
+
 def _in_processes(cells: list[Cell], workers: int,
                   record: Callable[[Cell, SweepRow], None]) -> None:
     away = [c for c in cells if workers > 1 and _portable(c.learner)
@@ -240,9 +265,12 @@ def _in_processes(cells: list[Cell], workers: int,
 
         # from the hosts' fork server, never forked from a caller that runs threads (a
         # notebook's): a child forked while a thread held a lock would wait forever
+        with _main_not_imported():  # (the fork server, started once, imports it too)
+            context = fork_server()
         with concurrent.futures.ProcessPoolExecutor(max_workers=workers,
-                                                    mp_context=fork_server()) as pool:
-            futures = {pool.submit(play_cell, cell): cell for cell in away}
+                                                    mp_context=context) as pool:
+            with _main_not_imported():  # (its workers start as each cell is submitted)
+                futures = {pool.submit(play_cell, cell): cell for cell in away}
             for cell in here:  # meanwhile, what only this process can play
                 record(cell, play_cell(cell))
             for future in concurrent.futures.as_completed(futures):

@@ -26,7 +26,7 @@ import functools
 import inspect
 import io
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,8 +39,8 @@ from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameResult, GameSpec
 from littlestone.learners.base import LEARNERS, Learner
 from littlestone.local import play
 
-__all__ = ["CHECK_EXPERTS", "CHECK_GAMES", "CHECK_ROUNDS", "Advice", "Check", "CheckSkipped",
-           "in_tournament", "opponent", "refereed_games", "yield_checks"]
+__all__ = ["CHECK_EXPERTS", "CHECK_GAMES", "CHECK_ROUNDS", "Advice", "Check", "CheckGame",
+           "CheckSkipped", "in_tournament", "opponent", "refereed_games", "yield_checks"]
 
 Check = Callable[[], None]
 
@@ -68,8 +68,11 @@ def in_tournament(check: Check) -> str:
     """
     return IN_TOURNAMENT.get(check.__name__, "")
 
-#: The games the checks play, tried in order; an agent is checked on those it supports.
-CHECK_GAMES: list[tuple[str, str | None, int | None]] = [
+#: One game the checks play: (game, class spec or None, free experts or None).
+CheckGame = tuple[str, str | None, int | None]
+#: The games the checks play, tried in order; an agent is checked on those it supports
+#: (``check --class SPEC`` and ``check --competition FILE.toml`` give others instead).
+CHECK_GAMES: list[CheckGame] = [
     (MISTAKE_BOUND, "thresholds:n=32", None),
     (MISTAKE_BOUND, "monotone-disjunctions:n=5", None),
     (MISTAKE_BOUND, "halfspaces:d=5,margin=0.2", None),
@@ -84,11 +87,11 @@ CHECK_ROUNDS = 60
 CHECK_EXPERTS = 4
 
 
-def _games() -> list[GameSpec]:
+def _games(games: Sequence[CheckGame] | None = None) -> list[GameSpec]:
     from littlestone.games.classes import MatrixClass
 
     out = []
-    for game, spec, experts in CHECK_GAMES:
+    for game, spec, experts in CHECK_GAMES if games is None else games:
         hclass: HypothesisClass | None
         if spec is not None and spec.startswith("matrix:"):
             rng = np.random.default_rng(0)
@@ -119,7 +122,8 @@ def opponent(role: str, game: GameSpec) -> Agent | None:
     return None
 
 
-def refereed_games(role: str) -> list[tuple[str, str | None, str]]:
+def refereed_games(role: str, games: Sequence[CheckGame] | None = None
+                   ) -> list[tuple[str, str | None, str]]:
     """The check games a server can referee for a submission of ``role`` (those of a
     class named by its spec, and free experts: not the random matrix, built here), each
     with its built-in opponent: (game, class spec or None, opponent spec). ``check``
@@ -130,7 +134,7 @@ def refereed_games(role: str) -> list[tuple[str, str | None, str]]:
     [('mistake-bound', 'thresholds:n=32', 'iid:dist=uniform,q=0.5,s=1.5')]
     """
     out = []
-    for game in _games():
+    for game in _games(games):
         spec = game.hclass.spec if game.hclass is not None else None
         if spec is not None and spec.startswith("matrix:"):
             continue
@@ -140,10 +144,11 @@ def refereed_games(role: str) -> list[tuple[str, str | None, str]]:
     return out
 
 
-def _pairs(agent: Agent) -> list[tuple[GameSpec, Agent]]:
+def _pairs(agent: Agent, games: Sequence[CheckGame] | None = None
+           ) -> list[tuple[GameSpec, Agent]]:
     """The check games that ``agent`` declares it can play, each with an opponent."""
     out = []
-    for game in _games():
+    for game in _games(games):
         if agent.unsupported(game) is None:  # type: ignore[attr-defined]  # every Learner/Adversary has it
             opponent = _opponents(agent, game)
             if opponent is not None:
@@ -199,8 +204,10 @@ def _plain(value: Any) -> Any:
     return value.tolist() if isinstance(value, np.ndarray) else value
 
 
-def yield_checks(agent: Agent) -> Iterator[Check]:
-    """The checks that apply to ``agent`` (a learner or an adversary)."""
+def yield_checks(agent: Agent, games: Sequence[CheckGame] | None = None
+                 ) -> Iterator[Check]:
+    """The checks that apply to ``agent`` (a learner or an adversary), on ``games``
+    (:data:`CHECK_GAMES` unless given)."""
     registry: Registry[Any] = LEARNERS if isinstance(agent, Learner) else ADVERSARIES
     name = (agent.spec if type(agent).__name__ in agent.spec
             else f"{type(agent).__name__} ({agent.spec})")
@@ -236,7 +243,7 @@ def yield_checks(agent: Agent) -> Iterator[Check]:
     def pairs() -> list[tuple[GameSpec, Agent]]:
         """Its check games, found when a check first plays (some agents take a while to
         say which games they can play): collecting the checks plays nothing."""
-        return _pairs(agent)
+        return _pairs(agent, games)
 
     def fields(game: GameSpec) -> tuple[str, ...]:
         from littlestone.games.game import ExpertsRecord, RoundRecord

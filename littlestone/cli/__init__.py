@@ -44,7 +44,7 @@ COMMANDS: dict[str, str] = {
     "ldim": "local:ldim", "play": "local:play", "learners": "local:list_agents",
     "adversaries": "local:list_agents", "games": "records:games", "replay": "records:replay",
     "serve": "network:serve", "connect": "remote:connect", "watch": "remote:watch",
-    "token": "network:token", "check": "sandboxed:check",
+    "token": "network:token", "check": "sandboxed:check", "init": "scaffold:init",
     "tournament": "tournaments:tournament", "probe": "sandboxed:probe",
     "zygote": "sandboxed:zygote", "pac": "pac:pac", "submit": "remote:submit",
     "competition": "tournaments:competition", "conformance": "conformance:conformance",

@@ -191,7 +191,7 @@ def play(args: argparse.Namespace) -> int:
     out["seconds"] = round(seconds, 6)
     emit(game_output(out, hclass, game.n_experts if args.game == EXPERTS else None),
          args.json)
-    return 0
+    return 0 if result.complete else 1  # (a crash or a forfeit: scripts and CI see it)
 
 
 def list_agents(args: argparse.Namespace) -> int:

@@ -455,9 +455,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("agent", metavar="FILE.py:Class")
     check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--class", dest="classes", action="append", metavar="SPEC",
+                       help="play the check games on this class only, the mistake-bound "
+                       "game (repeat for several): the classes of your tournament")
+    check.add_argument("--competition", metavar="FILE.toml",
+                       help="play the check games of a tournament or competition's file: "
+                       "its games on its classes, as its own check of a submission does")
+    check.add_argument("--junit-xml", metavar="PATH",
+                       help="also write the checks as a JUnit XML report (for a course's CI)")
     check.add_argument("--in-sandbox", action="store_true", help=argparse.SUPPRESS)
+    check.add_argument("--games", help=argparse.SUPPRESS)  # the check games, as JSON
     check.add_argument("--unsafe-no-sandbox", action="store_true",
                        help="run the checks without bubblewrap where it cannot run")
+    init = sub.add_parser(
+        "init", help="write a first agent file and its test, to edit",
+        description="Write FILE.py, a learner (or an adversary) to edit, and test_FILE.py "
+        "beside it, which runs the check suite on it under pytest. Neither is overwritten.")
+    init.add_argument("file", metavar="FILE.py")
+    init.add_argument("--adversary", action="store_true", help="an adversary, not a learner")
+    init.add_argument("--name", metavar="CLASS", help="the class's name (default MyLearner)")
     sub.add_parser("probe", help=argparse.SUPPRESS)  # a tournament's, in its sandbox
     zygote = sub.add_parser("zygote", help=argparse.SUPPRESS)  # a loaded sandbox's fork server
     zygote.add_argument("--scratch", required=True)
@@ -467,4 +483,9 @@ def build_parser() -> argparse.ArgumentParser:
         lister = sub.add_parser(kind, help=f"list the registered {kind}",
                                 description=f"List the registered {kind}.")
         lister.add_argument("--json", action="store_true", help="print one JSON object")
+    # argparse lists a sub-command whose help is SUPPRESS as "==SUPPRESS==" (issue 44):
+    # the sandbox's own commands are left out of --help and its usage line
+    hidden = {"probe", "zygote"}
+    sub._choices_actions = [a for a in sub._choices_actions if a.dest not in hidden]
+    sub.metavar = "{" + ",".join(c for c in sub.choices if c not in hidden) + "}"
     return parser

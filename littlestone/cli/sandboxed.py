@@ -56,7 +56,10 @@ def check(args: argparse.Namespace) -> int:
                              "littlestone.adversaries.Adversary") from None
     kind = "learner" if isinstance(agent, learners.Learner) else "adversary"
     rows: list[CheckRow] = []
-    for check in yield_checks(agent):
+    games = None if args.games is None else [
+        (str(g), None if c is None else str(c), None if e is None else int(e))
+        for g, c, e in json.loads(args.games)]
+    for check in yield_checks(agent, games):
         name = check.__name__.removeprefix("check_").replace("_", " ")
         row: CheckRow = {"check": name, "ok": True, "skipped": False, "advice": False,
                                "message": "", "in_tournament": in_tournament(check),

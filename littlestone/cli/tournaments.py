@@ -11,13 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.cli.common import operator_log
-from littlestone.games.errors import UsageError
+from littlestone.games.classes import make_class
+from littlestone.games.errors import LittlestoneError, UsageError
+from littlestone.games.game import MISTAKE_BOUND
 from littlestone.sandbox import Sandbox
 from littlestone.server.tournament import Limits, load_config, run_tournament
 from littlestone.server.tournament.config import file_of
-from littlestone.server.tournament.preflight import CHECK_SECONDS, CheckRow, check_file
+from littlestone.server.tournament.preflight import CHECK_SECONDS, CheckRow, check_file, check_games
 from littlestone.server.tournament.ranking import Standing, TournamentReport
 from littlestone.server.tournament.run import check_ray_address
+from littlestone.testing import CheckGame
 
 __all__ = ["check_in_sandbox", "competition", "leaderboard_lines", "tournament"]
 
@@ -48,7 +51,9 @@ def _tournament_served(args: argparse.Namespace, config: Any) -> int:
         raise UsageError(f"tournament: cannot serve on {args.host}:{args.serve}: "
                          f"{exc.strerror or exc}") from None
     try:
-        print(f"littlestone: the leaderboard, live: {url}tournaments/{config.name}",
+        print(f"littlestone: the leaderboard, live: {url}tournaments/{config.name}"
+              + ("" if args.public else " (the page asks for a token: `littlestone token "
+                 f"add NAME --data {args.data}` prints one; --public needs none)"),
               file=sys.stderr, flush=True)
         code = _tournament(args, config)
         print(f"littlestone: still serving {url} (Ctrl-C to stop)", file=sys.stderr,
@@ -129,14 +134,14 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
     ...                        "expected_mistakes": expected}}
     >>> lines = leaderboard_lines(rank("t", [game("soa", 4, 4), game("coin", 5, 4)], []))
     >>> print("\\n".join(lines[:4]))
-    rank  learner  worst  realised  median  realised  failed
-      1=  coin         1      1.25     1      1.25  0  (tied with soa)
-      1=  soa          1         1     1         1  0  (tied with coin)
-    rank  adversary  forcing  realised  failed
+    rank  learner       worst  realised    median  realised  failed
+      1=  coin           1.00      1.25      1.00      1.25  0  (tied with soa)
+      1=  soa            1.00      1.00      1.00      1.00  0  (tied with coin)
+    rank  adversary   forcing  realised  failed
     """
 
-    def num(value: Any) -> str:
-        return "-" if value is None else f"{value:.3g}"
+    def num(value: Any) -> str:  # (fixed precision: a column's figures line up)
+        return "-" if value is None else f"{value:.2f}"
 
     def position(row: Standing) -> str:
         return "-" if row["rank"] is None else f"{row['rank']}{'=' if row['tied_with'] else ''}"
@@ -181,8 +186,9 @@ def check_in_sandbox(args: argparse.Namespace) -> int:
     if problem is not None and not args.unsafe_no_sandbox:
         raise UsageError(f"check: submissions run only in a sandbox, and {problem} "
                          "(--unsafe-no-sandbox runs the checks without one)")
-    sandbox = Sandbox(Limits(), unsafe=args.unsafe_no_sandbox)
-    verdict = check_file(args.agent, file, rest, sandbox, Path.cwd(), CHECK_SECONDS)
+    limits, seconds, games = _check_games(args)
+    sandbox = Sandbox(limits, unsafe=args.unsafe_no_sandbox)
+    verdict = check_file(args.agent, file, rest, sandbox, Path.cwd(), seconds, games=games)
     if verdict.forked:
         print(f"littlestone: warning: {args.agent} started other processes: in a "
               "tournament that ends its game as its fault", file=sys.stderr)
@@ -192,11 +198,41 @@ def check_in_sandbox(args: argparse.Namespace) -> int:
     return _verdict(args, verdict.kind, verdict.rows)
 
 
+def _check_games(args: argparse.Namespace) -> tuple[Limits, float, list[CheckGame] | None]:
+    """The limits, seconds and games of ``check``: the suite's, the mistake-bound game on
+    each ``--class`` given, or a tournament or competition file's own (``--competition``:
+    its games on its classes, under its limits, as its check of a submission)."""
+    if args.classes and args.competition:
+        raise UsageError("check: give --class or --competition, not both")
+    if args.classes:
+        for spec in args.classes:
+            try:
+                make_class(spec)
+            except LittlestoneError as exc:
+                raise UsageError(f"check: --class {spec}: {exc}") from None
+        return Limits(), CHECK_SECONDS, [(MISTAKE_BOUND, spec, None) for spec in args.classes]
+    if args.competition:
+        try:
+            config = load_config(args.competition, competition=True)
+        except (OSError, LittlestoneError) as exc:
+            raise UsageError(f"check: --competition: {exc}") from None
+        return config.limits, CHECK_SECONDS, check_games(config)
+    return Limits(), CHECK_SECONDS, None
+
+
 def _verdict(args: argparse.Namespace, kind: str, rows: list[CheckRow]) -> int:
     """Print the rows and the verdict (written here, outside the submission's process).
     Advice (a passed check with a suggestion) is shown and passes: exit status 0."""
     passed = all(r["ok"] for r in rows)
     costly = [r["check"] for r in rows if not r["ok"] and r["in_tournament"]]
+    if args.junit_xml:
+        from littlestone.cli.junit import write_junit
+
+        try:
+            write_junit(args.junit_xml, args.agent, rows)
+        except OSError as exc:
+            raise UsageError(f"check: --junit-xml {args.junit_xml}: "
+                             f"{exc.strerror or exc}") from None
     if args.json:
         print(json.dumps({"agent": args.agent, "kind": kind, "passed": passed,
                           "ready": not costly, "checks": rows}))

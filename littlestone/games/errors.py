@@ -26,6 +26,7 @@ Tree::
     │   ├── OverBudget                     ``over_budget``, naming the budget hit
     │   └── Unavailable                    ``unavailable``: the server cannot start games now
     ├── AgentCrashed                       the client's own agent raised in a remote game
+    ├── BadAnswer (TypeError)              an agent's method returned no number where one is due
     ├── ServerError                        the server answered the client with an error
     ├── ServerClosed                       the server closed the connection mid-game
     ├── MoveOverBudget                     a hosted agent's move past its CPU or memory
@@ -66,7 +67,8 @@ A :class:`ProtocolError` carries one of the protocol's stable error codes, a :cl
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,6 +80,7 @@ __all__ = [
     "Advice",
     "AgentCrashed",
     "ArgumentError",
+    "BadAnswer",
     "BeyondBudget",
     "BudgetExceeded",
     "CaseFailed",
@@ -230,15 +233,19 @@ class GameEnded(LittlestoneError):
 
 
 class Forfeit(GameEnded):
-    """A player reached the fault that forfeits the game.
+    """A player reached the fault that forfeits the game; its message says what the
+    last fault was (a student reads why, not only that).
 
     >>> str(Forfeit("learner", "timeout"))
     'learner forfeits after 3 faults (timeout)'
+    >>> str(Forfeit("learner", "illegal_move", "prediction 1.5 is outside [0, 1]"))
+    'learner forfeits after 3 faults (illegal_move: prediction 1.5 is outside [0, 1])'
     """
 
-    def __init__(self, role: str, code: str) -> None:
+    def __init__(self, role: str, code: str, last: str = "") -> None:
+        why = f"{code}: {last[:300]}" if last else code
         super().__init__(f"forfeit:{role}:{code}",
-                         f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({code})")
+                         f"{role} forfeits after {FAULTS_TO_FORFEIT} faults ({why})")
         self.role, self.code = role, code
 
 
@@ -346,11 +353,34 @@ class AgentCrashed(LittlestoneError):
     record, ``crash:ROLE:Exception``."""
 
     def __init__(self, role: str, error: BaseException) -> None:
-        where = where_raised(error)
+        where = error.where if isinstance(error, BadAnswer) else where_raised(error)
         self.status = f"crash:{role}:{type(error).__name__}"
         super().__init__(f"{self.status}: {role} raised {type(error).__name__}: {error}"
                          + (f" at {where}" if where else ""))
         self.role, self.error = role, error
+
+
+class BadAnswer(LittlestoneError, TypeError):
+    """An agent's method returned what is not a number where the game needs one (the
+    wire cannot carry it): said with the method's own file and line, not the library's
+    line that found it."""
+
+    def __init__(self, method: Callable[..., Any], value: object, needs: str) -> None:
+        import inspect
+        import os
+
+        name = getattr(method, "__name__", "its method")
+        self.where = ""
+        try:
+            path = os.path.realpath(inspect.getsourcefile(method) or "")
+            line = inspect.getsourcelines(method)[1]
+        except (OSError, TypeError):
+            pass
+        else:
+            shown = os.path.relpath(path) if path.startswith(os.getcwd() + os.sep) else path
+            self.where = f"{shown}:{line} in {name}"
+        super().__init__(f"{name} returned {value!r:.60} (a {type(value).__name__}): it must "
+                         f"return {needs}")
 
 
 class ServerError(LittlestoneError):

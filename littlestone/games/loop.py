@@ -134,7 +134,7 @@ class FaultLadder:
     >>> ladder.fault(5, "illegal_move", "label 2"); ladder.fault(5, "timeout", "no move")
     Traceback (most recent call last):
     ...
-    littlestone.games.errors.Forfeit: adversary forfeits after 3 faults (timeout)
+    littlestone.games.errors.Forfeit: adversary forfeits after 3 faults (timeout: no move)
     """
 
     def __init__(self, role: str) -> None:
@@ -147,7 +147,7 @@ class FaultLadder:
         """Record a fault in round ``t``; raise :class:`Forfeit` on the last."""
         self.faults.append({"t": t, "code": code, "message": message, "role": self.role})
         if len(self.faults) >= FAULTS_TO_FORFEIT:
-            raise Forfeit(self.role, code)
+            raise Forfeit(self.role, code, message)
 
 
 class MoveClock:

@@ -479,20 +479,32 @@ class LoadedSandbox:
         if not self._send({"op": "finish"}):
             return self._stalled(forked, over_memory)
         deadline = time.monotonic() + STALL_SECONDS
-        while time.monotonic() < deadline:
+        said: dict[str, Any] | None = None  # its game's output, said before the wipe
+        wiped = False
+        while time.monotonic() < deadline and not wiped:
             message = self._reply(POLL_SECONDS)
             if message is None:
-                return self._stalled(forked, over_memory)
+                break
+            if "output" in message:
+                said = message["output"]
             if "finished" in message:
-                done = message["finished"]
-                if not done.get("clean"):
+                said, wiped = message["finished"], True
+                if not said.get("clean"):
                     self.usable = False  # its game left what a wipe cannot remove
-                return Run(done["code"], str(done["out"]), str(done["err"]),
-                           forked or bool(done["forked"]),
-                           bool(done["truncated"]), over_memory or bool(done["over_memory"]),
-                           ended=ended and done["code"] is None)
-        # (what it was killed for still holds: a wipe of a million files outlasts the wait)
-        return self._stalled(forked, over_memory)
+        if said is None:
+            # (what it was killed for still holds: a wipe of a million files outlasts
+            # the wait)
+            return self._stalled(forked, over_memory)
+        if not wiped:
+            # its game was over and its fork server said how; only the wipe of what it
+            # left (a million files on a busy host) outlasted the wait: the sandbox goes,
+            # and the run is what was said of it, not "stalled"
+            self.close()
+            self._err.join()
+        return Run(said["code"], str(said["out"]), str(said["err"]),
+                   forked or bool(said["forked"]),
+                   bool(said["truncated"]), over_memory or bool(said["over_memory"]),
+                   ended=ended and said["code"] is None)
 
     def end(self) -> None:
         """The running game has ended well: :meth:`run` ends its process at once rather

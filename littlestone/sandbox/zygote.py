@@ -214,12 +214,11 @@ class _ForkServer:
                     reading.discard(fd)
         for fd in kept:
             os.close(fd)
-        clean = self._wipe()
-        self._say({"finished": {"code": code, "out": kept[out_r].text(),
-                                "err": kept[err_r].text(),
-                                "truncated": kept[out_r].truncated or kept[err_r].truncated,
-                                "forked": forked, "over_memory": over_memory,
-                                "clean": clean}})
+        output = {"code": code, "out": kept[out_r].text(), "err": kept[err_r].text(),
+                  "truncated": kept[out_r].truncated or kept[err_r].truncated,
+                  "forked": forked, "over_memory": over_memory}
+        self._say({"output": output})  # (before the wipe, which may outlast the wait)
+        self._say({"finished": {**output, "clean": self._wipe()}})
 
     def _child(self, argv: list[str], stdin: int, out: int, err: int, cpu: int) -> None:
         """In the forked child: its own streams and process group (not a session: the

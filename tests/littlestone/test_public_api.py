@@ -41,16 +41,22 @@ HOMES = {
 PUBLIC = sorted(name for name in littlestone.__all__ if not name.startswith("__"))
 
 
-def _python(code: str) -> str:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True, cwd=ROOT).stdout
+def _python(code: str, *options: str) -> str:
+    return subprocess.run([sys.executable, *options, "-c", code], capture_output=True,
+                          text=True, check=True, cwd=ROOT).stdout
 
 
 def test_import_littlestone_imports_no_other_module():
     """A sandboxed submission starts with ``python -m littlestone``: the package itself
-    loads nothing (not typing, not numpy, not the agents) until a name is asked for."""
-    added = _python("import sys; before = set(sys.modules); import littlestone; "
-                    "print(sorted(set(sys.modules) - before))")
+    loads nothing (not typing, not numpy, not the agents) until a name is asked for.
+
+    What the interpreter may have loaded before is loaded first, as an editable install
+    does at start-up (its finder) and a plain ``pip install .`` does not: the test failed
+    on ``__future__`` after ``pip install '.[notebook]'`` replaced the editable install
+    (issue 44). ``-S`` starts without site-packages, as neither install."""
+    added = _python("import sys; import __future__, importlib, warnings; "
+                    "before = set(sys.modules); import littlestone; "
+                    "print(sorted(set(sys.modules) - before))", "-S")
     assert added.strip() == "['littlestone']"
 
 

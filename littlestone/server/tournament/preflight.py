@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -31,12 +32,18 @@ from littlestone.games.errors import SandboxError
 from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxPool
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
-from littlestone.server.tournament.pairing import Pairing, probe
+from littlestone.server.tournament.pairing import Pairing, probe, spaces
 from littlestone.server.tournament.ranking import ROLES
-from littlestone.testing import CHECK_EXPERTS, CHECK_ROUNDS, IN_TOURNAMENT, refereed_games
+from littlestone.testing import (
+    CHECK_EXPERTS,
+    CHECK_ROUNDS,
+    IN_TOURNAMENT,
+    CheckGame,
+    refereed_games,
+)
 
 __all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "CheckRow", "Refereed", "Verdict",
-           "check_file", "play_check_games"]
+           "check_file", "check_games", "play_check_games"]
 
 #: How long a submission's own checks may run in its sandbox (``check``, and a
 #: competition's check of a submitted version).
@@ -183,24 +190,49 @@ class Verdict:
         return self.refused is None and not self.costly
 
 
+def check_games(config: TournamentConfig) -> list[CheckGame]:
+    """The check games of a tournament or competition: its games on its classes (and its
+    free experts), rather than the suite's :data:`~littlestone.testing.CHECK_GAMES`: a
+    student's learner is checked on what it will play, not on a class it never meets.
+
+    >>> from littlestone.sandbox import Limits
+    >>> config = TournamentConfig(name="week-5", rounds=50, seeds=(1,),
+    ...     games=("mistake-bound", "experts"), classes=("thresholds:n=8",), experts=3,
+    ...     learners=(), adversaries=(), limits=Limits())
+    >>> for game in check_games(config):
+    ...     print(game)
+    ('mistake-bound', 'thresholds:n=8', None)
+    ('experts', 'thresholds:n=8', None)
+    ('experts', None, 3)
+    """
+    return [(game, spec, config.experts if spec is None else None)
+            for game, spec in spaces(config)]
+
+
 def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
                seconds: float = CHECK_SECONDS,
-               roles: Sequence[str] = ROLES) -> Verdict:
+               roles: Sequence[str] = ROLES,
+               games: Sequence[CheckGame] | None = None) -> Verdict:
     """Check ``file`` (named ``agent``, ``FILE.py:Class``; ``rest`` is its ``Class[:params]``)
     where a tournament would run it, in ``sandbox``: its own checks run there (its own
     word, shown as advice), then *plays a game* is refereed here by a server, outside its
     process (:func:`play_check_games`), as what it loads as, or as each of ``roles``.
     A file whose own checks say it is of a role not in ``roles`` gets that kind and no
-    game (a competition that takes learners refuses an adversary without playing it)."""
+    game (a competition that takes learners refuses an adversary without playing it).
+    ``games``: the check games (:func:`check_games`), else the suite's own."""
+    chosen = ["--games", json.dumps(list(games))] if games is not None else []
+    experts = next((e for _, c, e in games or () if c is None and e), CHECK_EXPERTS)
     inside = f"{sandbox.inside(file)}:{rest}"
 
-    def ours(text: str) -> str:
-        return text.replace(inside, agent).replace(sandbox.inside(file), str(file))
+    shown = agent.partition(".py:")[0] + ".py" if ".py:" in agent else str(file)
+
+    def ours(text: str) -> str:  # (the file as the student named it, not the sandbox's)
+        return text.replace(inside, agent).replace(sandbox.inside(file), shown)
 
     with _checking(sandbox, base) as checking:
         try:
             with checking[1].lease("check", file) as loaded:
-                run = loaded.run(["check", inside, "--in-sandbox"], seconds)
+                run = loaded.run(["check", inside, "--in-sandbox", *chosen], seconds)
         except SandboxError as exc:
             return Verdict(agent, refused="load_failed", message=ours(f"check: {exc}"))
         if run.code is None and not (run.stalled or run.over_memory):
@@ -222,14 +254,14 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
         if kind not in roles:  # a role the caller does not take: none of its games is played
             return Verdict(agent, kind, rows, forked=run.forked)
         for kind in kinds:  # (without its report: as what it loads as)
-            played = play_check_games(agent, kind, refereed_games(kind), CHECK_ROUNDS,
-                                      CHECK_EXPERTS, sandbox, base, checking)
+            played = play_check_games(agent, kind, refereed_games(kind, games),
+                                      CHECK_ROUNDS, experts, sandbox, base, checking)
             if not (played[:1] and played[0].status.startswith("load_failed")
                     and f"is not a{'n' if kind == 'adversary' else ''} {kind}"
                     in played[0].message):
                 break
     said_row = next((r for r in rows if r["check"] == PLAYS), None)
-    refereed = _refereed_row(agent, played, said_row)
+    refereed = _refereed_row(agent, played, said_row, ours)
     at = rows.index(said_row) if said_row is not None else 0  # (in its place, once)
     rows = [r for r in rows if r["check"] != PLAYS]
     rows.insert(at, refereed)
@@ -270,18 +302,49 @@ def _own_report(out: str) -> dict[str, Any] | None:
     return None
 
 
-def _refereed_row(agent: str, played: list[Refereed], said: CheckRow | None) -> CheckRow:
-    """*plays a game* as the server recorded the games; where one failed, what the
-    submission's own run said of it follows (a crash's file and line)."""
+def _plain(message: str) -> str:
+    """A sandboxed game's failure as a student reads it: the exception and its line, not
+    how the process that raised it exited nor the crash's status said twice.
+
+    >>> _plain("the learner exited with status 2: littlestone: error: connect: "
+    ...        "crash:learner:RuntimeError: learner raised RuntimeError: boom at a.py:9 in predict")
+    'RuntimeError: boom at a.py:9 in predict'
+    """
+    text = re.sub(r"^the (learner|adversary) exited with status \d+: ", "", message)
+    text = text.removeprefix("littlestone: error: ").removeprefix("connect: ")
+    return re.sub(r"^crash:(learner|adversary):\w+: (learner|adversary) raised ", "", text)
+
+
+def _refereed_row(agent: str, played: list[Refereed], said: CheckRow | None,
+                  ours: Callable[[str], str] = str) -> CheckRow:
+    """*plays a game* as the server recorded the games, in one verdict: where one failed,
+    its status, the rounds played and why, with the student's file and line (its own
+    run's word, so marked, only where the server's record says no more than the status);
+    where it failed on a class after others went well, how to say it does not play it."""
     games = [g for g in played if g.status != "declined"]
     failed = next((g for g in games if g.status != "complete"), None)
-    ok, message = True, f"{len(games)} games refereed by a server, outside its process"
+    ok, message = True, (f"{len(games)} game{'s' if len(games) != 1 else ''} refereed by "
+                         "a server, outside its process")
     if failed is not None and failed.status.startswith("load_failed"):
-        ok, message = False, f"{agent}: not loaded: {failed.message}"
+        ok, message = False, f"{agent}: not loaded: {ours(failed.message)}"
     elif failed is not None:
+        why = _plain(ours(failed.message))
         ok, message = False, (f"{agent}, {failed.where}: {failed.status} after "
-                              f"{failed.rounds} rounds" + (f": {failed.message}"
-                                                           if failed.message else ""))
+                              f"{failed.rounds} rounds" + (f": {why}" if why else ""))
+        if said is not None and not said["ok"] and not why:
+            own = str(said.get("message", ""))
+            own = own.partition(failed.where + ": ")[2] or own
+            message += f" (its own run: {own.partition(': ')[2] or own})"
+        if failed.hclass is not None and games.index(failed) > 0 and (
+                failed.status.startswith(("crash", "disconnected", "forfeit:"))):
+            cls = agent.rpartition(":")[2]
+            message += (f"; if {cls} does not play {failed.hclass}, add a method "
+                        "unsupported(self, game) to it that returns why for that class "
+                        "(None for the others), or check only your tournament's classes "
+                        "(check --class SPEC)")
+        return {"check": PLAYS, "ok": ok, "skipped": False, "advice": False,
+                "message": message, "in_tournament": IN_TOURNAMENT["check_plays_a_game"],
+                "refereed": True}
     elif not games:
         ok, message = False, f"{agent}: plays none of the check games"
     elif short := next((g for g in games if g.rounds != CHECK_ROUNDS), None):

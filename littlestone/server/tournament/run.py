@@ -275,6 +275,7 @@ def _replays(todo: list[Pairing], stored: list[TournamentGame], stale: list[str]
     """What a run plays and why, what it keeps and what it forgets, as ``--json`` and the
     terminal say it: games counted by reason, with the entrants the reason names."""
     by_base = {_key_of({**r, "version": None}): r for r in stored}
+    by_key = {_key_of(r): r for r in stored}
     seen = {(role, r[role]) for r in stored for role in ("learner", "adversary")}
     why: dict[str, tuple[int, list[str]]] = {}
 
@@ -285,8 +286,12 @@ def _replays(todo: list[Pairing], stored: list[TournamentGame], stale: list[str]
     for game in todo:
         old = by_base.get(game.base)
         sides = (("learner", game.learner), ("adversary", game.adversary))
-        if game.key in retry:
-            count("failed to load before", [s for _, s in sides if is_file_agent(s)], why)
+        if game.key in retry:  # (only the side whose load failed: issue 44)
+            failed = str(by_key[game.key]["status"]).split(":")[1:2] if game.key in by_key \
+                else []
+            count("failed to load before", [s for role, s in sides if is_file_agent(s)
+                                            and (not failed or failed[0] in (role, "both"))],
+                  why)
         elif old is None:
             new = [spec for role, spec in sides if (role, spec) not in seen]
             count("new" if new else "not played yet", new, why)

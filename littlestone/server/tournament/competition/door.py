@@ -27,7 +27,7 @@ from littlestone.server.records.submissions import INTERRUPTED
 from littlestone.server.tournament.competition.config import CompetitionConfig
 from littlestone.server.tournament.competition.rater import Rater
 from littlestone.server.tournament.competition.standings import freeze
-from littlestone.server.tournament.preflight import check_file
+from littlestone.server.tournament.preflight import check_file, check_games
 
 __all__ = ["CHECKS_AT_ONCE", "CHECKS_WAITING", "Competition"]
 
@@ -153,7 +153,8 @@ class Competition:
         cls = agent.partition(".py:")[2]
         try:
             verdict = check_file(f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
-                                 self.config.check_seconds, roles)
+                                 self.config.check_seconds, roles,
+                                 check_games(self.config.tournament))  # (its own classes)
         except Exception:  # the sandbox's own failure, not the file's: checked again
             log.exception("competition %s: the check of %s v%d of %s could not run",
                           self.name, agent, row["version"], account)
