@@ -24,6 +24,7 @@ from littlestone.games.game import GameSpec
 __all__ = [
     "DECISION_LIST_BASE",
     "Complement",
+    "cnf_labels",
     "conjunction_halfspace",
     "decision_list_halfspace",
     "disjunction_halfspace",
