@@ -136,7 +136,8 @@ class Complement:
 def halfspace_labels(w: FloatArray, b: float, xs: Masks) -> BoolArray:
     """[<w, x> + b > 0] on every bit mask of ``xs`` (x_i the i-th bit)."""
     bits = (xs[:, None] >> np.arange(len(w))) & 1
-    return cast(BoolArray, bits @ w + b > 0)
+    labels: BoolArray = bits @ w + b > 0
+    return labels
 
 
 def _signed(n: int, literals: Literals) -> tuple[FloatArray, int]:

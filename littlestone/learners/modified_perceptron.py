@@ -215,7 +215,7 @@ def rescaled_perceptron(a: FloatArray, rng: np.random.Generator,
             updates += 1
         if bool(np.all(a @ (stretch @ x) > 0)):
             return RescaledRun(stretch @ x, rescalings, updates)
-        x = rng.standard_normal(n)  # the improvement phase
+        x = np.asarray(rng.standard_normal(n), dtype=np.float64)  # the improvement phase
         x /= np.linalg.norm(x)
         near = False
         for _ in range(improvement_steps):

@@ -2,7 +2,7 @@
 notes, Dunagan & Vempala 2004): run to a pass without an update, its w is right on every
 example with |cos(w, x)| >= sigma; and rescaled, it solves linear programs: a point of
 {x : Ax > 0} for thin cones (radius rho down to 1e-6), where the plain Perceptron given
-ten times its updates does not, and of {x : Cx < d}."""
+three times its updates does not, and of {x : Cx < d}."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def margin_sample(d: int, size: int, margin: float,
     """Unit x with |<w*, x>| >= margin, labelled [<w*, x> > 0], w* a random unit vector."""
     w_star = rng.standard_normal(d)
     w_star /= np.linalg.norm(w_star)
-    xs = []
+    xs: list[np.ndarray] = []
     while len(xs) < size:
         x = rng.standard_normal(d)
         x /= np.linalg.norm(x)
@@ -80,7 +80,7 @@ def thin_cone(n: int, rho: float, rows: int, rng: np.random.Generator) -> np.nda
     u = rng.standard_normal((rows, n))
     u -= np.outer(u @ x_star, x_star)
     u /= np.linalg.norm(u, axis=1, keepdims=True)
-    return u + rho * x_star  # type: ignore[no-any-return]  # numpy
+    return u + rho * x_star
 
 
 def plain_perceptron(a: np.ndarray, budget: int) -> bool:
