@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,14 @@ from littlestone.games.classes import HalfspaceClass
 from littlestone.games.game import MISTAKE_BOUND, Bound, GameSpec
 from littlestone.learners.base import Learner, register
 
-__all__ = ["ModifiedPerceptron", "update_bound"]
+__all__ = [
+    "ModifiedPerceptron",
+    "RescaledRun",
+    "consistent_halfspace",
+    "rescaled_perceptron",
+    "run_to_no_update",
+    "update_bound",
+]
 
 FloatArray = NDArray[np.float64]
 
@@ -126,3 +134,123 @@ class ModifiedPerceptron(Learner):
         return {"updates": self.updates, "unsure_mistakes": self.unsure_mistakes,
                 "start_vector": [float(v) for v in self.start_vector], "start_cosine": c,
                 "update_bound": bound if bound is not None and math.isfinite(bound) else None}
+
+
+def run_to_no_update(learner: ModifiedPerceptron, xs: FloatArray, ys: NDArray[np.bool_],
+                     max_passes: int) -> tuple[int, int]:
+    """(passes, updates): the modified Perceptron (started) cycled through the sample until
+    a pass makes no update, or ``max_passes`` passes. After a pass without an update its w
+    labels right every example with |cos(w, x)| >= sigma (the halfspace notes: it has
+    stopped, and is sure where it is right); the examples where it is unsure it may label
+    either way. On a sample labelled by w*, the updates are at most
+    ``update_bound(sigma, cos(w*, w_1))`` whatever the margin."""
+    updates = learner.updates
+    for passes in range(1, max_passes + 1):
+        before = learner.updates
+        for x, y in zip(xs, ys.tolist(), strict=True):
+            learner.update(x, int(y))
+        if learner.updates == before:
+            return passes, learner.updates - updates
+    return max_passes, learner.updates - updates
+
+
+#: The Perceptron phase's length, in n^2 updates (Dunagan & Vempala 2004: 16 n^2).
+PERCEPTRON_PHASE = 16
+#: sigma = 1/(SIGMA_SCALE n) in the improvement phase (Dunagan & Vempala 2004: 32).
+SIGMA_SCALE = 32
+
+
+@dataclass(frozen=True)
+class RescaledRun:
+    """The rescaled Perceptron's answer: a point x with Ax > 0 (``None`` if the budget ran
+    out first), the rescalings, and the updates of both phases, all told."""
+
+    point: FloatArray | None
+    rescalings: int
+    updates: int
+
+
+def _unit_rows(a: FloatArray) -> FloatArray:
+    return a / np.linalg.norm(a, axis=1, keepdims=True)  # type: ignore[no-any-return]  # numpy
+
+
+def rescaled_perceptron(a: FloatArray, rng: np.random.Generator,
+                        max_rounds: int = 400) -> RescaledRun:
+    """A point x with Ax > 0 for a feasible homogeneous system (rows a_i nonzero), by
+    Dunagan & Vempala 2004's rescaled Perceptron: a polynomial algorithm for linear
+    programs, O(m n^4 log n log(1/rho)) with rho the radius of the largest ball of the
+    unit sphere inside the cone {x : Ax > 0}.
+
+    Each round runs (1) the Perceptron on the normalised rows for 16 n^2 updates, then
+    (2) the modified Perceptron, sigma = 1/(32 n), from a random unit x: while some row
+    has cos(a_i, x) < -sigma, x <- x - <a_i, x> a_i (a_i a unit row); at most ln(n)/sigma^2
+    updates (else the round ends without a rescaling). Either phase returns as soon as
+    Ax > 0; after ``max_rounds`` rounds the answer is ``None``. When phase (2)
+    ends with every cos(a_i, x) >= -sigma, x is near the cone, and the space is stretched
+    along it: A <- A (I + x x^T) (x a unit vector). An answer is checked on the original
+    rows (round-off in the stretched ones is not trusted). This grows rho by a factor 1 + 1/(3n)
+    with constant probability, so O(n log(1/rho)) rescalings suffice; the answer is mapped
+    back through the product B of the stretches. The general LP {x : Cx < d} is the system
+    of the rows (-C_i, d_i) and (0, .., 0, 1), x the first n coordinates over the last.
+
+    >>> run = rescaled_perceptron(np.array([[1.0, 0.0], [0.0, 1.0]]), np.random.default_rng(0))
+    >>> bool(np.all(np.array([[1.0, 0.0], [0.0, 1.0]]) @ run.point > 0))
+    True
+    """
+    a = np.asarray(a, dtype=np.float64)
+    n = a.shape[1]
+    rows = _unit_rows(a)
+    stretch = np.eye(n)
+    sigma = 1.0 / (SIGMA_SCALE * n)
+    improvement_steps = max(1, math.ceil(math.log(max(n, 2)) / sigma**2))
+    updates = rescalings = 0
+    for _ in range(max_rounds):
+        x = np.zeros(n)
+        for _ in range(PERCEPTRON_PHASE * n * n):
+            scores = rows @ x
+            worst = int(np.argmin(scores))
+            if scores[worst] > 0 and bool(np.all(a @ (stretch @ x) > 0)):
+                return RescaledRun(stretch @ x, rescalings, updates)
+            x = x + rows[worst]
+            updates += 1
+        if bool(np.all(a @ (stretch @ x) > 0)):
+            return RescaledRun(stretch @ x, rescalings, updates)
+        x = np.asarray(rng.standard_normal(n), dtype=np.float64)  # the improvement phase
+        x /= np.linalg.norm(x)
+        near = False
+        for _ in range(improvement_steps):
+            scores = rows @ x
+            worst = int(np.argmin(scores))
+            score = float(scores[worst])
+            if score > 0 and bool(np.all(a @ (stretch @ x) > 0)):
+                return RescaledRun(stretch @ x, rescalings, updates)
+            size = math.sqrt(float(x @ x))
+            if size == 0:  # projected to the origin: a fresh round
+                break
+            if score >= -sigma * size:
+                near = True
+                break
+            x = x - score * rows[worst]
+            updates += 1
+        if near:
+            x /= np.linalg.norm(x)
+            stretch_now = np.eye(n) + np.outer(x, x)
+            rows = _unit_rows(rows @ stretch_now)
+            stretch = stretch @ stretch_now
+            rescalings += 1
+    return RescaledRun(None, rescalings, updates)
+
+
+def consistent_halfspace(xs: FloatArray, ys: NDArray[np.bool_], rng: np.random.Generator,
+                         max_rounds: int = 400) -> tuple[FloatArray, float] | None:
+    """A halfspace (w, b), [<w, x> + b > 0], consistent with the sample, by linear
+    programming (the PAC notes' learner of linear separators): the system
+    s_i (<w, x_i> + b) > 0, s_i = +-1 the labels, solved by :func:`rescaled_perceptron`
+    (no LP library: numpy only). ``None`` when the budget runs out, as it must when no
+    halfspace separates the sample."""
+    signs = np.where(ys, 1.0, -1.0)
+    rows = signs[:, None] * np.hstack([xs, np.ones((len(xs), 1))])
+    run = rescaled_perceptron(rows, rng, max_rounds)
+    if run.point is None:
+        return None
+    return run.point[:-1], float(run.point[-1])
