@@ -14,6 +14,7 @@ student's agent runs on: it imports the protocol and the transport, never the se
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import socket
@@ -520,6 +521,15 @@ def enter_direct(path: str, token: str) -> FrameSocket:
     return link
 
 
+def _until_closed(link: FrameSocket) -> None:
+    """After ``end``, wait for the referee to close the link (PROTOCOL.md 10): it counts
+    this process's own processes first, so a game process that forked cannot exit and
+    take its children's trace with it before the count."""
+    with contextlib.suppress(EOFError, OSError, ProtocolError):
+        while True:
+            link.recv()
+
+
 def play_direct(link: FrameSocket, agent: Learner | Adversary) -> End | None:
     """Play a tournament's game on the direct link :func:`enter_direct` opened, once the
     agent is made: this side says it is ``ready``; the referee dictates the rules and
@@ -551,6 +561,7 @@ def play_direct(link: FrameSocket, agent: Learner | Adversary) -> End | None:
                     return None
                 link.send_all(side.answer(message))  # (a label and the next instance: one write)
                 if message["type"] == "end":
+                    _until_closed(link)
                     return message
         except (ServerError, ProtocolError, EOFError, OSError):
             raise
