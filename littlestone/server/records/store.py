@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
-from littlestone.server.records.database import Database, utc_now
+from littlestone.server.records.database import Database, retry_locked, utc_now
 from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.rows import (
@@ -303,12 +303,27 @@ class Store(TokenTable, SubmissionTable, Database):
         rows = self._run("SELECT key FROM tournament_games WHERE tournament = ?", (name,))
         return {str(r["key"]) for r in rows}
 
-    def add_tournament_game(self, name: str, key: str, row: TournamentGame) -> None:
-        """A finished pairing (once: a second write of the same pairing is ignored)."""
-        self._run(
-            "INSERT OR IGNORE INTO tournament_games VALUES (?, ?, ?, ?, ?, ?)",
-            (name, key, row.get("game_id"), row["status"], json.dumps(row, default=str),
-             utc_now()))
+    def add_tournament_game(self, name: str, key: str, row: TournamentGame) -> bool:
+        """A finished pairing, recorded once: a second write of the same pairing is
+        ignored (False), and its game is not the pairing's (``games.pairing``, unique,
+        names the one game recorded for it; a dropped pairing's old game gives it up)."""
+        pairing = f"{name}|{key}"
+
+        def record() -> bool:
+            self._db.execute("BEGIN IMMEDIATE")
+            with self._db:  # (one transaction: the pairing and its game together)
+                added = self._db.execute(
+                    "INSERT OR IGNORE INTO tournament_games VALUES (?, ?, ?, ?, ?, ?)",
+                    (name, key, row.get("game_id"), row["status"],
+                     json.dumps(row, default=str), utc_now())).rowcount
+                if added and row.get("game_id"):
+                    self._db.execute("UPDATE games SET pairing = NULL WHERE pairing = ?",
+                                     (pairing,))
+                    self._db.execute("UPDATE games SET pairing = ? WHERE game_id = ?",
+                                     (pairing, row["game_id"]))
+                return bool(added)
+
+        return bool(retry_locked(record))
 
     def tournament_games(self, name: str) -> list[TournamentGame]:
         """Every played pairing, with its log path."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import signal
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
+from littlestone.sandbox.kernel import die_with_parent
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
 from littlestone.server.tournament.run import rate_entrant
@@ -92,7 +94,8 @@ class Rater:
         with open(folder / "rating.log", "ab") as out:
             self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
                                              stderr=out, start_new_session=True,
-                                             preexec_fn=_die_with_server)
+                                             preexec_fn=functools.partial(
+                                                 die_with_parent, os.getpid()))
             code = self._process.wait()
         self._process = None
         if self._stop.is_set():
@@ -102,16 +105,6 @@ class Rater:
             log.warning("competition %s: the rating of v%d of %s failed (exit status %s; "
                         "see %s)", name, row["version"], row["account"], code,
                         folder / "rating.log")
-
-
-def _die_with_server() -> None:
-    """(In the rating process, before it runs.) Killed when the server's rating thread
-    dies, even by ``kill -9`` of the server: no orphan goes on rating beside the next
-    start's (Linux's ``PR_SET_PDEATHSIG``; elsewhere, nothing)."""
-    with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool = False,

@@ -1,0 +1,169 @@
+"""A competition's rating and checks against the deadline night's attacks (issue 41):
+the server killed with ``kill -9`` mid-rating leaves no process behind and no game
+recorded twice; the raters are lanes, fair across students, and a slow student slows
+only itself."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.learners import LEARNERS
+from littlestone.sandbox import Sandbox
+from littlestone.sandbox.kernel import descendants
+from littlestone.server.records.logged import play_logged
+from littlestone.server.records.store import Store
+from littlestone.server.tournament.competition import load_competition, rate_version
+from littlestone.server.tournament.run import _key_of as _key
+
+# a field of one built-in learner and one adversary; a version's rating is two games
+COMPETITION = """learners = ["halving"]
+adversaries = ["random-target"]
+
+[tournament]
+name = "week-5"
+rounds = 40
+seeds = 1
+games = ["mistake-bound"]
+
+[[classes]]
+spec = "thresholds:n=15"
+
+[limits]
+move_deadline = 1.0
+time_bank = 0.5
+
+[competition]
+submitted = ["learner"]
+"""
+
+# a learner that takes a tenth of a second a move: a game of 40 rounds lasts seconds
+SLOWISH = '''"""Halving, slowly."""
+import time
+
+from littlestone.learners.halving import Halving
+
+
+class Slowish(Halving):
+    """Halving, a tenth of a second a move."""
+
+    def predict(self, x):
+        time.sleep(0.1)
+        return super().predict(x)
+'''
+
+# the server's stand-in: its rater rates the one accepted version, until killed
+SERVER = """
+import sys, time
+from pathlib import Path
+from littlestone.server.records.store import Store
+from littlestone.server.tournament.competition import Rater, load_competition
+
+config, data, unsafe = load_competition(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "1"
+rater = Rater(config, data, unsafe, lambda: Store(data), lambda: None)
+rater.start()
+time.sleep(600)
+"""
+
+
+def _accepted(data: Path, account: str, source: str) -> int:
+    """A version stored and accepted, as the door leaves it (its check skipped)."""
+    store = Store(data)
+    row = store.add_submission("week-5", account, "mine.py:Slowish", "ab" * 32, len(source))
+    path = data / row["path"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    store.set_verdict(row["id"], "accepted", "learner", None, {"checks": []})
+    return int(row["id"])
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` that still run (a zombie has ended)."""
+    living = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+        except OSError:
+            continue
+        if state != "Z":
+            living.append(pid)
+    return living
+
+
+def test_kill_9_of_the_server_mid_rating_leaves_no_process_and_no_double(
+        tmp_path: Path) -> None:
+    """The issue's attack: the rating's worker is a grandchild through the fork server,
+    which the rating process's death signal did not reach; it refereed on after the
+    server died. Now every level dies with the one above it; the restart plays what is
+    missing, and no pairing is recorded twice."""
+    config_path = tmp_path / "c.toml"
+    config_path.write_text(COMPETITION)
+    data = tmp_path / "data"
+    ident = _accepted(data, "ann", SLOWISH)
+    unsafe = Sandbox.unavailable() is not None
+    server = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SERVER), str(config_path),
+                               str(data), "1" if unsafe else "0"], cwd=Path.cwd(),
+                              start_new_session=True)
+    try:
+        store = Store(data)
+        deadline = time.monotonic() + 120
+        while not any(g["status"] == "running" for g in store.games(limit=10)):
+            assert time.monotonic() < deadline, "no game started"
+            assert server.poll() is None
+            time.sleep(0.1)
+        tree = [p for p in descendants(server.pid, bubblewrap=False, living=True)
+                if p != server.pid]
+        assert len(tree) >= 3  # the rating process, its fork server, a field worker
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait()
+        gone_by = time.monotonic() + 2.0
+        while _alive(tree) and time.monotonic() < gone_by:
+            time.sleep(0.05)
+        assert _alive(tree) == []  # (main: the fork server and its workers live on)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    # the restart: the version is queued again and rated; each pairing once
+    assert Store(data).resume_submissions("week-5") == 1
+    config = load_competition(config_path)
+    rate_version(config, data, ident, unsafe=unsafe)
+    store = Store(data)
+    rows = store.tournament_games("week-5")
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"complete"}
+    recorded = [g["pairing"] for g in store.games(limit=100) if g["pairing"]]
+    assert sorted(recorded) == sorted(f"week-5|{_key(r)}" for r in rows)
+    row = store.submission(ident)
+    assert row is not None and row["rating"] == "rated"
+
+
+def test_a_pairing_is_recorded_by_one_game_at_most(tmp_path: Path) -> None:
+    """A second game of a recorded pairing (a killed server's orphan, a second rater) is
+    not the pairing's: ``games.pairing`` is unique, and a second write is ignored."""
+    game = GameSpec(MISTAKE_BOUND, 8, make_class("thresholds:n=7"))
+    first, second = (play_logged(game, LEARNERS.make("halving"),
+                                 ADVERSARIES.make("random-target"), 1, tmp_path).game_id
+                     for _ in range(2))
+    store = Store(tmp_path)
+    row = {"game_id": first, "status": "complete"}
+    assert store.add_tournament_game("t", "k", row)  # type: ignore[arg-type]
+    assert not store.add_tournament_game("t", "k", {**row, "game_id": second})  # type: ignore[arg-type]
+    games = {g["game_id"]: g["pairing"] for g in store.games(limit=10)}
+    assert games == {first: "t|k", second: None}
+    db = sqlite3.connect(tmp_path / "littlestone.db")
+    try:
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("UPDATE games SET pairing = 't|k' WHERE game_id = ?", (second,))
+    finally:
+        db.close()
