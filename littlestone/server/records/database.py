@@ -45,7 +45,8 @@ __all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "TRANSIENT_ERRORS", "Database", "
 #: :meth:`.store.Store.sweep`).
 #: 4: ``games.pairing``, unique: the tournament's pairing (``TOURNAMENT|KEY``) a game is
 #: recorded as, so that no pairing is ever recorded by two games (a killed server's
-#: rating and the restart's, two raters).
+#: rating and the restart's, two raters); ``submissions.rating_started`` (the lanes'
+#: fairness).
 SCHEMA_VERSION = 4
 #: How long a statement waits for another process's lock before it fails.
 BUSY_TIMEOUT_S = 30.0
@@ -134,6 +135,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     report TEXT NOT NULL DEFAULT '{}',
     rating TEXT NOT NULL DEFAULT 'none',
     rated TEXT,
+    rating_started TEXT,
     UNIQUE (competition, account, version)
 );
 CREATE INDEX IF NOT EXISTS submissions_hash ON submissions (competition, account, sha256);
@@ -164,7 +166,7 @@ _DATA_MIGRATIONS = {
 _ADDED_COLUMNS = {
     2: [("games", "chain_sha256", "TEXT"), ("games", "chain_hmac", "TEXT")],
     3: [("tokens", "role", "TEXT NOT NULL DEFAULT 'player'"), ("games", "owner", "TEXT")],
-    4: [("games", "pairing", "TEXT")],
+    4: [("games", "pairing", "TEXT"), ("submissions", "rating_started", "TEXT")],
 }
 
 #: The indexes each schema version added on those columns (made once they exist).

@@ -5,8 +5,12 @@ A version is numbered per competition and token from 1, in the order it came; it
 lies at ``competitions/NAME/ACCOUNT/vN.py`` in the data folder (the path kept here is
 relative to it). ``verdict`` is ``checking`` while the check runs, then ``accepted`` or
 ``refused`` (with a ``reason`` code and the check's ``report``, JSON); an accepted
-version's ``rating`` goes ``queued``, ``rating``, ``rated``. What a competition does with
-them is :mod:`littlestone.server.tournament.competition`'s business.
+version's ``rating`` goes ``queued``, ``rating``, ``rated`` (or ``failed``), or from
+``queued`` to ``superseded`` when the same token's newer version is accepted before a
+rating lane took it (it is never rated). The lanes take the queued versions fairly
+(:meth:`SubmissionTable.claim_next`): the next is the oldest-waiting *token's*, not the
+oldest version. What a competition does with them is
+:mod:`littlestone.server.tournament.competition`'s business.
 
 >>> import tempfile, pathlib
 >>> table = SubmissionTable(pathlib.Path(tempfile.mkdtemp()))
@@ -17,6 +21,12 @@ them is :mod:`littlestone.server.tournament.competition`'s business.
 >>> table.duplicate("week-5", "ann", "ab" * 32)["version"]
 1
 >>> table.next_queued("week-5")["id"] == first["id"]
+True
+>>> second = table.add_submission("week-5", "ann", "ann.py:Learner", "cd" * 32, 120)
+>>> table.set_verdict(second["id"], "accepted", "learner", None, {"checks": []})
+>>> table.submission(first["id"])["rating"], table.claim_next("week-5")["version"]
+('superseded', 2)
+>>> table.claim_next("week-5") is None  # (the lane took it: no other lane does)
 True
 """
 
@@ -75,17 +85,57 @@ class SubmissionTable(Database):
 
     def set_verdict(self, ident: int, verdict: str, role: str | None, reason: str | None,
                     report: dict[str, Any]) -> None:
-        """A version's check is over: ``accepted`` ones are queued for their rating."""
+        """A version's check is over: ``accepted`` ones are queued for their rating, and
+        the same token's older versions still queued are ``superseded``."""
         rating = "queued" if verdict == "accepted" else "none"
-        self._change("UPDATE submissions SET verdict = ?, role = ?, reason = ?, report = ?, "
-                     "rating = ? WHERE id = ?", (verdict, role, reason,
-                                                 json.dumps(report, default=str), rating, ident))
+
+        def enter() -> None:
+            self._db.execute("BEGIN IMMEDIATE")
+            with self._db:
+                self._db.execute(
+                    "UPDATE submissions SET verdict = ?, role = ?, reason = ?, report = ?, "
+                    "rating = ? WHERE id = ?", (verdict, role, reason,
+                                                json.dumps(report, default=str), rating,
+                                                ident))
+                if verdict == "accepted":
+                    self._db.execute(
+                        "UPDATE submissions SET rating = 'superseded' WHERE rating = "
+                        "'queued' AND id < ? AND (competition, account) = (SELECT "
+                        "competition, account FROM submissions WHERE id = ?)", (ident, ident))
+
+        retry_locked(enter)
 
     def set_rating(self, ident: int, rating: str) -> None:
         """Where a version's rating is: ``queued``, ``rating`` or ``rated``."""
         rated = utc_now() if rating == "rated" else None
         self._change("UPDATE submissions SET rating = ?, rated = ? WHERE id = ?",
                      (rating, rated, ident))
+
+    def claim_next(self, competition: str) -> dict[str, Any] | None:
+        """The next version a rating lane rates, now ``rating`` (None: none waits). It is
+        the oldest-waiting token's: each token waits from its first version queued since
+        its last rating started (a newer version superseding it keeps its place), and
+        the token that waited longest goes first; one claim per version, whatever the
+        lanes asking at once."""
+        def claim() -> dict[str, Any] | None:
+            self._db.execute("BEGIN IMMEDIATE")
+            with self._db:
+                rows = self._db.execute(
+                    "SELECT s.id FROM submissions s WHERE s.competition = ? AND s.rating = "
+                    "'queued' ORDER BY (SELECT MIN(w.submitted) FROM submissions w WHERE "
+                    "w.competition = s.competition AND w.account = s.account AND w.rating "
+                    "IN ('queued', 'superseded') AND w.submitted >= COALESCE((SELECT "
+                    "MAX(r.rating_started) FROM submissions r WHERE r.competition = "
+                    "s.competition AND r.account = s.account), '')), s.id LIMIT 1",
+                    (competition,)).fetchall()
+                if not rows:
+                    return None
+                self._db.execute("UPDATE submissions SET rating = 'rating', rating_started = "
+                                 "? WHERE id = ?", (utc_now(), rows[0]["id"]))
+                return self._submission(int(rows[0]["id"]))
+
+        found = retry_locked(claim)
+        return None if found is None else dict(found)
 
     def duplicate(self, competition: str, account: str, sha256: str) -> dict[str, Any] | None:
         """The version of ``account`` with these bytes already, if any (an interrupted

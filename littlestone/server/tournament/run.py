@@ -74,7 +74,8 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                    progress: bool = True, ray_address: str | None = None,
                    keep_going: bool = False, unsafe: bool = False,
                    log_level: str = "auto", sandboxes: int | None = None,
-                   fresh_processes: bool = False) -> TournamentReport:
+                   fresh_processes: bool = False, only: str | None = None,
+                   overrun: str | None = None) -> TournamentReport:
     """Load every entrant, play every game not yet stored under its key, then rank and
     report what is stored.
 
@@ -89,7 +90,14 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     as before sandboxes were loaded once (slower; kept to compare). When an entrant
     cannot be loaded the tournament stops before playing (``report.stopped``), unless
     ``keep_going``: then its games are recorded as its fault (``load_failed:ROLE``), and
-    it ranks last. What it plays and why, and how far it is, go to stderr."""
+    it ranks last. What it plays and why, and how far it is, go to stderr.
+
+    ``only`` (a competition's rating lane): only the games of that entrant (and the
+    built-ins' among themselves) are played, and no other pairing is forgotten, so that
+    lanes rating other versions at the same time neither play nor drop each other's
+    games. ``overrun`` (with ``only``: the
+    reason its rating ran out of time): its games not stored yet are not played but
+    recorded as its fault, ``over_time:ROLE``."""
     store = Store(data)
     sandbox = None
     if any(is_file_agent(s) for s in (*config.learners, *config.adversaries)):
@@ -101,11 +109,17 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         sandbox = Sandbox(config.limits, unsafe=unsafe)
     digests = file_digests(config)
     games, never = candidates(config, digests)
+    if only is not None:  # (its games, and the built-ins' among themselves)
+        def own(g: Pairing) -> bool:
+            return only in (g.learner, g.adversary) or not (
+                is_file_agent(g.learner) or is_file_agent(g.adversary))
+
+        games, never = [g for g in games if own(g)], [g for g in never if own(g)]
     stored = store.tournament_games(config.name)
     stored_keys = store.tournament_keys(config.name)
     retry = {_key_of(r) for r in stored if str(r["status"]).startswith("load_failed:")}
     current = {g.key for g in games}
-    stale = sorted(stored_keys - current)
+    stale = [] if only is not None else sorted(stored_keys - current)
     pending = [g for g in games if g.key not in stored_keys or g.key in retry]
     fleet = _Fleet(config, data, store, workers, unsafe, ray_address, sandboxes,
                    fresh_processes)
@@ -160,6 +174,13 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                     return role, failed_roles[(role, spec)]
             return None
 
+        if overrun is not None:  # (the entrant's fault, as a game it forfeits)
+            role = "learner" if only in {p.learner for p in todo} else "adversary"
+            for pairing in [p for p in todo if only in (p.learner, p.adversary)]:
+                status = f"over_time:{role}"
+                record(pairing, {"game_id": None, "status": status, "message": overrun,
+                                 "result": {"status": status}})
+            todo = [p for p in todo if only not in (p.learner, p.adversary)]
         unplayable = [p for p in todo if broken(p) or p.declined]
         playing = [p for p in todo if p not in set(unplayable)]
         remote = [p for p in playing if remote_account(p.learner) or remote_account(p.adversary)]

@@ -24,7 +24,7 @@ from littlestone.sandbox import Sandbox
 from littlestone.sandbox.kernel import descendants
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.store import Store
-from littlestone.server.tournament.competition import load_competition, rate_version
+from littlestone.server.tournament.competition import Rater, load_competition, rate_version
 from littlestone.server.tournament.run import _key_of as _key
 
 # a field of one built-in learner and one adversary; a version's rating is two games
@@ -167,3 +167,89 @@ def test_a_pairing_is_recorded_by_one_game_at_most(tmp_path: Path) -> None:
             db.execute("UPDATE games SET pairing = 't|k' WHERE game_id = ?", (second,))
     finally:
         db.close()
+
+
+# a learner that answers each move just under the deadline: honest, and slow
+SLOW = '''"""Halving, each move just under the deadline."""
+import time
+
+from littlestone.learners.halving import Halving
+
+
+class Slow(Halving):
+    """Halving, 0.8 s a move (the deadline is 1 s)."""
+
+    def predict(self, x):
+        time.sleep(0.8)
+        return super().predict(x)
+'''
+HONEST = '''"""Halving, submitted."""
+from littlestone.learners.halving import Halving
+
+
+class Honest(Halving):
+    """Halving under another name."""
+'''
+
+
+def test_a_slow_student_holds_one_lane_and_pays_its_own_overrun(tmp_path: Path) -> None:
+    """The issue's attack: a version that answers each move just under the deadline held
+    the one rater for rounds x deadline a game, and everyone queued behind it. Now the
+    other lane rates the honest version meanwhile, and the slow one's rating stops at
+    ``rating_seconds``: its games not played by then are its fault (``over_time``)."""
+    config_path = tmp_path / "c.toml"
+    # (a slow game lasts 100 x 0.8 s: far over the 25 s; an honest rating, seconds)
+    config_path.write_text(COMPETITION.replace('submitted = ["learner"]',
+                                               'submitted = ["learner"]\nrating_seconds = 25')
+                           .replace("rounds = 40", "rounds = 100"))
+    config = load_competition(config_path)
+    data = tmp_path / "data"
+    slow = _accepted(data, "sam", SLOW.replace("Slow", "Slowish"))
+    honest = _accepted(data, "ann", HONEST.replace("Honest", "Slowish"))
+    rater = Rater(config, data, Sandbox.unavailable() is not None, lambda: Store(data),
+                  lambda: None, lanes=2)
+    rater.start()
+    try:
+        store = Store(data)
+        seen_both = False
+        deadline = time.monotonic() + 240
+        while True:
+            ratings = {ident: (store.submission(ident) or {}).get("rating")
+                       for ident in (slow, honest)}
+            seen_both = seen_both or set(ratings.values()) == {"rating"}
+            if set(ratings.values()) <= {"rated", "failed"}:
+                break
+            assert time.monotonic() < deadline, ratings
+            time.sleep(0.05)
+    finally:
+        rater.stop()
+    assert seen_both  # (main: one rater, one version at a time)
+    assert ratings == {slow: "rated", honest: "rated"}
+    by_learner: dict[str, set[str]] = {}
+    for row in store.tournament_games("week-5"):
+        if "/" not in row["learner"]:
+            continue  # (the built-in's game)
+        by_learner.setdefault(row["learner"].rpartition("/")[0].rpartition("/")[2],
+                              set()).add(row["status"])
+    assert by_learner == {"sam": {"over_time:learner"}, "ann": {"complete"}}
+
+
+def test_the_next_version_rated_is_the_oldest_waiting_students(tmp_path: Path) -> None:
+    """Fair lanes: a token's newer version supersedes its older one still queued (and
+    keeps its place); once a token's version is taken, the others who waited go first."""
+    store = Store(tmp_path)
+
+    def accepted(account: str) -> int:
+        row = store.add_submission("week-5", account, "a.py:A", account * 32, 10)
+        store.set_verdict(row["id"], "accepted", "learner", None, {})
+        return int(row["id"])
+
+    ann1, ann2 = accepted("ann"), accepted("ann")
+    bob1 = accepted("bob")
+    assert (store.submission(ann1) or {}).get("rating") == "superseded"
+    first = store.claim_next("week-5")
+    assert first is not None and first["id"] == ann2  # (ann waited since her first)
+    ann3 = accepted("ann")
+    second, third = store.claim_next("week-5"), store.claim_next("week-5")
+    assert [second and second["id"], third and third["id"]] == [bob1, ann3]
+    assert store.claim_next("week-5") is None
