@@ -5,6 +5,7 @@ only itself."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import sqlite3
@@ -20,11 +21,17 @@ from littlestone.adversaries import ADVERSARIES
 from littlestone.games.classes import make_class
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
+from littlestone.protocol.wire import Submit, Submitted
 from littlestone.sandbox import Sandbox
 from littlestone.sandbox.kernel import descendants
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.store import Store
-from littlestone.server.tournament.competition import Rater, load_competition, rate_version
+from littlestone.server.tournament.competition import (
+    Competition,
+    Rater,
+    load_competition,
+    rate_version,
+)
 from littlestone.server.tournament.run import _key_of as _key
 
 # a field of one built-in learner and one adversary; a version's rating is two games
@@ -253,3 +260,65 @@ def test_the_next_version_rated_is_the_oldest_waiting_students(tmp_path: Path) -
     second, third = store.claim_next("week-5"), store.claim_next("week-5")
     assert [second and second["id"], third and third["id"]] == [bob1, ann3]
     assert store.claim_next("week-5") is None
+
+
+# fast in its own checks (run with --in-sandbox), 0.5 s a move in the refereed check games
+SLOW_IN_CHECK_GAMES = '''"""Halving, slow where the server referees it."""
+import sys
+import time
+
+from littlestone.learners.halving import Halving
+
+
+class Slowish(Halving):
+    """Halving, 0.5 s a move outside its own checks."""
+
+    def predict(self, x):
+        if "--in-sandbox" not in sys.argv:
+            time.sleep(0.5)
+        return super().predict(x)
+'''
+
+
+class _Disk:
+    """The lobby's disk ledger, with room for everything."""
+
+    def check(self, accounts: object, estimate: int) -> None:
+        pass
+
+
+def test_two_tokens_slow_in_their_check_games_hold_up_no_honest_check(
+        tmp_path: Path) -> None:
+    """The issue's attack: two tokens whose files answer fast in their own checks and
+    slowly in the refereed check games held both check workers, and an honest submit
+    waited a minute. Now each holds one lane (one check a token), and the honest
+    verdict comes back while theirs are still being checked."""
+    config_path = tmp_path / "c.toml"
+    config_path.write_text(COMPETITION)
+    competition = Competition(load_competition(config_path), tmp_path / "data",
+                              unsafe=Sandbox.unavailable() is not None)
+
+    def message(source: str) -> Submit:
+        return {"type": "submit", "competition": None, "agent": "mine.py:Slowish",
+                "source": source.encode()}
+
+    async def rush() -> tuple[Submitted, list[str]]:
+        slow = [asyncio.ensure_future(competition.submit(
+            account, message(SLOW_IN_CHECK_GAMES.replace("0.5 s a", f"{account}: 0.5 s a")),
+            _Disk()))  # type: ignore[arg-type]
+            for account in ("sam", "sue")]
+        store = Store(tmp_path / "data")
+        while len(store.submissions("week-5")) < 2:  # (both checks under way)
+            await asyncio.sleep(0.05)
+        honest = await competition.submit("ann", message(HONEST.replace("Honest", "Slowish")),
+                                          _Disk())  # type: ignore[arg-type]
+        states = [v["verdict"] for v in store.submissions("week-5") if v["account"] != "ann"]
+        await asyncio.gather(*slow)
+        return honest, states
+
+    try:
+        honest, slow_states = asyncio.run(rush())
+    finally:
+        competition.close()
+    assert honest["verdict"] == "accepted"
+    assert slow_states == ["checking", "checking"]  # (main: ann waited behind both)

@@ -1,6 +1,7 @@
 """The door of a competition: a ``submit`` admitted or refused at once, then checked
-in the check pool (:data:`CHECKS_AT_ONCE` worker threads, :data:`CHECKS_WAITING` more
-waiting), stored and entered (:class:`Competition`, the lobby's
+in the check lanes (:data:`CHECKS_AT_ONCE` worker threads, :data:`CHECKS_WAITING` more
+waiting; one check per token at a time, so that two tokens' slow files hold two lanes
+and no more), stored and entered (:class:`Competition`, the lobby's
 :class:`~littlestone.server.net.lobby.Submissions`)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import collections
 import concurrent.futures
 import hashlib
 import logging
+import os
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,9 +35,13 @@ __all__ = ["CHECKS_AT_ONCE", "CHECKS_WAITING", "Competition"]
 
 log = logging.getLogger(__name__)
 
-#: Checks that run at once (each a sandbox, then its check games), and checks that may
-#: wait for one of them; past that, a submission is refused ``unavailable``.
-CHECKS_AT_ONCE = 2
+#: Checks that run at once (each a sandbox, then its check games: mostly waiting on the
+#: file's moves, so two a core and four at least), and checks that may wait for one of
+#: them; past that, a submission is refused ``unavailable``. A token has one check at a
+#: time: two tokens whose files are slow in their check games hold two lanes, and an
+#: honest file takes another (each check within its wall budget, ``check_seconds`` for
+#: its own checks and again for its check games).
+CHECKS_AT_ONCE = max(4, 2 * (os.cpu_count() or 1))
 CHECKS_WAITING = 8
 
 
