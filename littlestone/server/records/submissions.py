@@ -40,13 +40,17 @@ from typing import Any
 
 from littlestone.server.records.database import Database, retry_locked, utc_now
 
-__all__ = ["VERDICTS", "SubmissionTable"]
+__all__ = ["ERRORED", "INTERRUPTED", "VERDICTS", "SubmissionTable"]
 
 #: A version's verdicts: its check runs, then it is entered or not.
 VERDICTS = ("checking", "accepted", "refused")
 #: The reason of a version whose check a stopped server never finished (it is not
 #: taken for the same file submitted again).
 INTERRUPTED = "interrupted"
+#: The reasons of an *errored* version: it did not compile or load, or its check was
+#: cut short by the server. As on Kaggle, errored versions do not count against
+#: ``versions_per_day`` (a one-line fix is not a version's worth of the day).
+ERRORED = ("syntax_error", "load_failed", INTERRUPTED)
 
 
 class SubmissionTable(Database):
@@ -137,22 +141,37 @@ class SubmissionTable(Database):
         found = retry_locked(claim)
         return None if found is None else dict(found)
 
-    def duplicate(self, competition: str, account: str, sha256: str) -> dict[str, Any] | None:
+    def duplicate(self, competition: str, account: str, sha256: str,
+                  agent: str | None = None, settings: str | None = None
+                  ) -> dict[str, Any] | None:
         """The version of ``account`` with these bytes already, if any (an interrupted
-        check is not one: the file is checked again)."""
+        check is not one: the file is checked again). With ``agent``, it also names the
+        same class (``FILE.py:Class``: the same bytes naming another class are another
+        version); with ``settings``, it was checked under the same competition settings
+        (its report's ``settings``)."""
         rows = self._run("SELECT * FROM submissions WHERE competition = ? AND account = ? "
                          "AND sha256 = ? AND verdict != 'checking' AND "
-                         "COALESCE(reason, '') != ? ORDER BY version LIMIT 1",
+                         "COALESCE(reason, '') != ? ORDER BY version",
                          (competition, account, sha256, INTERRUPTED))
-        return _row(rows[0]) if rows else None
+        for row in map(_row, rows):
+            if agent is not None and (row["agent"].partition(".py:")[2]
+                                      != agent.partition(".py:")[2]):
+                continue
+            if settings is not None and row["report"].get("settings") != settings:
+                continue
+            return row
+        return None
 
     def submitted_since(self, competition: str, account: str, hours: float,
                         now: datetime | None = None) -> int:
-        """How many versions ``account`` submitted in the last ``hours``."""
+        """How many versions ``account`` submitted in the last ``hours``, not counting
+        the errored ones (:data:`ERRORED`)."""
         since = ((now or datetime.now(UTC)) - timedelta(hours=hours)).strftime(
             "%Y-%m-%dT%H:%M:%SZ")  # (as utc_now writes it)
         rows = self._run("SELECT COUNT(*) AS n FROM submissions WHERE competition = ? AND "
-                         "account = ? AND submitted > ?", (competition, account, since))
+                         "account = ? AND submitted > ? AND NOT (verdict = 'refused' AND "
+                         f"COALESCE(reason, '') IN ({', '.join('?' * len(ERRORED))}))",
+                         (competition, account, since, *ERRORED))
         return int(rows[0]["n"])
 
     def submissions(self, competition: str, account: str | None = None

@@ -137,7 +137,10 @@ class Competition:
         """(A worker thread.) Store, check and enter one version; its answer."""
         store = self.store()
         digest = hashlib.sha256(source).hexdigest()
-        same = store.duplicate(self.name, account, digest)
+        # (a duplicate is the same bytes naming the same class, checked under the same
+        # competition file: a changed field or limits checks the file again)
+        settings = hashlib.sha256(self.config.tournament.source.encode()).hexdigest()
+        same = store.duplicate(self.name, account, digest, agent, settings)
         if same is not None:
             return self._answer(same, duplicate=True)
         most = self.config.versions_per_day
@@ -167,7 +170,7 @@ class Competition:
                               {"message": "the check could not run: submit it again"})
             raise Unavailable("the check could not run here; try again later") from None
         report = {"message": verdict.message, "checks": verdict.rows, "kind": verdict.kind,
-                  "forked": verdict.forked}
+                  "forked": verdict.forked, "settings": settings}
         reason = verdict.refused
         if reason is None and verdict.kind not in roles:
             reason = "role_not_accepted"
