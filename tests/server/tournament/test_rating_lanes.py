@@ -322,3 +322,55 @@ def test_two_tokens_slow_in_their_check_games_hold_up_no_honest_check(
         competition.close()
     assert honest["verdict"] == "accepted"
     assert slow_states == ["checking", "checking"]  # (main: ann waited behind both)
+
+
+# the server's stand-in for a check: its door checks one file, until killed
+CHECKING_SERVER = """
+import sys
+from pathlib import Path
+from littlestone.server.tournament.competition import Competition, load_competition
+
+competition = Competition(load_competition(sys.argv[1]), Path(sys.argv[2]),
+                          unsafe=sys.argv[3] == "1")
+competition.enter("sam", "mine.py:Slowish", Path(sys.argv[4]).read_bytes())
+"""
+
+
+def test_kill_9_of_the_server_mid_check_leaves_no_process_and_loses_no_version(
+        tmp_path: Path) -> None:
+    config_path = tmp_path / "c.toml"
+    config_path.write_text(COMPETITION)
+    data = tmp_path / "data"
+    source = tmp_path / "mine.py"
+    source.write_text(SLOW_IN_CHECK_GAMES)
+    unsafe = Sandbox.unavailable() is not None
+    server = subprocess.Popen([sys.executable, "-c", textwrap.dedent(CHECKING_SERVER),
+                               str(config_path), str(data), "1" if unsafe else "0",
+                               str(source)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        tree: list[int] = []
+        while len(tree) < 2:  # (its sandbox and the check game's opponent's host)
+            assert time.monotonic() < deadline, "no check started"
+            assert server.poll() is None
+            time.sleep(0.2)
+            tree = [p for p in descendants(server.pid, bubblewrap=False, living=True)
+                    if p != server.pid]
+        time.sleep(1.0)  # (into the check games)
+        tree = [p for p in descendants(server.pid, bubblewrap=False, living=True)
+                if p != server.pid]
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait()
+        gone_by = time.monotonic() + 2.0
+        while _alive(tree) and time.monotonic() < gone_by:
+            time.sleep(0.05)
+        assert _alive(tree) == []
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    store = Store(data)
+    store.resume_submissions("week-5")
+    (row,) = store.submissions("week-5")  # (kept, refused as interrupted: sent again)
+    assert (row["verdict"], row["reason"]) == ("refused", "interrupted")
+    assert store.submitted_since("week-5", "sam", 24) == 0
