@@ -697,11 +697,13 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_soak(50 if args.quick else 500, 1 if args.quick else 2)
     rows += bench_tournament()
     rows += bench_sandbox(5 if args.quick else 20)
+    from benchmarks.deadline import bench_deadline
     from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray
 
     rows += bench_pair(4, 12) if args.quick else bench_pair()
     rows += bench_cpu(10 if args.quick else 40)
     rows += bench_field(4, 2) if args.quick else bench_field()
+    rows += bench_deadline(args.quick)
     rows += bench_ray(2 if args.quick else 6)
     rows += bench_coin(repeat)
     rows += bench_server_memory(100_000 if args.quick else 1_000_000)

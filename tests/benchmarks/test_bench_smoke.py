@@ -31,3 +31,14 @@ def test_the_soak_runs_at_a_small_size():
     # a 10-ms timer on a calm loop runs on time: its lag's p99 is often 0.0 ms (or a hair
     # under, by the clock's resolution), so only its being measured is asserted
     assert isinstance(lag, float) and isinstance(lag_alone, float) and lag > -1 and lag_alone > -1
+
+
+@pytest.mark.slow
+def test_the_deadline_bench_runs_at_its_smallest_size():
+    """(``make bench-quick`` runs 4 students x 2 versions; here 2 x 1, one tab.)"""
+    from benchmarks.deadline import rows, run
+
+    lone, rush, load = run(2, 1, 2.0, 1, rating_seconds=30.0)
+    names = [name for name, *_ in rows(lone, rush)]
+    assert names[0] == "submit -> verdict" and len(lone.verdict) == 1 and load >= 0
+    assert len(rush.verdict) >= 1 and rush.page

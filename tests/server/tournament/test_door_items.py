@@ -9,6 +9,8 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from littlestone.client import _hello
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
@@ -42,6 +44,7 @@ class _Anonymous(Served):
         return server
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_guests_submit_is_refused_and_its_session_stays_open(tmp_path: Path) -> None:
     """PROTOCOL.md 4.2: ``unauthorized`` for a session without a token of its own (a
@@ -87,6 +90,7 @@ def test_errored_versions_do_not_count_against_the_days_versions(tmp_path: Path)
     assert store.submitted_since("week-5", "ann", 24) == 2
 
 
+@pytest.mark.slow
 @needs_sandbox
 def test_a_broken_file_is_refused_without_using_the_quota(tmp_path: Path) -> None:
     """With ``versions_per_day = 1``, a syntax error first still leaves the day's one

@@ -108,6 +108,7 @@ def _alive(pids: list[int]) -> list[int]:
     return living
 
 
+@pytest.mark.slow
 def test_kill_9_of_the_server_mid_rating_leaves_no_process_and_no_double(
         tmp_path: Path) -> None:
     """The issue's attack: the rating's worker is a grandchild through the fork server,
@@ -199,6 +200,7 @@ class Honest(Halving):
 '''
 
 
+@pytest.mark.slow
 def test_a_slow_student_holds_one_lane_and_pays_its_own_overrun(tmp_path: Path) -> None:
     """The issue's attack: a version that answers each move just under the deadline held
     the one rater for rounds x deadline a game, and everyone queued behind it. Now the
@@ -287,6 +289,7 @@ class _Disk:
         pass
 
 
+@pytest.mark.slow
 def test_two_tokens_slow_in_their_check_games_hold_up_no_honest_check(
         tmp_path: Path) -> None:
     """The issue's attack: two tokens whose files answer fast in their own checks and
@@ -336,6 +339,7 @@ competition.enter("sam", "mine.py:Slowish", Path(sys.argv[4]).read_bytes())
 """
 
 
+@pytest.mark.slow
 def test_kill_9_of_the_server_mid_check_leaves_no_process_and_loses_no_version(
         tmp_path: Path) -> None:
     config_path = tmp_path / "c.toml"
