@@ -12,9 +12,11 @@ from pathlib import Path
 import pytest
 
 from littlestone.client import _hello
+from littlestone.games.errors import OverBudget
 from littlestone.protocol import build
 from littlestone.protocol.codec import encode
 from littlestone.server.net import GameServer, ServerSettings
+from littlestone.server.net.disk import DiskLedger
 from littlestone.server.net.settings import Budgets
 from littlestone.server.records.store import Store
 from littlestone.server.records.submissions import INTERRUPTED
@@ -106,3 +108,11 @@ def test_a_broken_file_is_refused_without_using_the_quota(tmp_path: Path) -> Non
         competition.close()
     assert (broken["verdict"], broken["reason"]) == ("refused", "syntax_error")
     assert good["verdict"] == "accepted"
+
+
+def test_the_disk_refusal_of_a_submit_names_versions(tmp_path: Path) -> None:
+    """(main: "this token's games would take 2 MiB of disk", for versions.)"""
+    ledger = DiskLedger(tmp_path, Budgets(token_disk_mb=1))
+    with pytest.raises(OverBudget) as caught:
+        ledger.check(["ann"], 2 << 20, "version")
+    assert caught.value.message.startswith("over budget: this token's versions would take")

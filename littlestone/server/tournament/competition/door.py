@@ -117,7 +117,7 @@ class Competition:
                              f"the competition's max_kb ({self.config.max_bytes} bytes)")
         # every version of the token, this one too, against its disk budget (the ledger is
         # the lobby's: read on its loop)
-        disk.check([account], self.version_disk * (self._stored[account] + 1))
+        disk.check([account], self.version_disk * (self._stored[account] + 1), "version")
         if account in self._checking:
             raise OverBudget("checks_per_token", "over budget: a file of this token is being "
                              "checked; wait for its answer")
