@@ -116,3 +116,26 @@ def test_the_disk_refusal_of_a_submit_names_versions(tmp_path: Path) -> None:
     with pytest.raises(OverBudget) as caught:
         ledger.check(["ann"], 2 << 20, "version")
     assert caught.value.message.startswith("over budget: this token's versions would take")
+
+
+def test_a_tip_is_a_tip_in_submits_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                          ) -> None:
+    """``check`` marks a passed check with a suggestion ``tip``; ``submit`` said ``ok``
+    (main): the answer now carries ``advice`` and both mark it ``tip``."""
+    from littlestone.cli.remote import print_submitted
+
+    config = tmp_path / "c.toml"
+    config.write_text(COMPETITION)
+    store = Store(tmp_path / "data")
+    row = store.add_submission("week-5", "ann", "a.py:Good", "ab" * 32, 10)
+    store.set_verdict(row["id"], "accepted", "learner", None, {"checks": [
+        {"check": "docstring example", "ok": True, "advice": True,
+         "message": "add an example"}]})
+    competition = Competition.__new__(Competition)
+    competition.name = "week-5"
+    stored = store.submission(row["id"])
+    assert stored is not None
+    answer = competition._answer(stored, duplicate=False)
+    assert answer["checks"][0]["advice"] is True
+    print_submitted(answer)
+    assert "  tip   docstring example: add an example" in capsys.readouterr().out

@@ -202,7 +202,8 @@ class Competition:
                           if duplicate else "plays its games against the field now"))
         return build.submitted(self.name, row["version"], row["sha256"], row["verdict"],
                                row["reason"], row["role"], duplicate, message,
-                               [{"check": c["check"], "ok": c["ok"], "message": c["message"]}
+                               [{"check": c["check"], "ok": c["ok"], "message": c["message"],
+                                 "advice": bool(c.get("advice"))}
                                 for c in report.get("checks", [])])
 
     # -- the close -------------------------------------------------------------------
