@@ -165,7 +165,7 @@ def die_with_fork_server() -> None:
     is all it inherits), so it closes the one it inherited."""
     from multiprocessing import forkserver
 
-    server = forkserver._forkserver  # (multiprocessing's one fork server; private)
+    server: Any = forkserver._forkserver  # (multiprocessing's one fork server; private)
     alive = server._forkserver_alive_fd
     if alive is not None and server._forkserver_pid is None:  # (inherited, not its own)
         with contextlib.suppress(OSError):

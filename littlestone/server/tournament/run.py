@@ -110,11 +110,12 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     digests = file_digests(config)
     games, never = candidates(config, digests)
     if only is not None:  # (its games, and the built-ins' among themselves)
-        def own(g: Pairing) -> bool:
-            return only in (g.learner, g.adversary) or not (
-                is_file_agent(g.learner) or is_file_agent(g.adversary))
+        def own(learner: str, adversary: str) -> bool:
+            return only in (learner, adversary) or not (
+                is_file_agent(learner) or is_file_agent(adversary))
 
-        games, never = [g for g in games if own(g)], [g for g in never if own(g)]
+        games = [g for g in games if own(g.learner, g.adversary)]
+        never = [s for s in never if own(s["learner"], s["adversary"])]
     stored = store.tournament_games(config.name)
     stored_keys = store.tournament_keys(config.name)
     retry = {_key_of(r) for r in stored if str(r["status"]).startswith("load_failed:")}
@@ -175,9 +176,9 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             return None
 
         if overrun is not None:  # (the entrant's fault, as a game it forfeits)
-            role = "learner" if only in {p.learner for p in todo} else "adversary"
+            at_fault = "learner" if only in {p.learner for p in todo} else "adversary"
             for pairing in [p for p in todo if only in (p.learner, p.adversary)]:
-                status = f"over_time:{role}"
+                status = f"over_time:{at_fault}"
                 record(pairing, {"game_id": None, "status": status, "message": overrun,
                                  "result": {"status": status}})
             todo = [p for p in todo if only not in (p.learner, p.adversary)]

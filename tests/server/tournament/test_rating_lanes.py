@@ -14,6 +14,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -25,6 +26,7 @@ from littlestone.protocol.wire import Submit, Submitted
 from littlestone.sandbox import Sandbox
 from littlestone.sandbox.kernel import descendants
 from littlestone.server.records.logged import play_logged
+from littlestone.server.records.rows import TournamentGame
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition import (
     Competition,
@@ -74,6 +76,7 @@ class Slowish(Halving):
 SERVER = """
 import sys, time
 from pathlib import Path
+from littlestone.server.records.rows import TournamentGame
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition import Rater, load_competition
 
@@ -164,9 +167,10 @@ def test_a_pairing_is_recorded_by_one_game_at_most(tmp_path: Path) -> None:
                                  ADVERSARIES.make("random-target"), 1, tmp_path).game_id
                      for _ in range(2))
     store = Store(tmp_path)
-    row = {"game_id": first, "status": "complete"}
-    assert store.add_tournament_game("t", "k", row)  # type: ignore[arg-type]
-    assert not store.add_tournament_game("t", "k", {**row, "game_id": second})  # type: ignore[arg-type]
+    assert store.add_tournament_game("t", "k", cast(TournamentGame, {
+        "game_id": first, "status": "complete"}))
+    assert not store.add_tournament_game("t", "k", cast(TournamentGame, {
+        "game_id": second, "status": "complete"}))
     games = {g["game_id"]: g["pairing"] for g in store.games(limit=10)}
     assert games == {first: "t|k", second: None}
     db = sqlite3.connect(tmp_path / "littlestone.db")
