@@ -211,9 +211,10 @@ def test_a_slow_student_holds_one_lane_and_pays_its_own_overrun(tmp_path: Path) 
     other lane rates the honest version meanwhile, and the slow one's rating stops at
     ``rating_seconds``: its games not played by then are its fault (``over_time``)."""
     config_path = tmp_path / "c.toml"
-    # (a slow game lasts 100 x 0.8 s: far over the 25 s; an honest rating, seconds)
+    # (a slow game lasts 100 x 0.8 s: far over the 45 s; an honest rating, seconds even
+    # on a loaded machine)
     config_path.write_text(COMPETITION.replace('submitted = ["learner"]',
-                                               'submitted = ["learner"]\nrating_seconds = 25')
+                                               'submitted = ["learner"]\nrating_seconds = 45')
                            .replace("rounds = 40", "rounds = 100"))
     config = load_competition(config_path)
     data = tmp_path / "data"
