@@ -290,7 +290,7 @@ class Slowish(Halving):
 class _Disk:
     """The lobby's disk ledger, with room for everything."""
 
-    def check(self, accounts: object, estimate: int) -> None:
+    def check(self, accounts: object, estimate: int, what: str = "game") -> None:
         pass
 
 
