@@ -699,6 +699,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_tournament()
     rows += bench_sandbox(5 if args.quick else 20)
     from benchmarks.course import bench_course, bench_course_ray
+    from benchmarks.deadline import bench_deadline
     from benchmarks.field import bench_cpu, bench_field, bench_pair, bench_ray, bench_sampled
     from benchmarks.round_floor import rows as round_floor
 
@@ -706,6 +707,7 @@ def main(argv: list[str] | None = None) -> int:
     rows += bench_pair(4, 12) if args.quick else bench_pair()
     rows += bench_cpu(10 if args.quick else 40)
     rows += bench_field(4, 2) if args.quick else bench_field()
+    rows += bench_deadline(args.quick)
     rows += bench_ray(2 if args.quick else 6)
     # (the sampled schedule against the round robin: the 40-student field's round robin
     # is played again here, some half an hour of both cores)

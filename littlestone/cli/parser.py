@@ -393,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     rate.add_argument("--data", default=data, metavar="DIR", help=data_help)
     rate.add_argument("--version", type=positive_int, required=True)
     rate.add_argument("--unsafe-no-sandbox", action="store_true")
+    rate.add_argument("--overrun", action="store_true")  # (its time is up: the rest its fault)
 
     token = sub.add_parser("token", help="manage server tokens",
                            description="Server tokens (stored hashed in DIR/littlestone.db).")

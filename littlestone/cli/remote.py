@@ -23,6 +23,7 @@ from littlestone.client import play_remote, submit_file, watch_remote
 from littlestone.games.classes import make_class
 from littlestone.games.errors import AgentCrashed, ServerClosed, ServerError, UsageError
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
+from littlestone.protocol.wire import Submitted
 from littlestone.transport import client_tls
 
 __all__ = ["TOKEN_VARIABLE", "connect", "submit", "watch"]
@@ -55,16 +56,23 @@ def submit(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({k: v for k, v in answer.items() if k != "type"}))
     else:
-        said = "(the same file as before) " if answer["duplicate"] else ""
-        print(f"{answer['competition']}: version {answer['version']} {said}"
-              f"{answer['verdict'].upper()}" + (f" ({answer['reason']})"
-                                                 if answer["reason"] else ""))
-        print(f"  {answer['message']}")
-        for row in answer["checks"]:
-            print(f"  {'ok  ' if row['ok'] else 'FAIL'}  {row['check']}"
-                  + (f": {row['message']}" if row["message"] and not row["ok"] else ""))
-        print(f"  sha256 {answer['sha256']}")
+        print_submitted(answer)
     return 0 if answer["verdict"] == "accepted" else 1
+
+
+def print_submitted(answer: Submitted) -> None:
+    """``submit``'s answer as the terminal shows it, each check marked as ``check``
+    marks it (``tip`` a passed check with a suggestion, ``ok``, ``FAIL``)."""
+    said = "(the same file as before) " if answer["duplicate"] else ""
+    print(f"{answer['competition']}: version {answer['version']} {said}"
+          f"{answer['verdict'].upper()}" + (f" ({answer['reason']})"
+                                             if answer["reason"] else ""))
+    print(f"  {answer['message']}")
+    for row in answer["checks"]:
+        tip = bool(row.get("advice"))
+        print(f"  {'tip ' if tip else 'ok  ' if row['ok'] else 'FAIL'}  {row['check']}"
+              + (f": {row['message']}" if row["message"] and (tip or not row["ok"]) else ""))
+    print(f"  sha256 {answer['sha256']}")
 
 
 #: The environment variable a client's token may come from.

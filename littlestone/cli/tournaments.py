@@ -107,7 +107,7 @@ def competition(args: argparse.Namespace) -> int:
     if args.competition_command == "rate":
         with operator_log("warning", "text"):
             rate_version(config, Path(args.data), args.version,
-                         unsafe=args.unsafe_no_sandbox)
+                         unsafe=args.unsafe_no_sandbox, overrun=args.overrun)
         return 0
     if not (Path(args.data) / "littlestone.db").is_file():
         raise UsageError(f"competition: {args.data} holds no competition (no index); "

@@ -34,6 +34,7 @@ from littlestone.sandbox.kernel import (
     UID_BASE,
     clear_keyrings,
     descendants,
+    die_with_parent,
     join_new_session_keyring,
     memory_of,
     pids_of,
@@ -285,6 +286,7 @@ class Sandbox:
         (the kernel's keyrings are not namespaced): a new, empty session keyring instead
         of the caller's; run as root, that uid's own keyrings emptied, as a sandbox
         before it with that uid may have left keys there."""
+        die_with_parent()  # (bubblewrap's --die-with-parent reaches only its own child)
         if keys is not None:
             join_new_session_keyring()
             if os.geteuid() == 0:

@@ -12,8 +12,8 @@ import platform
 import re
 from pathlib import Path
 
-__all__ = ["UID_BASE", "clear_keyrings", "descendants", "join_new_session_keyring", "memory_of",
-           "pids_of", "processes_of", "resident"]
+__all__ = ["UID_BASE", "clear_keyrings", "descendants", "die_with_parent",
+           "join_new_session_keyring", "memory_of", "pids_of", "processes_of", "resident"]
 
 #: Host user ids the sandboxes of a root tournament run as (one per run).
 UID_BASE = 200_000
@@ -28,6 +28,37 @@ _KEY_SPEC_SESSION_KEYRING, _KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRIN
 #: keyrings) and EPERM (a seccomp filter that forbids the call, as Docker's does: it
 #: binds the sandbox too).
 _NO_KEYRINGS = frozenset({errno.ENOSYS, errno.EPERM})
+
+
+#: prctl(2)'s option: the signal a process gets when the thread that started it ends.
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int | None = None, requester: int | None = None) -> None:
+    """(In a process as it starts.) Killed (SIGKILL) when its parent ends, however it
+    ends (``kill -9`` too): Linux's ``PR_SET_PDEATHSIG``, set at every level of what a
+    rating or a check starts (the rating process, the fork server's workers and hosts, a
+    sandbox without bubblewrap and its games' children), since the signal reaches only
+    a process's own children. A parent that ended before the signal was set is seen
+    right after: the process ends at once, when its parent is no longer ``parent`` (by
+    default the one it had on entry) or when ``requester`` (the process that asked a
+    fork server for it) is gone. Elsewhere than Linux, nothing."""
+    before = os.getppid() if parent is None else parent
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, 9, 0, 0, 0)  # (SIGKILL)
+    except (OSError, AttributeError):
+        return
+    gone = os.getppid() != before
+    if requester is not None and not gone:
+        try:
+            os.kill(requester, 0)
+        except ProcessLookupError:
+            gone = True
+        except PermissionError:
+            pass
+    if gone:
+        os._exit(70)
 
 
 def join_new_session_keyring() -> None:

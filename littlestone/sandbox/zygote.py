@@ -25,6 +25,7 @@ from typing import Any
 from littlestone.sandbox.kernel import (
     clear_keyrings,
     descendants,
+    die_with_parent,
     memory_of,
     resident,
 )
@@ -226,6 +227,7 @@ class _ForkServer:
         the fork server's; then the game. Never returns."""
         code = 70
         try:
+            die_with_parent()  # (a sandbox without bubblewrap: the game ends with it)
             os.setpgid(0, 0)
             for sig in (*_IGNORED, signal.SIGCONT):
                 signal.signal(sig, signal.SIG_DFL)

@@ -41,3 +41,14 @@ def test_the_round_floor_runs_at_a_small_size():
     assert len(measured) == 5
     for name, ours, base, unit in measured:
         assert unit == "s" and ours > 0 and base > 0, name
+
+
+@pytest.mark.slow
+def test_the_deadline_bench_runs_at_its_smallest_size():
+    """(``make bench-quick`` runs 4 students x 2 versions; here 2 x 1, one tab.)"""
+    from benchmarks.deadline import rows, run
+
+    lone, rush, load = run(2, 1, 2.0, 1, rating_seconds=30.0)
+    names = [name for name, *_ in rows(lone, rush)]
+    assert names[0] == "submit -> verdict" and len(lone.verdict) == 1 and load >= 0
+    assert len(rush.verdict) >= 1 and rush.page

@@ -115,9 +115,10 @@ class DiskLedger:
         """Bytes free on the data folder's disk (for an unprivileged writer)."""
         return shutil.disk_usage(self.data).free
 
-    def check(self, accounts: Iterable[str], estimate: int) -> None:
+    def check(self, accounts: Iterable[str], estimate: int, what: str = "game") -> None:
         """Refuse a game of these accounts that would write ``estimate`` bytes:
-        ``unavailable`` while the disk is full, ``over_budget`` beyond a budget."""
+        ``unavailable`` while the disk is full, ``over_budget`` beyond a budget.
+        ``what`` the refusal names (a competition's door: ``version``)."""
         if self.full is not None:
             raise Unavailable(f"unavailable: {self.full}; try again later")
         budgets, mib = self.budgets, 1 << 20
@@ -130,14 +131,14 @@ class DiskLedger:
             mine = self.by_account[account] + sum(
                 h.left for h in self.holds.values() if account in h.accounts)
             if mine + estimate > budgets.token_disk_mb * mib:
-                raise OverBudget("token_disk_mb", f"over budget: this token's games would "
+                raise OverBudget("token_disk_mb", f"over budget: this token's {what}s would "
                                  f"take {(mine + estimate) // mib} MiB of disk, over its "
                                  f"budget of {budgets.token_disk_mb} MiB")
         free = self.free()
         if free - held - estimate < budgets.min_free_mb * mib:
             raise OverBudget("min_free_mb", f"over budget: the data folder's disk has "
                              f"{free // mib} MiB free, {held // mib} MiB of them held by "
-                             f"the games running; this game may write {estimate // mib} "
+                             f"the games running; this {what} may write {estimate // mib} "
                              f"MiB and {budgets.min_free_mb} MiB must stay free")
 
     def hold(self, game_id: str, accounts: Iterable[str], estimate: int) -> Hold:

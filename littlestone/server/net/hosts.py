@@ -72,6 +72,7 @@ from littlestone.games.game import EXPERTS, Bound, GameSpec
 from littlestone.learners.base import Learner
 from littlestone.protocol.messages import rules_from_wire, rules_to_wire
 from littlestone.protocol.wire import Rules
+from littlestone.sandbox.kernel import die_with_parent
 
 __all__ = ["HOST_PRELOAD", "IN_PROCESS_HYPOTHESES", "IN_PROCESS_SEQUENCE", "AgentHost",
            "HostGone", "HostLimits", "HostedAdversary", "HostedLearner", "MoveOverBudget",
@@ -150,6 +151,27 @@ def fork_server() -> Any:
                         os.environ[name] = value
             _context = context
         return _context
+
+
+def die_with_fork_server() -> None:
+    """(First thing in a process the fork server forked.) Killed when the fork server
+    ends, and the fork server ends when the process that started it does, ``kill -9``
+    included: no host or field worker outlives a killed server or rating process.
+
+    multiprocessing hands every process it forks the write end of the fork server's
+    "alive" pipe, so that the fork server ends only once all of them have: with each
+    child also dying with the fork server, neither would ever end. A child here starts
+    a fork server of its own if it needs one (multiprocessing does, as the pipe's end
+    is all it inherits), so it closes the one it inherited."""
+    from multiprocessing import forkserver
+
+    server: Any = forkserver._forkserver  # (multiprocessing's one fork server; private)
+    alive = server._forkserver_alive_fd
+    if alive is not None and server._forkserver_pid is None:  # (inherited, not its own)
+        with contextlib.suppress(OSError):
+            os.close(alive)
+        server._forkserver_alive_fd = None
+    die_with_parent(requester=getattr(multiprocessing.parent_process(), "pid", None))
 
 
 def _reap(process: Any) -> None:
@@ -565,6 +587,7 @@ def _confine(limits: HostLimits) -> None:
 
 def _host_main(connection: multiprocessing.connection.Connection, limits: HostLimits) -> None:
     """A host's loop: a set-up, then calls, each answered (kind, value, CPU seconds)."""
+    die_with_fork_server()
     _confine(limits)
     agent: Any = None
     game: GameSpec | None = None

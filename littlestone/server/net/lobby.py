@@ -257,8 +257,9 @@ class Lobby:
                 f"no competition named {named!r} here (this server runs {door.name!r})"))
             return
         if session.account is None or self._guest(session):
+            # (not fatal, PROTOCOL.md 4.2: the session may still play as a guest)
             await refuse(ws, peer, ProtocolError(Code.UNAUTHORIZED, "submitting needs a "
-                                                 "token of your own"))
+                                                 "token of your own", fatal=False))
             return
         try:
             answer = await door.submit(session.account, message, self.host.disk)

@@ -46,7 +46,11 @@ __all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "TRANSIENT_ERRORS", "Database", "
 #: 2: ``games.chain_sha256`` and ``games.chain_hmac`` (the anchors), ``secrets``.
 #: 3: ``tokens.role``, ``games.owner`` (the process that runs a game, for
 #: :meth:`.store.Store.sweep`).
-SCHEMA_VERSION = 3
+#: 4: ``games.pairing``, unique: the tournament's pairing (``TOURNAMENT|KEY``) a game is
+#: recorded as, so that no pairing is ever recorded by two games (a killed server's
+#: rating and the restart's, two raters); ``submissions.rating_started`` (the lanes'
+#: fairness).
+SCHEMA_VERSION = 4
 #: How long a statement waits for another process's lock before it fails.
 BUSY_TIMEOUT_S = 30.0
 
@@ -74,7 +78,8 @@ CREATE TABLE IF NOT EXISTS games (
     log TEXT,
     chain_sha256 TEXT,
     chain_hmac TEXT,
-    owner TEXT
+    owner TEXT,
+    pairing TEXT
 );
 CREATE INDEX IF NOT EXISTS games_learner ON games (learner);
 CREATE INDEX IF NOT EXISTS games_adversary ON games (adversary);
@@ -133,6 +138,7 @@ CREATE TABLE IF NOT EXISTS submissions (
     report TEXT NOT NULL DEFAULT '{}',
     rating TEXT NOT NULL DEFAULT 'none',
     rated TEXT,
+    rating_started TEXT,
     UNIQUE (competition, account, version)
 );
 CREATE INDEX IF NOT EXISTS submissions_hash ON submissions (competition, account, sha256);
@@ -186,6 +192,11 @@ _DATA_MIGRATIONS = {
     "relative-log-paths": "UPDATE games SET log = 'games/' || game_id || '.lslog' "
                           "WHERE log != 'games/' || game_id || '.lslog' "
                           "AND log LIKE '%/games/' || game_id || '.lslog'",
+    # the pairings recorded before games.pairing (schema 4), each on its game
+    "recorded-pairings": "UPDATE games SET pairing = (SELECT MIN(t.tournament || '|' || "
+                         "t.key) FROM tournament_games t WHERE t.game_id = games.game_id) "
+                         "WHERE pairing IS NULL AND game_id IN (SELECT game_id FROM "
+                         "tournament_games)",
 }
 
 #: The columns each schema version added to tables an older version made (``ALTER TABLE``
@@ -193,6 +204,12 @@ _DATA_MIGRATIONS = {
 _ADDED_COLUMNS = {
     2: [("games", "chain_sha256", "TEXT"), ("games", "chain_hmac", "TEXT")],
     3: [("tokens", "role", "TEXT NOT NULL DEFAULT 'player'"), ("games", "owner", "TEXT")],
+    4: [("games", "pairing", "TEXT"), ("submissions", "rating_started", "TEXT")],
+}
+
+#: The indexes each schema version added on those columns (made once they exist).
+_ADDED_INDEXES = {
+    4: ["CREATE UNIQUE INDEX IF NOT EXISTS games_pairing ON games (pairing)"],
 }
 
 
@@ -275,6 +292,8 @@ class Database:
                     have = {row["name"] for row in info}
                     if column not in have:  # (a table made new has it already)
                         self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                for index in _ADDED_INDEXES.get(added, []):
+                    self._db.execute(index)
             if version < SCHEMA_VERSION:
                 self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             self._db.execute("COMMIT")

@@ -27,7 +27,8 @@ __all__ = ["AgentIdentity", "GameOutcome", "GameRow", "GameStart", "LogFooter", 
 #: A row of the ``games`` table: a game as it started, and its result once it ended
 #: (``status`` ``running`` until then; the result's columns None). ``log`` is the log's
 #: path made usable from here (:func:`.folder.log_file`); ``chain_sha256`` and
-#: ``chain_hmac`` the log's anchor (:mod:`.anchors`); ``owner`` the process that runs it.
+#: ``chain_hmac`` the log's anchor (:mod:`.anchors`); ``owner`` the process that runs it;
+#: ``pairing`` the tournament's pairing it is recorded as (``TOURNAMENT|KEY``, unique).
 GameRow = TypedDict("GameRow", {
     "game_id": str, "started": str, "finished": str | None, "source": str | None,
     "game": str, "class": str | None, "experts": int | None, "learner": str,
@@ -35,7 +36,7 @@ GameRow = TypedDict("GameRow", {
     "status": str, "mistakes": float | None, "expected_mistakes": float | None,
     "regret": float | None, "expected_regret": float | None, "bound": float | None,
     "bound_name": str | None, "log": str | None, "chain_sha256": str | None,
-    "chain_hmac": str | None, "owner": str | None,
+    "chain_hmac": str | None, "owner": str | None, "pairing": str | None,
 })
 
 #: The columns of a game's row that its result fills (:data:`.store.RESULT_COLUMNS`).

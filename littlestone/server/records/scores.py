@@ -18,6 +18,7 @@ next reader (:meth:`ScoreTable.score_cells`), in one write transaction.
 >>> store.add_tournament_game("t", "k1", {"game_id": None, "status": "complete",
 ...     "game": "mistake-bound", "class": None, "learner": "a", "adversary": "b", "seed": 0,
 ...     "horizon": 4, "normaliser_value": 2.0, "result": {"rounds": 4, "mistakes": 1}})
+True
 >>> [(c.learner, c.adversary, c.games, c.learner_side.expected) for c in store.score_cells("t")]
 [('a', 'b', 1, Fraction(1, 2))]
 >>> store.score_stamp("t")
@@ -30,13 +31,15 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TypedDict
+from typing import TypedDict, TypeVar, cast
 
 from littlestone.games.errors import StoreError
 from littlestone.server.records.database import Database, retry_locked, utc_now
 from littlestone.server.records.rows import TournamentGame
 
 __all__ = ["Cell", "Landed", "ScoreTable", "Side", "cells_of", "set_scorer"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -162,17 +165,18 @@ class ScoreTable(Database):
     :mod:`.database`, where triggers bump a tournament's stamp whenever one of its
     games or its competition's submissions changes)."""
 
-    def _transaction(self, work: Callable[[], object]) -> None:
-        def once() -> None:
+    def _transaction(self, work: Callable[[], T]) -> T:
+        def once() -> T:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                work()
+                done = work()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+            return done
 
-        retry_locked(once)
+        return cast("T", retry_locked(once))  # (retry_locked returns what once does)
 
     def _built(self, name: str) -> bool | None:
         """Whether a tournament's cells hold all its games (None: it has no stamp)."""
@@ -200,10 +204,12 @@ class ScoreTable(Database):
     def _stale(self, name: str) -> None:
         self._db.execute("UPDATE score_stamps SET built = 0 WHERE tournament = ?", (name,))
 
-    def add_tournament_game(self, name: str, key: str, row: TournamentGame) -> None:
-        """A finished pairing (once: a second write of the same pairing is ignored),
-        and its part in its cell, in one transaction."""
-        def work() -> None:
+    def add_tournament_game(self, name: str, key: str, row: TournamentGame) -> bool:
+        """A finished pairing, recorded once (a second write of the same pairing is
+        ignored: False), with its part in its cell and its game named the pairing's
+        (``games.pairing``, unique: a dropped pairing's old game gives it up), in one
+        transaction."""
+        def work() -> bool:
             built = self._built(name)
             new = not built
             if new:  # a tournament's first game: its (empty) cells are whole
@@ -217,16 +223,23 @@ class ScoreTable(Database):
                 self._db.execute("UPDATE score_stamps SET built = 1 WHERE tournament = ?",
                                  (name,))
             if not added:
-                return
+                return False
+            if row.get("game_id"):
+                pairing = f"{name}|{key}"
+                self._db.execute("UPDATE games SET pairing = NULL WHERE pairing = ?",
+                                 (pairing,))
+                self._db.execute("UPDATE games SET pairing = ? WHERE game_id = ?",
+                                 (pairing, row["game_id"]))
             if not built or not _SCORER:
                 self._stale(name)
-                return
+                return True
             game = _SCORER[0](row)
             cell = self._cell(name, game.learner, game.adversary)
             cell.add(game)
             self._put(name, cell)
+            return True
 
-        self._transaction(work)
+        return self._transaction(work)
 
     def drop_tournament_games(self, name: str, keys: list[str]) -> None:
         """Forget these pairings of a tournament (an entrant left, or its file changed),

@@ -5,8 +5,12 @@ A version is numbered per competition and token from 1, in the order it came; it
 lies at ``competitions/NAME/ACCOUNT/vN.py`` in the data folder (the path kept here is
 relative to it). ``verdict`` is ``checking`` while the check runs, then ``accepted`` or
 ``refused`` (with a ``reason`` code and the check's ``report``, JSON); an accepted
-version's ``rating`` goes ``queued``, ``rating``, ``rated``. What a competition does with
-them is :mod:`littlestone.server.tournament.competition`'s business.
+version's ``rating`` goes ``queued``, ``rating``, ``rated`` (or ``failed``), or from
+``queued`` to ``superseded`` when the same token's newer version is accepted before a
+rating lane took it (it is never rated). The lanes take the queued versions fairly
+(:meth:`SubmissionTable.claim_next`): the next is the oldest-waiting *token's*, not the
+oldest version. What a competition does with them is
+:mod:`littlestone.server.tournament.competition`'s business.
 
 >>> import tempfile, pathlib
 >>> table = SubmissionTable(pathlib.Path(tempfile.mkdtemp()))
@@ -17,6 +21,12 @@ them is :mod:`littlestone.server.tournament.competition`'s business.
 >>> table.duplicate("week-5", "ann", "ab" * 32)["version"]
 1
 >>> table.next_queued("week-5")["id"] == first["id"]
+True
+>>> second = table.add_submission("week-5", "ann", "ann.py:Learner", "cd" * 32, 120)
+>>> table.set_verdict(second["id"], "accepted", "learner", None, {"checks": []})
+>>> table.submission(first["id"])["rating"], table.claim_next("week-5")["version"]
+('superseded', 2)
+>>> table.claim_next("week-5") is None  # (the lane took it: no other lane does)
 True
 """
 
@@ -30,13 +40,17 @@ from typing import Any
 
 from littlestone.server.records.database import Database, retry_locked, utc_now
 
-__all__ = ["VERDICTS", "SubmissionTable"]
+__all__ = ["ERRORED", "INTERRUPTED", "VERDICTS", "SubmissionTable"]
 
 #: A version's verdicts: its check runs, then it is entered or not.
 VERDICTS = ("checking", "accepted", "refused")
 #: The reason of a version whose check a stopped server never finished (it is not
 #: taken for the same file submitted again).
 INTERRUPTED = "interrupted"
+#: The reasons of an *errored* version: it did not compile or load, or its check was
+#: cut short by the server. As on Kaggle, errored versions do not count against
+#: ``versions_per_day`` (a one-line fix is not a version's worth of the day).
+ERRORED = ("syntax_error", "load_failed", INTERRUPTED)
 
 
 class SubmissionTable(Database):
@@ -75,11 +89,25 @@ class SubmissionTable(Database):
 
     def set_verdict(self, ident: int, verdict: str, role: str | None, reason: str | None,
                     report: dict[str, Any]) -> None:
-        """A version's check is over: ``accepted`` ones are queued for their rating."""
+        """A version's check is over: ``accepted`` ones are queued for their rating, and
+        the same token's older versions still queued are ``superseded``."""
         rating = "queued" if verdict == "accepted" else "none"
-        self._change("UPDATE submissions SET verdict = ?, role = ?, reason = ?, report = ?, "
-                     "rating = ? WHERE id = ?", (verdict, role, reason,
-                                                 json.dumps(report, default=str), rating, ident))
+
+        def enter() -> None:
+            self._db.execute("BEGIN IMMEDIATE")
+            with self._db:
+                self._db.execute(
+                    "UPDATE submissions SET verdict = ?, role = ?, reason = ?, report = ?, "
+                    "rating = ? WHERE id = ?", (verdict, role, reason,
+                                                json.dumps(report, default=str), rating,
+                                                ident))
+                if verdict == "accepted":
+                    self._db.execute(
+                        "UPDATE submissions SET rating = 'superseded' WHERE rating = "
+                        "'queued' AND id < ? AND (competition, account) = (SELECT "
+                        "competition, account FROM submissions WHERE id = ?)", (ident, ident))
+
+        retry_locked(enter)
 
     def set_rating(self, ident: int, rating: str) -> None:
         """Where a version's rating is: ``queued``, ``rating`` or ``rated``."""
@@ -87,22 +115,63 @@ class SubmissionTable(Database):
         self._change("UPDATE submissions SET rating = ?, rated = ? WHERE id = ?",
                      (rating, rated, ident))
 
-    def duplicate(self, competition: str, account: str, sha256: str) -> dict[str, Any] | None:
+    def claim_next(self, competition: str) -> dict[str, Any] | None:
+        """The next version a rating lane rates, now ``rating`` (None: none waits). It is
+        the oldest-waiting token's: each token waits from its first version queued since
+        its last rating started (a newer version superseding it keeps its place), and
+        the token that waited longest goes first; one claim per version, whatever the
+        lanes asking at once."""
+        def claim() -> dict[str, Any] | None:
+            self._db.execute("BEGIN IMMEDIATE")
+            with self._db:
+                rows = self._db.execute(
+                    "SELECT s.id FROM submissions s WHERE s.competition = ? AND s.rating = "
+                    "'queued' ORDER BY (SELECT MIN(w.submitted) FROM submissions w WHERE "
+                    "w.competition = s.competition AND w.account = s.account AND w.rating "
+                    "IN ('queued', 'superseded') AND w.submitted >= COALESCE((SELECT "
+                    "MAX(r.rating_started) FROM submissions r WHERE r.competition = "
+                    "s.competition AND r.account = s.account), '')), s.id LIMIT 1",
+                    (competition,)).fetchall()
+                if not rows:
+                    return None
+                self._db.execute("UPDATE submissions SET rating = 'rating', rating_started = "
+                                 "? WHERE id = ?", (utc_now(), rows[0]["id"]))
+                return self._submission(int(rows[0]["id"]))
+
+        found = retry_locked(claim)
+        return None if found is None else dict(found)
+
+    def duplicate(self, competition: str, account: str, sha256: str,
+                  agent: str | None = None, settings: str | None = None
+                  ) -> dict[str, Any] | None:
         """The version of ``account`` with these bytes already, if any (an interrupted
-        check is not one: the file is checked again)."""
+        check is not one: the file is checked again). With ``agent``, it also names the
+        same class (``FILE.py:Class``: the same bytes naming another class are another
+        version); with ``settings``, it was checked under the same competition settings
+        (its report's ``settings``)."""
         rows = self._run("SELECT * FROM submissions WHERE competition = ? AND account = ? "
                          "AND sha256 = ? AND verdict != 'checking' AND "
-                         "COALESCE(reason, '') != ? ORDER BY version LIMIT 1",
+                         "COALESCE(reason, '') != ? ORDER BY version",
                          (competition, account, sha256, INTERRUPTED))
-        return _row(rows[0]) if rows else None
+        for row in map(_row, rows):
+            if agent is not None and (row["agent"].partition(".py:")[2]
+                                      != agent.partition(".py:")[2]):
+                continue
+            if settings is not None and row["report"].get("settings") != settings:
+                continue
+            return row
+        return None
 
     def submitted_since(self, competition: str, account: str, hours: float,
                         now: datetime | None = None) -> int:
-        """How many versions ``account`` submitted in the last ``hours``."""
+        """How many versions ``account`` submitted in the last ``hours``, not counting
+        the errored ones (:data:`ERRORED`)."""
         since = ((now or datetime.now(UTC)) - timedelta(hours=hours)).strftime(
             "%Y-%m-%dT%H:%M:%SZ")  # (as utc_now writes it)
         rows = self._run("SELECT COUNT(*) AS n FROM submissions WHERE competition = ? AND "
-                         "account = ? AND submitted > ?", (competition, account, since))
+                         "account = ? AND submitted > ? AND NOT (verdict = 'refused' AND "
+                         f"COALESCE(reason, '') IN ({', '.join('?' * len(ERRORED))}))",
+                         (competition, account, since, *ERRORED))
         return int(rows[0]["n"])
 
     def submissions(self, competition: str, account: str | None = None

@@ -38,7 +38,7 @@ from typing import Any, TypedDict, cast
 from littlestone.adversaries import ADVERSARIES
 from littlestone.learners import LEARNERS
 from littlestone.sandbox import Sandbox, SandboxPool
-from littlestone.server.net.hosts import fork_server
+from littlestone.server.net.hosts import die_with_fork_server, fork_server
 from littlestone.server.records.logged import index_landed, play_logged
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.rows import GameOutcome, GameRow, result_row
@@ -229,6 +229,9 @@ def serve_worker(conn: multiprocessing.connection.Connection,
                  environment: Mapping[str, str]) -> None:
     """A local worker process (:class:`LocalWorker`): a FieldWorker on the data folder,
     serving the connection ``conn``, in its tournament's ``environment``."""
+    # (a grandchild through the fork server: the rating process's own death signal
+    # does not reach it)
+    die_with_fork_server()
     os.environ.clear()  # (the fork server's is as it was when the fork server started)
     os.environ.update(environment)
     config, data, unsafe, capacity = conn.recv()

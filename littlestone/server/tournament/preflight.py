@@ -23,6 +23,7 @@ import contextlib
 import json
 import re
 import tempfile
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,8 +101,8 @@ def _checking(sandbox: Sandbox, base: Path) -> Iterator[tuple[Arena, SandboxPool
 
 def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | None, str]],
                      rounds: int, experts: int | None, sandbox: Sandbox,
-                     base: Path, checking: tuple[Arena, SandboxPool] | None = None
-                     ) -> list[Refereed]:
+                     base: Path, checking: tuple[Arena, SandboxPool] | None = None,
+                     seconds: float | None = None) -> list[Refereed]:
     """Play ``agent`` (a ``FILE.py:Class`` spec relative to ``base``) as ``role`` in each
     of ``games`` (game, class spec or None for ``experts`` free experts, built-in
     opponent) that it declares it can play, one game each, seed :data:`CHECK_SEED`. As in
@@ -113,10 +114,15 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
     The result lists one :class:`Refereed` per game played or declined, or a single
     ``load_failed`` one when the submission cannot be loaded at all. ``checking``: the
     game server and loaded sandbox to play in (:func:`check_file`'s), else new ones.
+    ``seconds``: the games' wall budget: once spent, no further game starts, and the
+    next is listed ``over_time:ROLE`` (a game under way ends under its own deadlines,
+    so the check's worst case is the budget and one game's).
     """
     if checking is None:
         with _checking(sandbox, base) as new:
-            return play_check_games(agent, role, games, rounds, experts, sandbox, base, new)
+            return play_check_games(agent, role, games, rounds, experts, sandbox, base, new,
+                                    seconds)
+    started = time.monotonic()
     arena, pool = checking
     learners = (agent,) if role == "learner" else tuple(dict.fromkeys(o for *_, o in games))
     adversaries = (agent,) if role == "adversary" else tuple(dict.fromkeys(o for *_, o in games))
@@ -134,6 +140,10 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
         if declined is not None:
             out.append(Refereed(game, hclass, opponent, "declined", declined))
             continue
+        if seconds is not None and time.monotonic() - started > seconds:
+            out.append(Refereed(game, hclass, opponent, f"over_time:{role}",
+                                f"the check games took over {seconds:g} s"))
+            break
         learner, adversary = (agent, opponent) if role == "learner" else (opponent, agent)
         outcome = play_file_agent(config, Pairing(game, hclass, learner, adversary,
                                                   CHECK_SEED), arena, sandbox, pool)
@@ -219,7 +229,9 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
     process (:func:`play_check_games`), as what it loads as, or as each of ``roles``.
     A file whose own checks say it is of a role not in ``roles`` gets that kind and no
     game (a competition that takes learners refuses an adversary without playing it).
-    ``games``: the check games (:func:`check_games`), else the suite's own."""
+    ``games``: the check games (:func:`check_games`), else the suite's own. ``seconds``
+    bounds its own checks, and again its refereed games (their wall budget:
+    :func:`play_check_games`)."""
     chosen = ["--games", json.dumps(list(games))] if games is not None else []
     experts = next((e for _, c, e in games or () if c is None and e), CHECK_EXPERTS)
     inside = f"{sandbox.inside(file)}:{rest}"
@@ -255,7 +267,7 @@ def check_file(agent: str, file: Path, rest: str, sandbox: Sandbox, base: Path,
             return Verdict(agent, kind, rows, forked=run.forked)
         for kind in kinds:  # (without its report: as what it loads as)
             played = play_check_games(agent, kind, refereed_games(kind, games),
-                                      CHECK_ROUNDS, experts, sandbox, base, checking)
+                                      CHECK_ROUNDS, experts, sandbox, base, checking, seconds)
             if not (played[:1] and played[0].status.startswith("load_failed")
                     and f"is not a{'n' if kind == 'adversary' else ''} {kind}"
                     in played[0].message):

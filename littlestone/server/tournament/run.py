@@ -81,7 +81,8 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                    progress: bool = True, ray_address: str | None = None,
                    keep_going: bool = False, unsafe: bool = False,
                    log_level: str = "auto", sandboxes: int | None = None,
-                   fresh_processes: bool = False) -> TournamentReport:
+                   fresh_processes: bool = False, only: str | None = None,
+                   overrun: str | None = None) -> TournamentReport:
     """Load every entrant, play every game not yet stored under its key, then rank and
     report what is stored.
 
@@ -96,7 +97,14 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     as before sandboxes were loaded once (slower; kept to compare). When an entrant
     cannot be loaded the tournament stops before playing (``report.stopped``), unless
     ``keep_going``: then its games are recorded as its fault (``load_failed:ROLE``), and
-    it ranks last. What it plays and why, and how far it is, go to stderr."""
+    it ranks last. What it plays and why, and how far it is, go to stderr.
+
+    ``only`` (a competition's rating lane): only the games of that entrant (and the
+    built-ins' among themselves) are played, and no other pairing is forgotten, so that
+    lanes rating other versions at the same time neither play nor drop each other's
+    games. ``overrun`` (with ``only``: the
+    reason its rating ran out of time): its games not stored yet are not played but
+    recorded as its fault, ``over_time:ROLE``."""
     store = Store(data)
     sandbox = None
     if any(is_file_agent(s) for s in (*config.learners, *config.adversaries)):
@@ -114,11 +122,18 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 if is_sampled(config) else None)
     if schedule is None:
         games, never = candidates(config, digests)
+        if only is not None:  # (its games, and the built-ins' among themselves)
+            def own(learner: str, adversary: str) -> bool:
+                return only in (learner, adversary) or not (
+                    is_file_agent(learner) or is_file_agent(adversary))
+
+            games = [g for g in games if own(g.learner, g.adversary)]
+            never = [s for s in never if own(s["learner"], s["adversary"])]
         current = {g.key for g in games}
     else:  # (its games are chosen as it goes: the field's every game is never listed)
         games, never = [], []
         current = current_keys(config, digests, stored)
-    stale = sorted(stored_keys - current)
+    stale = [] if only is not None else sorted(stored_keys - current)
     pending = [g for g in games if g.key not in stored_keys or g.key in retry]
     fleet = _Fleet(config, data, store, workers, unsafe, ray_address, sandboxes,
                    fresh_processes)
@@ -183,6 +198,17 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                 })
                 bar.update(outcome["status"] != "complete", kind_of.get(pairing.key))
 
+        if overrun is not None:  # (the entrant's fault, as a game it forfeits)
+            at_fault = "learner" if only in {p.learner for p in todo} else "adversary"
+            over = {p for p in todo if only in (p.learner, p.adversary)}
+            for pairing in over:
+                status = f"over_time:{at_fault}"
+                record(pairing, {"game_id": None, "status": status, "message": overrun,
+                                 "result": {"status": status}})
+            unplayable = [p for p in unplayable if p not in over]
+            builtin = [p for p in builtin if p not in over]
+            files = [p for p in files if p not in over]
+            remote = [p for p in remote if p not in over]
         for pairing in unplayable:
             role, reason = broken(pairing) or (pairing.declined, pairing.reason)
             status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"

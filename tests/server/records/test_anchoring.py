@@ -28,6 +28,7 @@ from littlestone.games.errors import SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec, PlayedFields, RoundRecord
 from littlestone.learners import LEARNERS
 from littlestone.server.records.anchors import resolve
+from littlestone.server.records.database import SCHEMA_VERSION
 from littlestone.server.records.folder import is_index
 from littlestone.server.records.logged import play_logged
 from littlestone.server.records.logs import ForeignLog, LogWriter, read_log
@@ -240,7 +241,8 @@ def test_an_index_without_the_anchor_columns_is_migrated_on_open(tmp_path, capsy
     log.write_bytes(done.log.read_bytes())
     db = sqlite3.connect(old / "littlestone.db", isolation_level=None)
     db.executescript(OLD_SCHEMA)
-    columns = [c for c in row if c not in ("chain_sha256", "chain_hmac", "owner")]
+    columns = [c for c in row if c not in ("chain_sha256", "chain_hmac", "owner",
+                                               "pairing")]
     db.execute(f"INSERT INTO games ({', '.join(columns)}) VALUES "
                f"({', '.join('?' * len(columns))})", [row[c] for c in columns[:-1]] + [str(log)])
     db.execute("INSERT INTO tokens VALUES ('ann', 'abc', 'then')")
@@ -252,7 +254,7 @@ def test_an_index_without_the_anchor_columns_is_migrated_on_open(tmp_path, capsy
     assert migrated["chain_sha256"] is None and migrated["chain_hmac"] is None
     assert store.token_account("abc") == ("ann", "player")  # (roles came with version 3)
     db = sqlite3.connect(old / "littlestone.db")
-    assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+    assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     db.close()
     report = verify(read_log(log))
     assert not report.ok and report.anchored is None and report.records_ok

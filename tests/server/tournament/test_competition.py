@@ -60,7 +60,8 @@ time_bank = 0.2
 submitted = ["learner"]
 opens = 2026-11-25T08:00:00Z
 closes = 2026-12-02T08:00:00Z
-versions_per_day = 3
+# ann's refused (syntax error) version does not count: her third counted one is over
+versions_per_day = 2
 max_kb = 4
 final = "last"
 """

@@ -15,7 +15,10 @@ and ``adversaries`` are the built-ins in the field) with a ``[competition]`` tab
     final = "last"                     # the ranking is on each student's last version,
                                        # or on its "best"
     version_disk_mb = 64               # the disk one version (file, logs) may take
-    check_seconds = 30                 # its own checks' time in the sandbox
+    check_seconds = 30                 # its own checks' time in the sandbox, and again
+                                       # its check games' wall time
+    raters = 0                         # rating lanes (0: one a core, two at least)
+    rating_seconds = 600               # a version's whole rating's most wall time
 
 What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissions"):
 
@@ -24,21 +27,25 @@ What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissi
    ``version_disk_mb`` each) would pass its disk budget (the server's ledger,
    ``--token-disk-mb``), the token has a check running, or :data:`CHECKS_WAITING`
    checks wait already;
-2. in one of :data:`CHECKS_AT_ONCE` worker threads: a duplicate (the same bytes from the
-   same token) is answered with its version, not checked nor rated again; over
-   ``versions_per_day`` it is refused; else the file is stored
+2. in one of :data:`CHECKS_AT_ONCE` check lanes: a duplicate (the same bytes naming the
+   same class, from the same token, under the same competition file) is answered with
+   its version, not checked nor rated again; over ``versions_per_day`` (errored versions
+   not counted) it is refused; else the file is stored
    (``competitions/NAME/ACCOUNT/vN.py``, its row in the index) and checked in the
    sandbox under the competition's limits (:func:`.preflight.check_file`: its own checks
    for ``check_seconds`` at most, then *plays a game* refereed here, each game under the
    limits' deadlines): a file that does not load, plays another role, or fails what a
    tournament scores is ``refused`` and not entered;
-3. an accepted version waits in the index for the one rating worker (:class:`Rater`):
-   a ``littlestone competition rate`` process, its own session, plays its games
-   against the field (the built-ins and every version accepted before it:
-   :func:`.run.rate_entrant`, incremental, each game stored as it ends under a key of the
-   files' bytes), each game under the limits. Stopped, the process group is killed: its
+3. an accepted version waits in the index for a rating lane (:class:`Rater`; the next
+   is the oldest-waiting token's, and a newer version supersedes the same token's
+   queued older one): a ``littlestone competition rate`` process, its own session,
+   plays its games against the field (the built-ins and every version accepted before
+   it: :func:`.run.rate_entrant`, incremental, each game stored as it ends under a key of
+   the files' bytes, ``games.pairing`` unique), each game under the limits, the whole
+   within ``rating_seconds`` (past it, its games left are ``over_time``, its fault).
+   Stopped, however the server stops, every process it started dies with it: its
    games in flight were never stored, those stored stay, and the next start rates the
-   version again, playing only what is missing: no game lost or played twice.
+   version again, playing only what is missing: no game lost or recorded twice.
 
 The standings (:func:`standings`) rank each student's last rated version (or best) with
 the built-ins; at the close, once nothing waits to be rated, they are frozen

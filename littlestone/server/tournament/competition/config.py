@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass
 from datetime import datetime
@@ -14,10 +15,22 @@ from littlestone.games.errors import ConfigError
 from littlestone.server.tournament.config import COMPETITION_TABLE, TournamentConfig, load_config
 from littlestone.server.tournament.preflight import ROLES
 
-__all__ = ["CompetitionConfig", "load_competition", "version_spec"]
+__all__ = ["RATING_SECONDS", "CompetitionConfig", "default_raters", "load_competition",
+           "version_spec"]
 
 _KNOWN = {"submitted", "opens", "closes", "versions_per_day", "max_kb", "final",
-          "version_disk_mb", "check_seconds"}
+          "version_disk_mb", "check_seconds", "raters", "rating_seconds"}
+
+#: A version's whole rating's most wall time (seconds), by default: past it, its games
+#: not played yet are recorded as its fault (``over_time``), so that a version that
+#: answers each move just under the deadline holds one rating lane this long at most.
+RATING_SECONDS = 600.0
+
+
+def default_raters() -> int:
+    """The rating lanes by default: one a core, two at least (a slow version's lane
+    mostly waits on it, and the other lane goes on)."""
+    return max(2, os.cpu_count() or 2)
 
 
 @dataclass(frozen=True)
@@ -35,6 +48,9 @@ class CompetitionConfig:
     final: str = "last"
     version_disk_mb: int = 64
     check_seconds: float = 30.0
+    #: Rating lanes (versions rated at once); 0: :func:`default_raters`.
+    raters: int = 0
+    rating_seconds: float = RATING_SECONDS
 
     @property
     def name(self) -> str:
@@ -84,13 +100,20 @@ def load_competition(path: str | Path) -> CompetitionConfig:
     if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not \
             0 < seconds <= 600:
         raise fail("check_seconds", "a number of seconds, above 0 and at most 600")
+    raters = raw.get("raters", 0)
+    if isinstance(raters, bool) or not isinstance(raters, int) or not 0 <= raters <= 64:
+        raise fail("raters", "a whole number from 1 to 64 (0: one a core, two at least)")
+    rating = raw.get("rating_seconds", RATING_SECONDS)
+    if isinstance(rating, bool) or not isinstance(rating, int | float) or not \
+            0 < rating <= 86400:
+        raise fail("rating_seconds", "a number of seconds, above 0 and at most 86400")
     final = raw.get("final", "last")
     if final not in ("last", "best"):
         raise fail("final", "last or best")
     return CompetitionConfig(tournament, Path(path).resolve(), tuple(submitted),
                              times["opens"], times["closes"], counts["versions_per_day"],
                              counts["max_kb"] << 10, final, counts["version_disk_mb"],
-                             float(seconds))
+                             float(seconds), raters, float(rating))
 
 
 def version_spec(data: Path, row: dict[str, Any]) -> str:

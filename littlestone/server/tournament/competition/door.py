@@ -1,6 +1,7 @@
 """The door of a competition: a ``submit`` admitted or refused at once, then checked
-in the check pool (:data:`CHECKS_AT_ONCE` worker threads, :data:`CHECKS_WAITING` more
-waiting), stored and entered (:class:`Competition`, the lobby's
+in the check lanes (:data:`CHECKS_AT_ONCE` worker threads, :data:`CHECKS_WAITING` more
+waiting; one check per token at a time, so that two tokens' slow files hold two lanes
+and no more), stored and entered (:class:`Competition`, the lobby's
 :class:`~littlestone.server.net.lobby.Submissions`)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import collections
 import concurrent.futures
 import hashlib
 import logging
+import os
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -33,9 +35,13 @@ __all__ = ["CHECKS_AT_ONCE", "CHECKS_WAITING", "Competition"]
 
 log = logging.getLogger(__name__)
 
-#: Checks that run at once (each a sandbox, then its check games), and checks that may
-#: wait for one of them; past that, a submission is refused ``unavailable``.
-CHECKS_AT_ONCE = 2
+#: Checks that run at once (each a sandbox, then its check games: mostly waiting on the
+#: file's moves, so two a core and four at least), and checks that may wait for one of
+#: them; past that, a submission is refused ``unavailable``. A token has one check at a
+#: time: two tokens whose files are slow in their check games hold two lanes, and an
+#: honest file takes another (each check within its wall budget, ``check_seconds`` for
+#: its own checks and again for its check games).
+CHECKS_AT_ONCE = max(4, 2 * (os.cpu_count() or 1))
 CHECKS_WAITING = 8
 
 
@@ -111,7 +117,7 @@ class Competition:
                              f"the competition's max_kb ({self.config.max_bytes} bytes)")
         # every version of the token, this one too, against its disk budget (the ledger is
         # the lobby's: read on its loop)
-        disk.check([account], self.version_disk * (self._stored[account] + 1))
+        disk.check([account], self.version_disk * (self._stored[account] + 1), "version")
         if account in self._checking:
             raise OverBudget("checks_per_token", "over budget: a file of this token is being "
                              "checked; wait for its answer")
@@ -131,7 +137,10 @@ class Competition:
         """(A worker thread.) Store, check and enter one version; its answer."""
         store = self.store()
         digest = hashlib.sha256(source).hexdigest()
-        same = store.duplicate(self.name, account, digest)
+        # (a duplicate is the same bytes naming the same class, checked under the same
+        # competition file: a changed field or limits checks the file again)
+        settings = hashlib.sha256(self.config.tournament.source.encode()).hexdigest()
+        same = store.duplicate(self.name, account, digest, agent, settings)
         if same is not None:
             return self._answer(same, duplicate=True)
         most = self.config.versions_per_day
@@ -162,7 +171,7 @@ class Competition:
                               {"message": "the check could not run: submit it again"})
             raise Unavailable("the check could not run here; try again later") from None
         report = {"message": verdict.message, "checks": verdict.rows, "kind": verdict.kind,
-                  "forked": verdict.forked}
+                  "forked": verdict.forked, "settings": settings}
         reason = verdict.refused
         if reason is None and verdict.kind not in roles:
             reason = "role_not_accepted"
@@ -194,7 +203,8 @@ class Competition:
                           if duplicate else "plays its games against the field now"))
         return build.submitted(self.name, row["version"], row["sha256"], row["verdict"],
                                row["reason"], row["role"], duplicate, message,
-                               [{"check": c["check"], "ok": c["ok"], "message": c["message"]}
+                               [{"check": c["check"], "ok": c["ok"], "message": c["message"],
+                                 "advice": bool(c.get("advice"))}
                                 for c in report.get("checks", [])])
 
     # -- the close -------------------------------------------------------------------

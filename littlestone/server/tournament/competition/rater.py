@@ -1,11 +1,16 @@
-"""The rater of a competition: one worker that rates the accepted versions in the order
-they came (:class:`Rater`), each in a ``littlestone competition rate`` process
-(:func:`rate_version`), incremental: a game stored stays stored."""
+"""The rating lanes of a competition (:class:`Rater`): several workers, each rating one
+accepted version at a time in a ``littlestone competition rate`` process
+(:func:`rate_version`), incremental (a game stored stays stored), fair across tokens (the
+next version rated is the oldest-waiting token's:
+:meth:`~littlestone.server.records.submissions.SubmissionTable.claim_next`), each
+version's rating within ``rating_seconds`` of wall time (past it, its games not played
+yet are recorded as its own fault, ``over_time``): a slow version slows only itself."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import os
 import signal
@@ -17,37 +22,50 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
+from littlestone.sandbox.kernel import die_with_parent
 from littlestone.server.records.store import Store
-from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
+from littlestone.server.tournament.competition.config import (
+    CompetitionConfig,
+    default_raters,
+    version_spec,
+)
 from littlestone.server.tournament.run import rate_entrant
 
-__all__ = ["RATER_POLL_S", "Rater", "rate_version"]
+__all__ = ["OVER_TIME", "RATER_POLL_S", "Rater", "rate_version"]
 
 log = logging.getLogger(__name__)
 
-#: How often the rating worker looks for work when nothing woke it (seconds).
+#: How often an idle rating lane looks for work when nothing woke it (seconds).
 RATER_POLL_S = 1.0
+#: The message of a game recorded ``over_time``: its version's rating ran out of time.
+OVER_TIME = ("the version's rating took longer than the competition's rating_seconds: "
+             "its games not played by then count as its own fault")
 
 
 class Rater:
-    """The one rating worker: a thread that rates the accepted versions in the order
-    they came, each in a ``littlestone competition rate`` process of its own session
-    (killed, with its sandboxes, when the server stops). ``store`` gives the calling
-    thread's connection to the index in ``data``; ``idle`` is called whenever nothing
-    waits to be rated (the close's freeze)."""
+    """The rating lanes: ``lanes`` threads (default: the competition's ``raters``, else
+    one a core and two at least), each rating one version at a time in a ``littlestone
+    competition rate`` process of its own session (killed, with its sandboxes, when the
+    server stops, however it stops). ``store`` gives the calling thread's connection to
+    the index in ``data``; ``idle`` is called whenever a lane finds nothing to rate (the
+    close's freeze)."""
 
     def __init__(self, config: CompetitionConfig, data: Path, unsafe: bool,
-                 store: Callable[[], Store], idle: Callable[[], object]) -> None:
+                 store: Callable[[], Store], idle: Callable[[], object],
+                 lanes: int | None = None) -> None:
         self.config, self.data, self.unsafe = config, data, unsafe
         self.store, self.idle = store, idle
+        self.lanes = lanes or config.raters or default_raters()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._process: subprocess.Popen[bytes] | None = None
-        self._thread = threading.Thread(target=self._run, name="littlestone-rater",
-                                        daemon=True)
+        self._processes: dict[int, subprocess.Popen[bytes]] = {}
+        self._threads = [threading.Thread(target=self._run, args=(lane,), daemon=True,
+                                          name=f"littlestone-rater-{lane}")
+                         for lane in range(self.lanes)]
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     def wake(self) -> None:
         self._wake.set()
@@ -55,31 +73,30 @@ class Rater:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        process = self._process
-        if process is not None and process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-        self._thread.join(timeout=30)
+        for process in list(self._processes.values()):
+            _kill(process)
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(timeout=30)
 
-    def _run(self) -> None:
+    def _run(self, lane: int) -> None:
         store = self.store()
         while not self._stop.is_set():
             try:
-                row = store.next_queued(self.config.name)
+                row = store.claim_next(self.config.name)
                 if row is None:
                     self.idle()
                     self._wake.wait(RATER_POLL_S)
                     self._wake.clear()
                     continue
-                self._rate(store, row)
+                self._rate(store, row, lane)
             except Exception:
-                log.exception("competition %s: the rating worker failed; it goes on",
-                              self.config.name)
+                log.exception("competition %s: rating lane %d failed; it goes on",
+                              self.config.name, lane)
                 self._stop.wait(RATER_POLL_S)
 
-    def _rate(self, store: Store, row: dict[str, Any]) -> None:
+    def _rate(self, store: Store, row: dict[str, Any], lane: int) -> None:
         name = self.config.name
-        store.set_rating(row["id"], "rating")
         folder = self.data / "competitions" / name
         folder.mkdir(parents=True, exist_ok=True)
         argv = [sys.executable, "-m", "littlestone", "competition", "rate",
@@ -87,14 +104,14 @@ class Rater:
                 "--version", str(row["id"])]
         if self.unsafe:
             argv.append("--unsafe-no-sandbox")
-        log.info("competition %s: rating %s v%d of %s", name, row["agent"],
+        log.info("competition %s: lane %d rates %s v%d of %s", name, lane, row["agent"],
                  row["version"], row["account"])
-        with open(folder / "rating.log", "ab") as out:
-            self._process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                             stderr=out, start_new_session=True,
-                                             preexec_fn=_die_with_server)
-            code = self._process.wait()
-        self._process = None
+        code = self._process(argv, folder, lane, self.config.rating_seconds)
+        if code is None and not self._stop.is_set():  # over its time: the rest its fault
+            log.warning("competition %s: the rating of v%d of %s took over %g s "
+                        "(rating_seconds): its games left are recorded over_time", name,
+                        row["version"], row["account"], self.config.rating_seconds)
+            code = self._process([*argv, "--overrun"], folder, lane, None)
         if self._stop.is_set():
             return  # (killed: rated again at the next start, its stored games kept)
         store.set_rating(row["id"], "rated" if code == 0 else "failed")
@@ -103,29 +120,50 @@ class Rater:
                         "see %s)", name, row["version"], row["account"], code,
                         folder / "rating.log")
 
+    def _process(self, argv: list[str], folder: Path, lane: int,
+                 seconds: float | None) -> int | None:
+        """Run a rating process in ``lane``; its exit status, or None when it took over
+        ``seconds`` (then it is killed, with everything it started)."""
+        with open(folder / "rating.log", "ab") as out:
+            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
+                                       stderr=out, start_new_session=True,
+                                       preexec_fn=functools.partial(die_with_parent,
+                                                                    os.getpid()))
+            self._processes[lane] = process
+            try:
+                return process.wait(seconds)
+            except subprocess.TimeoutExpired:
+                _kill(process)
+                return None
+            finally:
+                del self._processes[lane]
 
-def _die_with_server() -> None:
-    """(In the rating process, before it runs.) Killed when the server's rating thread
-    dies, even by ``kill -9`` of the server: no orphan goes on rating beside the next
-    start's (Linux's ``PR_SET_PDEATHSIG``; elsewhere, nothing)."""
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """Kill a rating process's group and wait for it (what it started dies with it)."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
     with contextlib.suppress(Exception):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        process.wait(30)
 
 
 def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool = False,
-                 workers: int = 1) -> int:
+                 workers: int = 1, overrun: bool = False) -> int:
     """(``littlestone competition rate``.) Rate one accepted version: its games against
-    the built-ins and every version accepted before it, those not stored yet
-    (:func:`.run.rate_entrant`); each is stored as it ends. Returns the games stored."""
+    the built-ins and every version accepted before it (not superseded nor failed),
+    those not stored yet (:func:`.run.rate_entrant`, only this version's games: other
+    lanes rate others at once); each is stored as it ends. ``overrun``: its rating ran
+    out of time, and its games not stored yet are recorded ``over_time``, its fault,
+    without being played. Returns the games stored."""
     data = Path(data).resolve()
     store = Store(data)
     row = store.submission(ident)
     if row is None or row["verdict"] != "accepted":
         raise LittlestoneError(f"competition {config.name}: no accepted version {ident}")
     before = [v for v in store.submissions(config.name)
-              if v["verdict"] == "accepted" and v["id"] < ident and v["rating"] != "failed"]
+              if v["verdict"] == "accepted" and v["id"] < ident
+              and v["rating"] not in ("failed", "superseded")]
     learners = list(config.tournament.learners)
     adversaries = list(config.tournament.adversaries)
     for version in before:
@@ -133,7 +171,9 @@ def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool
             version_spec(data, version))
     field = dataclasses.replace(config.tournament, learners=tuple(learners),
                                 adversaries=tuple(adversaries))
-    report = rate_entrant(field, data, version_spec(data, row), row["role"], workers,
-                          progress=False, keep_going=True, unsafe=unsafe)
+    entrant = version_spec(data, row)
+    report = rate_entrant(field, data, entrant, row["role"], workers, progress=False,
+                          keep_going=True, unsafe=unsafe, only=entrant,
+                          overrun=OVER_TIME if overrun else None)
     store.set_rating(ident, "rated")
     return len(report.games)
