@@ -26,12 +26,12 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import littlestone
 from littlestone.games.errors import SandboxError
 from littlestone.sandbox.kernel import (
     UID_BASE,
+    ControlMessage,
     clear_keyrings,
     descendants,
     die_with_parent,
@@ -389,8 +389,8 @@ class LoadedSandbox:
         assert self.proc.stdin is not None
         self._control = self.proc.stdin
         self._err = _Capture(self.proc.stderr, sandbox.limits.output_kb << 10)
-        self._replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
-        self._census: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._replies: queue.Queue[ControlMessage | None] = queue.Queue()
+        self._census: queue.Queue[ControlMessage | None] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         #: Whether it may run another game (it answers, and its last game left nothing).
@@ -420,12 +420,12 @@ class LoadedSandbox:
         self._replies.put(None)
         self._census.put(None)
 
-    def _reply(self, timeout: float) -> dict[str, Any] | None:
+    def _reply(self, timeout: float) -> ControlMessage | None:
         with contextlib.suppress(queue.Empty):
             return self._replies.get(timeout=timeout)
         return {"silent": True}
 
-    def _send(self, message: dict[str, Any]) -> bool:
+    def _send(self, message: ControlMessage) -> bool:
         try:
             self._control.write(json.dumps(message).encode() + b"\n")
             self._control.flush()
@@ -481,7 +481,7 @@ class LoadedSandbox:
         if not self._send({"op": "finish"}):
             return self._stalled(forked, over_memory)
         deadline = time.monotonic() + STALL_SECONDS
-        said: dict[str, Any] | None = None  # its game's output, said before the wipe
+        said: ControlMessage | None = None  # its game's output, said before the wipe
         wiped = False
         while time.monotonic() < deadline and not wiped:
             message = self._reply(POLL_SECONDS)

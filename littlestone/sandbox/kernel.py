@@ -11,9 +11,16 @@ import os
 import platform
 import re
 from pathlib import Path
+from typing import Any
 
-__all__ = ["UID_BASE", "clear_keyrings", "descendants", "die_with_parent",
+__all__ = ["UID_BASE", "ControlMessage", "clear_keyrings", "descendants", "die_with_parent",
            "join_new_session_keyring", "memory_of", "pids_of", "processes_of", "resident"]
+
+#: A message on a loaded sandbox's control pipes, either way (JSON lines): a command's
+#: ``op`` and its own keys, or a reply's one key (``ready``, ``exited``, ``output``,
+#: ``finished``, ``killed``, ``census``, ``beat`` ...) and its value; each side reads the
+#: keys of the messages it expects and drops the rest.
+ControlMessage = dict[str, Any]
 
 #: Host user ids the sandboxes of a root tournament run as (one per run).
 UID_BASE = 200_000

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.sandbox.kernel import (
+    ControlMessage,
     clear_keyrings,
     descendants,
     die_with_parent,
@@ -101,7 +102,7 @@ class _ForkServer:
         # memory unwatched meanwhile: continued, it ends, and the game with it
         signal.signal(signal.SIGCONT, _continued)
         self.pending = b""
-        self.commands: list[dict[str, Any]] = []
+        self.commands: list[ControlMessage] = []
         self.eof = False
 
     def serve(self) -> int:
@@ -120,7 +121,7 @@ class _ForkServer:
         self._kill_all()
         return 0
 
-    def _say(self, message: dict[str, Any]) -> None:
+    def _say(self, message: ControlMessage) -> None:
         data = json.dumps(message).encode() + b"\n"
         while data:
             data = data[os.write(self.control_out, data):]
@@ -138,12 +139,12 @@ class _ForkServer:
                 if isinstance(message, dict):
                     self.commands.append(message)
 
-    def _next_command(self) -> dict[str, Any] | None:
+    def _next_command(self) -> ControlMessage | None:
         while not self.commands and not self.eof:
             self._read_control()
         return self.commands.pop(0) if self.commands else None
 
-    def _run(self, command: dict[str, Any]) -> None:
+    def _run(self, command: ControlMessage) -> None:
         limits = command["limits"]
         cap, memory = int(limits["output_kb"]) << 10, int(limits["memory_mb"]) << 20
         stdin = str(command.get("stdin", "")).encode()[:1 << 15]
