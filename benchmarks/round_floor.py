@@ -216,8 +216,17 @@ def direct_round(rounds: int, logged: bool = False, profile: bool = False
     agents = _agents()
     ref_l, learner = socket.socketpair()
     ref_a, adversary = socket.socketpair()
-    pids = [_fork(lambda: _player(learner, agents[0], profile)),
-            _fork(lambda: _player(adversary, agents[1], profile))]
+
+    def player(mine: socket.socket, agent: Any) -> None:
+        # (a game process keeps the link until the referee closes it: it must hold no
+        # copy of the referee's ends, nor of the other player's)
+        for other in (ref_l, ref_a, learner, adversary):
+            if other is not mine:
+                other.close()
+        return _player(mine, agent, profile)
+
+    pids = [_fork(lambda: player(learner, agents[0])),
+            _fork(lambda: player(adversary, agents[1]))]
     learner.close()
     adversary.close()
     from littlestone.protocol.frames import FrameSocket
