@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 from littlestone.games.errors import BudgetExceeded
 
 __all__ = ["HYPOTHESIS_LIMIT", "MATRIX_BUDGET", "MAX_VARIABLES", "UNIT_TOLERANCE",
-           "FiniteClass", "HypothesisClass", "Instance", "VersionSpace"]
+           "FiniteClass", "HypothesisClass", "Instance", "TruthTableClass", "VersionSpace"]
 
 #: Largest number of hypotheses a finite class may have (its evaluation arrays are |H| long).
 HYPOTHESIS_LIMIT = 1 << 24
@@ -222,3 +222,23 @@ class VersionSpace:
         return self.size
 
 
+class TruthTableClass(FiniteClass):
+    """A finite class over {0, 1}^n given by its hypotheses' truth tables: ``tables[h]``
+    holds h(x) as its bit x (instances are the bit masks 0..2^n-1); the decision trees'
+    and the threshold networks' classes (UML ch. 18, 20) are of this kind."""
+
+    def _set_tables(self, n: int, tables: NDArray[np.int64]) -> None:
+        self.domain_size = 1 << n
+        self.tables = tables
+        self._arrays = (tables,)
+        self.size = len(tables)
+        self._bits = np.arange(n, dtype=np.int64)
+
+    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
+        return ((arrays[0] >> x) & 1).astype(np.bool_)
+
+    def encode(self, x: Instance) -> FloatArray:
+        return ((int(x) >> self._bits) & 1).astype(np.float64)
+
+    def hypothesis(self, h: int) -> str:
+        return f"table {int(self.tables[h]):0{self.domain_size}b}"

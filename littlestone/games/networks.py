@@ -25,13 +25,14 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.errors import SpecError
-from littlestone.games.hypotheses import BoolArray, FiniteClass, FloatArray, Instance
+from littlestone.games.hypotheses import (
+    TruthTableClass,
+)
 from littlestone.games.spec import format_spec
 
 __all__ = ["ThresholdNetworks", "network_functions", "threshold_functions", "vc_edge_bound"]
@@ -96,7 +97,7 @@ def vc_edge_bound(edges: int) -> int:
     return m
 
 
-class ThresholdNetworks(FiniteClass):
+class ThresholdNetworks(TruthTableClass):
     """H_{V,E,sign} of the layered graph with n inputs, ``hidden`` threshold neurons and
     one output neuron (UML 20.1), as the functions on {0, 1}^n its weights give.
 
@@ -115,17 +116,4 @@ class ThresholdNetworks(FiniteClass):
         self.hidden = hidden
         self.edges = hidden * (n + 1) + hidden + 1 if hidden else n + 1
         self.spec = format_spec(self.name, {"n": n, "hidden": hidden})
-        self.domain_size = 1 << n
-        self.tables = network_functions(n, hidden)
-        self._arrays = (self.tables,)
-        self.size = len(self.tables)
-        self._bits = np.arange(n, dtype=np.int64)
-
-    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
-        return ((arrays[0] >> x) & 1).astype(np.bool_)
-
-    def encode(self, x: Instance) -> FloatArray:
-        return ((int(x) >> self._bits) & 1).astype(np.float64)
-
-    def hypothesis(self, h: int) -> str:
-        return f"table {int(self.tables[h]):0{self.domain_size}b}"
+        self._set_tables(n, network_functions(n, hidden))

@@ -44,7 +44,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.games.errors import SpecError
-from littlestone.games.hypotheses import BoolArray, FiniteClass, FloatArray, Instance
+from littlestone.games.hypotheses import (
+    BoolArray,
+    FloatArray,
+    TruthTableClass,
+)
 from littlestone.games.spec import format_spec
 
 __all__ = [
@@ -130,7 +134,7 @@ def tree_functions(d: int, leaves: int) -> NDArray[np.int64]:
     return _tree_tables(d, leaves)
 
 
-class DecisionTrees(FiniteClass):
+class DecisionTrees(TruthTableClass):
     """The functions {0, 1}^d -> {0, 1} computed by a decision tree of at most k leaves
     whose nodes ask 1[x_i = 1] (UML 18.1); hypothesis h is the h-th truth table in order.
 
@@ -151,20 +155,7 @@ class DecisionTrees(FiniteClass):
         self.d = self.n_features = d
         self.leaves = leaves
         self.spec = format_spec(self.name, {"d": d, "leaves": leaves})
-        self.domain_size = 1 << d
-        self.tables = tree_functions(d, leaves)
-        self._arrays = (self.tables,)
-        self.size = len(self.tables)
-        self._bits = np.arange(d, dtype=np.int64)
-
-    def _test(self, arrays: tuple[NDArray[Any], ...], x: int) -> BoolArray:
-        return ((arrays[0] >> x) & 1).astype(np.bool_)
-
-    def encode(self, x: Instance) -> FloatArray:
-        return ((int(x) >> self._bits) & 1).astype(np.float64)
-
-    def hypothesis(self, h: int) -> str:
-        return f"table {int(self.tables[h]):0{self.domain_size}b}"
+        self._set_tables(d, tree_functions(d, leaves))
 
     def description_bound(self) -> float:
         """log2 of the most trees of at most k leaves UML's language codes: 2k log2(d + 3)
