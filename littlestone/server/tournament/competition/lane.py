@@ -50,6 +50,7 @@ def serve_lane(rate: Callable[[int, bool], object], log: Path,
     replies = sys.stdout if replies is None else replies
     for module in LANE_PRELOAD:
         importlib.import_module(module)
+    _warm_report()
     lane = os.getpid()
 
     def say(line: str) -> None:
@@ -70,6 +71,15 @@ def serve_lane(rate: Callable[[int, bool], object], log: Path,
         _, status = os.waitpid(pid, 0)
         say(f"ended {pid} {os.waitstatus_to_exitcode(status)}")
     return 0
+
+
+def _warm_report() -> None:
+    """Compile the tournament report's template once (each rating writes the report:
+    compiling it was a third of a second of every rating)."""
+    from littlestone.server.tournament import report
+
+    with contextlib.suppress(Exception):
+        report._templates().get_template("report.html")
 
 
 def _child(lane: int, log: Path, rate: Callable[[], object]) -> NoReturn:
