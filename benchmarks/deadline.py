@@ -7,8 +7,10 @@ server, before the rush.
 
 The issue's targets (issue 41): p99 submit -> verdict <= 10 s, p99 submit -> rated
 <= 3 min for 40 students x 5 versions, and a slow student adding <= 10% to anyone
-else's wait. Tests never time anything: tests/server/tournament/test_rating_lanes.py
-plays the attacks, and tests/benchmarks runs this bench at its smallest size.
+else's wait (:func:`beside_slow`: an honest version's waits alone and beside slow
+students', on one server, interleaved). Tests never time anything:
+tests/server/tournament/test_rating_lanes.py plays the attacks, and tests/benchmarks
+runs this bench at its smallest size.
 """
 
 from __future__ import annotations
@@ -257,6 +259,58 @@ def run(students: int, versions: int, span: float, tabs: int,
         shutil.rmtree(folder, ignore_errors=True)
 
 
+@dataclass
+class Beside:
+    """An honest student's waits, alone and beside slow students (seconds)."""
+
+    alone: Figures = field(default_factory=Figures)
+    beside: Figures = field(default_factory=Figures)
+
+
+def beside_slow(rounds: int, rating_seconds: float) -> tuple[Beside, float]:
+    """"A slow student adds <= 10% to anyone else's wait", measured: ``rounds`` times
+    an honest version submitted alone, then an honest version submitted at the moment
+    one student submits a version slow in its rating and another a version slow in its
+    check games (each round waits for every rating to end, so that no slow version runs
+    into the next round's alone). The same server, the rounds interleaved so that drift
+    falls on both; with the load average after them."""
+    folder = Path(tempfile.mkdtemp(prefix="littlestone-bench-beside-"))
+    night = Night(folder, 4, rating_seconds)
+    alone_token, honest_token, slow_rating, slow_check = night.tokens[:4]
+    figures = Beside()
+    try:
+        for number in range(rounds):
+            night.submit(alone_token, HONEST.format(tag=f"alone {number}"), figures.alone,
+                         honest=True)
+            side = Figures()
+            slow = [threading.Thread(target=night.submit, args=(
+                        token, source.format(tag=f"beside {number}"), side, False))
+                    for token, source in ((slow_rating, SLOW_RATING),
+                                          (slow_check, SLOW_CHECK))]
+            for thread in slow:
+                thread.start()
+            night.submit(honest_token, HONEST.format(tag=f"beside {number}"),
+                         figures.beside, honest=True)
+            for thread in slow:
+                thread.join()
+        return figures, os.getloadavg()[0]
+    finally:
+        night.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def beside_rows(figures: Beside) -> list[tuple[str, float, float, float]]:
+    """(what, beside slow students' median, alone median, added %) in seconds."""
+    out = []
+    for name, beside, alone in (
+            ("honest submit -> verdict", figures.beside.verdict, figures.alone.verdict),
+            ("honest submit -> rated", figures.beside.rated, figures.alone.rated)):
+        ours = statistics.median(beside) if beside else float("nan")
+        base = statistics.median(alone) if alone else float("nan")
+        out.append((name, ours, base, 100.0 * (ours / base - 1.0)))
+    return out
+
+
 def rows(lone: Figures, rush: Figures) -> list[tuple[str, float, float, float, float]]:
     """(what, rush p50, rush p99, lone p50, lone p99) in seconds."""
     out = []
@@ -278,8 +332,11 @@ def bench_deadline(quick: bool) -> list[tuple[str, float, float, str]]:
     """``benchmarks.run``'s rows: each p99 of the rush beside the lone submit's."""
     size = (4, 2, 20.0, 4) if quick else (40, 5, 360.0, 40)
     lone, rush, _ = run(*size, rating_seconds=60.0)
+    figures, _ = beside_slow(1 if quick else 3, rating_seconds=60.0)
     return [(f"deadline rush ({size[0]}x{size[1]}): {name} p99 (beside: alone)", p99,
-             alone99, "s") for name, _, p99, _, alone99 in rows(lone, rush)]
+             alone99, "s") for name, _, p99, _, alone99 in rows(lone, rush)] + [
+        (f"deadline: {name} beside slow students, median (beside: alone)", ours, base, "s")
+        for name, ours, base, _ in beside_rows(figures)]
 
 
 def main() -> None:
@@ -292,9 +349,11 @@ def main() -> None:
                         help="the last hour, compressed to this many seconds")
     parser.add_argument("--tabs", type=int, default=40)
     parser.add_argument("--rating-seconds", type=float, default=60.0)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="rounds of an honest version alone, then beside slow ones")
     args = parser.parse_args()
     if args.quick:
-        args.students, args.versions, args.span, args.tabs = 4, 2, 20.0, 4
+        args.students, args.versions, args.span, args.tabs, args.rounds = 4, 2, 20.0, 4, 1
     lone, rush, load = run(args.students, args.versions, args.span, args.tabs,
                            args.rating_seconds)
     print(f"deadline: {args.students} students x {args.versions} versions in "
@@ -304,6 +363,14 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for name, p50, p99, alone50, alone99 in rows(lone, rush):
         print(f"| {name} | {p50:.2f} s | {p99:.2f} s | {alone50:.2f} s | {alone99:.2f} s |")
+    figures, load = beside_slow(args.rounds, args.rating_seconds)
+    print(f"\na slow student beside: {args.rounds} rounds of an honest version alone, then "
+          f"beside one version slow in rating and one slow in its check games; load "
+          f"average {load:.1f} (target: <= 10% added)")
+    print("| what | beside p50 | alone p50 | added |")
+    print("|---|---|---|---|")
+    for name, ours, base, added in beside_rows(figures):
+        print(f"| {name} | {ours:.2f} s | {base:.2f} s | {added:+.0f}% |")
 
 
 if __name__ == "__main__":

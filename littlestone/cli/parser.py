@@ -391,7 +391,8 @@ def build_parser() -> argparse.ArgumentParser:
     rate = competition_sub.add_parser("rate", help=argparse.SUPPRESS)  # the server's worker
     rate.add_argument("config", metavar="FILE.toml")
     rate.add_argument("--data", default=data, metavar="DIR", help=data_help)
-    rate.add_argument("--version", type=positive_int, required=True)
+    rate.add_argument("--version", type=positive_int)
+    rate.add_argument("--lane", action="store_true")  # (a warm lane: versions on stdin)
     rate.add_argument("--unsafe-no-sandbox", action="store_true")
     rate.add_argument("--overrun", action="store_true")  # (its time is up: the rest its fault)
 

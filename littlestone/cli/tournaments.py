@@ -94,7 +94,8 @@ def _tournament(args: argparse.Namespace, config: Any) -> int:
 
 def competition(args: argparse.Namespace) -> int:
     """``competition export``: the ranking (final once closed) as CSV or JSON;
-    ``competition rate`` (the server's rating worker): rate one version."""
+    ``competition rate`` (the server's rating worker): rate one version, or serve a warm
+    rating lane (``--lane``: ``competition.lane.serve_lane``)."""
     from littlestone.server.records.store import Store
     from littlestone.server.tournament.competition import (
         export,
@@ -105,9 +106,20 @@ def competition(args: argparse.Namespace) -> int:
 
     config = load_competition(args.config)
     if args.competition_command == "rate":
+        from littlestone.server.tournament.competition.lane import serve_lane
+
+        data = Path(args.data)
+
+        def rate(ident: int, overrun: bool) -> int:
+            return rate_version(config, data, ident, unsafe=args.unsafe_no_sandbox,
+                                overrun=overrun)
+
+        if not args.lane and args.version is None:
+            raise UsageError("competition rate: --version N (or --lane, the server's)")
         with operator_log("warning", "text"):
-            rate_version(config, Path(args.data), args.version,
-                         unsafe=args.unsafe_no_sandbox, overrun=args.overrun)
+            if args.lane:
+                return serve_lane(rate, data / "competitions" / config.name / "rating.log")
+            rate(args.version, args.overrun)
         return 0
     if not (Path(args.data) / "littlestone.db").is_file():
         raise UsageError(f"competition: {args.data} holds no competition (no index); "

@@ -17,7 +17,7 @@ and ``adversaries`` are the built-ins in the field) with a ``[competition]`` tab
     version_disk_mb = 64               # the disk one version (file, logs) may take
     check_seconds = 30                 # its own checks' time in the sandbox, and again
                                        # its check games' wall time
-    raters = 0                         # rating lanes (0: one a core, two at least)
+    raters = 0                         # rating lanes (0: two more than the cores)
     rating_seconds = 600               # a version's whole rating's most wall time
 
 What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissions"):
@@ -38,7 +38,8 @@ What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissi
    tournament scores is ``refused`` and not entered;
 3. an accepted version waits in the index for a rating lane (:class:`Rater`; the next
    is the oldest-waiting token's, and a newer version supersedes the same token's
-   queued older one): a ``littlestone competition rate`` process, its own session,
+   queued older one): a child of the lane's warm ``littlestone competition rate
+   --lane`` process (:mod:`.lane`: started once, its imports done), its own session,
    plays its games against the field (the built-ins and every version accepted before
    it: :func:`.run.rate_entrant`, incremental, each game stored as it ends under a key of
    the files' bytes, ``games.pairing`` unique), each game under the limits, the whole
@@ -53,9 +54,10 @@ the built-ins; at the close, once nothing waits to be rated, they are frozen
 
 The package's modules are the competition's rooms, each importing only those before it:
 :mod:`.config` (the file), :mod:`.standings` (the ranking as it stands, frozen at the
-close), :mod:`.export` (the ranking as CSV or JSON), :mod:`.rater` (the rating worker and
-its process) and :mod:`.door` (admitting a ``submit``, the check pool, the running
-competition). Their rows are typed (:class:`.standings.Standings` and its rows).
+close), :mod:`.export` (the ranking as CSV or JSON), :mod:`.lane` (a warm rating lane's
+process), :mod:`.rater` (the rating lanes, each with its warm process) and :mod:`.door`
+(admitting a ``submit``, the check pool, the running competition). Their rows are typed
+(:class:`.standings.Standings` and its rows).
 """
 
 from __future__ import annotations

@@ -28,9 +28,12 @@ RATING_SECONDS = 600.0
 
 
 def default_raters() -> int:
-    """The rating lanes by default: one a core, two at least (a slow version's lane
-    mostly waits on it, and the other lane goes on)."""
-    return max(2, os.cpu_count() or 2)
+    """The rating lanes by default: two more than the cores. A lane whose version is
+    slow mostly waits on its sandbox's moves and holds no core, so two lanes held by
+    slow versions leave one lane a core to the others; honest versions, which compute,
+    share the cores among the lanes and are rated no slower in all than with one lane a
+    core (issue 41)."""
+    return (os.cpu_count() or 1) + 2
 
 
 @dataclass(frozen=True)
@@ -102,7 +105,7 @@ def load_competition(path: str | Path) -> CompetitionConfig:
         raise fail("check_seconds", "a number of seconds, above 0 and at most 600")
     raters = raw.get("raters", 0)
     if isinstance(raters, bool) or not isinstance(raters, int) or not 0 <= raters <= 64:
-        raise fail("raters", "a whole number from 1 to 64 (0: one a core, two at least)")
+        raise fail("raters", "a whole number from 1 to 64 (0: two more than the cores)")
     rating = raw.get("rating_seconds", RATING_SECONDS)
     if isinstance(rating, bool) or not isinstance(rating, int | float) or not \
             0 < rating <= 86400:

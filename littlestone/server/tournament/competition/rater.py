@@ -1,6 +1,7 @@
 """The rating lanes of a competition (:class:`Rater`): several workers, each rating one
-accepted version at a time in a ``littlestone competition rate`` process
-(:func:`rate_version`), incremental (a game stored stays stored), fair across tokens (the
+accepted version at a time (:func:`rate_version`) in a child of its warm process
+(:mod:`.lane`, :class:`WarmLane`: started once, so that a version does not pay a
+Python's start and its imports), incremental (a game stored stays stored), fair across tokens (the
 next version rated is the oldest-waiting token's:
 :meth:`~littlestone.server.records.submissions.SubmissionTable.claim_next`), each
 version's rating within ``rating_seconds`` of wall time (past it, its games not played
@@ -13,16 +14,19 @@ import dataclasses
 import functools
 import logging
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import LittlestoneError
 from littlestone.sandbox.kernel import die_with_parent
+from littlestone.server.net.hosts import HOST_ENVIRONMENT
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import (
     CompetitionConfig,
@@ -31,7 +35,7 @@ from littlestone.server.tournament.competition.config import (
 )
 from littlestone.server.tournament.run import rate_entrant
 
-__all__ = ["OVER_TIME", "RATER_POLL_S", "Rater", "rate_version"]
+__all__ = ["OVER_TIME", "RATER_POLL_S", "Rater", "WarmLane", "rate_version"]
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +48,9 @@ OVER_TIME = ("the version's rating took longer than the competition's rating_sec
 
 class Rater:
     """The rating lanes: ``lanes`` threads (default: the competition's ``raters``, else
-    one a core and two at least), each rating one version at a time in a ``littlestone
-    competition rate`` process of its own session (killed, with its sandboxes, when the
+    :func:`.config.default_raters`), each rating one version at a time in a child of its
+    warm ``littlestone competition rate --lane`` process (started with the lane), the
+    child in a session of its own (killed, with its sandboxes, when its time is up or the
     server stops, however it stops). ``store`` gives the calling thread's connection to
     the index in ``data``; ``idle`` is called whenever a lane finds nothing to rate (the
     close's freeze)."""
@@ -58,7 +63,8 @@ class Rater:
         self.lanes = lanes or config.raters or default_raters()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._processes: dict[int, subprocess.Popen[bytes]] = {}
+        #: Each lane's warm process (:mod:`.lane`), once it rated a version.
+        self._lanes: dict[int, WarmLane] = {}
         self._threads = [threading.Thread(target=self._run, args=(lane,), daemon=True,
                                           name=f"littlestone-rater-{lane}")
                          for lane in range(self.lanes)]
@@ -73,14 +79,17 @@ class Rater:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
-        for process in list(self._processes.values()):
-            _kill(process)
+        for warm in list(self._lanes.values()):
+            warm.close()
         for thread in self._threads:
             if thread.is_alive():
                 thread.join(timeout=30)
 
     def _run(self, lane: int) -> None:
         store = self.store()
+        folder = self.data / "competitions" / self.config.name
+        folder.mkdir(parents=True, exist_ok=True)
+        self._warm(lane, folder)  # (warm before its first version comes)
         while not self._stop.is_set():
             try:
                 row = store.claim_next(self.config.name)
@@ -99,19 +108,14 @@ class Rater:
         name = self.config.name
         folder = self.data / "competitions" / name
         folder.mkdir(parents=True, exist_ok=True)
-        argv = [sys.executable, "-m", "littlestone", "competition", "rate",
-                str(self.config.path), "--data", str(self.data),
-                "--version", str(row["id"])]
-        if self.unsafe:
-            argv.append("--unsafe-no-sandbox")
         log.info("competition %s: lane %d rates %s v%d of %s", name, lane, row["agent"],
                  row["version"], row["account"])
-        code = self._process(argv, folder, lane, self.config.rating_seconds)
+        code = self._process(row["id"], False, folder, lane, self.config.rating_seconds)
         if code is None and not self._stop.is_set():  # over its time: the rest its fault
             log.warning("competition %s: the rating of v%d of %s took over %g s "
                         "(rating_seconds): its games left are recorded over_time", name,
                         row["version"], row["account"], self.config.rating_seconds)
-            code = self._process([*argv, "--overrun"], folder, lane, None)
+            code = self._process(row["id"], True, folder, lane, None)
         if self._stop.is_set():
             return  # (killed: rated again at the next start, its stored games kept)
         store.set_rating(row["id"], "rated" if code == 0 else "failed")
@@ -120,23 +124,106 @@ class Rater:
                         "see %s)", name, row["version"], row["account"], code,
                         folder / "rating.log")
 
-    def _process(self, argv: list[str], folder: Path, lane: int,
+    def _process(self, ident: int, overrun: bool, folder: Path, lane: int,
                  seconds: float | None) -> int | None:
-        """Run a rating process in ``lane``; its exit status, or None when it took over
-        ``seconds`` (then it is killed, with everything it started)."""
-        with open(folder / "rating.log", "ab") as out:
-            process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out,
-                                       stderr=out, start_new_session=True,
-                                       preexec_fn=functools.partial(die_with_parent,
-                                                                    os.getpid()))
-            self._processes[lane] = process
-            try:
-                return process.wait(seconds)
-            except subprocess.TimeoutExpired:
-                _kill(process)
+        """Rate version ``ident`` in ``lane``'s warm process (started at its first
+        version, and again when it ended); the rating's exit status, or None when it
+        took over ``seconds`` (then it is killed, with everything it started)."""
+        warm = self._warm(lane, folder)
+        return 1 if warm is None else warm.rate(ident, overrun, seconds)
+
+    def _warm(self, lane: int, folder: Path) -> WarmLane | None:
+        """``lane``'s warm process, started if it is not running (None: it could not
+        start, or the rater stops)."""
+        warm = self._lanes.get(lane)
+        if warm is not None and warm.process.poll() is None:
+            return warm
+        if warm is not None:
+            warm.close()
+        argv = [sys.executable, "-m", "littlestone", "competition", "rate",
+                str(self.config.path), "--data", str(self.data), "--lane"]
+        if self.unsafe:
+            argv.append("--unsafe-no-sandbox")
+        try:
+            warm = self._lanes[lane] = WarmLane(argv, folder / "rating.log")
+        except (OSError, EOFError):
+            log.exception("competition %s: rating lane %d could not start",
+                          self.config.name, lane)
+            return None
+        if self._stop.is_set():  # (stopped while it started: stop() may have missed it)
+            warm.close()
+            return None
+        return warm
+
+
+class WarmLane:
+    """The server's end of a warm rating lane (:mod:`.lane`): its process, started
+    with ``argv`` in a session of its own, dying with the server however the server
+    ends, its standard error appended to ``log``."""
+
+    def __init__(self, argv: list[str], log_path: Path) -> None:
+        with open(log_path, "ab") as out:
+            self.process = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=out, bufsize=0,
+                start_new_session=True, env={**os.environ, **HOST_ENVIRONMENT},
+                preexec_fn=functools.partial(die_with_parent, os.getpid()))
+        self._buffer = b""
+        #: The version's child that runs now, if any (the leader of its own group).
+        self.child: int | None = None
+        self._line(None)  # ready
+
+    def rate(self, ident: int, overrun: bool, seconds: float | None) -> int | None:
+        """Rate one version; its child's exit status (1: the lane itself ended), or
+        None when it took over ``seconds`` (then its group is killed)."""
+        try:
+            assert self.process.stdin is not None
+            self.process.stdin.write(f"{ident} {int(overrun)}\n".encode())
+            started = (self._line(None) or "").split()
+            self.child = int(started[1])
+            ended = self._line(seconds)
+            if ended is None:  # over its time
+                self.kill_child()
+                self._line(None)  # (its end)
                 return None
-            finally:
-                del self._processes[lane]
+            return int(ended.split()[2])
+        except (OSError, IndexError, ValueError, EOFError):  # (the lane ended)
+            self.close()
+            return 1
+        finally:
+            self.child = None
+
+    def _line(self, seconds: float | None) -> str | None:
+        """The lane's next line, or None when none came within ``seconds`` (EOFError
+        when the lane ended)."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        deadline = None if seconds is None else time.monotonic() + seconds
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                raise EOFError("the rating lane ended")
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line.decode()
+
+    def kill_child(self) -> None:
+        """Kill the version's child that runs now, with its whole group."""
+        child = self.child
+        if child is not None:
+            try:
+                os.killpg(child, signal.SIGKILL)
+            except ProcessLookupError:  # (not its group's leader yet)
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Kill the lane, its version's child with it, and wait for it."""
+        self.kill_child()
+        _kill(self.process)
 
 
 def _kill(process: subprocess.Popen[bytes]) -> None:
