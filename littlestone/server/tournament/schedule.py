@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -44,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.server.records.rows import TournamentGame
+from littlestone.server.tournament.completion import complete
 from littlestone.server.tournament.config import (
     GAMES_PER_VERSION,
     SCHEDULES,
@@ -62,6 +64,9 @@ ROUND_ROBIN_MAX = 25_000
 STAGES = 3
 #: Opponents weighed for an entrant's games in one stage.
 CANDIDATES = 64
+#: From the second stage on, a game's worth to the ratings is weighed by its pair's
+#: worth to the estimated round-robin ranking (:class:`_Relevance`) plus this floor.
+FLOOR = 0.05
 #: An opponent is chosen while it has fewer than CAP x k games (then only if no other
 #: is left): the builtins, well rated early, would otherwise play every game.
 CAP = 2
@@ -145,6 +150,8 @@ class SampledSchedule:
         self.stage += 1
         model = fit(observations(rows, "learner")) if rows else None
         weigh = _Weights(model, names)
+        relevance = _Relevance(rows, learners, adversaries, names, len(config.seeds)) \
+            if rows and self.stage > 1 else None
         digest = hashlib.sha256(f"{config.name}|{len(rows)}|{self.stage}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
         planned: dict[tuple[str, str], int] = {}
@@ -178,6 +185,8 @@ class SampledSchedule:
                 continue
             gain = weigh.gain([(o[0], o[1], o[2]) for o in options], role,
                               [have(other_role, o[4]) < k for o in options])
+            if relevance is not None:
+                gain = gain * relevance.of([(o[0], o[1]) for o in options])
             gain = gain * (1.0 + 1e-9 * rng.random(len(gain)))  # (ties: at random)
             repeats = np.array([pair_count.get((o[0], o[1]), 0) for o in options], dtype=float)
             spread = np.array([by_space.get((role, spec, o[2]), 0) for o in options],
@@ -206,6 +215,50 @@ class SampledSchedule:
         if not chosen and self.stage < STAGES:
             return self.next_games(rows)
         return chosen
+
+
+class _Relevance:
+    """What a pair's next game is worth to the round robin's ranking as estimated
+    (:mod:`.completion`), from the second stage on: a pair matters to its learner's key
+    if it could be the learner's worst case or sits near its median over adversaries,
+    and to its adversary's if it sits near the adversary's median over learners, each
+    ``exp(-z^2 / 2)``, ``z`` the distance in the pair's standard errors; a pair the
+    estimate already rests on played games for is worth nothing more. The schedule's
+    gain of a game (:class:`_Weights`) is multiplied by :data:`FLOOR` plus the two."""
+
+    def __init__(self, rows: list[TournamentGame], learners: list[str],
+                 adversaries: list[str], spaces: list[str], seeds: int) -> None:
+        self.learner_index = {s: i for i, s in enumerate(learners)}
+        self.adversary_index = {s: i for i, s in enumerate(adversaries)}
+        worth = np.zeros((len(learners), len(adversaries)))
+        for role in ("learner", "adversary"):
+            table = complete(rows, "learner" if role == "learner" else "adversary",
+                             learners, adversaries, spaces, seeds)
+            pair, error = table.pair, table.error
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # (entrants without a score)
+                scale = np.where(error > 0, error, np.inf)
+                if role == "learner":
+                    worst = np.nanmax(pair, axis=1, keepdims=True)
+                    median = np.nanmedian(pair, axis=1, keepdims=True)
+                    near = (np.exp(-0.5 * ((pair - worst) / scale) ** 2)
+                            + np.exp(-0.5 * ((pair - median) / scale) ** 2))
+                else:
+                    median = np.nanmedian(pair, axis=0, keepdims=True)
+                    near = np.exp(-0.5 * ((pair - median) / scale) ** 2)
+            worth += np.nan_to_num(near, nan=1.0)
+        self.worth = worth
+
+    def of(self, pairs: list[tuple[str, str]]) -> NDArray[np.float64]:
+        """Each pair's weight: :data:`FLOOR` plus its worth (1 for an entrant the
+        estimate has not seen)."""
+        out = np.ones(len(pairs))
+        for n, (learner, adversary) in enumerate(pairs):
+            i, j = self.learner_index.get(learner), self.adversary_index.get(adversary)
+            if i is not None and j is not None:
+                out[n] = float(self.worth[i, j])
+        weights: NDArray[np.float64] = FLOOR + out
+        return weights
 
 
 class _Weights:
