@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -238,31 +239,28 @@ def keys(table: Completed, draws: int | None = None, seed: str = ""
     pair = table.pair if learner else table.pair.T  # (entrants, opponents)
     error = table.error if learner else table.error.T
     names = table.learners if learner else table.adversaries
-    with np.errstate(all="ignore"):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # (rows without a score)
-            worst = np.nanmax(pair, axis=1)
-            median = np.nanmedian(pair, axis=1)
-            shown = worst if learner else median
-            n = draws if draws is not None else _replicates(pair.size)
-            rng = np.random.default_rng(int.from_bytes(hashlib.sha256(
-                f"{seed}|{pair.shape}".encode()).digest()[:8], "big"))
-            low, high = shown.copy(), shown.copy()
-            uncertain = (error > 0).any(axis=1)
-            if n and uncertain.any():
-                rows = np.flatnonzero(uncertain)
-                sub, sub_error = pair[rows], error[rows]
-                samples = np.empty((n, len(rows)))
-                for b in range(n):
-                    drawn = sub + sub_error * rng.standard_normal(sub.shape)
-                    samples[b] = (np.nanmax(drawn, axis=1) if learner
-                                  else np.nanmedian(drawn, axis=1))
-                low[rows] = np.quantile(samples, TAIL, axis=0)
-                high[rows] = np.quantile(samples, 1 - TAIL, axis=0)
-                low[rows] = np.minimum(low[rows], shown[rows])
-                high[rows] = np.maximum(high[rows], shown[rows])
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # (rows without a score)
+        worst = np.nanmax(pair, axis=1)
+        median = np.nanmedian(pair, axis=1)
+        shown = worst if learner else median
+        n = draws if draws is not None else _replicates(pair.size)
+        rng = np.random.default_rng(int.from_bytes(hashlib.sha256(
+            f"{seed}|{pair.shape}".encode()).digest()[:8], "big"))
+        low, high = shown.copy(), shown.copy()
+        uncertain = (error > 0).any(axis=1)
+        if n and uncertain.any():
+            rows = np.flatnonzero(uncertain)
+            sub, sub_error = pair[rows], error[rows]
+            samples = np.empty((n, len(rows)))
+            for b in range(n):
+                drawn = sub + sub_error * rng.standard_normal(sub.shape)
+                samples[b] = (np.nanmax(drawn, axis=1) if learner
+                              else np.nanmedian(drawn, axis=1))
+            low[rows] = np.quantile(samples, TAIL, axis=0)
+            high[rows] = np.quantile(samples, 1 - TAIL, axis=0)
+            low[rows] = np.minimum(low[rows], shown[rows])
+            high[rows] = np.maximum(high[rows], shown[rows])
     out: dict[str, Estimate] = {}
     for i, name in enumerate(names):
         if not table.rated[i] or not math.isfinite(float(shown[i])):
@@ -313,10 +311,13 @@ def rank_sampled(name: str, rows: list[TournamentGame], skipped: list[Skipped],
         table = complete(rows, role, everyone[LEARNER], everyone[ADVERSARY], names,
                                seeds)
         estimates = keys(table, seed=f"{name}|{len(rows)}|{role}")
-        games = fit(observations(rows, role)).games if rows else {}
+        games: dict[str, int] = {}
+        for learner, adversary, _, _ in observations(rows, role):
+            mine = learner if role == LEARNER else adversary
+            games[mine] = games.get(mine, 0) + 1
         for entry in entries:
             mine = estimates.get(entry[role])
-            entry["rating_games"] = games.get(f"{role}:{entry[role]}", 0)
+            entry["rating_games"] = games.get(entry[role], 0)
             if mine is None or mine.shown is None:
                 entry["rating_low"], entry["rating_high"] = None, None
                 continue

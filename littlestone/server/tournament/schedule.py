@@ -18,9 +18,12 @@ most. A game of entrant e against opponent o on class c adds one row x to the mo
 design; with ``M`` the inverse of the regularised normal matrix (the ratings'
 covariance, in units of the noise), it reduces the variance of e's effect by
 ``(M x)_e^2 / (1 + x' M x)``, and the opponent's likewise (counted while the opponent is
-short of its own k games too). So an entrant plays opponents whose ratings are already
-well known, and unrated opponents that need games themselves, on the classes it has
-played least; a pair plays again only on another class or seed (the first seed it has
+short of its own k games too). From the second stage on, that gain is weighed by what
+the pair can still change in the round robin's ranking as estimated (:mod:`.completion`,
+:class:`_Relevance`): a pair that could be its learner's worst case, or sits near its
+learner's or its adversary's median, within its standard error. So an entrant plays
+opponents whose ratings are already well known, and unrated opponents that need games
+themselves, on the classes it has played least; a pair plays again only on another class or seed (the first seed it has
 not played), and an opponent is chosen past :data:`CAP` times k games only when nothing
 else is left. A stage weighs :data:`CANDIDATES` opponents for each entrant, drawn at
 random (the generator seeded by the tournament's name and what is stored, so a run
