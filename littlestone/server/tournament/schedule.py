@@ -23,12 +23,12 @@ the pair can still change in the round robin's ranking as estimated (:mod:`.comp
 :class:`_Relevance`): a pair that could be its learner's worst case, or sits near its
 learner's or its adversary's median, within its standard error. So an entrant plays
 opponents whose ratings are already well known, and unrated opponents that need games
-themselves, on the classes it has played least; a pair plays again only on another class or seed (the first seed it has
-not played), and an opponent is chosen past :data:`CAP` times k games only when nothing
-else is left. A stage weighs :data:`CANDIDATES` opponents for each entrant, drawn at
-random (the generator seeded by the tournament's name and what is stored, so a run
-is reproducible). Games both sides decline, and games that failed to be stored, are
-not chosen twice in one run.
+themselves, on the classes it has played least; a pair plays again only on another
+class or seed (the first seed it has not played), and an opponent is chosen past
+:data:`CAP` times k games only when nothing else is left. A stage weighs
+:data:`CANDIDATES` opponents for each entrant, drawn at random (the generator seeded by
+the tournament's name and what is stored, so a run is reproducible). Games both sides
+decline, and games that failed to be stored, are not chosen twice in one run.
 
 Remote agents play only in a round robin: a sampled stage cannot wait for them (a
 tournament file that names one with ``schedule = "sampled"`` is refused).
