@@ -146,7 +146,6 @@ def complete(rows: Sequence[TournamentGame], role: Role, learners: Sequence[str]
     """``role``'s completed table of the field (``spaces``: its game spaces as
     :func:`.ratings.space_of` names them; ``seeds``: the seeds of each), from the
     played ``rows`` (those of other entrants or spaces are left out)."""
-    column = "score" if role == LEARNER else "forcing"
     li = {s: i for i, s in enumerate(learners)}
     ai = {s: i for i, s in enumerate(adversaries)}
     si = {s: i for i, s in enumerate(spaces)}
@@ -163,10 +162,10 @@ def complete(rows: Sequence[TournamentGame], role: Role, learners: Sequence[str]
         if i is None or j is None or s is None:
             continue
         played[i, j, s] += 1
-        value = row.get(column)
+        value = row.get("score") if role == LEARNER else row.get("forcing")
         if value is None:
             continue
-        scored_sum[i, j] += float(value)
+        scored_sum[i, j] += value
         scored[i, j] += 1
         cells.append((i, j, s))
         values.append(float(value))
@@ -313,21 +312,21 @@ def rank_sampled(name: str, rows: list[TournamentGame], skipped: list[Skipped],
         estimates = keys(table, seed=f"{name}|{len(rows)}|{role}")
         games: dict[str, int] = {}
         for learner, adversary, _, _ in observations(rows, role):
-            mine = learner if role == LEARNER else adversary
-            games[mine] = games.get(mine, 0) + 1
+            whose = learner if role == LEARNER else adversary
+            games[whose] = games.get(whose, 0) + 1
         for entry in entries:
-            mine = estimates.get(entry[role])
+            estimate = estimates.get(entry[role])
             entry["rating_games"] = games.get(entry[role], 0)
-            if mine is None or mine.shown is None:
+            if estimate is None or estimate.shown is None:
                 entry["rating_low"], entry["rating_high"] = None, None
                 continue
-            entry["rating"] = round(mine.shown, 6)
-            entry["rating_low"] = None if mine.low is None else round(mine.low, 6)
-            entry["rating_high"] = None if mine.high is None else round(mine.high, 6)
+            entry["rating"] = round(estimate.shown, 6)
+            entry["rating_low"] = None if estimate.low is None else round(estimate.low, 6)
+            entry["rating_high"] = None if estimate.high is None else round(estimate.high, 6)
         if exact:
             continue
-        keyed = {e[role]: mine.key for e in entries
-                 if (mine := estimates.get(e[role])) is not None and mine.key is not None}
+        keyed = {e[role]: found.key for e in entries
+                 if (found := estimates.get(e[role])) is not None and found.key is not None}
         scored = sorted((e for e in entries if e[role] in keyed),
                         key=lambda e: (keyed[e[role]], e[role]))
         for position, entry in enumerate(scored):

@@ -153,7 +153,7 @@ def test_the_pages_leaderboards_show_the_interval_or_say_exact(round_robin, tmp_
     line = next(e for e in sampled.learners if e["rating_low"] != e["rating_high"])
     for report, shown in ((sampled, f"{line['rating_low']:.4g}, {line['rating_high']:.4g}]"),
                           (round_robin, ">exact<")):
-        html = leaderboard({**report.leaderboard(), "colors": {}})  # type: ignore[typeddict-item]
+        html = leaderboard({**report.leaderboard(), "colors": {}})
         assert "rating [95% interval]" in html and shown in html
         ranking = [{"role": "learner", "rank": e["rank"], "entrant": e["learner"],
                     "version": None, "score": e["worst"], "median": e["median"],
