@@ -155,6 +155,9 @@ def test_the_pages_leaderboards_show_the_interval_or_say_exact(round_robin, tmp_
                           (round_robin, ">exact<")):
         html = leaderboard({**report.leaderboard(), "colors": {}})
         assert "rating [95% interval]" in html and shown in html
+        if report is round_robin:  # (a sampled board without its ratings claims nothing)
+            unrated = leaderboard({**report.leaderboard(), "colors": {}, "schedule": "sampled"})
+            assert ">exact<" not in unrated
         ranking = [{"role": "learner", "rank": e["rank"], "entrant": e["learner"],
                     "version": None, "score": e["worst"], "median": e["median"],
                     "rating": e.get("rating"), "rating_low": e.get("rating_low"),
