@@ -11,6 +11,9 @@ three classes, in ``schedule = "sampled"``.
   an adversary, each submitted after the field was rated) rated against the stored
   field, next to the round robin's games for one version (what a version would cost
   without the sampled schedule, at the course's own rate).
+- :func:`bench_agreement` (``--only agreement``): a small course rated by the sampled
+  schedule next to its round robin: how far the sampled ranking agrees with the exact
+  one (Kendall's tau-b, the top 5) on a field whose games are the same in every run.
 - :func:`bench_course_ray`: the same course's games per second on a local Ray cluster
   of two nodes next to one node (Ray's own ``cluster_utils.Cluster``, on loopback: no
   shared disk is used, the games' logs come back to the tournament's process).
@@ -56,9 +59,9 @@ def adversary(k: int) -> str:
 
 
 def make_course(folder: Path, students: int, k: int = 12, rounds: int = 100,
-                name: str = "course", seeds: int = 2) -> Path:
-    """The course's tournament file, ``folder/NAME.toml`` (sampled, ``k`` games a
-    version)."""
+                name: str = "course", seeds: int = 2, schedule: str = "sampled") -> Path:
+    """The course's tournament file, ``folder/NAME.toml`` (``schedule``, sampled by
+    default, ``k`` games a version)."""
     folder.mkdir(parents=True, exist_ok=True)
     learners = sorted({learner(i) for i in range(students)})
     adversaries = sorted({adversary(i) for i in range(students)})
@@ -66,7 +69,7 @@ def make_course(folder: Path, students: int, k: int = 12, rounds: int = 100,
     path.write_text(
         f"learners = {json.dumps(learners)}\nadversaries = {json.dumps(adversaries)}\n\n"
         f'[tournament]\nname = "{name}"\nrounds = {rounds}\nseeds = {seeds}\n'
-        f'schedule = "sampled"\ngames_per_version = {k}\n\n'
+        f'schedule = "{schedule}"\ngames_per_version = {k}\n\n'
         + "".join(f'[[classes]]\nspec = "{c}"\n\n' for c in CLASSES))
     return path
 
@@ -111,6 +114,62 @@ def bench_course(students: int = 1000, k: int = 12, workers: int = 2, rounds: in
     return rows
 
 
+def agreement(exact: Any, sampled: Any) -> dict[str, tuple[float, float, bool]]:
+    """Each side's (Kendall's tau-b, :func:`.ratings.agreement`, top 5 in the same
+    order) of a sampled leaderboard against its round robin's: ranks as ranks (tied
+    entrants share one; tau-b counts a pair one side ties and the other orders against
+    the estimate), entrants one side leaves unranked last."""
+    from littlestone.server.tournament.ratings import agreement as ordered
+    from littlestone.server.tournament.ratings import kendall_tau
+
+    out = {}
+    for role in ("learner", "adversary"):
+        ours = exact.learners if role == "learner" else exact.adversaries
+        theirs = sampled.learners if role == "learner" else sampled.adversaries
+        last = len(ours) + 1
+        a = {e[role]: last if e["rank"] is None else e["rank"] for e in ours}
+        b = {e[role]: last if e["rank"] is None else e["rank"] for e in theirs}
+        names = sorted(a)
+        top = [e[role] for e in ours[:5]]
+        out[role] = (kendall_tau([a[n] for n in names], [b.get(n, last) for n in names]),
+                     ordered([a[n] for n in names], [b.get(n, last) for n in names]),
+                     sorted(top, key=lambda n: (b.get(n, last), n)) == top)
+    return out
+
+
+def bench_agreement(students: int = 12, k: int = 10, rounds: int = 100,
+                    reference: Path | None = None) -> list[tuple[str, float, float, str]]:
+    """A course of ``students`` (built-in agents with their own parameters: their games
+    are the same in every run) rated by the sampled schedule, ``k`` games a version,
+    next to its round robin (played in the same run, in process, or read from the data
+    folder ``reference`` where this course's round robin was stored): Kendall's tau-b,
+    the agreement on the pairs the round robin orders, the top 5, and the share of the
+    round robin's games played."""
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        exact_path = make_course(folder, students, k, rounds, name="course",
+                                 schedule="round-robin")
+        started = time.perf_counter()
+        exact = run_tournament(load_config(exact_path), reference or folder / "exact", 1,
+                               progress=False)
+        exact_seconds = time.perf_counter() - started
+        sampled_path = make_course(folder, students, k, rounds, name="course")
+        started = time.perf_counter()
+        sampled = run_tournament(load_config(sampled_path), folder / "sampled", 1,
+                                 progress=False)
+        seconds = time.perf_counter() - started
+    found = agreement(exact, sampled)
+    (tau_l, ordered_l, top_l), (tau_a, ordered_a, top_a) = found["learner"], found["adversary"]
+    return [(f"a course of {students} students rated by the sampled schedule, k = {k}: "
+             f"{len(sampled.games)} games in {seconds:.1f} s; Kendall tau-b against the round "
+             f"robin {tau_l:.3f} (learners), {tau_a:.3f} (adversaries), on the pairs it "
+             f"orders {ordered_l:.3f}, {ordered_a:.3f}; top 5 in the same order: {top_l} "
+             f"(learners), {top_a} (adversaries)\n    vs the round robin's "
+             f"{len(exact.games)} games ({exact_seconds:.1f} s"
+             + (", stored before)" if reference is not None else ")"),
+             float(len(sampled.games)), float(len(exact.games)), "games")]
+
+
 def bench_course_ray(students: int = 200, k: int = 8) -> list[tuple[str, float, float, str]]:
     """The course's games per second on a local Ray cluster of two nodes (one CPU
     each) next to one node."""
@@ -146,15 +205,22 @@ def bench_course_ray(students: int = 200, k: int = 8) -> list[tuple[str, float, 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--students", type=int, default=1000)
-    parser.add_argument("--games-per-version", type=int, default=12)
+    parser.add_argument("--students", type=int, help="1000 (--only agreement: 12)")
+    parser.add_argument("--games-per-version", type=int, help="12 (--only agreement: 10)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--ray-students", type=int, default=200)
-    parser.add_argument("--only", choices=["course", "ray"])
+    parser.add_argument("--only", choices=["course", "ray", "agreement"])
+    parser.add_argument("--reference", type=Path, help="with --only agreement: a data "
+                        "folder where the same course's round robin is stored (played "
+                        "there if not)")
     args = parser.parse_args(argv)
     rows: list[Any] = []
+    if args.only == "agreement":
+        rows += bench_agreement(args.students or 12, args.games_per_version or 10,
+                                reference=args.reference)
     if args.only in (None, "course"):
-        rows += bench_course(args.students, args.games_per_version, args.workers)
+        rows += bench_course(args.students or 1000, args.games_per_version or 12,
+                             args.workers)
     if args.only in (None, "ray"):
         rows += bench_course_ray(args.ray_students)
     for name, ours, base, unit in rows:

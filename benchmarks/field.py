@@ -418,20 +418,21 @@ def bench_field(students: int = 40, workers: int = 2, sample: int = 24
              f"{rerate:.1f} s\n    vs the whole field", rerate, seconds, "s")]
 
 
-def _ranks(report: Any, role: str) -> dict[str, int]:
-    entries = report.learners if role == "learner" else report.adversaries
-    return {e[role]: (e["rank"] if e["rank"] is not None else len(entries) + 1)
-            for e in entries}
-
-
 def bench_sampled(students: int = 40, workers: int = 2, k: int = 48,
-                  reference: Path | None = None) -> list[tuple[str, float, float, str]]:
+                  reference: Path | None = None, again: bool = False
+                  ) -> list[tuple[str, float, float, str]]:
     """The field of ``students`` rated by the sampled schedule (``k`` games a version)
     next to its round robin, played in the same run (or read from the data folder
-    ``reference``, where the same field's round robin was stored): Kendall's tau of the
-    two rankings, learners and adversaries, whether the top 5 are in the same order, and
-    the share of the round robin's games the sampled schedule played."""
-    from littlestone.server.tournament.ratings import kendall_tau
+    ``reference``, where the same field's round robin was stored): Kendall's tau-b of
+    the two rankings (ties as ties) and the agreement on the pairs the round robin
+    orders, learners and adversaries, whether the top 5 are in the same order, and the
+    share of the round robin's games the sampled schedule played.
+
+    ``again``: the round robin played a second time instead of the sampled schedule.
+    A submission's game is dealt from a fresh secret key (:mod:`.tournament.direct`):
+    two round robins of one field differ by their games' luck, and their agreement is
+    what any ranking of the field can be held to."""
+    from benchmarks.course import agreement
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -440,21 +441,21 @@ def bench_sampled(students: int = 40, workers: int = 2, k: int = 48,
             exact_seconds, exact = _run(folder / "field.toml", folder / "exact", workers)
         else:
             exact_seconds, exact = _run(folder / "field.toml", reference, workers)
-        sampled_config = make_field(folder, students, name="field", schedule="sampled",
-                                    games_per_version=k)
-        seconds, sampled = _run(sampled_config, folder / "sampled", workers)
-    taus, tops = [], []
-    for role in ("learner", "adversary"):
-        a, b = _ranks(exact, role), _ranks(sampled, role)
-        names = sorted(a)
-        taus.append(kendall_tau([a[n] for n in names], [b.get(n, len(names)) for n in names]))
-        entries = [exact.learners, exact.adversaries][role == "adversary"]
-        top = [e[role] for e in entries[:5]]
-        tops.append(sorted(top, key=lambda n: (b.get(n, 10**9), n)) == top)
-    return [(f"the field of {students} students rated by the sampled schedule, k = {k}: "
-             f"{len(sampled.games)} games in {seconds:.0f} s; Kendall tau against the round "
-             f"robin {taus[0]:.3f} (learners), {taus[1]:.3f} (adversaries); top 5 in the same "
-             f"order: {tops[0]} (learners), {tops[1]} (adversaries)\n    vs the round robin's "
+        if again:
+            seconds, sampled = _run(folder / "field.toml", folder / "again", workers)
+        else:
+            sampled_config = make_field(folder, students, name="field", schedule="sampled",
+                                        games_per_version=k)
+            seconds, sampled = _run(sampled_config, folder / "sampled", workers)
+    found = agreement(exact, sampled)
+    (tau_l, ordered_l, top_l), (tau_a, ordered_a, top_a) = found["learner"], found["adversary"]
+    what = ("its round robin played again" if again
+            else f"rated by the sampled schedule, k = {k}")
+    return [(f"the field of {students} students {what}: {len(sampled.games)} games in "
+             f"{seconds:.0f} s; Kendall tau-b against the round robin {tau_l:.3f} "
+             f"(learners), {tau_a:.3f} (adversaries), on the pairs it orders "
+             f"{ordered_l:.3f}, {ordered_a:.3f}; top 5 in the same order: {top_l} "
+             f"(learners), {top_a} (adversaries)\n    vs the round robin's "
              f"{len(exact.games)} games ({exact_seconds:.0f} s"
              + (", stored before)" if reference is not None else ")"),
              float(len(sampled.games)), float(len(exact.games)), "games")]
@@ -497,18 +498,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--only", choices=["pair", "cpu", "field", "ray", "none"])
-    parser.add_argument("--schedule", choices=["round-robin", "sampled"],
+    parser.add_argument("--schedule", choices=["round-robin", "sampled", "again"],
                         default="round-robin", help="sampled: the sampled schedule's "
-                        "agreement with the round robin on the field (only that)")
+                        "agreement with the round robin on the field (only that); again: "
+                        "the round robin's agreement with itself played a second time")
     parser.add_argument("--games-per-version", type=int, default=48)
-    parser.add_argument("--reference", type=Path, help="with --schedule sampled: a data "
+    parser.add_argument("--reference", type=Path, help="with --schedule sampled|again: a data "
                         "folder where the same field's round robin is stored")
     args = parser.parse_args(argv)
     print(f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
     rows = []
-    if args.schedule == "sampled":
+    if args.schedule in ("sampled", "again"):
         rows += bench_sampled(args.students, args.workers, args.games_per_version,
-                              args.reference)
+                              args.reference, again=args.schedule == "again")
         args.only = "none"
     if args.only in (None, "pair"):
         rows += bench_pair()

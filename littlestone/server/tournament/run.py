@@ -29,6 +29,7 @@ from littlestone.sandbox import Sandbox
 from littlestone.server.net.hosts import fork_server
 from littlestone.server.records.rows import GameOutcome, TournamentGame
 from littlestone.server.records.store import Store
+from littlestone.server.tournament.completion import rank_sampled
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.field import (
     Job,
@@ -57,7 +58,6 @@ from littlestone.server.tournament.pairing import (
 )
 from littlestone.server.tournament.progress import BUILT_IN, REMOTE, SUBMITTED, Estimate
 from littlestone.server.tournament.ranking import Replayed, TournamentReport, Unloaded, rank, score
-from littlestone.server.tournament.ratings import rank_sampled
 from littlestone.server.tournament.report import write_report
 from littlestone.server.tournament.schedule import SampledSchedule, current_keys, is_sampled
 

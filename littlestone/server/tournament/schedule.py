@@ -18,14 +18,17 @@ most. A game of entrant e against opponent o on class c adds one row x to the mo
 design; with ``M`` the inverse of the regularised normal matrix (the ratings'
 covariance, in units of the noise), it reduces the variance of e's effect by
 ``(M x)_e^2 / (1 + x' M x)``, and the opponent's likewise (counted while the opponent is
-short of its own k games too). So an entrant plays opponents whose ratings are already
-well known, and unrated opponents that need games themselves, on the classes it has
-played least; a pair plays again only on another class or seed (the first seed it has
-not played), and an opponent is chosen past :data:`CAP` times k games only when nothing
-else is left. A stage weighs :data:`CANDIDATES` opponents for each entrant, drawn at
-random (the generator seeded by the tournament's name and what is stored, so a run
-is reproducible). Games both sides decline, and games that failed to be stored, are
-not chosen twice in one run.
+short of its own k games too). From the second stage on, that gain is weighed by what
+the pair can still change in the round robin's ranking as estimated (:mod:`.completion`,
+:class:`_Relevance`): a pair that could be its learner's worst case, or sits near its
+learner's or its adversary's median, within its standard error. So an entrant plays
+opponents whose ratings are already well known, and unrated opponents that need games
+themselves, on the classes it has played least; a pair plays again only on another
+class or seed (the first seed it has not played), and an opponent is chosen past
+:data:`CAP` times k games only when nothing else is left. A stage weighs
+:data:`CANDIDATES` opponents for each entrant, drawn at random (the generator seeded by
+the tournament's name and what is stored, so a run is reproducible). Games both sides
+decline, and games that failed to be stored, are not chosen twice in one run.
 
 Remote agents play only in a round robin: a sampled stage cannot wait for them (a
 tournament file that names one with ``schedule = "sampled"`` is refused).
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -44,6 +48,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from littlestone.server.records.rows import TournamentGame
+from littlestone.server.tournament.completion import complete
 from littlestone.server.tournament.config import (
     GAMES_PER_VERSION,
     SCHEDULES,
@@ -62,6 +67,9 @@ ROUND_ROBIN_MAX = 25_000
 STAGES = 3
 #: Opponents weighed for an entrant's games in one stage.
 CANDIDATES = 64
+#: From the second stage on, a game's worth to the ratings is weighed by its pair's
+#: worth to the estimated round-robin ranking (:class:`_Relevance`) plus this floor.
+FLOOR = 0.05
 #: An opponent is chosen while it has fewer than CAP x k games (then only if no other
 #: is left): the builtins, well rated early, would otherwise play every game.
 CAP = 2
@@ -145,6 +153,8 @@ class SampledSchedule:
         self.stage += 1
         model = fit(observations(rows, "learner")) if rows else None
         weigh = _Weights(model, names)
+        relevance = _Relevance(rows, learners, adversaries, names, len(config.seeds)) \
+            if rows and self.stage > 1 else None
         digest = hashlib.sha256(f"{config.name}|{len(rows)}|{self.stage}".encode()).digest()
         rng = np.random.default_rng(int.from_bytes(digest[:8], "big"))
         planned: dict[tuple[str, str], int] = {}
@@ -178,6 +188,8 @@ class SampledSchedule:
                 continue
             gain = weigh.gain([(o[0], o[1], o[2]) for o in options], role,
                               [have(other_role, o[4]) < k for o in options])
+            if relevance is not None:
+                gain = gain * relevance.of([(o[0], o[1]) for o in options])
             gain = gain * (1.0 + 1e-9 * rng.random(len(gain)))  # (ties: at random)
             repeats = np.array([pair_count.get((o[0], o[1]), 0) for o in options], dtype=float)
             spread = np.array([by_space.get((role, spec, o[2]), 0) for o in options],
@@ -206,6 +218,50 @@ class SampledSchedule:
         if not chosen and self.stage < STAGES:
             return self.next_games(rows)
         return chosen
+
+
+class _Relevance:
+    """What a pair's next game is worth to the round robin's ranking as estimated
+    (:mod:`.completion`), from the second stage on: a pair matters to its learner's key
+    if it could be the learner's worst case or sits near its median over adversaries,
+    and to its adversary's if it sits near the adversary's median over learners, each
+    ``exp(-z^2 / 2)``, ``z`` the distance in the pair's standard errors; a pair the
+    estimate already rests on played games for is worth nothing more. The schedule's
+    gain of a game (:class:`_Weights`) is multiplied by :data:`FLOOR` plus the two."""
+
+    def __init__(self, rows: list[TournamentGame], learners: list[str],
+                 adversaries: list[str], spaces: list[str], seeds: int) -> None:
+        self.learner_index = {s: i for i, s in enumerate(learners)}
+        self.adversary_index = {s: i for i, s in enumerate(adversaries)}
+        worth = np.zeros((len(learners), len(adversaries)))
+        for role in ("learner", "adversary"):
+            table = complete(rows, "learner" if role == "learner" else "adversary",
+                             learners, adversaries, spaces, seeds)
+            pair, error = table.pair, table.error
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # (entrants without a score)
+                scale = np.where(error > 0, error, np.inf)
+                if role == "learner":
+                    worst = np.nanmax(pair, axis=1, keepdims=True)
+                    median = np.nanmedian(pair, axis=1, keepdims=True)
+                    near = (np.exp(-0.5 * ((pair - worst) / scale) ** 2)
+                            + np.exp(-0.5 * ((pair - median) / scale) ** 2))
+                else:
+                    median = np.nanmedian(pair, axis=0, keepdims=True)
+                    near = np.exp(-0.5 * ((pair - median) / scale) ** 2)
+            worth += np.nan_to_num(near, nan=1.0)
+        self.worth = worth
+
+    def of(self, pairs: list[tuple[str, str]]) -> NDArray[np.float64]:
+        """Each pair's weight: :data:`FLOOR` plus its worth (1 for an entrant the
+        estimate has not seen)."""
+        out = np.ones(len(pairs))
+        for n, (learner, adversary) in enumerate(pairs):
+            i, j = self.learner_index.get(learner), self.adversary_index.get(adversary)
+            if i is not None and j is not None:
+                out[n] = float(self.worth[i, j])
+        weights: NDArray[np.float64] = FLOOR + out
+        return weights
 
 
 class _Weights:

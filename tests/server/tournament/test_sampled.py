@@ -51,9 +51,12 @@ def test_a_small_field_sampled_ranks_as_the_round_robin(round_robin, tmp_path):
     assert len(report.games) == len(round_robin.games) == 8 * 6 * 2 * 2
     for role in ("learner", "adversary"):
         assert order(report, role) == order(round_robin, role)
-    for entry in report.learners:
-        assert entry["rating_low"] < entry["rating"] < entry["rating_high"], entry
+    for entry in report.learners:  # (every game played: each interval is a point)
+        assert entry["rating_low"] == entry["rating"] == entry["rating_high"] \
+            == pytest.approx(entry["worst"]), entry
         assert entry["rating_games"] > 0
+    for entry in report.adversaries:
+        assert entry["rating"] == pytest.approx(entry["forcing"]), entry
     page = (tmp_path / "data" / "reports" / "small.html").read_text()
     assert f"{report.learners[0]['rating_low']:.3g}" in page
     csv = (tmp_path / "data" / "reports" / "small.csv").read_text().splitlines()
@@ -114,3 +117,58 @@ def test_a_sampled_schedule_refuses_remote_agents(tmp_path):
                     '[[classes]]\nspec = "thresholds:n=4"\n')
     with pytest.raises(ConfigError, match="remote agents play only in a round robin"):
         load_config(path)
+
+
+def test_a_sampled_course_agrees_with_its_round_robin(tmp_path):
+    # built-in agents with parameters of their own as students (their games are the
+    # same in every run), 6 students, 2 seeds: the round robin's 216 games against a
+    # sample of under a third of them, in process
+    from benchmarks.course import agreement, make_course
+
+    exact = run(make_course(tmp_path, 6, 8, 30, name="c", schedule="round-robin"),
+                tmp_path / "exact")
+    sampled = run(make_course(tmp_path, 6, 8, 30, name="c"), tmp_path / "sampled")
+    assert len(sampled.games) <= len(exact.games) // 3
+    found = agreement(exact, sampled)
+    for role, (tau, _, _) in found.items():
+        assert tau >= AGREES, (role, found)
+    shown = [e for e in sampled.learners + sampled.adversaries if e["rank"] is not None]
+    assert shown and all(e["rating_low"] <= e["rating"] <= e["rating_high"] for e in shown)
+    assert any(e["rating_low"] < e["rating_high"] for e in shown)  # (some predicted)
+
+
+#: Kendall's tau-b the sampled course of the test above reaches at least (it measures
+#: 0.69 for the learners, 0.83 for the adversaries: the course's ties, such as hedge and
+#: randomized weighted majority, which play the same games, are ordered by the sample,
+#: and tau-b counts that against it).
+AGREES = 0.65
+
+
+def test_the_pages_leaderboards_show_the_interval_or_say_exact(round_robin, tmp_path):
+    # the live page's leaderboards (HTML, no browser): a sampled ranking shows each
+    # entrant's figure and its interval, a round robin's says "exact"
+    from littlestone.server.web.pages import competition_board, leaderboard
+
+    sampled = run(field(tmp_path, "sampled", 6), tmp_path / "data")
+    line = next(e for e in sampled.learners if e["rating_low"] != e["rating_high"])
+    for report, shown in ((sampled, f"{line['rating_low']:.4g}, {line['rating_high']:.4g}]"),
+                          (round_robin, ">exact<")):
+        html = leaderboard({**report.leaderboard(), "colors": {}})
+        assert "rating [95% interval]" in html and shown in html
+        if report is round_robin:  # (a sampled board without its ratings claims nothing)
+            unrated = leaderboard({**report.leaderboard(), "colors": {}, "schedule": "sampled"})
+            assert ">exact<" not in unrated
+        ranking = [{"role": "learner", "rank": e["rank"], "entrant": e["learner"],
+                    "version": None, "score": e["worst"], "median": e["median"],
+                    "rating": e.get("rating"), "rating_low": e.get("rating_low"),
+                    "rating_high": e.get("rating_high"), "games": e["games"],
+                    "failed": e["failed"], "sha256": None, "builtin": True}
+                   for e in report.learners]
+        board = {"competition": "c", "final": False, "frozen": None, "games": 1,
+                 "mode": "last", "closes": None, "versions": [], "ranking": ranking}
+        page = competition_board("c", board)
+        assert 'class="interval"' in page
+        if report is round_robin:
+            assert page.count(">exact<") == len(ranking)
+        else:
+            assert f"{line['rating_low']:.4f}, {line['rating_high']:.4f}]" in page

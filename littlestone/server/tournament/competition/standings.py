@@ -16,9 +16,9 @@ from littlestone.server.records.database import utc_now
 from littlestone.server.records.scores import Cell
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
+from littlestone.server.tournament.completion import rank_sampled
 from littlestone.server.tournament.pairing import spaces
 from littlestone.server.tournament.ranking import ROLES, TIED_NAMED, Standing, Tally
-from littlestone.server.tournament.ratings import rank_sampled
 from littlestone.server.tournament.schedule import is_sampled
 
 __all__ = ["Placing", "Standings", "VersionGame", "VersionRow", "final_path", "freeze", "stamp",
