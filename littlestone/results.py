@@ -497,8 +497,8 @@ class Comparison:
         its bound dotted in its colour; on ``ax`` (a new figure by default). A curve equal
         to an earlier learner's is drawn dashed with markers and labelled ``(= that
         learner)``, so that none hides another; a bound far above every curve
-        (:data:`BOUND_OFF_AXIS` times the highest) is written as text rather than
-        squashing the curves to the axis's foot. Returns the matplotlib Axes."""
+        (:data:`BOUND_OFF_AXIS` times the highest) is said in the legend rather than
+        drawn, which would squash the curves to the axis's foot. Returns the matplotlib Axes."""
         plt = pyplot()
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 3.5))
@@ -507,7 +507,6 @@ class Comparison:
         curves = self.mean_curves()
         highest = max((max(mean) for _, mean in curves.values() if mean), default=0.0)
         drawn: list[tuple[str, list[int], list[float]]] = []
-        off_axis: list[str] = []
         for learner, (ts, mean) in curves.items():
             same = next((other for other, t, m in drawn if t == ts and m == mean), None)
             style: dict[str, Any] = {"lw": 1.5, "label": learner} if same is None else {
@@ -521,14 +520,12 @@ class Comparison:
             bound = bounds[learner]
             if bound is None or not math.isfinite(bound):
                 continue
-            if highest > 0 and bound > BOUND_OFF_AXIS * highest:
-                off_axis.append(f"{learner}'s bound {bound:.4g}")
+            if highest > 0 and bound > BOUND_OFF_AXIS * highest:  # (said in the legend)
+                ax.plot([], [], ls="none", label=f"{learner}'s bound {bound:.4g}: above "
+                        "the axis")
             else:
                 ax.axhline(bound, color=line.get_color(), ls=":", lw=1,
                            label=f"{learner}'s bound {bound:.4g}")
-        if off_axis:
-            ax.text(0.01, 0.98, "above the axis: " + "; ".join(off_axis),
-                    transform=ax.transAxes, va="top", fontsize=7)
         first = self.played[0] if self.played else None
         if first is not None:
             ax.set_title(f"against {first.adversary}"
