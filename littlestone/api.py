@@ -876,7 +876,7 @@ def connect(url: str, agent: Any, opponent: str | None = None, cls: Any = None,
     ...         await server.stop()
     >>> game = asyncio.run(lesson())
     >>> game.status, game.mistakes, game.learner, game.adversary
-    ('complete', 4, 'halving', 'shattered-tree')
+    ('complete', 4, 'halving', 'shattered-tree:budget=50000000')
     """
     from littlestone.client import play_remote
     from littlestone.games.errors import AgentCrashed, ServerError

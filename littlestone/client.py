@@ -30,6 +30,7 @@ from littlestone.games.classes import ClassBudget, FiniteClass
 from littlestone.games.errors import (
     AgentCrashed,
     BadAnswer,
+    LittlestoneError,
     ProtocolError,
     ServerClosed,
     ServerError,
@@ -130,6 +131,33 @@ def _closed_is_one_line(run: Callable[P, Coroutine[Any, Any, R]]
     return wrapped
 
 
+def _opponent_spec(opponent: str | None, agent: Learner | Adversary) -> str:
+    """The server's opponent as ``play`` names the same agent: its full spec, defaults
+    included (``shattered-tree:budget=50000000``), the form logs and replays use, when
+    it names a built-in agent known here; as given otherwise; ``remote`` for none.
+
+    >>> from littlestone.learners import LEARNERS
+    >>> halving = LEARNERS.make("halving")
+    >>> _opponent_spec("shattered-tree", halving)
+    'shattered-tree:budget=50000000'
+    >>> _opponent_spec("theirs", halving), _opponent_spec(None, halving)
+    ('theirs', 'remote')
+    """
+    if opponent is None:
+        return "remote"
+    if ".py" in opponent:
+        return opponent
+    from littlestone.adversaries import ADVERSARIES
+    from littlestone.learners import LEARNERS
+
+    try:
+        built = (ADVERSARIES.make(opponent) if isinstance(agent, Learner)
+                 else LEARNERS.make(opponent))
+    except (LittlestoneError, TypeError, ValueError):  # (not one of ours: as the server named it)
+        return opponent
+    return built.spec
+
+
 @_closed_is_one_line
 async def play_remote(
     url: str, agent: Learner | Adversary, opponent: str | None, game: GameSpec,
@@ -190,10 +218,11 @@ async def play_remote(
     bound = agent.final_bound(game, result) if isinstance(agent, Learner) else None
     if bound is not None:
         result["bound"], result["bound_name"] = bound.value, bound.name
+    named = _opponent_spec(opponent, agent)
     out: PlayedFields = {
         "game": game.game,
-        "learner": agent.spec if isinstance(agent, Learner) else (opponent or "remote"),
-        "adversary": (opponent or "remote") if isinstance(agent, Learner) else agent.spec,
+        "learner": agent.spec if isinstance(agent, Learner) else named,
+        "adversary": named if isinstance(agent, Learner) else agent.spec,
         "class": hclass.spec if hclass is not None else None, "horizon": game.rounds,
         "seed": seed,
     }

@@ -79,7 +79,7 @@ class ComparisonRow(TypedDict):
 
 #: A class's dimensions as ``littlestone ldim`` prints them (:meth:`Dimensions.to_dict`).
 DimensionsRow = TypedDict("DimensionsRow", {
-    "class": str, "size": int, "domain": int, "ldim": int, "method": str,
+    "class": str, "size": int, "domain_size": int, "ldim": int, "method": str,
     "vcdim": int | None, "randomized_value": Fraction | None,
 })
 
@@ -380,7 +380,11 @@ class Game:
             ax.plot(ts, realised, lw=1, label="regret")
         else:
             ax.step(ts, realised, where="post", label="mistakes")
-        ax.plot(ts, expected, lw=1.5, ls="--", label=f"expected {self._ylabel}")
+        if self.result.game == EXPERTS:
+            ax.plot(ts, expected, lw=1.5, ls="--", label=f"expected {self._ylabel}")
+        else:  # (a sum of |p - y| grows at each round, by steps as the realised count)
+            ax.step(ts, expected, where="post", lw=1.5, ls="--",
+                    label=f"expected {self._ylabel}")
         if self.bound is not None and math.isfinite(self.bound.value):
             ax.axhline(self.bound.value, color="crimson", ls=":",
                        label=f"bound {self.bound.value:.4g}: {self.bound.name}"[:60])
@@ -489,17 +493,37 @@ class Comparison:
         return out
 
     def plot(self, ax: Any = None) -> Any:
-        """Each learner's mean curve over the seeds, its bound dashed in its colour; on
-        ``ax`` (a new figure by default). Returns the matplotlib Axes."""
+        """Each learner's mean curve over the seeds (steps, in the mistake-bound game),
+        its bound dotted in its colour; on ``ax`` (a new figure by default). A curve equal
+        to an earlier learner's is drawn dashed with markers and labelled ``(= that
+        learner)``, so that none hides another; a bound far above every curve
+        (:data:`BOUND_OFF_AXIS` times the highest) is said in the legend rather than
+        drawn, which would squash the curves to the axis's foot. Returns the matplotlib Axes."""
         plt = pyplot()
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 3.5))
         figure = self._figure()
         bounds = {row["learner"]: row["bound"] for row in self.rows()}
-        for learner, (ts, mean) in self.mean_curves().items():
-            (line,) = ax.plot(ts, mean, lw=1.5, label=learner)
+        curves = self.mean_curves()
+        highest = max((max(mean) for _, mean in curves.values() if mean), default=0.0)
+        drawn: list[tuple[str, list[int], list[float]]] = []
+        for learner, (ts, mean) in curves.items():
+            same = next((other for other, t, m in drawn if t == ts and m == mean), None)
+            style: dict[str, Any] = {"lw": 1.5, "label": learner} if same is None else {
+                "lw": 1, "ls": "--", "marker": "o", "markersize": 3,
+                "label": f"{learner} (= {same})"}
+            if figure == "mistakes":
+                (line,) = ax.step(ts, mean, where="post", **style)
+            else:
+                (line,) = ax.plot(ts, mean, **style)
+            drawn.append((learner, ts, mean))
             bound = bounds[learner]
-            if bound is not None and math.isfinite(bound):
+            if bound is None or not math.isfinite(bound):
+                continue
+            if highest > 0 and bound > BOUND_OFF_AXIS * highest:  # (said in the legend)
+                ax.plot([], [], ls="none", label=f"{learner}'s bound {bound:.4g}: above "
+                        "the axis")
+            else:
                 ax.axhline(bound, color=line.get_color(), ls=":", lw=1,
                            label=f"{learner}'s bound {bound:.4g}")
         first = self.played[0] if self.played else None
@@ -755,7 +779,7 @@ class Dimensions(int):
         """What ``littlestone ldim`` prints, without the seconds."""
         value = self.randomized_value
         return {"class": self.hclass.spec, "size": self.hclass.size,
-                "domain": self.hclass.domain_size, "ldim": int(self), "method": self.method,
+                "domain_size": self.hclass.domain_size, "ldim": int(self), "method": self.method,
                 "vcdim": self.vcdim, "randomized_value": value}
 
     def _repr_html_(self) -> str:
@@ -770,6 +794,11 @@ def _count(n: int, noun: str) -> str:
     ('3 seeds', '1 seed')
     """
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+#: A bound more than this many times a comparison's highest curve is written as text,
+#: not drawn (consistent's 63 beside curves of 6 left them a sliver at the foot).
+BOUND_OFF_AXIS = 3.0
 
 
 def _whole_rounds(ax: Any) -> None:

@@ -46,7 +46,7 @@ def ldim(args: argparse.Namespace) -> int:
         if method != "exact":
             raise UsageError(f"ldim: {hclass.spec} is too large to build its shattered tree")
         _write_tree(hclass, args.tree)
-    out = {"class": hclass.spec, "size": hclass.size, "domain": hclass.domain_size,
+    out = {"class": hclass.spec, "size": hclass.size, "domain_size": hclass.domain_size,
            "ldim": value, "seconds": round(seconds, 6), "method": method}
     out.update(_beside_ldim(hclass))
     if args.tree:

@@ -419,7 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     tournament = sub.add_parser(
         "tournament", help="run a tournament from a TOML file",
         description="Play every learner x adversary x class x seed of CONFIG.toml (resumable), "
-        "rank them and write DIR/reports/NAME.html.",
+        "rank them and write DIR/reports/NAME.html. Exit 0; 1 when an entrant named as a "
+        "file ended a game by its own fault (a crash, an illegal move, a forfeit, a "
+        "timeout...) or failed to load under --keep-going; 3 when entrants failed to load "
+        "and the tournament stopped.",
     )
     tournament.add_argument("config", metavar="CONFIG.toml")
     tournament.add_argument("--data", default=data, metavar="DIR", help=data_help)
@@ -434,6 +437,10 @@ def build_parser() -> argparse.ArgumentParser:
                             help="submissions kept loaded at once, over all workers "
                             "(default: a quarter of the available memory, 64 MiB each)")
     tournament.add_argument("--json", action="store_true", help="print the leaderboard")
+    tournament.add_argument("--junit-xml", metavar="PATH",
+                            help="also write one JUnit XML test case an entrant, failed "
+                            "when a file entrant ended games by its own fault (for a "
+                            "course's CI)")
     tournament.add_argument("--keep-going", action="store_true",
                             help="when entrants fail to load, play the others and rank "
                             "them last (default: stop, exit status 3)")

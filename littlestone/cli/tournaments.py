@@ -8,7 +8,7 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from littlestone.cli.common import operator_log
 from littlestone.games.classes import make_class
@@ -16,16 +16,23 @@ from littlestone.games.errors import LittlestoneError, UsageError
 from littlestone.games.game import MISTAKE_BOUND
 from littlestone.sandbox import Sandbox
 from littlestone.server.tournament import Limits, load_config, run_tournament
-from littlestone.server.tournament.config import file_of
+from littlestone.server.tournament.config import file_of, is_file_agent
 from littlestone.server.tournament.preflight import CHECK_SECONDS, CheckRow, check_file, check_games
-from littlestone.server.tournament.ranking import Standing, TournamentReport
+from littlestone.server.tournament.ranking import Standing, TournamentReport, fault
+from littlestone.server.tournament.report import failure_groups, headline
 from littlestone.server.tournament.run import check_ray_address
 from littlestone.testing import CheckGame
 
-__all__ = ["check_in_sandbox", "competition", "leaderboard_lines", "tournament"]
+__all__ = ["EntrantCase", "check_in_sandbox", "competition", "entrant_cases", "leaderboard_lines",
+           "tournament"]
 
 #: The exit status of a tournament that stopped because entrants failed to load.
 EXIT_ENTRANTS_FAILED = 3
+#: The exit status of a tournament in which a file entrant ended games by its own fault
+#: (or failed to load, under ``--keep-going``): a course's CI fails on it.
+EXIT_ENTRANT_AT_FAULT = 1
+#: The groups of failed games the terminal lists (the report lists every game).
+FAILURE_GROUPS_SHOWN = 20
 
 
 def tournament(args: argparse.Namespace) -> int:
@@ -76,20 +83,86 @@ def _tournament(args: argparse.Namespace, config: Any) -> int:
               f"{failed['reason']}", file=sys.stderr)
     if args.json:
         print(json.dumps(report.leaderboard(), default=str))
+    cases = entrant_cases(report)
+    if args.junit_xml:
+        from littlestone.cli.junit import write_junit
+
+        try:
+            write_junit(args.junit_xml, config.name, cases)
+        except OSError as exc:
+            raise UsageError(f"tournament: --junit-xml {args.junit_xml}: "
+                             f"{exc.strerror or exc}") from None
     if report.stopped:
         print(f"littlestone: tournament {config.name} not played: "
               f"{len(report.unloaded)} entrant(s) failed to load (--keep-going plays the "
               "others and ranks them last)", file=sys.stderr)
         return EXIT_ENTRANTS_FAILED
+    code = EXIT_ENTRANT_AT_FAULT if any(not c["ok"] for c in cases) else 0
     if args.json:
-        return 0
+        return code
+    print(headline(report))
     print(f"tournament {config.name}: {len(report.games)} games "
           f"({sum(g['status'] != 'complete' for g in report.games)} not complete)")
     for line in leaderboard_lines(report):
         print(line)
+    groups = failure_groups(report.games)
+    if groups:
+        print(f"games not complete, by entrant at fault ({len(groups)} groups):")
+        for group in groups[:FAILURE_GROUPS_SHOWN]:
+            print(f"  {group['line']}")
+        if len(groups) > FAILURE_GROUPS_SHOWN:
+            print(f"  ... and {len(groups) - FAILURE_GROUPS_SHOWN} more (the report lists "
+                  "every game)")
     print(f"sandbox: {report.sandbox}")
     print(f"report: {report.report}")
-    return 0
+    return code
+
+
+class EntrantCase(TypedDict):
+    """An entrant as a test case of ``tournament --junit-xml`` (the rows
+    :func:`.junit.write_junit` takes): failed (``ok`` False) when it is a file entrant
+    that ended games by its own fault or failed to load."""
+
+    check: str
+    ok: bool
+    skipped: bool
+    advice: bool
+    message: str
+
+
+def entrant_cases(report: TournamentReport) -> list[EntrantCase]:
+    """One case an entrant, in leaderboard order, then those that failed to load: a file
+    entrant's faults (:func:`.report.failure_groups`) fail it; a built-in or remote
+    entrant's are kept as its case's output (a course's CI judges the students' files).
+
+    >>> from littlestone.server.tournament import rank
+    >>> def game(learner, status):
+    ...     return {"game": "mistake-bound", "status": status, "learner": learner,
+    ...             "adversary": "tree", "horizon": 4, "normaliser_value": 2.0, "seed": 0,
+    ...             "class": "thresholds:n=3", "message": "ValueError at mine.py:3",
+    ...             "result": {"rounds": 1, "mistakes": 1}}
+    >>> cases = entrant_cases(rank("t", [game("mine.py:Mine", "crash:learner:ValueError"),
+    ...                                  game("soa", "complete")], []))
+    >>> [(c["check"], c["ok"]) for c in cases]
+    [('learner soa', True), ('learner mine.py:Mine', False), ('adversary tree', True)]
+    >>> print(cases[1]["message"])  # doctest: +NORMALIZE_WHITESPACE
+    mine.py:Mine crashed in 1 game: ValueError at mine.py:3
+        (first: vs tree on thresholds:n=3, seed 0)
+    """
+    groups = failure_groups(report.games)
+    cases: list[EntrantCase] = []
+    for role, rows in (("learner", report.learners), ("adversary", report.adversaries)):
+        for row in rows:
+            name = str(row.get(role))
+            lines = [g["line"] for g in groups if g["entrant"] == name and g["role"] == role]
+            cases.append({"check": f"{role} {name}", "skipped": False, "advice": False,
+                          "ok": not (lines and is_file_agent(name)),
+                          "message": "\n".join(lines)})
+    for unloaded in report.unloaded:
+        cases.append({"check": f"{unloaded['role']} {unloaded['entrant']}", "ok": False,
+                      "skipped": False, "advice": False,
+                      "message": f"failed to load: {unloaded['reason']}"})
+    return cases
 
 
 def competition(args: argparse.Namespace) -> int:
@@ -158,10 +231,14 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
     def position(row: Standing) -> str:
         return "-" if row["rank"] is None else f"{row['rank']}{'=' if row['tied_with'] else ''}"
 
-    def notes(row: Standing) -> str:
+    def notes(row: Standing, role: str) -> str:
         out = f"{row['failed']} {' '.join(row['failures'])}".rstrip()
-        if row["unscored"]:
-            out += f"; {row['unscored']} not scored ({' '.join(row['unscored_statuses'])})"
+        won = row.get("won_by_forfeit", 0)
+        if won:
+            out += f"; {won} won by forfeit"
+        if row["unscored"] > won:
+            statuses = [s for s in row["unscored_statuses"] if fault(s) in (role, "nobody")]
+            out += f"; {row['unscored'] - won} not scored ({' '.join(statuses)})"
         if row["tied_with"]:
             out += f"  (tied with {', '.join(row['tied_with'])})"
         return out
@@ -174,12 +251,12 @@ def leaderboard_lines(report: TournamentReport) -> list[str]:
     for row in report.learners:
         lines.append(f"{position(row):>4}  {row['learner']:<{width}} {num(row['worst']):>9} "
                      f"{num(row['worst_realised']):>9} {num(row['median']):>9} "
-                     f"{num(row['median_realised']):>9}  {notes(row)}")
+                     f"{num(row['median_realised']):>9}  {notes(row, 'learner')}")
     lines.append(f"{'rank':>4}  {'adversary':<{width}} {'forcing':>9} {'realised':>9}  failed")
     for row in report.adversaries:
         lines.append(f"{position(row):>4}  {row['adversary']:<{width}} "
                      f"{num(row['forcing']):>9} {num(row['forcing_realised']):>9}  "
-                     f"{notes(row)}")
+                     f"{notes(row, 'adversary')}")
     lines.append("scores: expected mistakes or regret over the coin (realised beside), "
                  "normalised; = marks an exact tie (shared rank, by name); a player at "
                  "fault loses every round it did not play (--json: rules)")

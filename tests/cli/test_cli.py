@@ -31,8 +31,8 @@ def test_ldim_json(capsys):
     code, out, _ = run(capsys, "ldim", "--class", "thresholds:n=1023", "--json")
     assert code == 0
     data = last_json(out)
-    assert {"class", "size", "domain", "ldim", "seconds"} <= set(data)
-    assert (data["class"], data["size"], data["domain"], data["ldim"]) == (
+    assert {"class", "size", "domain_size", "ldim", "seconds"} <= set(data)
+    assert (data["class"], data["size"], data["domain_size"], data["ldim"]) == (
         "thresholds:n=1023", 1024, 1023, 10)
     assert data["seconds"] >= 0
 

@@ -150,7 +150,8 @@ def test_play_and_connect_print_the_same_keys(tmp_path, capsys):
                      ["--game", "experts", "--class", "thresholds:n=15"],
                      ["--game", "experts", "--experts", "4"]):
             common = ["--learner", "hedge", "--rounds", "20", "--seed", "5", "--json", *game]
-            opponent = "cover-flip" if "--experts" in game else "random-target"
+            opponent = ("cover-flip" if "--experts" in game else "random-target"
+                        if "experts" in game else "shattered-tree")
             assert main(["play", *common, "--adversary", opponent, "--data",
                          str(tmp_path / "d")]) == 0
             played = json.loads(capsys.readouterr().out)
@@ -160,6 +161,9 @@ def test_play_and_connect_print_the_same_keys(tmp_path, capsys):
                 "game_key", "seconds"], (list(played), list(connected))
             assert type(connected["bound"]) is type(played["bound"])
             assert connected["seed"] == 5 and connected["log"] is None
+            # one canonical name: main's connect said shattered-tree, play
+            # shattered-tree:budget=50000000 (issue 44 item 12)
+            assert connected["adversary"] == played["adversary"], (connected, played)
         assert main(["connect", server.url, "--learner", "halving", "--join", "x",
                      "--class", "thresholds:n=13", "--rounds", "5"]) == 2
         assert "drop --class, --rounds" in capsys.readouterr().err

@@ -400,8 +400,8 @@ async def test_connect_inside_a_running_loop_returns_a_task_that_plays(tmp_path)
                           seed=2, token=server.token)
         assert isinstance(task, asyncio.Task)
         game = await task
-        assert (game.status, game.mistakes, game.adversary) == ("complete", 4,
-                                                                 "shattered-tree")
+        assert (game.status, game.mistakes, game.adversary) == (
+            "complete", 4, "shattered-tree:budget=50000000")  # (as play names it)
         assert game.bound.value == 4 and game.game_id
         with pytest.raises(LittlestoneError, match="server's log"):
             game.rounds()

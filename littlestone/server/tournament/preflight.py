@@ -20,6 +20,7 @@ the next, and a check starts one Python, not two.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import tempfile
@@ -35,6 +36,7 @@ from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe, spaces
 from littlestone.server.tournament.ranking import ROLES
+from littlestone.server.tournament.report import plain
 from littlestone.testing import (
     CHECK_EXPERTS,
     CHECK_ROUNDS,
@@ -44,7 +46,7 @@ from littlestone.testing import (
 )
 
 __all__ = ["CHECK_SECONDS", "CHECK_SEED", "PLAYS", "ROLES", "CheckRow", "Refereed", "Verdict",
-           "check_file", "check_games", "play_check_games"]
+           "as_submitted", "check_file", "check_games", "play_check_games"]
 
 #: How long a submission's own checks may run in its sandbox (``check``, and a
 #: competition's check of a submitted version).
@@ -200,6 +202,41 @@ class Verdict:
         return self.refused is None and not self.costly
 
 
+def as_submitted(verdict: Verdict, stored: Path, submitted: str, version: int,
+                 folder: Path) -> Verdict:
+    """``verdict`` on a stored version (``stored``: the data folder's ``vN.py``, under
+    ``folder``) as its student reads it: every message names the file they uploaded,
+    ``submitted`` (``FILE.py:Class``; its folders dropped), as
+    ``raises.py:Raiser (your v2)``, its lines as ``raises.py:12``, and never the
+    server's path (issue 44 item 5).
+
+    >>> v = Verdict("v2.py:Raiser", rows=[{"check": "plays a game", "ok": False,
+    ...     "skipped": False, "advice": False, "in_tournament": "x", "refereed": True,
+    ...     "message": "ZeroDivisionError at v2.py:12 in predict"}],
+    ...     message="check: /srv/data/competitions/w/ann/v2.py:Raiser did not load")
+    >>> shown = as_submitted(v, Path("/srv/data/competitions/w/ann/v2.py"),
+    ...                      "work/raises.py:Raiser", 2, Path("/srv/data"))
+    >>> shown.message
+    'check: raises.py:Raiser (your v2) did not load'
+    >>> shown.rows[0]["message"]
+    'ZeroDivisionError at raises.py:12 in predict'
+    """
+    file, _, cls = submitted.partition(".py:")
+    own = Path(file + ".py").name
+    label = f"{own}:{cls} (your v{version})"
+    bare = re.compile(rf"(?<![\w.\-/]){re.escape(stored.name)}\b")
+
+    def said(text: str) -> str:
+        text = text.replace(f"{stored}:{cls}", label).replace(str(stored), own)
+        text = text.replace(f"{stored.name}:{cls}", label).replace(f"{folder}/", "")
+        return bare.sub(own, text.replace(str(folder), "the data folder"))
+
+    rows = [row.copy() for row in verdict.rows]
+    for row in rows:
+        row["message"] = said(row["message"])
+    return dataclasses.replace(verdict, agent=label, message=said(verdict.message), rows=rows)
+
+
 def check_games(config: TournamentConfig) -> list[CheckGame]:
     """The check games of a tournament or competition: its games on its classes (and its
     free experts), rather than the suite's :data:`~littlestone.testing.CHECK_GAMES`: a
@@ -314,17 +351,8 @@ def _own_report(out: str) -> dict[str, Any] | None:
     return None
 
 
-def _plain(message: str) -> str:
-    """A sandboxed game's failure as a student reads it: the exception and its line, not
-    how the process that raised it exited nor the crash's status said twice.
-
-    >>> _plain("the learner exited with status 2: littlestone: error: connect: "
-    ...        "crash:learner:RuntimeError: learner raised RuntimeError: boom at a.py:9 in predict")
-    'RuntimeError: boom at a.py:9 in predict'
-    """
-    text = re.sub(r"^the (learner|adversary) exited with status \d+: ", "", message)
-    text = text.removeprefix("littlestone: error: ").removeprefix("connect: ")
-    return re.sub(r"^crash:(learner|adversary):\w+: (learner|adversary) raised ", "", text)
+#: (a sandboxed game's failure as a student reads it: one function, the report's too)
+_plain = plain
 
 
 def _refereed_row(agent: str, played: list[Refereed], said: CheckRow | None,

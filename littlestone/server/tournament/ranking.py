@@ -69,7 +69,6 @@ NOBODYS_KINDS = frozenset({"aborted"})
 # How a side's figure is counted (the cells of SCORING):
 PLAYED = "as played"
 REST_LOST = "as played + every remaining round lost"
-CREDITED = "credited with the learner's score"  # REST_LOST, seen from the other side
 FORCED_NOTHING = "forced nothing: min(0, as played)"
 NOT_SCORED = "not scored"
 
@@ -77,9 +76,10 @@ NOT_SCORED = "not scored"
 #:
 #: - ``learner``: the learner scores what it had plus a lost round for each of the
 #:   T - rounds played it did not play (a mistake; in the experts game loss 1 while the
-#:   best expert loses nothing more): no better than the worst legal play. The adversary
-#:   is credited with the same figure (the payoff stays zero-sum: it is not penalised
-#:   for the learner's fault).
+#:   best expert loses nothing more): no better than the worst legal play. The game is
+#:   not scored for the adversary, which won it by forfeit (counted apart,
+#:   ``won_by_forfeit``): a field's broken students do not lift the adversaries that
+#:   happened to meet them, and an adversary is not penalised for the learner's fault.
 #: - ``adversary``: the adversary forced nothing (0, or its figure so far if that is
 #:   lower: regret can be negative), the worst legal play for an adversary, whatever it
 #:   forced before the fault (an adversary whose commitment fails after round T may have
@@ -89,7 +89,7 @@ NOT_SCORED = "not scored"
 #:   shown in the games and counted as not scored.
 SCORING: dict[str, tuple[str, str]] = {
     COMPLETE: (PLAYED, PLAYED),
-    LEARNER: (REST_LOST, CREDITED),
+    LEARNER: (REST_LOST, NOT_SCORED),
     ADVERSARY: (NOT_SCORED, FORCED_NOTHING),
     NOBODY: (NOT_SCORED, NOT_SCORED),
 }
@@ -106,11 +106,12 @@ RULES = (
     "player that ends a game by its own fault (crash, illegal move, forfeit, timeout, "
     "disconnection, memory, absence, declining the game, failing to load) loses every "
     "round it did not play: a learner scores "
-    "a mistake (loss 1) for each, credited to its adversary too; an adversary forces "
-    "nothing in that game, which is not scored for its learner. Games aborted by the "
+    "a mistake (loss 1) for each, an adversary forces nothing; the game is not scored "
+    "for the other side, which won it by forfeit (counted apart). Games aborted by the "
     "server, or with an unknown status, are not scored. Scores are exact fractions: "
-    "equal scores share a rank (1, 2, 2, 4), tied entrants listed by name; entrants with "
-    "no scored game come last, by name."
+    "equal scores share a rank (1, 2, 2, 4: shown 2=), tied entrants listed by name "
+    "whatever the order they were entered in; entrants with no scored game come last, by "
+    "name."
 )
 
 
@@ -235,12 +236,12 @@ def judge(game: str, status: str, result: ResultRow, horizon: int
     ``result`` holds ``rounds`` played and ``mistakes`` / ``expected_mistakes``
     (mistake-bound) or ``regret`` / ``expected_regret`` (experts); missing figures count 0.
     A learner that crashes in round 3 of 30 after 2 mistakes scores 2 + 28; its
-    adversary is credited the same:
+    adversary won by forfeit, and the game is not scored for it:
 
-    >>> crashed = judge("mistake-bound", "crash:learner:ZeroDivisionError",
-    ...                 {"rounds": 2, "mistakes": 2, "expected_mistakes": 1.5}, 30)
-    >>> [f.to_float() for f in crashed]
-    [(29.5, 30.0), (29.5, 30.0)]
+    >>> mine, theirs = judge("mistake-bound", "crash:learner:ZeroDivisionError",
+    ...                      {"rounds": 2, "mistakes": 2, "expected_mistakes": 1.5}, 30)
+    >>> mine.to_float(), theirs
+    ((29.5, 30.0), None)
 
     An adversary that breaks a rule forces nothing, and the learner is not scored:
 
@@ -259,7 +260,7 @@ def judge(game: str, status: str, result: ResultRow, horizon: int
     def count(how: str) -> Figures | None:
         if how == PLAYED:
             return played
-        if how in (REST_LOST, CREDITED):
+        if how == REST_LOST:
             return Figures(expected + remaining, realised + remaining)
         if how == FORCED_NOTHING:
             return Figures(min(expected, Fraction(0)), min(realised, Fraction(0)))
@@ -329,8 +330,8 @@ def score(rules: GameSpec, outcome: GameOutcome) -> Scoring:
     >>> rules = GameSpec("mistake-bound", 30, make_class("thresholds:n=15"))  # Ldim 4
     >>> row = score(rules, {"status": "illegal_move:learner:p_range",
     ...                     "result": {"rounds": 0, "mistakes": 0, "expected_mistakes": 0}})
-    >>> row["fault"], row["score"], row["forcing"]
-    ('learner', 7.5, 7.5)
+    >>> row["fault"], row["score"], row["forcing"]  # (the adversary won by forfeit)
+    ('learner', 7.5, None)
     """
     norm, norm_name = normaliser(rules)
     result = outcome.get("result") or {}
@@ -362,6 +363,8 @@ class Standing(TypedDict, total=False):
     failures: list[str]
     unscored: int
     unscored_statuses: list[str]
+    #: Of the games not scored for it, those the other side ended by its own fault.
+    won_by_forfeit: int
     worst: float | None
     worst_exact: str | None
     worst_realised: float | None
@@ -460,8 +463,8 @@ def landed(row: TournamentGame) -> Landed:
     >>> part = landed({"game": "mistake-bound", "status": "crash:learner:E", "horizon": 4,
     ...                "normaliser_value": 2.0, "learner": "a", "adversary": "b", "seed": 0,
     ...                "game_id": None, "class": None, "result": {"rounds": 2, "mistakes": 1}})
-    >>> part.learner_figures, part.adversary_figures == part.learner_figures
-    ((Fraction(3, 2), Fraction(3, 2)), True)
+    >>> part.learner_figures, part.adversary_figures
+    ((Fraction(3, 2), Fraction(3, 2)), None)
     """
     mine, theirs = figures(row)
     return Landed(row["learner"], row["adversary"], row["status"],
@@ -639,7 +642,8 @@ def _mean(side: Side) -> Figures | None:
 def _entry(role: Role, name: str, cells: list[Cell]) -> Standing:
     """An entrant's counts from its cells: its games, those scored for it, those it
     ended by its own fault (``failed``, with their statuses), those not scored for it
-    (``unscored``)."""
+    (``unscored``) and of them those its opponent ended by its own fault
+    (``won_by_forfeit``)."""
     games = sum(c.games for c in cells)
     failed = [(status, n) for c in cells for status, n in c.statuses.items()
               if fault(status) == role]
@@ -650,7 +654,9 @@ def _entry(role: Role, name: str, cells: list[Cell]) -> Standing:
     entry.update({"games": games, "scored": games - count,
                   "failed": sum(n for _, n in failed),
                   "failures": sorted({s for s, _ in failed}), "unscored": count,
-                  "unscored_statuses": sorted({s for s, _ in unscored})})
+                  "unscored_statuses": sorted({s for s, _ in unscored}),
+                  "won_by_forfeit": sum(n for s, n in unscored
+                                        if fault(s) in ROLES and fault(s) != role)})
     return entry
 
 

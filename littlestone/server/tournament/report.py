@@ -17,6 +17,7 @@ import csv
 import functools
 import io
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
@@ -27,6 +28,7 @@ from markupsafe import Markup
 from littlestone.charts import curve_svg, environment
 from littlestone.games.errors import LogError
 from littlestone.games.game import ExpertsRecord
+from littlestone.sandbox.host import SUBMISSION_DIR
 from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import GameLogData, read_log
 from littlestone.server.records.rows import TournamentGame
@@ -43,7 +45,8 @@ from littlestone.server.tournament.ranking import (
 if TYPE_CHECKING:
     import jinja2
 
-__all__ = ["CSV_COLUMNS", "Curve", "curve_of", "write_csv", "write_report"]
+__all__ = ["CSV_COLUMNS", "Curve", "FailureGroup", "curve_of", "failure_groups", "headline",
+           "write_csv", "write_report"]
 
 
 class Curve(TypedDict):
@@ -182,6 +185,154 @@ def _templates() -> jinja2.Environment:
     return env
 
 
+def _figure(exact: str | None, value: float | None) -> str:
+    """A score as the headline says it: exact when short (``1``, ``13/60``), else 3
+    significant digits."""
+    if exact is not None and len(exact) <= 7:
+        return exact
+    return fmt(value)
+
+
+def _names(rows: list[Standing], role: Role) -> str:
+    """The names of an equal first place: one, ``a and b``, or the first three of many."""
+    names = [str(r[role]) for r in rows]
+    if len(names) <= 3:
+        return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    return f"{', '.join(names[:3])} and {len(names) - 3} more"
+
+
+def headline(report: TournamentReport) -> str:
+    """Who won and why, in one line: what the report, the terminal and the page open with.
+
+    >>> from littlestone.server.tournament.ranking import rank
+    >>> def game(learner, adversary, mistakes):
+    ...     return {"game": "mistake-bound", "status": "complete", "learner": learner,
+    ...             "adversary": adversary, "horizon": 30, "normaliser_value": 4.0,
+    ...             "result": {"rounds": 30, "mistakes": mistakes}}
+    >>> print(headline(rank("t", [game("soa", "tree", 4), game("halving", "tree", 4),
+    ...                           game("coin", "tree", 9), game("soa", "random", 1),
+    ...                           game("halving", "random", 2), game("coin", "random", 3)],
+    ...                     [])))  # doctest: +NORMALIZE_WHITESPACE
+    Winner among learners: soa, the lowest worst score (1, tied with halving; its median 5/8
+    breaks the tie); among adversaries: tree, the highest median score forced (1).
+    """
+    learners = [r for r in report.learners if r.get("rank") == 1]
+    adversaries = [r for r in report.adversaries if r.get("rank") == 1]
+    if not learners and not adversaries:
+        return "No winner: no game was scored."
+    parts = []
+    if learners:
+        first = learners[0]
+        why = _figure(first.get("worst_exact"), first.get("worst"))
+        level = [r for r in report.learners if r.get("rank") is not None
+                 and r not in learners and r.get("worst_exact") == first.get("worst_exact")]
+        if level:
+            why += (f", tied with {_names(level, 'learner')}; "
+                    f"{'its' if len(learners) == 1 else 'their'} median "
+                    f"{_figure(first.get('median_exact'), first.get('median'))} breaks the tie")
+        together = " (tied)" if len(learners) > 1 else ""
+        parts.append(f"Winner among learners: {_names(learners, 'learner')}{together}, the "
+                     f"lowest worst score ({why})")
+    else:
+        parts.append("No learner has a scored game")
+    if adversaries:
+        first = adversaries[0]
+        together = " (tied)" if len(adversaries) > 1 else ""
+        parts.append(f"among adversaries: {_names(adversaries, 'adversary')}{together}, the "
+                     "highest median score forced "
+                     f"({_figure(first.get('forcing_exact'), first.get('forcing'))})")
+    else:
+        parts.append("no adversary has a scored game")
+    return "; ".join(parts) + "."
+
+
+#: How a group of failed games says what its entrant did, by the status's kind.
+_DID = {"crash": "crashed", "forfeit": "forfeited", "illegal_move": "made an illegal move",
+        "rule_violation": "broke a rule", "disconnected": "disconnected",
+        "absent": "was absent", "load_failed": "failed to load", "declined": "declined",
+        "stalled": "stalled", "forked": "forked"}
+
+
+def plain(message: str) -> str:
+    """A failed game's message as a teacher or a student reads it: the exception and its
+    line in the submission's own file, not how the process that raised it exited, the
+    status said again, nor the sandbox's path (issue 44 item 4).
+
+    >>> plain("the learner exited with status 2: littlestone: error: connect: "
+    ...       "crash:learner:ZeroDivisionError: learner raised ZeroDivisionError: division "
+    ...       "by zero at /submission/mine.py:12 in predict (the referee records the game "
+    ...       "as disconnected:learner)")
+    'ZeroDivisionError: division by zero at mine.py:12 in predict'
+    """
+    text = re.sub(r"^the (learner|adversary) exited with status \d+: ", "", message)
+    text = text.removeprefix("littlestone: error: ").removeprefix("connect: ")
+    text = re.sub(r"^crash:(learner|adversary):\w+: (learner|adversary) raised ", "", text)
+    text = re.sub(r" \(the referee records the game as [\w:]+\)$", "", text)
+    return text.replace(f"{SUBMISSION_DIR}/", "")
+
+
+class FailureGroup(TypedDict):
+    """Games one entrant ended the same way (:func:`failure_groups`): its ``role`` and
+    spec (``entrant``; ``None`` for nobody's fault), the ``status``, how many ``games``,
+    the first one's ``message`` and ``first`` game, and the group in one ``line``."""
+
+    entrant: str | None
+    role: str
+    status: str
+    games: int
+    message: str
+    first: str
+    line: str
+
+
+def failure_groups(rows: list[TournamentGame]) -> list[FailureGroup]:
+    """The games that did not end ``complete``, one group an entrant at fault and status,
+    largest first (then by entrant): the line a teacher reads instead of a line a game.
+
+    >>> def game(learner, status, seed, message=""):
+    ...     return {"learner": learner, "adversary": "tree", "class": "thresholds:n=15",
+    ...             "seed": seed, "status": status, "message": message}
+    >>> groups = failure_groups([game("alice/v1.py:Mine", "crash:learner:ZeroDivisionError",
+    ...                                s, "ZeroDivisionError at mine.py:12") for s in (3, 4)]
+    ...                         + [game("soa", "aborted:shutdown", 0)])
+    >>> for group in groups: print(group["line"])  # doctest: +NORMALIZE_WHITESPACE
+    alice/v1.py:Mine crashed in 2 games: ZeroDivisionError at mine.py:12
+        (first: vs tree on thresholds:n=15, seed 3)
+    1 game aborted:shutdown (nobody's fault) (first: soa vs tree on thresholds:n=15, seed 0)
+    """
+    groups: dict[tuple[str, str | None], list[TournamentGame]] = {}
+    for row in rows:
+        status = str(row["status"])
+        if status == "complete":
+            continue
+        who = fault(status)
+        entrant = (row["learner"] if who == "learner" else
+                   row["adversary"] if who == "adversary" else None)
+        groups.setdefault((status, entrant), []).append(row)
+    out: list[FailureGroup] = []
+    for (status, entrant), games in sorted(groups.items(), key=lambda kv: (
+            -len(kv[1]), kv[0][1] or "", kv[0][0])):
+        head = games[0]
+        pair = (f"vs {head['adversary']}" if fault(status) == "learner" else
+                f"vs {head['learner']}" if fault(status) == "adversary" else
+                f"{head['learner']} vs {head['adversary']}")
+        first = f"{pair} on {head.get('class')}, seed {head.get('seed')}"
+        said = str(head.get("message") or "")
+        message = plain(said)
+        n = f"{len(games)} game{'s' if len(games) != 1 else ''}"
+        if entrant is None:
+            line = f"{n} {status} (nobody's fault)"
+        else:  # (a sandboxed file that raised is recorded disconnected: it crashed)
+            kind = "crash" if f"crash:{fault(status)}:" in said else status.partition(":")[0]
+            line = f"{entrant} {_DID.get(kind, f'ended by {status}')} in {n}"
+        if message:
+            line += f": {message}"
+        out.append({"entrant": entrant, "role": fault(status), "status": status,
+                    "games": len(games), "message": message, "first": first,
+                    "line": f"{line} (first: {first})"})
+    return out
+
+
 def _with_exact(rows: list[Standing], role: Role) -> list[_Shown]:
     """Leaderboard rows with the exact figures a tie is on (``exact``): the scores each
     leaderboard ranks on, in order."""
@@ -211,7 +362,8 @@ def write_report(report: TournamentReport, data: Path) -> Path:
         report=report, learners=_with_exact(report.learners, "learner"),
         adversaries_ranked=_with_exact(report.adversaries, "adversary"),
         adversaries=sorted({a for row in report.payoff.values() for a in row}),
-        games=games, curves=curves, curves_max=CURVES_MAX, rules=RULES, data=str(data))
+        games=games, curves=curves, curves_max=CURVES_MAX, rules=RULES, data=str(data),
+        headline=headline(report))
     path.write_text(page)
     write_csv(report, path.with_suffix(".csv"))
     return path

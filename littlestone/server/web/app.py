@@ -58,7 +58,7 @@ from littlestone.server.records.store import Store
 from littlestone.server.records.submissions import folder_of
 from littlestone.server.tournament.competition import Competition, export, standings
 from littlestone.server.tournament.competition.standings import stamp, version_games
-from littlestone.server.web import data, pages, play
+from littlestone.server.web import data, filters, pages, play
 from littlestone.server.web.access import (
     COOKIE,
     PUBLIC,
@@ -167,9 +167,53 @@ def tournament_page(visit: Visit) -> Answer:
     one). A tournament not started yet (``tournament --serve``) has a page that waits."""
     name = visit.params["name"]
     board = data.tournament(visit.store, name)
+    if board is not None and _students_games(visit):
+        hidden = [g.copy() for g in board["failed"]]
+        for g in hidden:
+            g["message"] = ""
+        board["failed"] = hidden
     if visit.query.get("part") == "board":
         return None if board is None else html_response(pages.leaderboard(board))
-    return html_response(pages.tournament_page(name, board, visit.who))
+    games = None if board is None else _tournament_games(visit)
+    return html_response(pages.tournament_page(name, board, visit.who, games))
+
+
+def _students_games(visit: Visit) -> bool:
+    """Whether the tournament asked for is the competition's and the viewer no admin:
+    its games' messages are then not shown (a version's traceback is its student's:
+    ``/competitions/NAME/versions/ID``)."""
+    competition = visit.app.competition
+    return competition is not None and competition.name == visit.params["name"] and \
+        privilege(visit.request, visit.app.access) != "admin"
+
+
+def _tournament_games(visit: Visit) -> filters.GamesPage:
+    """A tournament's games filtered by the query's ``entrant``, ``status`` and ``class``
+    (:mod:`.filters`), one page of them; a competition's without their messages (a
+    version's traceback is its student's), but for an admin."""
+    name = visit.params["name"]
+    entrant, status, hclass = (visit.query.get(k, "").strip() for k in filters.FILTERS)
+    asked: filters.GameFilters = {}
+    if entrant:
+        asked["entrant"] = entrant
+    if status:
+        asked["status"] = status
+    if hclass:
+        asked["class"] = hclass
+    found = filters.tournament_games(visit.store, name, asked, visit.number("page", 1),
+                                     visit.number("limit", data.BOARD_LIMIT))
+    if _students_games(visit):
+        for game in found["games"]:
+            game.pop("message", None)
+    return found
+
+
+def api_tournament_games(visit: Visit) -> Answer:
+    """``/api/tournaments/NAME/games?entrant=&status=&class=&page=&limit=``: one page of
+    a tournament's games, filtered on the server (:mod:`.filters`)."""
+    if not visit.store.has_tournament(visit.params["name"]):
+        return None
+    return json_response(_tournament_games(visit))
 
 
 def api_games(visit: Visit) -> Answer:
@@ -333,7 +377,8 @@ def play_page(visit: Visit) -> Answer:
     server = visit.app.server
     return html_response(pages.play_page(
         play.MENU, visit.who, server is not None,
-        server.settings.for_player(frozenset({HUMAN})) if server is not None else None))
+        server.settings.for_player(frozenset({HUMAN})) if server is not None else None,
+        guests=server is not None and server.settings.public_play))
 
 
 def play_ticket(visit: Visit) -> Answer:
@@ -525,6 +570,7 @@ ROUTES: list[Route[Callable[[Visit], Answer]]] = [
     Route("GET", "/api/games/{game_id}/records", api_records),
     Route("GET", "/api/tournaments", api_tournaments),
     Route("GET", "/api/tournaments/{name}", api_tournament),
+    Route("GET", "/api/tournaments/{name}/games", api_tournament_games),
     Route("GET", "/competitions/{name}", competition_page),
     Route("GET", "/competitions/{name}/versions/{ident}", competition_version),
     Route("GET", "/competitions/{name}/{file}", competition_export),

@@ -26,6 +26,7 @@ from littlestone.charts import SCALE_NOTE, curve_svg, environment, heat_color
 from littlestone.server.records.rows import TournamentRow
 from littlestone.server.tournament.competition.export import fixed
 from littlestone.server.tournament.ranking import RULES
+from littlestone.server.tournament.report import FailureGroup, failure_groups
 
 if TYPE_CHECKING:
     import jinja2
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from littlestone.server.net.settings import ServerSettings
     from littlestone.server.tournament.report import Curve
     from littlestone.server.web.data import Board, PageGame, Rounds
+    from littlestone.server.web.filters import GamesPage
     from littlestone.server.web.play import ClassBoard, Menu
 
 __all__ = ["FAILED_SHOWN", "REPLAY_ROWS", "class_board", "class_page", "competition_board",
@@ -94,14 +96,24 @@ class _Frame(TypedDict):
     title: str
     viewer: str | None
     attributes: dict[str, str]
+    public_note: str
+
+
+#: What the header says to a viewer without a token on a public page, and on the play
+#: page (where a person does more than read: issue 44), whether guests may play or not.
+PUBLIC_NOTE = "public read-only view"
+PUBLIC_PLAY_NOTES = {True: "public: guests may play here",
+                     False: "public view: playing needs a token (littlestone token add NAME)"}
 
 
 def _frame(title: str, viewer: str | None, kind: str = "index",
-           data: dict[str, str] | None = None) -> _Frame:
-    """What ``base.html`` gets: the title, who is looking, and the body's ``data-*``
-    attributes (the page's kind, and what its script reads)."""
+           data: dict[str, str] | None = None, public_note: str = PUBLIC_NOTE) -> _Frame:
+    """What ``base.html`` gets: the title, who is looking, the body's ``data-*``
+    attributes (the page's kind, and what its script reads) and what the header says
+    to a public viewer."""
     attributes = {"data-page": kind, **{f"data-{k}": v for k, v in (data or {}).items()}}
-    return {"title": title, "viewer": viewer, "attributes": attributes}
+    return {"title": title, "viewer": viewer, "attributes": attributes,
+            "public_note": public_note}
 
 
 def games_table(rows: list[PageGame]) -> str:
@@ -173,15 +185,18 @@ class _Shown(TypedDict):
     board: Board | None
     adversaries: NotRequired[list[str]]
     heatmap: NotRequired[list[tuple[str, list[tuple[str, float | None]]]]]
+    failed_groups: NotRequired[list[FailureGroup]]
 
 
 def _board(board: Board) -> _Shown:
     """What ``leaderboard.html`` gets: the board, the heatmap's columns and its rows
-    (each learner's cells: colour and score, in the columns' order)."""
+    (each learner's cells: colour and score, in the columns' order), its failed games
+    grouped by entrant and status (:func:`.report.failure_groups`)."""
     adversaries = sorted({a for cells in board["payoff"].values() for a in cells})
     heatmap = [(learner, [(heat_color(cells.get(a)), cells.get(a)) for a in adversaries])
                for learner, cells in board["payoff"].items()]
-    return {"board": board, "adversaries": adversaries, "heatmap": heatmap}
+    return {"board": board, "adversaries": adversaries, "heatmap": heatmap,
+            "failed_groups": failure_groups(board["failed"])}
 
 
 def leaderboard(board: Board) -> str:
@@ -189,11 +204,13 @@ def leaderboard(board: Board) -> str:
     return render("leaderboard.html", **_board(board))
 
 
-def tournament_page(name: str, board: Board | None, viewer: str | None) -> str:
+def tournament_page(name: str, board: Board | None, viewer: str | None,
+                    games: GamesPage | None = None) -> str:
     """A tournament's standings, refreshed as its games end (``board`` None: it has
-    recorded nothing yet, and the page waits for its first game)."""
+    recorded nothing yet, and the page waits for its first game), and its games as
+    filtered (:mod:`.filters`; None: no table)."""
     shown: _Shown = _board(board) if board is not None else {"board": None}
-    return render("tournament.html", name=name, **shown,
+    return render("tournament.html", name=name, **shown, games=games,
                   **_frame(f"Tournament {name}", viewer, "tournament", {"tournament": name}))
 
 
@@ -217,12 +234,14 @@ def competition_version(name: str, version: Mapping[str, object], viewer: str | 
 
 
 def play_page(menu: Menu, viewer: str | None, games_here: bool,
-              human: ServerSettings | None) -> str:
+              human: ServerSettings | None, guests: bool = False) -> str:
     """The play page: the form that sets up a game (server-rendered; playing it needs the
     script, whose moves travel on a WebSocket), and the room the script plays in.
-    ``human``: the settings a person's moves are timed by (None: no games here)."""
+    ``human``: the settings a person's moves are timed by (None: no games here);
+    ``guests``: whether a viewer without a token may play (``serve --public-play``)."""
     return render("play.html", menu=menu, games_here=games_here, human=human,
-                  **_frame("Play it yourself", viewer, "play"))
+                  **_frame("Play it yourself", viewer, "play",
+                           public_note=PUBLIC_PLAY_NOTES[guests]))
 
 
 def class_board(board: ClassBoard) -> str:

@@ -10,7 +10,7 @@ for the class mode (:func:`class_mode`). Nothing here plays, times or checks a m
 the server does, as for any peer.
 
 >>> info = class_info("thresholds:n=7")
->>> info["kind"], info["size"], info["domain"], info["ldim"], info["table"][0]
+>>> info["kind"], info["size"], info["domain_size"], info["ldim"], info["table"][0]
 ('thresholds', 8, 7, 3, '0000000')
 >>> class_info("thresholds:n=9999") is None  # (not on the menu)
 True
@@ -63,7 +63,7 @@ class ClassInfo(TypedDict):
     d: NotRequired[int]
     margin: NotRequired[float]
     size: NotRequired[int]
-    domain: NotRequired[int]
+    domain_size: NotRequired[int]
     ldim: NotRequired[int]
     log2_size: NotRequired[float]
     hypotheses: NotRequired[list[str]]
@@ -157,7 +157,7 @@ def class_info(spec: str) -> ClassInfo | None:
     kind = ("thresholds" if isinstance(hclass, Thresholds)
             else "singletons" if isinstance(hclass, Singletons) else "table")
     ldim, _ = class_ldim(hclass)
-    return {"spec": spec, "kind": kind, "size": hclass.size, "domain": hclass.domain_size,
+    return {"spec": spec, "kind": kind, "size": hclass.size, "domain_size": hclass.domain_size,
             "ldim": ldim, "log2_size": math.log2(hclass.size),
             "hypotheses": [hclass.hypothesis(h) for h in range(hclass.size)],
             "instances": [_instance_name(hclass, x) for x in range(hclass.domain_size)],

@@ -13,6 +13,7 @@ import pytest
 
 from littlestone.adversaries import ADVERSARIES
 from littlestone.cli import main
+from littlestone.cli.tournaments import leaderboard_lines
 from littlestone.games.classes import make_class
 from littlestone.games.game import EXPERTS, MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
@@ -76,7 +77,8 @@ def test_a_game_without_a_result_counts_every_round_lost():
     outcome = {"game_id": None, "status": "load_failed:learner",
                "result": {"status": "load_failed:learner"}}
     fields = score(GameSpec(MISTAKE_BOUND, T, make_class(CLASS)), outcome)
-    assert fields["fault"] == "learner" and fields["score"] == T / 4 == fields["forcing"]
+    assert fields["fault"] == "learner" and fields["score"] == T / 4
+    assert fields["forcing"] is None  # (its adversary won by forfeit: not scored for it)
 
 
 def test_an_adversary_at_fault_forces_nothing_and_ranks_below_an_honest_one():
@@ -123,12 +125,40 @@ def test_a_learner_is_not_penalised_for_its_adversarys_fault():
     assert learners["a"]["tied_with"] == ["b"]
 
 
-def test_the_adversary_is_credited_with_the_rounds_a_learner_did_not_play():
-    rows = [row("crashes", "tree", "crash:learner:ValueError", 1, 1),
-            row("crashes", "target", mistakes=0)]
+def test_a_broken_learners_forfeits_do_not_lift_the_adversaries_that_met_it():
+    """Issue 44 item 8: a game a learner ended by its own fault is won by forfeit, counted
+    apart, and not scored for the adversary: a weak adversary that happened to meet a
+    broken student does not overtake a strong one (it did: credited T / Ldim)."""
+    rows = [row(learner, "tree", mistakes=4) for learner in ("soa", "halving")]
+    rows += [row(learner, "weak", mistakes=1) for learner in ("soa", "halving")]
+    rows += [row("broken", "weak", "crash:learner:ZeroDivisionError", 0, 0),
+             row("slow", "weak", "forfeit:learner:timeout", 2, 2),
+             row("broken", "tree", "crash:learner:ZeroDivisionError", 0, 0)]
     board = rank("t", rows, [])
-    forcing = {e["adversary"]: e["forcing_exact"] for e in board.adversaries}
-    assert forcing == {"tree": str(Fraction(1 + T - 1, 4)), "target": "0"}
+    adversaries = by_name(board.adversaries, "adversary")
+    assert [e["adversary"] for e in board.adversaries] == ["tree", "weak"]
+    assert adversaries["weak"]["forcing_exact"] == "1/4"
+    assert adversaries["weak"]["won_by_forfeit"] == 2
+    assert adversaries["tree"]["won_by_forfeit"] == 1
+    assert adversaries["weak"]["games"] == 4 and adversaries["weak"]["scored"] == 2
+    # (credited, the two broken learners' 30/4 made weak's median 31/8, over tree's 1)
+    assert board.payoff["slow"]["weak"] == Fraction(2 + T - 2, 4)  # the learner still loses
+    learners = by_name(board.learners, "learner")
+    assert learners["broken"]["failed"] == 2 and learners["broken"]["won_by_forfeit"] == 0
+    assert learners["broken"]["rank"] == learners["slow"]["rank"] == 3
+    lines = leaderboard_lines(board)
+    weak = next(line for line in lines if " weak " in line)
+    assert "2 won by forfeit" in weak and "not scored" not in weak
+
+
+def test_a_learner_wins_by_forfeit_what_its_adversary_spoiled():
+    board = rank("t", [row("soa", "cheat", "rule_violation:adversary:commitment", T, T),
+                       row("soa", "tree", mistakes=4),
+                       row("soa", "quits", "aborted:shutdown", 3, 0)], [])
+    soa = board.learners[0]
+    assert (soa["won_by_forfeit"], soa["unscored"]) == (1, 2)
+    line = next(line for line in leaderboard_lines(board) if " soa " in line)
+    assert "1 won by forfeit; 1 not scored (aborted:shutdown)" in line, line
 
 
 def test_exact_ties_share_a_rank():

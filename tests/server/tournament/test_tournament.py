@@ -48,8 +48,9 @@ def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
                           ["random-target", "shattered-tree"], seeds=1,
                           move_deadline=0.25, time_bank=0.25)
     data = tmp_path / "data"
+    # (exit 1: files of the field ended games by their own fault, as a course's CI reads it)
     assert main(["tournament", str(config), "--data", str(data), "--workers", "2",
-                 "--json"]) == 0
+                 "--json"]) == 1
     board = json.loads(capsys.readouterr().out)
     rows = Store(data).tournament_games("hostile")
     assert len(rows) == 8 * 2  # 8 learners x 2 adversaries x 1 class x 1 seed
@@ -122,7 +123,7 @@ def test_an_adversary_that_starts_processes_to_starve_its_learner_loses_at_once(
                           rounds=2000, seeds=1, extra="")
     data = tmp_path / "data"
     assert main(["tournament", str(config), "--data", str(data), "--workers", "1",
-                 "--json"]) == 0
+                 "--json"]) == 1  # (the hog, a file, ended its game by its own fault)
     (row,) = Store(data).tournament_games("hog")
     assert row["status"] == "disconnected:adversary", row
     assert "the adversary started other processes (killed)" in row["message"]
@@ -254,8 +255,8 @@ def test_declining_the_hard_classes_does_not_pay(tmp_path, capsys):
     config.write_text(config.read_text().replace(
         'spec = "thresholds:n=31"',
         'spec = "thresholds:n=31"\n\n[[classes]]\nspec = "monotone-disjunctions:n=4"'))
-    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 0
-    board = json.loads(capsys.readouterr().out)
+    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 1
+    board = json.loads(capsys.readouterr().out)  # (exit 1: the file declined games)
     ranks = {row["learner"]: row for row in board["learners"]}
     assert ranks["cherry.py:Cherry"]["rank"] > ranks["halving"]["rank"]
     assert "declined:learner" in ranks["cherry.py:Cherry"]["failures"]
@@ -360,6 +361,6 @@ def test_a_stolen_credential_gets_nothing_on_the_game_server(tmp_path, capsys):
                           ["random-target"], rounds=10, seeds=1)
     config.write_text(config.read_text().replace('games = ["mistake-bound"]',
                                                   'games = ["experts"]'))
-    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 0
+    assert main(["tournament", str(config), "--data", str(tmp_path / "d"), "--json"]) == 1
     (row,) = Store(tmp_path / "d").tournament_games("thief")
     assert row["status"] == "crash:learner:no_game" and "unauthorized" in row["message"], row

@@ -286,6 +286,8 @@ def test_a_person_plays_both_sides_through_the_page(tmp_path, browser):
         context.add_cookies([{"name": "littlestone_token", "value": background.token,
                               "url": background.url}])
         page = context.new_page()
+        missing: list[str] = []  # (main: the console showed a 404, /favicon.ico)
+        page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
         store = Store(data)
 
         # -- the learner against the shattered tree: the keys, and once a probability --
@@ -354,15 +356,20 @@ def test_a_person_plays_both_sides_through_the_page(tmp_path, browser):
         page.click("#turn button[data-x='0']")
         turn(page, "label", 2)
         assert page.get_attribute("#label-0", "data-realizable") == "0"  # the page says so
+        assert "keeps 1 hypothesis consistent" in page.locator("#turn").inner_text()
         page.keyboard.press("0")
         game_id, status = over(page)
         assert status == "rule_violation:adversary:empty_version_space"
 
         # -- expert advice, both ways: the regret curve against sqrt((T/2) ln d) --------
         set_up(page, background.url, "learner", "experts", "random-costs", 6, experts=2)
+        turn(page, "weights", 1)
+        page.keyboard.press("3")  # (main ignored a key past the last expert, silently)
+        assert "no expert 3: this game has experts 1 to 2" in page.locator(
+            "#status").inner_text()
         for t in range(1, 7):
             turn(page, "weights", t)
-            page.keyboard.press(str(t % 2))  # all weight on expert 0 or 1
+            page.keyboard.press(str(t % 2 + 1))  # all weight on expert 1 or 2, as shown
         game_id, status = over(page)
         assert status == "complete"
         assert page.get_attribute("#curve", "data-points") == "6"
@@ -376,7 +383,7 @@ def test_a_person_plays_both_sides_through_the_page(tmp_path, browser):
         set_up(page, background.url, "adversary", "experts", "hedge", 4, experts=3)
         for t in range(1, 5):
             turn(page, "costs", t)
-            page.keyboard.press(str(t % 3))  # expert t mod 3 costs 1
+            page.keyboard.press(str(t % 3 + 1))  # expert t mod 3 + 1 costs 1
             page.keyboard.press("Enter")
         game_id, status = over(page)
         assert status == "complete"
@@ -389,6 +396,7 @@ def test_a_person_plays_both_sides_through_the_page(tmp_path, browser):
         assert page.get_attribute("#histogram-learner", "data-scored") == "1"
         assert page.get_attribute("#histogram-adversary", "data-scored") == "1"
         page.screenshot(path=str(shots / "class-mode.png"), full_page=True)
+        assert not missing, missing
         context.close()
     finally:
         background.close()

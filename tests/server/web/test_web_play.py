@@ -193,7 +193,7 @@ def test_the_menus_classes_are_canonical_specs():
         assert info is not None
         if info["kind"] != "halfspaces":
             assert len(info["table"]) == info["size"] == len(info["hypotheses"])
-            assert {len(row) for row in info["table"]} == {info["domain"]}
+            assert {len(row) for row in info["table"]} == {info["domain_size"]}
             assert "error" not in info["tree"] and info["tree"]["ldim"] == info["ldim"]
 
 

@@ -29,7 +29,7 @@ from littlestone.server.records.submissions import INTERRUPTED
 from littlestone.server.tournament.competition.config import CompetitionConfig
 from littlestone.server.tournament.competition.rater import Rater
 from littlestone.server.tournament.competition.standings import freeze
-from littlestone.server.tournament.preflight import check_file, check_games
+from littlestone.server.tournament.preflight import as_submitted, check_file, check_games
 
 __all__ = ["CHECKS_AT_ONCE", "CHECKS_WAITING", "Competition"]
 
@@ -161,9 +161,10 @@ class Competition:
         roles = self.config.submitted
         cls = agent.partition(".py:")[2]
         try:
-            verdict = check_file(f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
-                                 self.config.check_seconds, roles,
-                                 check_games(self.config.tournament))  # (its own classes)
+            verdict = as_submitted(check_file(
+                f"{path.name}:{cls}", path, cls, self.sandbox, path.parent,
+                self.config.check_seconds, roles, check_games(self.config.tournament)),
+                path, agent, row["version"], self.data)  # (its own classes; its own name)
         except Exception:  # the sandbox's own failure, not the file's: checked again
             log.exception("competition %s: the check of %s v%d of %s could not run",
                           self.name, agent, row["version"], account)
@@ -175,12 +176,13 @@ class Competition:
         reason = verdict.refused
         if reason is None and verdict.kind not in roles:
             reason = "role_not_accepted"
-            report["message"] = (f"{agent} is {'an' if verdict.kind == 'adversary' else 'a'} "
+            report["message"] = (f"{verdict.agent} is "
+                                 f"{'an' if verdict.kind == 'adversary' else 'a'} "
                                  f"{verdict.kind}: this competition takes "
                                  f"{' and '.join(r + 's' for r in roles)}")
         elif reason is None and not verdict.ready:
             reason = "check_failed"
-            report["message"] = (f"{agent} fails what the competition scores: "
+            report["message"] = (f"{verdict.agent} fails what the competition scores: "
                                  f"{', '.join(verdict.costly)}")
         store.set_verdict(row["id"], "refused" if reason else "accepted", verdict.kind,
                           reason, report)

@@ -351,7 +351,7 @@
     const labelled = {};
     for (const row of G.rows) if (row && row.y !== undefined) labelled[row.x] = row.y;
     if (info.kind === "thresholds" || info.kind === "singletons") {
-      const n = info.domain, step = 44, width = step * (n + 1) + 20;
+      const n = info.domain_size, step = 44, width = step * (n + 1) + 20;
       const picture = svg("svg", { width, height: 86, class: "line " + info.kind });
       picture.append(svg("line", { x1: 10, y1: 40, x2: width - 10, y2: 40, class: "axis" }));
       if (info.kind === "thresholds") {  // h_a(x) = [x < a]: a sits left of instance a
@@ -379,7 +379,7 @@
     const table = el("table", { class: "version-space" });
     const head = el("tr");
     head.append(el("th", {}, "h \\ x"));
-    for (let x = 0; x < info.domain; x++) {
+    for (let x = 0; x < info.domain_size; x++) {
       const th = el("th", { class: (x === current ? "current " : "") + (x in labelled ? "played" : "") }, info.instances[x]);
       if (x in labelled) th.title = "labelled " + labelled[x];
       head.append(th);
@@ -388,7 +388,7 @@
     for (let h = 0; h < info.size; h++) {
       const tr = el("tr", { class: G.alive[h] ? "alive" : "dead" });
       tr.append(el("th", {}, info.hypotheses[h]));
-      for (let x = 0; x < info.domain; x++) tr.append(el("td", { class: x === current ? "current" : "" }, value(h, x)));
+      for (let x = 0; x < info.domain_size; x++) tr.append(el("td", { class: x === current ? "current" : "" }, value(h, x)));
       table.append(tr);
     }
     space.append(table);
@@ -527,7 +527,7 @@
           row.append(button((k * 15) + "\u00b0  " + c0 + " | " + c1, { "data-x": String(k), class: c0 && c1 ? "splits" : "" }, () => pick(x)));
         }
       } else {
-        for (let x = 0; x < G.info.domain; x++) {
+        for (let x = 0; x < G.info.domain_size; x++) {
           const [c0, c1] = split(x);
           row.append(button(G.info.instances[x] + "  " + c0 + " | " + c1, { "data-x": String(x), class: c0 && c1 ? "splits" : "" }, () => pick(x)));
         }
@@ -539,21 +539,21 @@
       for (const y of [0, 1]) {
         const left = y ? c1 : c0;
         const b = button(String(y), { id: "label-" + y, class: left ? "realizable" : "empties", "data-realizable": left ? "1" : "0" }, () => label(y));
-        const what = G.info.kind === "halfspaces" ? " directions w" : " hypotheses";
+        const what = G.info.kind === "halfspaces" ? (left === 1 ? " direction w" : " directions w") : (left === 1 ? " hypothesis" : " hypotheses");
         turn.append(b, el("span", { class: "note" }, left ? " keeps " + left + what + " consistent  " : " empties the version space: the referee refuses it, and the game ends against you  "));
       }
     } else if (phase === "weights") {
-      turn.append(el("p", { class: "prompt" }, "Round " + G.t + " of " + G.rounds + ": your weights over the experts (key i: all on expert i)."));
+      turn.append(el("p", { class: "prompt" }, "Round " + G.t + " of " + G.rounds + ": your weights over the experts (key i: all on expert i, from 1" + (G.experts >= 10 ? "; 0: expert 10" : "") + ")."));
       const table = el("table", { class: "experts" });
       table.append(el("tr"));
       table.firstChild.append(el("th", {}, "expert"), el("th", {}, "advice"), el("th", {}, "loss so far"), el("th", {}, "weight"));
       const inputs = [];
       for (let i = 0; i < G.experts; i++) {
         const tr = el("tr");
-        const input = el("input", { type: "number", min: "0", max: "1", step: "0.1", value: fmt(1 / G.experts), "aria-label": "weight of expert " + i });
+        const input = el("input", { type: "number", min: "0", max: "1", step: "0.1", value: fmt(1 / G.experts), "aria-label": "weight of expert " + (i + 1) });
         inputs.push(input);
-        tr.append(el("td", {}, i), el("td", {}, G.advice ? fmt(G.advice[i]) : "-"), el("td", {}, fmt(G.losses[i])), el("td", {}, ""));
-        tr.lastChild.append(input, button("all on " + i, { "data-expert": String(i) }, () => weigh(onehot(i))));
+        tr.append(el("td", {}, i + 1), el("td", {}, G.advice ? fmt(G.advice[i]) : "-"), el("td", {}, fmt(G.losses[i])), el("td", {}, ""));
+        tr.lastChild.append(input, button("all on " + (i + 1), { "data-expert": String(i + 1) }, () => weigh(onehot(i))));
         table.append(tr);
       }
       turn.append(table, button("play these weights", { id: "weights" }, () => {
@@ -563,9 +563,9 @@
       }));
     } else if (phase === "costs") {
       const shown = G.w ? "weights [" + G.w.map(fmt).join(", ") + "]" : "p = " + fmt(G.p);
-      turn.append(el("p", { class: "prompt" }, "Round " + G.t + " of " + G.rounds + ": the learner plays " + shown + ". Set each expert's cost (key i toggles expert i; Enter sends)."));
+      turn.append(el("p", { class: "prompt" }, "Round " + G.t + " of " + G.rounds + ": the learner plays " + shown + ". Set each expert's cost (key i toggles expert i, from 1" + (G.experts >= 10 ? "; 0: expert 10" : "") + "; Enter sends)."));
       for (let i = 0; i < G.experts; i++) {
-        turn.append(button("expert " + i + ": cost " + G.costs[i], { "data-expert": String(i), class: G.costs[i] ? "y1" : "y0" }, () => { toggleCost(i); }));
+        turn.append(button("expert " + (i + 1) + ": cost " + G.costs[i], { "data-expert": String(i + 1), class: G.costs[i] ? "y1" : "y0" }, () => { toggleCost(i); }));
       }
       turn.append(button("send costs", { id: "costs" }, sendCosts));
     } else if (phase === "waiting") {
@@ -573,6 +573,16 @@
     }
   }
 
+  // Experts are numbered from 1 on the page, and so are their keys (0: expert 10); a key
+  // past the last expert is said in the status line, not ignored.
+  function expertOfKey(digit) {
+    const n = digit === 0 ? 10 : digit;
+    if (n > G.experts) {
+      say("no expert " + n + ": this game has experts 1 to " + G.experts + (G.experts > 10 ? " (keys reach 10; the buttons reach every one)" : ""), true);
+      return null;
+    }
+    return n - 1;
+  }
   function onehot(i) { const w = new Array(G.experts).fill(0); w[i] = 1; return w; }
   function toggleCost(i) { if (G.phase === "costs" && i < G.experts) { G.costs[i] = 1 - G.costs[i]; drawTurn(); } }
 
@@ -605,8 +615,8 @@
     const digit = /^[0-9]$/.test(event.key) ? Number(event.key) : null;
     if (G.phase === "predict" && (digit === 0 || digit === 1)) answer(digit);
     else if (G.phase === "label" && (digit === 0 || digit === 1)) label(digit);
-    else if (G.phase === "weights" && digit !== null && digit < G.experts) weigh(onehot(digit));
-    else if (G.phase === "costs" && digit !== null) toggleCost(digit);
+    else if (G.phase === "weights" && digit !== null) { const i = expertOfKey(digit); if (i !== null) weigh(onehot(i)); }
+    else if (G.phase === "costs" && digit !== null) { const i = expertOfKey(digit); if (i !== null) toggleCost(i); }
     else if (G.phase === "costs" && event.key === "Enter") sendCosts();
     else return;
     event.preventDefault();
