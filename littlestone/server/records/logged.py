@@ -208,6 +208,16 @@ class GameRecording:
         store.start_game(self.start, None if self.log is None else str(self.path),
                          self.game_id)
 
+    def index_unbegun(self, store: Store, error: LogWriteError) -> None:
+        """Index a game whose log's header could not be written (the disk full): a row
+        ``aborted:storage`` with no log and no round, the header's bytes removed. (The
+        server's fault: a tournament records it for nobody and plays it again.)"""
+        self.write_error = error
+        self.path.unlink(missing_ok=True)
+        store.start_game(self.start, None, self.game_id)
+        self.outcome = {"status": STORAGE_STATUS, "rounds": 0}, None
+        store.finish_game(self.game_id, self.outcome[0])
+
     def discard(self) -> None:
         """Remove the log of a game that never started (it was refused, or the index
         could not take its row)."""

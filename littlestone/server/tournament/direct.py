@@ -420,10 +420,7 @@ def play_direct(config: TournamentConfig, pairing: Pairing, links: dict[str, Fra
             recording.end(result)
     except LogWriteError as exc:
         if recording.outcome is None:  # (its header: the game never started)
-            store = thread_store(data)
-            store.start_game(recording.start, None, recording.game_id)
-            store.finish_game(recording.game_id, {"status": STORAGE_STATUS, "rounds": 0})
-            recording.path.unlink(missing_ok=True)  # (whatever the header's bytes left)
+            recording.index_unbegun(thread_store(data), exc)
         # the server's fault, not a player's: the game is recorded aborted:storage (not
         # scored), the tournament goes on, and its next run plays the pairing again
         log.error("game %s: %s: recorded %s, its pairing played again at the tournament's "
