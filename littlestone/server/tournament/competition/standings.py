@@ -122,8 +122,8 @@ class _Followed:
     (``everyone``: each version's own scores) and over the field (``board``: the ranked
     versions and the built-ins), each version's spec (resolved once), the submissions as
     last read (``versions``; None: to be read again) and each version's listed row
-    (``rows``; those of the entrants in ``touched`` to be made again), and the standings
-    computed at a stamp."""
+    (``rows``; those of the entrants in ``touched`` to be made again), the games counted
+    in the cells, and the standings computed at a stamp."""
 
     generation: int = -1
     seen: int = -1
@@ -135,6 +135,7 @@ class _Followed:
     versions: list[dict[str, Any]] | None = None
     rows: dict[int, VersionRow] = field(default_factory=dict)
     touched: set[str] = field(default_factory=set)
+    games: int = 0
     computed: tuple[int, Standings] | None = None
 
 
@@ -191,10 +192,12 @@ def _follow(store: Store, name: str, followed: _Followed) -> None:
         followed.rows = {}
     if generation != followed.generation:
         stamp, generation, changed = store.score_changes(name, -1)
-        followed.cells, followed.entered = {}, frozenset()
+        followed.cells, followed.entered, followed.games = {}, frozenset(), 0
         followed.everyone, followed.board = Ladder(name, TIED_NAMED), Ladder(name, TIED_NAMED)
     for cell in changed:
         pair = (cell.learner, cell.adversary)
+        held = followed.cells.get(pair)
+        followed.games += cell.games - (held.games if held is not None else 0)
         followed.cells[pair] = cell
         followed.touched |= set(pair)
         followed.everyone.put(cell)
@@ -292,7 +295,7 @@ def _compute(store: Store, config: CompetitionConfig, data: Path,
     return {"competition": config.name, "final": False, "frozen": None,
             "mode": config.final, "submitted": list(config.submitted),
             "opens": _when(config.opens), "closes": _when(config.closes),
-            "games": sum(c.games for c in followed.cells.values()), "ranking": ranking,
+            "games": followed.games, "ranking": ranking,
             "versions": listed}
 
 
