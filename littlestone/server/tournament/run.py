@@ -310,8 +310,9 @@ def _adopted(config: TournamentConfig, ended: list[GameRow], todo: list[Pairing]
     A game stopped from outside (``interrupted``, ``aborted:*``) is played again."""
     if not ended:
         return {}
-    by_game = {(r.get("game"), r.get("class"), r.get("seed"), r.get("learner"),
-                r.get("adversary")): r for r in ended
+    by_game: dict[tuple[object, ...], GameRow] = {
+        (r.get("game"), r.get("class"), r.get("seed"), r.get("learner"),
+         r.get("adversary")): r for r in ended
                if not str(r["status"]).startswith(("aborted", "interrupted"))}
     found: dict[Pairing, GameRow] = {}
     for pairing in todo:
