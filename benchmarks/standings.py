@@ -8,8 +8,10 @@ games once). A server with its page then runs in a child process; this process a
 for the board (``?part=board``), the API (``/api/competitions/NAME``) and the CSV, and
 prints for each the child's CPU per request (its ``/proc`` times around N requests):
 fresh (no ``If-None-Match``), ``304`` (the page's script's refresh while nothing
-changed) and ``changed`` (a game recorded before each request: the standings computed
-again from the cells), then the latency p50/p99 of the board at 100 requests a second.
+changed) and ``changed`` (a game recorded before each request, alternately the built-in
+learner's and a student's version's: its cell read, its two entrants' lines moved on the
+ladders, and the page rendered once), then the latency p50/p99 of the board at 100
+requests a second, with ``If-None-Match`` and without (the render kept for its tag).
 
 Tests never time anything; tests/server/web/test_standings_web.py asserts that a
 request reads no game and that a repeated one reads nothing but the stamp.
@@ -183,9 +185,11 @@ def measure(data: Path, config: Path, name: str, requests: int, land: int) -> di
                 out[f"{route} {way}"] = (_cpu(child.pid) - before) / requests * 1000
         spent = 0.0
         for i in range(land):  # a game lands before each request: computed again
+            learner = "halving" if i % 2 == 0 else (
+                f"{(data / f'competitions/{name}/s0000/v1.py').resolve()}:Vote")
             store.add_tournament_game(name, f"landed-{time.time_ns()}-{i}", {
                 "game_id": None, "status": "complete", "game": "mistake-bound",
-                "class": CLASSES[0], "learner": "halving", "adversary": ADVERSARIES[0],
+                "class": CLASSES[0], "learner": learner, "adversary": ADVERSARIES[0],
                 "seed": 100 + i, "horizon": 30, "normaliser_value": 4.0,
                 "result": {"rounds": 30, "mistakes": 2, "expected_mistakes": 2.0}})
             before = _cpu(child.pid)

@@ -24,6 +24,12 @@ process killed) stays ``running`` until :meth:`.store.Store.sweep` marks it
   ``aborted:internal`` and ``aborted:shutdown``, ``play``'s ``aborted``) and the game key;
   its row with that status, the rounds and the anchor.
 
+A row the index cannot end (SQLite's ``database or disk is full``) stays ``running``
+behind a log that has its footer: this process ends it at its next chance (the next game
+it indexes in the folder, :func:`end_unended`), and once the process is gone the next
+tournament run ends it from the footer (:func:`end_from_logs`) and records its pairing
+instead of playing it again.
+
 >>> import tempfile, pathlib
 >>> from littlestone.games.classes import make_class
 >>> from littlestone.learners import LEARNERS
@@ -43,7 +49,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sqlite3
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,7 +66,7 @@ from littlestone.learners.base import Learner
 from littlestone.local import play
 from littlestone.protocol.messages import PROTOCOL_VERSION
 from littlestone.server.records.database import utc_now
-from littlestone.server.records.logs import LogWriteError, LogWriter, log_level
+from littlestone.server.records.logs import LogWriteError, LogWriter, log_level, read_log
 from littlestone.server.records.rows import (
     AgentIdentity,
     GameRow,
@@ -67,11 +75,17 @@ from littlestone.server.records.rows import (
     LoggedRules,
     LogHeader,
 )
-from littlestone.server.records.store import RESULT_COLUMNS, STORAGE_STATUS, Store, new_game_id
+from littlestone.server.records.store import (
+    RESULT_COLUMNS,
+    STORAGE_STATUS,
+    Store,
+    _owner_alive,
+    new_game_id,
+)
 
 __all__ = ["ABORTED", "INTERNAL", "REFUSED", "SHUTDOWN", "GameRecording", "LoggedGame",
-           "agent_identity", "game_info", "index_landed", "log_footer", "log_header",
-           "package_version", "play_logged", "recorded"]
+           "agent_identity", "end_from_logs", "end_unended", "game_info", "index_landed",
+           "log_footer", "log_header", "package_version", "play_logged", "recorded"]
 
 
 def package_version() -> str:
@@ -188,9 +202,21 @@ class GameRecording:
         return self._log_writer
 
     def index_start(self, store: Store) -> None:
-        """Index the game ``running``, its log named (none with log level ``none``)."""
+        """Index the game ``running``, its log named (none with log level ``none``); the
+        rows a full index left unended are ended first (:func:`end_unended`)."""
+        end_unended(store)
         store.start_game(self.start, None if self.log is None else str(self.path),
                          self.game_id)
+
+    def index_unbegun(self, store: Store, error: LogWriteError) -> None:
+        """Index a game whose log's header could not be written (the disk full): a row
+        ``aborted:storage`` with no log and no round, the header's bytes removed. (The
+        server's fault: a tournament records it for nobody and plays it again.)"""
+        self.write_error = error
+        self.path.unlink(missing_ok=True)
+        store.start_game(self.start, None, self.game_id)
+        self.outcome = {"status": STORAGE_STATUS, "rounds": 0}, None
+        store.finish_game(self.game_id, self.outcome[0])
 
     def discard(self) -> None:
         """Remove the log of a game that never started (it was refused, or the index
@@ -232,10 +258,20 @@ class GameRecording:
         return status
 
     def index_end(self, store: Store) -> None:
-        """Finish the game's row as its log ended: its result and the log's anchor."""
+        """Finish the game's row as its log ended: its result and the log's anchor. An
+        index that cannot take it (``database or disk is full``) leaves the row
+        ``running`` and raises; the row is ended at the next chance, the next game this
+        process indexes in the folder (:func:`end_unended`), or, once the process is
+        gone, by the next run from the log's footer (:func:`end_from_logs`)."""
         assert self.outcome is not None, "the log has not ended (end or cut_short)"
         result, chain = self.outcome
-        store.finish_game(self.game_id, result, chain=chain)
+        try:
+            end_unended(store)
+            store.finish_game(self.game_id, result, chain=chain)
+        except sqlite3.OperationalError:
+            with _UNENDED_LOCK:
+                _UNENDED.setdefault(str(store.data), {})[self.game_id] = self.outcome
+            raise
 
     def _anchor(self) -> bytes | None:
         """The log's final chain digest, which the row keeps (none without a log)."""
@@ -284,6 +320,53 @@ def recorded(recording: GameRecording, store: Store, failed: str = INTERNAL,
         raise
     finally:
         recording.index_end(store)
+
+
+#: Rows whose end a full index refused, by data folder and game: their result and anchor.
+_UNENDED: dict[str, dict[str, tuple[ResultFields, bytes | None]]] = {}
+_UNENDED_LOCK = threading.Lock()
+
+
+def end_unended(store: Store) -> list[str]:
+    """End the rows of ``store``'s folder that a full index left ``running`` in this
+    process (:meth:`GameRecording.index_end`), now that it may take them; returns their
+    ids. (A row still refused stays for the next chance.)"""
+    with _UNENDED_LOCK:
+        waiting = dict(_UNENDED.get(str(store.data), {}))
+    ended = []
+    for game_id, (result, chain) in waiting.items():
+        store.finish_game(game_id, result, chain=chain)
+        with _UNENDED_LOCK:
+            _UNENDED.get(str(store.data), {}).pop(game_id, None)
+        ended.append(game_id)
+    return ended
+
+
+def end_from_logs(store: Store) -> list[GameRow]:
+    """End, as their logs ended, the rows left ``running`` by a process that is gone but
+    whose logs have their footers (its index was full when the game ended, or it died
+    between the footer and the row): the footer's status and result, and the log's
+    anchor. Returns those rows, ended; a log without a footer is left to
+    :meth:`.store.Store.sweep` (``interrupted``)."""
+    ended = []
+    for row in store.games(limit=10_000, status="running"):
+        if _owner_alive(row.get("owner")) or not row.get("log"):
+            continue
+        try:
+            log = read_log(Path(str(row["log"])))
+        except Exception:  # (a missing or damaged log: the sweep's)
+            continue
+        if log.footer is None or not log.status:
+            continue
+        result = {**{k: v for k, v in log.result.items() if k in RESULT_COLUMNS},
+                  "status": log.status, "rounds": log.n_rounds}
+        store.finish_game(row["game_id"], cast("ResultFields", result), chain=log.chain)
+        with _UNENDED_LOCK:
+            _UNENDED.get(str(store.data), {}).pop(row["game_id"], None)
+        done = store.game(row["game_id"])
+        if done is not None:
+            ended.append(done)
+    return ended
 
 
 def index_landed(store: Store, row: GameRow, log: Path | None) -> None:

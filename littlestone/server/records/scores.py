@@ -290,6 +290,15 @@ class ScoreTable(Database):
         row = self._run("SELECT stamp FROM score_stamps WHERE tournament = ?", (name,))
         return int(row[0]["stamp"]) if row else 0
 
+    def score_marks(self, name: str, since: int, until: int) -> set[int]:
+        """The stamps after ``since`` and up to ``until`` that a tournament's cells were
+        last changed at (by the index on ``changed``: as many as changed). A stamp of
+        that range missing here moved for something else (a submission of its
+        competition; or a cell changed again since, which a reader may treat alike)."""
+        return {int(r["changed"]) for r in self._run(
+            "SELECT DISTINCT changed FROM score_cells WHERE tournament = ? AND changed > ? "
+            "AND changed <= ?", (name, since, until))}
+
     def _fresh_cells(self, name: str) -> None:
         """Rebuild a tournament's cells when they are stale (or were never made)."""
         if self._run("SELECT 1 FROM score_stamps WHERE tournament = ? AND built = 0",

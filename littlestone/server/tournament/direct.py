@@ -39,6 +39,7 @@ import contextlib
 import logging
 import secrets
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Container
@@ -90,8 +91,9 @@ from littlestone.server.net.players import (
 )
 from littlestone.server.net.spectators import wire_result
 from littlestone.server.records.logged import GameRecording, agent_identity, recorded
+from littlestone.server.records.logs import LogWriteError
 from littlestone.server.records.rows import AgentIdentity
-from littlestone.server.records.store import Store
+from littlestone.server.records.store import INTERRUPTED, STORAGE_STATUS, Store
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.pairing import Pairing, rules
 from littlestone.transport import SEND_TIMEOUT_S
@@ -411,9 +413,21 @@ def play_direct(config: TournamentConfig, pairing: Pairing, links: dict[str, Fra
     recording = GameRecording(data, game, seeds, pairing.seed, identity(LEARNER, learner),
                               identity("adversary", adversary), "server")
     try:
-        with recorded(recording, thread_store(data)) as writer:
+        # (stopped from outside, a SIGTERM: ``interrupted``, as a restart marks a game
+        # its process left running, and its pairing is played again)
+        with recorded(recording, thread_store(data), stopped=INTERRUPTED) as writer:
             result = referee(game, seeds, learner, adversary, writer, recording.game_id)
             recording.end(result)
+    except LogWriteError as exc:
+        if recording.outcome is None:  # (its header: the game never started)
+            recording.index_unbegun(thread_store(data), exc)
+        # the server's fault, not a player's: the game is recorded aborted:storage (not
+        # scored), the tournament goes on, and its next run plays the pairing again
+        log.error("game %s: %s: recorded %s, its pairing played again at the tournament's "
+                  "next run", recording.game_id, exc, STORAGE_STATUS,
+                  extra={"game_id": recording.game_id})
+    except sqlite3.OperationalError:  # (the index full: its row is ended at the next
+        raise                           # chance, and nothing more can be recorded now)
     except Exception:  # a bug of ours: this game ends, with its footer and its row
         if recording.outcome is None:  # (it did not start: no log, no row)
             raise

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import ctypes
 import hashlib
 import math
 import multiprocessing.connection
 import os
 import resource
 import shutil
+import signal
 import tempfile
 import threading
 import traceback
@@ -36,6 +38,7 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from littlestone.adversaries import ADVERSARIES
+from littlestone.games.errors import Terminated
 from littlestone.learners import LEARNERS
 from littlestone.sandbox import Sandbox, SandboxPool
 from littlestone.server.net.hosts import die_with_fork_server, fork_server
@@ -48,13 +51,17 @@ from littlestone.server.tournament.direct import Door, direct_game
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Entrant, Pairing, probe, rules
 
-__all__ = ["GAMES_AT_ONCE", "SANDBOX_MB", "FieldWorker", "Job", "LocalWorker", "RayWorker",
-           "default_sandboxes", "land", "plan", "play_jobs", "sandbox_keys"]
+__all__ = ["GAMES_AT_ONCE", "SANDBOX_MB", "TERMINATE_WAIT_S", "FieldWorker", "Job",
+           "LocalWorker", "RayWorker", "default_sandboxes", "land", "plan", "play_jobs",
+           "sandbox_keys"]
 
 #: Games a worker plays at once (each with its own sandboxes: a sandbox plays one game
 #: at a time). A game mostly waits on its players' round trips, and a slow entrant's
 #: game on its moves: three keep a worker's core busy.
 GAMES_AT_ONCE = 3
+#: Seconds a worker that got SIGTERM gives its games to end (a move awaited on a direct
+#: link ends by its deadline) before it exits whatever holds it.
+TERMINATE_WAIT_S = 10.0
 #: The memory a loaded sandbox is reckoned to hold, for :func:`default_sandboxes`: its
 #: fork server (Python, numpy and the package) measured 61 MiB resident, 45 MiB
 #: proportional, 41 MiB of its own; a game's child adds its own pages while it runs.
@@ -172,6 +179,10 @@ class FieldWorker:
         self.door = Door(Path(self.arena.folder.name)) if direct_game(config) else None
         self.pool = SandboxPool(self.sandbox, self.door.path if self.door is not None
                                 else self.arena.socket, capacity)
+        #: The threads playing a game now (:meth:`interrupt` stops their games).
+        self._players: set[int] = set()
+        self._players_lock = threading.Lock()
+        self._stopping = False
 
     def probe(self, role: str, spec: str) -> Entrant:
         """Load an entrant (into the pool) and ask which of the tournament's games it
@@ -186,16 +197,39 @@ class FieldWorker:
 
         def player() -> None:
             while (game := picker.take()) is not None:
+                with self._players_lock:
+                    if self._stopping:  # (stopped: no new game)
+                        picker.done(game)
+                        return
+                    self._players.add(threading.get_ident())
                 try:
                     outcome = play_file_agent(self.config, game, self.arena, self.sandbox,
                                               self.pool, self.files, self.door)
                 finally:
+                    with self._players_lock:
+                        self._players.discard(threading.get_ident())
                     picker.done(game)
                 on_game(game, outcome)
 
         with concurrent.futures.ThreadPoolExecutor(max_workers=self.at_once) as threads:
             for done in [threads.submit(player) for _ in range(self.at_once)]:
                 done.result()
+
+    def interrupt(self) -> int:
+        """Stop the games being played (a SIGTERM): :class:`~littlestone.games.errors.
+        Terminated` is raised in each game's thread, as a signal would in the main
+        thread, so that each ends as a stop from outside does (its log's footer, its row
+        ``interrupted``: :func:`~littlestone.server.records.logged.recorded`), at its
+        next step of Python (a move awaited on a direct link: by its deadline at the
+        latest); its outcome is not sent, so a restart plays its pairing again. Returns
+        the games stopped."""
+        with self._players_lock:
+            self._stopping = True
+            players = list(self._players)
+        for ident in players:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(ident),
+                                                       ctypes.py_object(Terminated))
+        return len(players)
 
     @property
     def loads(self) -> int:
@@ -238,6 +272,17 @@ def serve_worker(conn: multiprocessing.connection.Connection,
     worker = FieldWorker(config, Path(data), unsafe, capacity)
     sending = threading.Lock()
 
+    def terminated(signum: int, frame: Any) -> None:
+        # (the games end with their footers; the process ends when they have, or
+        # after TERMINATE_WAIT_S whatever holds it)
+        worker.interrupt()
+        watchdog = threading.Timer(TERMINATE_WAIT_S, os._exit, (143,))
+        watchdog.daemon = True
+        watchdog.start()
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, terminated)
+
     def send(*message: Any) -> None:
         with sending:
             conn.send(message)
@@ -259,6 +304,8 @@ def serve_worker(conn: multiprocessing.connection.Connection,
             except Exception:  # a bug of ours: the tournament says it and stops
                 send("error", traceback.format_exc())
             send("done", worker.loads, worker.cpu_seconds())
+    except Terminated:  # (its games ended interrupted: nothing more to say)
+        pass
     finally:
         worker.close()
 
@@ -303,6 +350,15 @@ class LocalWorker:
 
     def play(self, job: Job, on_game: Callable[[Pairing, GameOutcome], None]) -> None:
         self._serve(("play", job.games), lambda a: on_game(a[1], a[2]))
+
+    def terminate(self) -> None:
+        """Stop the worker now (its tournament was stopped by a signal): SIGTERM, which
+        ends its games in play ``interrupted`` with their footers (:meth:`FieldWorker.
+        interrupt`), and wait for it (:data:`TERMINATE_WAIT_S` and a little more)."""
+        if self.process.exitcode is None and self.process.pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.process.pid, signal.SIGTERM)
+            self.process.join(TERMINATE_WAIT_S + 2)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -534,8 +590,15 @@ def play_jobs(workers: list[Any], jobs: list[Job],
                 workers[index].play(job, on_game)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(workers))) as threads:
-        for done in [threads.submit(run, i) for i in range(len(workers))]:
-            done.result()
+        try:
+            for done in [threads.submit(run, i) for i in range(len(workers))]:
+                done.result()
+        except BaseException:  # (a SIGTERM, or a worker's error: the others stop now,
+            for worker in workers:  # their games in play ended with their footers)
+                terminate = getattr(worker, "terminate", None)
+                if terminate is not None:
+                    terminate()
+            raise
 
 
 def probe_entrants(workers: list[Any], entrants: list[tuple[str, str]]

@@ -21,14 +21,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from littlestone.games.errors import SandboxMissing, SpecError
 from littlestone.protocol.messages import rules_to_wire
 from littlestone.sandbox import Sandbox
 from littlestone.server.net.hosts import fork_server
-from littlestone.server.records.rows import GameOutcome, TournamentGame
-from littlestone.server.records.store import Store
+from littlestone.server.records.logged import end_from_logs
+from littlestone.server.records.rows import GameOutcome, GameRow, ResultRow, TournamentGame
+from littlestone.server.records.store import RESULT_COLUMNS, STORAGE_STATUS, Store
 from littlestone.server.tournament.completion import rank_sampled
 from littlestone.server.tournament.config import TournamentConfig, is_file_agent, remote_account
 from littlestone.server.tournament.field import (
@@ -106,6 +107,9 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     reason its rating ran out of time): its games not stored yet are not played but
     recorded as its fault, ``over_time:ROLE``."""
     store = Store(data)
+    # (games whose logs ended but whose rows a full index, or a death between the two,
+    # left running: ended as their logs say, and their pairings recorded, not replayed)
+    ended = end_from_logs(store)
     sandbox = None
     if any(is_file_agent(s) for s in (*config.learners, *config.adversaries)):
         problem = Sandbox.unavailable()
@@ -117,7 +121,10 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     digests = file_digests(config)
     stored = store.tournament_games(config.name)
     stored_keys = store.tournament_keys(config.name)
-    retry = {_key_of(r) for r in stored if str(r["status"]).startswith("load_failed:")}
+    # (played again: an entrant that could not be loaded, and a game the server's full
+    # disk stopped, :data:`.records.store.STORAGE_STATUS`, nobody's fault)
+    retry = {_key_of(r) for r in stored if str(r["status"]).startswith("load_failed:")
+             or r["status"] == STORAGE_STATUS}
     schedule = (SampledSchedule(config, digests, config.games_per_version)
                 if is_sampled(config) else None)
     if schedule is None:
@@ -163,7 +170,8 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             return None
 
         unplayable = [p for p in todo if broken(p) or p.declined]
-        playing = [p for p in todo if p not in set(unplayable)]
+        adopted = _adopted(config, ended, [p for p in todo if p not in set(unplayable)])
+        playing = [p for p in todo if p not in set(unplayable) and p not in adopted]
         remote = [p for p in playing if remote_account(p.learner) or remote_account(p.adversary)]
         builtin = [p for p in playing if p not in set(remote) and not (
             is_file_agent(p.learner) or is_file_agent(p.adversary))]
@@ -209,6 +217,10 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             builtin = [p for p in builtin if p not in over]
             files = [p for p in files if p not in over]
             remote = [p for p in remote if p not in over]
+        for pairing, row in adopted.items():
+            record(pairing, {"game_id": row["game_id"], "status": str(row["status"]),
+                             "message": "", "result": cast("ResultRow", {
+                                 k: row.get(k) for k in RESULT_COLUMNS})})
         for pairing in unplayable:
             role, reason = broken(pairing) or (pairing.declined, pairing.reason)
             status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
@@ -287,6 +299,31 @@ def rate_entrant(config: TournamentConfig, data: Path, entrant: str, role: str,
     elif role == "adversary" and entrant not in config.adversaries:
         config = dataclasses.replace(config, adversaries=(*config.adversaries, entrant))
     return run_tournament(config, data, workers, **options)
+
+
+def _adopted(config: TournamentConfig, ended: list[GameRow], todo: list[Pairing]
+             ) -> dict[Pairing, GameRow]:
+    """The pairings to play whose games were played to their logs' end already
+    (:func:`~littlestone.server.records.logged.end_from_logs`): matched by game, class,
+    seed and each side's spec as the game recorded it (a submitted side is named by its
+    one-time account, :func:`~.matches.play_file_agent`'s, which names the pairing's key).
+    A game stopped from outside (``interrupted``, ``aborted:*``) is played again."""
+    if not ended:
+        return {}
+    by_game: dict[tuple[object, ...], GameRow] = {
+        (r.get("game"), r.get("class"), r.get("seed"), r.get("learner"),
+         r.get("adversary")): r for r in ended
+               if not str(r["status"]).startswith(("aborted", "interrupted"))}
+    found: dict[Pairing, GameRow] = {}
+    for pairing in todo:
+        tag = hashlib.sha256(f"{config.name}|{pairing.key}".encode()).hexdigest()[:16]
+        sides = [f"remote:{role}-{tag}" if is_file_agent(spec) else spec
+                 for role, spec in (("learner", pairing.learner),
+                                    ("adversary", pairing.adversary))]
+        row = by_game.get((pairing.game, pairing.hclass, pairing.seed, *sides))
+        if row is not None:
+            found[pairing] = row
+    return found
 
 
 def _key_of(row: TournamentGame) -> str:

@@ -69,6 +69,7 @@ from littlestone.server.web.access import (
     token_of,
     viewer,
 )
+from littlestone.server.web.renders import Rendered, Renders
 from littlestone.server.web.responses import (
     entity_tag,
     error,
@@ -439,6 +440,8 @@ VERSIONS_SHOWN = 100
 #: Rows of the ranking and of the versions one page of ``/api/competitions/NAME`` holds
 #: unless ``?limit=`` says, and the most it may say.
 COMPETITION_LIMIT, COMPETITION_LIMIT_MAX = 100, 500
+#: The content type of a page.
+HTML = "text/html; charset=utf-8"
 
 
 def _this_competition(visit: Visit) -> Competition | None:
@@ -451,27 +454,35 @@ def _this_competition(visit: Visit) -> Competition | None:
 def _tag(visit: Visit, competition: Competition) -> str:
     """The ETag of what a competition's route answers this viewer: the standings' stamp
     (:func:`.standings.stamp`: any game or submission changes it), who is looking and
-    what was asked."""
-    admin = privilege(visit.request, visit.app.access) == "admin"
+    what was asked; and the competition's state (open, closed), which the clock moves
+    without a change in the index."""
     seen = stamp(visit.store, competition.config, competition.data)
-    return entity_tag(seen, str(visit.who), str(admin), visit.request.path)
+    return entity_tag(seen, str(visit.who), privilege(visit.request, visit.app.access),
+                      visit.request.path, competition.config.state(competition.now()))
 
 
 # (the competition's standings, as competition.standings returns them)
-def _competition(visit: Visit, competition: Competition) -> dict[str, Any]:
+def _competition(visit: Visit, competition: Competition, newest: int | None = None
+                 ) -> dict[str, Any]:
     """A competition's standings as the viewer may see them: a version's check is its
-    student's and an admin's only (``own``); the others see its verdict and scores."""
+    student's and an admin's only (``own``); the others see its verdict and scores.
+    ``newest``: only the viewer's own versions and the ``newest`` last are listed (the
+    page), ``versions_total`` counting them all."""
     board = standings(visit.store, competition.config, competition.data)
     admin = privilege(visit.request, visit.app.access) == "admin"
     shown = []
-    for version in board["versions"]:
+    versions = board["versions"]
+    last = {v["id"] for v in versions[-newest:]} if newest else set()
+    for version in versions:
         own = admin or (visit.who not in (None, PUBLIC) and version["account"] == visit.who)
+        if newest is not None and not own and version["id"] not in last:
+            continue
         if own:
             shown.append({**version, "own": True})
         else:
             shown.append({**{k: v for k, v in version.items()
                              if k not in ("report", "game_list")}, "own": False})
-    return {**board, "versions": shown}
+    return {**board, "versions": shown, "versions_total": len(versions)}
 
 
 def _fresh(visit: Visit, competition: Competition) -> tuple[str, Response | None]:
@@ -490,20 +501,27 @@ def competition_page(visit: Visit) -> Answer:
     tag, unchanged = _fresh(visit, competition)
     if unchanged is not None:
         return unchanged
-    board = _competition(visit, competition)
-    versions = board["versions"]
-    newest = {v["id"] for v in versions[-VERSIONS_SHOWN:]}
-    listed = [v for v in versions if v["own"] or v["id"] in newest]
-    board = {**board, "versions": listed, "versions_total": len(versions),
-             "versions_more": len(versions) - len(listed),
-             "state": competition.config.state(competition.now())}
-    headers = [("ETag", tag)]
-    if visit.query.get("part") == "board":
-        return html_response(pages.competition_board(competition.name, board), extra=headers)
-    may_submit = (visit.who not in (None, PUBLIC)
-                  and privilege(visit.request, visit.app.access) != "spectator")
-    return html_response(pages.competition_page(competition.name, board, visit.who,
-                                                may_submit), extra=headers)
+
+    def render() -> Rendered:
+        board = _competition(visit, competition, VERSIONS_SHOWN)
+        board = {**board, "versions_more": board["versions_total"] - len(board["versions"]),
+                 "state": competition.config.state(competition.now())}
+        if visit.query.get("part") == "board":
+            text = pages.competition_board(competition.name, board)
+        else:
+            may_submit = (visit.who not in (None, PUBLIC)
+                          and privilege(visit.request, visit.app.access) != "spectator")
+            text = pages.competition_page(competition.name, board, visit.who, may_submit)
+        return text.encode(), HTML, []
+
+    return _rendered(visit, tag, render)
+
+
+def _rendered(visit: Visit, tag: str, render: Callable[[], Rendered]) -> Response:
+    """A competition's answer for ``tag``, rendered once for every request that asks for
+    it (:class:`.renders.Renders`), with its ETag."""
+    body, kind, extra = visit.app.renders.answer(tag, render)
+    return respond(200, body, kind, [*extra, ("ETag", tag)])
 
 
 def competition_version(visit: Visit) -> Answer:
@@ -531,11 +549,14 @@ def competition_export(visit: Visit) -> Answer:
     tag, unchanged = _fresh(visit, competition)
     if unchanged is not None:
         return unchanged
-    board = _competition(visit, competition)
-    kind = "text/csv; charset=utf-8" if form == "csv" else "application/json"
-    return respond(200, export(board, form).encode(), kind, [(
-        "Content-Disposition", f'attachment; filename="{competition.name}-ranking.{form}"'),
-        ("ETag", tag)])
+    def render() -> Rendered:
+        kind = "text/csv; charset=utf-8" if form == "csv" else "application/json"
+        board = standings(visit.store, competition.config, competition.data)
+        return export(board, form).encode(), kind, [(
+            "Content-Disposition",
+            f'attachment; filename="{competition.name}-ranking.{form}"')]
+
+    return _rendered(visit, tag, render)
 
 
 def api_competition(visit: Visit) -> Answer:
@@ -550,13 +571,17 @@ def api_competition(visit: Visit) -> Answer:
         return unchanged
     page = max(1, visit.number("page", 1))
     limit = max(1, min(visit.number("limit", COMPETITION_LIMIT), COMPETITION_LIMIT_MAX))
-    board = _competition(visit, competition)
-    start = (page - 1) * limit
-    return json_response({**board, "ranking": board["ranking"][start:start + limit],
-                          "versions": board["versions"][start:start + limit],
-                          "page": page, "limit": limit,
-                          "ranking_total": len(board["ranking"]),
-                          "versions_total": len(board["versions"])}, extra=[("ETag", tag)])
+    def render() -> Rendered:
+        board = _competition(visit, competition)
+        start = (page - 1) * limit
+        return json.dumps({**board, "ranking": board["ranking"][start:start + limit],
+                           "versions": board["versions"][start:start + limit],
+                           "page": page, "limit": limit,
+                           "ranking_total": len(board["ranking"]),
+                           "versions_total": len(board["versions"])},
+                          default=str).encode(), "application/json", []
+
+    return _rendered(visit, tag, render)
 
 
 #: The route table: the first route whose method and pattern fit a request answers it.
@@ -606,6 +631,8 @@ class WebApp:
         #: CPU seconds of one request's heavy work (``serve --page-cpu``).
         self.page_cpu_s = (server.settings.budgets.page_cpu_s if server is not None
                            else data.PAGE_CPU_S)
+        #: Competition answers rendered once a tag (:mod:`.renders`).
+        self.renders = Renders()
         self._local = threading.local()
         self._pool = concurrent.futures.ThreadPoolExecutor(
             WORKERS, thread_name_prefix="littlestone-web")

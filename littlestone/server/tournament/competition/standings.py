@@ -17,8 +17,9 @@ from littlestone.server.records.scores import Cell
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
 from littlestone.server.tournament.completion import rank_sampled
+from littlestone.server.tournament.ladder import Ladder
 from littlestone.server.tournament.pairing import spaces
-from littlestone.server.tournament.ranking import ROLES, TIED_NAMED, Standing, Tally
+from littlestone.server.tournament.ranking import ADVERSARY, LEARNER, ROLES, TIED_NAMED, Standing
 from littlestone.server.tournament.schedule import is_sampled
 
 __all__ = ["Placing", "Standings", "VersionGame", "VersionRow", "final_path", "freeze", "stamp",
@@ -119,23 +120,31 @@ class _Followed:
     """A competition's standings as this process follows them: the stored cells it has
     read (up to stamp ``seen`` of ``generation``), tallied over every entrant
     (``everyone``: each version's own scores) and over the field (``board``: the ranked
-    versions and the built-ins), each version's spec (resolved once), and the standings
-    computed at a stamp."""
+    versions and the built-ins), each version's spec (resolved once), the submissions as
+    last read (``versions``; None: to be read again) and each version's listed row
+    (``rows``; those of the entrants in ``touched`` to be made again), the games counted
+    in the cells, and the standings computed at a stamp."""
 
     generation: int = -1
     seen: int = -1
     cells: dict[tuple[str, str], Cell] = field(default_factory=dict)
-    everyone: Tally = field(default_factory=lambda: Tally("", TIED_NAMED))
-    board: Tally = field(default_factory=lambda: Tally("", TIED_NAMED))
+    everyone: Ladder = field(default_factory=lambda: Ladder("", TIED_NAMED))
+    board: Ladder = field(default_factory=lambda: Ladder("", TIED_NAMED))
     entered: frozenset[str] = frozenset()
     specs: dict[int, str] = field(default_factory=dict)
+    versions: list[dict[str, Any]] | None = None
+    rows: dict[int, VersionRow] = field(default_factory=dict)
+    touched: set[str] = field(default_factory=set)
+    games: int = 0
     computed: tuple[int, Standings] | None = None
 
 
 #: The standings this process follows, by (data folder, competition). A request whose
 #: stamp has not moved reads them as they are; the first after a change reads the cells
-#: changed since (one a game that landed), tallies their two entrants again and ranks
-#: by one sort: never the games, nor every pair of entrants.
+#: changed since (one a game that landed) into the ladders (:mod:`...ladder`: their two
+#: entrants' lines move by bisection), and lists again only the versions those cells
+#: touch (and the submissions only when a stamp moved that no cell holds): never the
+#: games, every pair of entrants, nor every line.
 _FOLLOWED: dict[tuple[str, str], _Followed] = {}
 _FOLLOWED_LOCK = threading.Lock()
 
@@ -175,13 +184,22 @@ def _follow(store: Store, name: str, followed: _Followed) -> None:
     """Read the cells changed since the last look into the tallies (all of them again
     after a rebuild of the cells)."""
     stamp, generation, changed = store.score_changes(name, followed.seen)
+    if stamp != followed.seen and (
+            generation != followed.generation
+            or store.score_marks(name, followed.seen, stamp) != set(
+                range(followed.seen + 1, stamp + 1))):
+        followed.versions = None  # (a stamp no cell holds: a submission changed)
+        followed.rows = {}
     if generation != followed.generation:
         stamp, generation, changed = store.score_changes(name, -1)
-        followed.cells, followed.entered = {}, frozenset()
-        followed.everyone, followed.board = Tally(name, TIED_NAMED), Tally(name, TIED_NAMED)
+        followed.cells, followed.entered, followed.games = {}, frozenset(), 0
+        followed.everyone, followed.board = Ladder(name, TIED_NAMED), Ladder(name, TIED_NAMED)
     for cell in changed:
         pair = (cell.learner, cell.adversary)
+        held = followed.cells.get(pair)
+        followed.games += cell.games - (held.games if held is not None else 0)
         followed.cells[pair] = cell
+        followed.touched |= set(pair)
         followed.everyone.put(cell)
         if cell.learner in followed.entered and cell.adversary in followed.entered:
             followed.board.put(cell)
@@ -205,18 +223,16 @@ def _enter(followed: _Followed, entered: frozenset[str]) -> None:
 
 def _compute(store: Store, config: CompetitionConfig, data: Path,
              followed: _Followed) -> Standings:
-    versions = store.submissions(config.name)
+    if followed.versions is None:
+        followed.versions = store.submissions(config.name)
+    versions = followed.versions
     specs = followed.specs
     for v in versions:
         if v["id"] not in specs:
             specs[v["id"]] = version_spec(data, v)
-    everyone = followed.everyone.report()
+    everyone = followed.everyone
     of_spec = {specs[v["id"]]: v for v in versions if v["verdict"] == "accepted"}
-    scores: dict[str, Standing] = {}
-    for role, entries in zip(ROLES, (everyone.learners, everyone.adversaries), strict=True):
-        for entry in entries:
-            if entry[role] in of_spec:
-                scores[entry[role]] = entry
+    scores = _Scores(everyone, {spec: v["role"] for spec, v in of_spec.items()})
     chosen: dict[tuple[str, str], dict[str, Any]] = {}
     for spec, version in of_spec.items():
         if version["rating"] != "rated":
@@ -253,13 +269,16 @@ def _compute(store: Store, config: CompetitionConfig, data: Path,
                 "games": entry["games"], "failed": entry["failed"],
                 "sha256": held["sha256"] if held else None,
                 "builtin": held is None})
-    tally = followed.everyone
     listed: list[VersionRow] = []
+    rows, touched = followed.rows, followed.touched
     for version in versions:
         spec = specs[version["id"]]
+        held_row = rows.get(version["id"])
+        if held_row is not None and spec not in touched:
+            listed.append(held_row)
+            continue
         entry = scores.get(spec, {})
-        mine = [followed.cells[(spec, a)] for a in tally.of_learner.get(spec, ())] + [
-            followed.cells[(lrn, spec)] for lrn in tally.of_adversary.get(spec, ())]
+        mine = everyone.of(spec)
         games = sum(c.games for c in mine)
         listed.append({
             "id": version["id"], "account": version["account"], "version": version["version"],
@@ -271,10 +290,12 @@ def _compute(store: Store, config: CompetitionConfig, data: Path,
             "games": games,
             "failed": games - sum(c.statuses.get("complete", 0) for c in mine),
             "report": version["report"]})
+        rows[version["id"]] = listed[-1]
+    touched.clear()
     return {"competition": config.name, "final": False, "frozen": None,
             "mode": config.final, "submitted": list(config.submitted),
             "opens": _when(config.opens), "closes": _when(config.closes),
-            "games": sum(c.games for c in followed.cells.values()), "ranking": ranking,
+            "games": followed.games, "ranking": ranking,
             "versions": listed}
 
 
@@ -297,8 +318,23 @@ def version_games(store: Store, config: CompetitionConfig, data: Path,
             for g in store.entrant_games(config.name, version_spec(data, row))]
 
 
+class _Scores:
+    """Each accepted version's own line (its scores against every entrant it played, and
+    its rank among all versions), read from the ladder when asked: one version's at a
+    time, not the whole field's every time a game lands."""
+
+    def __init__(self, ladder: Ladder, roles: dict[str, str]) -> None:
+        self._ladder, self._roles = ladder, roles
+
+    def get(self, spec: str, default: Standing) -> Standing:
+        role = self._roles.get(spec)
+        line = None if role not in ROLES else self._ladder.line(
+            LEARNER if role == LEARNER else ADVERSARY, spec)
+        return default if line is None else line
+
+
 def _better(final: str, spec: str, held_spec: str, version: dict[str, Any],
-            held: dict[str, Any], scores: dict[str, Standing]) -> bool:
+            held: dict[str, Any], scores: _Scores) -> bool:
     """Whether ``version`` replaces ``held`` as its student's entry: the later one
     (``last``), or the better ranked one (``best``; the later on a tie)."""
     if final == "last":
