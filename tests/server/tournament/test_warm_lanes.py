@@ -21,7 +21,13 @@ from littlestone.sandbox import Sandbox
 from littlestone.sandbox.kernel import descendants
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition import Rater, config, load_competition, rater
-from tests.server.tournament.test_rating_lanes import COMPETITION, HONEST, _accepted, _alive
+from tests.server.tournament.test_rating_lanes import (
+    COMPETITION,
+    HONEST,
+    SLOWISH,
+    _accepted,
+    _alive,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -194,3 +200,51 @@ def test_competition_rate_needs_a_version_or_the_lane(tmp_path: Path,
 def test_a_competition_has_two_more_rating_lanes_than_cores() -> None:
     """(A lane whose version waits on its moves holds no core: the teacher guide.)"""
     assert config.default_raters() == (os.cpu_count() or 1) + 2
+
+
+def test_a_stopping_rater_ends_the_games_in_flight_interrupted_with_their_footers(
+        tmp_path: Path) -> None:
+    """The server stops mid-rating (its SIGTERM: ``Rater.stop``): the version's child
+    gets SIGTERM, not SIGKILL, so each game in flight ends ``interrupted`` with its
+    footer and anchored row; the version is not marked failed, and the next start
+    rates it again, each pairing recorded once. (Before: the lane was killed and the
+    game stayed ``running`` without a footer.)"""
+    from littlestone.server.records.logs import read_log
+
+    config_path = tmp_path / "c.toml"
+    config_path.write_text(COMPETITION)
+    data = tmp_path / "data"
+    ident = _accepted(data, "ann", SLOWISH)
+    unsafe = Sandbox.unavailable() is not None
+    lanes = Rater(load_competition(config_path), data, unsafe, lambda: Store(data),
+                  lambda: None, lanes=1)
+    lanes.start()
+    store = Store(data)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(g["status"] == "running" for g in store.games(limit=10)):
+            assert time.monotonic() < deadline, "no game started"
+            time.sleep(0.05)
+    finally:
+        lanes.stop()
+    games = store.games(limit=100)
+    assert not [g for g in games if g["status"] == "running"], games
+    stopped = [g for g in games if g["status"] == "interrupted"]
+    assert stopped, games
+    for game in stopped:
+        log = read_log(data / "games" / f"{game['game_id']}.lslog")
+        assert log.status == "interrupted"
+        assert game["chain_sha256"] == log.chain.hex()
+    assert (store.submission(ident) or {}).get("rating") not in ("failed", "rated")
+    again = Rater(load_competition(config_path), data, unsafe, lambda: Store(data),
+                  lambda: None, lanes=1)
+    store.resume_submissions("week-5")  # (what a competition's start does)
+    again.start()
+    try:
+        assert _rated(store, [ident]) == {ident: "rated"}
+    finally:
+        again.stop()
+    rows = store.tournament_games("week-5")
+    assert rows and {r["status"] for r in rows} == {"complete"}
+    recorded = [g["pairing"] for g in store.games(limit=100) if g["pairing"]]
+    assert len(recorded) == len(set(recorded)) == len(rows)

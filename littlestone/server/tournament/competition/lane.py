@@ -21,6 +21,7 @@ import contextlib
 import functools
 import importlib
 import os
+import signal
 import socket
 import sys
 import traceback
@@ -28,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from littlestone.games.errors import Terminated
 from littlestone.sandbox.kernel import die_with_parent
 from littlestone.server.net.hosts import HOST_PRELOAD, fork_server
 
@@ -82,11 +84,18 @@ def _warm_report() -> None:
         report._templates().get_template("report.html")
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
 def _child(lane: int, log: Path, rate: Callable[[], object]) -> NoReturn:
     """(A version's child, just forked.) Lead a session of its own, die with the lane,
-    write to ``log`` and rate; exit 0 when the rating ended, 1 when it failed."""
+    write to ``log`` and rate; exit 0 when the rating ended, 1 when it failed, 143 when
+    a SIGTERM stopped it (the server stops: its games in flight end ``interrupted``,
+    with their footers, and the version is rated again at the next start)."""
     code = 1
     try:
+        signal.signal(signal.SIGTERM, _terminate)
         os.setsid()
         die_with_parent(lane)
         out = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -99,6 +108,8 @@ def _child(lane: int, log: Path, rate: Callable[[], object]) -> NoReturn:
         fork_server_here()
         rate()
         code = 0
+    except Terminated:
+        code = 143
     except BaseException:
         with contextlib.suppress(Exception):
             traceback.print_exc()

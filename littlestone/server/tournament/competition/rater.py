@@ -33,6 +33,7 @@ from littlestone.server.tournament.competition.config import (
     default_raters,
     version_spec,
 )
+from littlestone.server.tournament.field import TERMINATE_WAIT_S
 from littlestone.server.tournament.run import rate_entrant
 
 __all__ = ["OVER_TIME", "RATER_POLL_S", "Rater", "WarmLane", "rate_version"]
@@ -41,6 +42,12 @@ log = logging.getLogger(__name__)
 
 #: How often an idle rating lane looks for work when nothing woke it (seconds).
 RATER_POLL_S = 1.0
+#: The exit status of a rating stopped by a SIGTERM (queued again, not failed).
+TERMINATED = 143
+#: Seconds a stopping server gives the versions being rated to end their games in
+#: flight (``interrupted``, with footers) before it kills them: a worker's own wait
+#: (:data:`.field.TERMINATE_WAIT_S`) and a little more.
+STOP_WAIT_S = TERMINATE_WAIT_S + 5.0
 #: The message of a game recorded ``over_time``: its version's rating ran out of time.
 OVER_TIME = ("the version's rating took longer than the competition's rating_seconds: "
              "its games not played by then count as its own fault")
@@ -77,9 +84,20 @@ class Rater:
         self._wake.set()
 
     def stop(self) -> None:
+        """Stop the lanes: each version being rated gets SIGTERM (its games in flight
+        end ``interrupted``, with their footers) and :data:`STOP_WAIT_S` to end, then
+        every lane is killed with what it started; the versions cut are rated again at
+        the next start, their stored games kept."""
         self._stop.set()
         self._wake.set()
-        for warm in list(self._lanes.values()):
+        lanes = list(self._lanes.values())
+        for warm in lanes:
+            warm.terminate_child()
+        deadline = time.monotonic() + STOP_WAIT_S
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
+        for warm in lanes:
             warm.close()
         for thread in self._threads:
             if thread.is_alive():
@@ -118,6 +136,11 @@ class Rater:
             code = self._process(row["id"], True, folder, lane, None)
         if self._stop.is_set():
             return  # (killed: rated again at the next start, its stored games kept)
+        if code in (TERMINATED, -signal.SIGTERM):  # (stopped from outside, not its fault)
+            log.warning("competition %s: the rating of v%d of %s was stopped by a "
+                        "SIGTERM: it is queued again", name, row["version"], row["account"])
+            store.set_rating(row["id"], "queued")
+            return
         store.set_rating(row["id"], "rated" if code == 0 else "failed")
         if code != 0:
             log.warning("competition %s: the rating of v%d of %s failed (exit status %s; "
@@ -209,6 +232,15 @@ class WarmLane:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode()
+
+    def terminate_child(self) -> None:
+        """Ask the version's child that runs now to stop (SIGTERM: its games in flight
+        end ``interrupted``, with their footers; :data:`.field.TERMINATE_WAIT_S` at
+        most)."""
+        child = self.child
+        if child is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGTERM)
 
     def kill_child(self) -> None:
         """Kill the version's child that runs now, with its whole group."""
