@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from littlestone.server.records.database import utc_now
+from littlestone.server.records.rows import SubmissionReport, SubmissionRow
 from littlestone.server.records.scores import Cell
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
@@ -70,7 +71,7 @@ class VersionRow(TypedDict):
     score: float | None
     games: int
     failed: int
-    report: dict[str, Any]
+    report: SubmissionReport
 
 
 class Standings(TypedDict):
@@ -217,7 +218,7 @@ def _compute(store: Store, config: CompetitionConfig, data: Path,
         for entry in entries:
             if entry[role] in of_spec:
                 scores[entry[role]] = entry
-    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    chosen: dict[tuple[str, str | None], SubmissionRow] = {}
     for spec, version in of_spec.items():
         if version["rating"] != "rated":
             continue
@@ -297,19 +298,19 @@ def version_games(store: Store, config: CompetitionConfig, data: Path,
             for g in store.entrant_games(config.name, version_spec(data, row))]
 
 
-def _better(final: str, spec: str, held_spec: str, version: dict[str, Any],
-            held: dict[str, Any], scores: dict[str, Standing]) -> bool:
+def _better(final: str, spec: str, held_spec: str, version: SubmissionRow,
+            held: SubmissionRow, scores: dict[str, Standing]) -> bool:
     """Whether ``version`` replaces ``held`` as its student's entry: the later one
     (``last``), or the better ranked one (``best``; the later on a tie)."""
     if final == "last":
-        return bool(version["id"] > held["id"])
+        return version["id"] > held["id"]
     mine, theirs = scores.get(spec, {}).get("rank"), scores.get(held_spec, {}).get("rank")
     if mine is None:
         return False
     return theirs is None or mine < theirs or (mine == theirs and version["id"] > held["id"])
 
 
-def _named(spec: str, of_spec: dict[str, dict[str, Any]]) -> str:
+def _named(spec: str, of_spec: dict[str, SubmissionRow]) -> str:
     """An entrant as the page names it: ``ann v2`` for a version, else its spec."""
     version = of_spec.get(spec)
     return spec if version is None else f"{version['account']} v{version['version']}"
