@@ -132,8 +132,9 @@ async def test_exact_ldim_agents_are_refused_past_their_budget_not_let_run(tmp_p
     MB that were never given back; ``shattered-tree`` the same against a remote learner.
     Now each is set up in a process of its own, within the set-up's CPU seconds and the
     game's memory (exact Ldim's caches counted): beyond them the challenge is refused
-    ``over_budget``, the process is gone, and the server's memory has not moved."""
-    async with running_server(tmp_path / "data") as server:
+    ``over_budget``, the process is gone, and the server's memory has not moved. (A set-up
+    budget of 1 CPU second, not the default 5: the work is cut the same way, sooner.)"""
+    async with running_server(tmp_path / "data", budgets=Budgets(setup_cpu_s=1.0)) as server:
         before = rss_mb()
         for role, opponent in (("adversary", "soa"), ("learner", "shattered-tree")):
             async with peer(server, role) as ws:
