@@ -26,9 +26,11 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks.students import broken, honest, slow_check, slow_rating
 from littlestone.client import submit_file
 from littlestone.games.errors import ServerError
 from littlestone.sandbox import Sandbox
@@ -58,55 +60,6 @@ submitted = ["learner"]
 versions_per_day = 10
 rating_seconds = {rating_seconds}
 """
-HONEST = '''"""Halving, submitted ({tag})."""
-from littlestone.learners.halving import Halving
-
-
-class Mine(Halving):
-    """Halving under another name."""
-'''
-# honest in the check's 60 rounds, then each move just under the deadline
-SLOW_RATING = '''"""Halving, slow past the check ({tag})."""
-import time
-
-from littlestone.learners.halving import Halving
-
-
-class Mine(Halving):
-    """Halving, 0.45 s a move from round 61."""
-
-    def start(self, game, seed):
-        self.moves = 0
-        super().start(game, seed)
-
-    def predict(self, x):
-        self.moves += 1
-        if self.moves > 60:
-            time.sleep(0.45)
-        return super().predict(x)
-'''
-# fast in its own checks, slow in the refereed check games
-SLOW_CHECK = '''"""Halving, slow where the server referees its check ({tag})."""
-import sys
-import time
-
-from littlestone.learners.halving import Halving
-
-
-class Mine(Halving):
-    """Halving, 0.3 s a move outside its own checks."""
-
-    def predict(self, x):
-        if "--in-sandbox" not in sys.argv:
-            time.sleep(0.3)
-        return super().predict(x)
-'''
-BROKEN = '''"""A syntax error ({tag})."""
-class Mine(:
-    pass
-'''
-
-
 @dataclass
 class Figures:
     """What one run measured (seconds)."""
@@ -204,8 +157,14 @@ def kind_of(rank: int) -> str:
         slot, "honest")
 
 
-SOURCES = {"honest": HONEST, "slow_rating": SLOW_RATING, "slow_check": SLOW_CHECK,
-           "broken": BROKEN}
+# the students' files (:mod:`benchmarks.students`): a slow rating is honest in the check's
+# 60 rounds, then each move just under the 0.5 s deadline; a slow check is fast in its
+# own checks and slow in the refereed check games
+SOURCES: dict[str, Callable[[str], str]] = {
+    "honest": lambda tag: honest(tag=tag),
+    "slow_rating": lambda tag: slow_rating(seconds=0.45, after=60, tag=tag),
+    "slow_check": lambda tag: slow_check(seconds=0.3, tag=tag),
+    "broken": lambda tag: broken(tag=tag)}
 
 
 def run(students: int, versions: int, span: float, tabs: int,
@@ -218,7 +177,7 @@ def run(students: int, versions: int, span: float, tabs: int,
         stop = threading.Event()
         tab = threading.Thread(target=night.board, args=(lone, stop, 0.2), daemon=True)
         tab.start()
-        night.submit(night.tokens[-1], HONEST.format(tag="alone"), lone, honest=True)
+        night.submit(night.tokens[-1], honest(tag="alone"), lone, honest=True)
         stop.set()
         tab.join()
 
@@ -235,7 +194,7 @@ def run(students: int, versions: int, span: float, tabs: int,
             for number, (at, kind) in enumerate(zip(times, kinds, strict=True)):
                 time.sleep(max(0.0, at - (time.monotonic() - started)))
                 night.submit(night.tokens[index],
-                             SOURCES[kind].format(tag=f"s{index} v{number}"), rush,
+                             SOURCES[kind](f"s{index} v{number}"), rush,
                              honest=kind == "honest")
 
         schedule = []
@@ -276,20 +235,20 @@ def beside_slow(rounds: int, rating_seconds: float) -> tuple[Beside, float]:
     falls on both; with the load average after them."""
     folder = Path(tempfile.mkdtemp(prefix="littlestone-bench-beside-"))
     night = Night(folder, 4, rating_seconds)
-    alone_token, honest_token, slow_rating, slow_check = night.tokens[:4]
+    alone_token, honest_token, slow_rating_token, slow_check_token = night.tokens[:4]
     figures = Beside()
     try:
         for number in range(rounds):
-            night.submit(alone_token, HONEST.format(tag=f"alone {number}"), figures.alone,
+            night.submit(alone_token, honest(tag=f"alone {number}"), figures.alone,
                          honest=True)
             side = Figures()
             slow = [threading.Thread(target=night.submit, args=(
-                        token, source.format(tag=f"beside {number}"), side, False))
-                    for token, source in ((slow_rating, SLOW_RATING),
-                                          (slow_check, SLOW_CHECK))]
+                        token, SOURCES[kind](f"beside {number}"), side, False))
+                    for token, kind in ((slow_rating_token, "slow_rating"),
+                                        (slow_check_token, "slow_check"))]
             for thread in slow:
                 thread.start()
-            night.submit(honest_token, HONEST.format(tag=f"beside {number}"),
+            night.submit(honest_token, honest(tag=f"beside {number}"),
                          figures.beside, honest=True)
             for thread in slow:
                 thread.join()

@@ -1,9 +1,12 @@
-"""A game server for tests: real sockets on loopback, stopped on leaving."""
+"""A game server for tests: real sockets on loopback, stopped on leaving; and a wait for
+a state the server reaches (:func:`until`), never a fixed sleep."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,3 +23,12 @@ async def running_server(tmp_path: Path, **settings: Any) -> AsyncIterator[GameS
         yield game_server
     finally:
         await game_server.stop()
+
+
+async def until(condition: Callable[[], object], seconds: float = 60.0) -> None:
+    """Wait until ``condition()`` is true: a state to reach, not a time measured (at once
+    on an idle machine, within ``seconds`` however loaded); else the test fails."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"never reached in {seconds} s: {condition}"
+        await asyncio.sleep(0.02)

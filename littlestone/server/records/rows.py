@@ -1,8 +1,8 @@
 """The index's rows as types (:mod:`.database` makes the tables, :mod:`.store` and
 :mod:`.tokens` read and write them): games, tokens, tournaments and a tournament's games
-(a game's outcome as its runners hand it over, its result, the pairs not played); and
-the rules and agents a log's header names, so that mypy checks the keys a reader takes
-from them.
+(a game's outcome as its runners hand it over, its result, the pairs not played), a
+competition's submitted versions; and the rules and agents a log's header names, so
+that mypy checks the keys a reader takes from them.
 
 A row read back from SQLite is a plain dict of its columns; :meth:`.store.Store.game`
 and its kin narrow it to its type in one place each (a ``SELECT *`` of a table holds
@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from littlestone.games.game import GameResult, ResultFields
 
 __all__ = ["AgentIdentity", "GameOutcome", "GameRow", "GameStart", "LogFooter", "LogHeader",
-           "LoggedHeader", "LoggedRules", "ResultColumn", "ResultRow", "Skipped", "TokenRow",
+           "LoggedHeader", "LoggedRules", "ResultColumn", "ResultRow", "Skipped",
+           "SubmissionCheck", "SubmissionReport", "SubmissionRow", "TokenRow",
            "TournamentGame", "TournamentRow", "result_row"]
 
 #: A row of the ``games`` table: a game as it started, and its result once it ended
@@ -186,3 +187,54 @@ class TournamentRow(TypedDict):
     name: str
     started: str
     games: int
+
+
+class SubmissionCheck(TypedDict):
+    """One check of a submitted version, as its report keeps it: the keys of
+    :class:`littlestone.server.tournament.preflight.CheckRow`, which it is (the records
+    do not import the tournament's modules)."""
+
+    check: str
+    ok: bool
+    skipped: bool
+    advice: bool
+    message: str
+    in_tournament: str
+    refereed: bool
+
+
+class SubmissionReport(TypedDict, total=False):
+    """What a version's check found, as its row keeps it (JSON): the verdict's message,
+    its checks, the role it loads as (``kind``), whether its run started processes and
+    the SHA-256 of the competition file it was checked under (``settings``). A version
+    still ``checking`` has ``{}``; one the server could not check only a ``message``."""
+
+    message: str
+    checks: list[SubmissionCheck]
+    kind: str | None
+    forked: bool
+    settings: str
+
+
+class SubmissionRow(TypedDict):
+    """A row of the ``submissions`` table (:mod:`.submissions`): a version of an
+    account's submission to a competition, its file (``path``, relative to the data
+    folder), its check's ``verdict``, ``reason`` and ``report``, and its ``rating``'s
+    state (``rated`` and ``rating_started``: when)."""
+
+    id: int
+    competition: str
+    account: str
+    version: int
+    agent: str
+    sha256: str
+    bytes: int
+    path: str
+    submitted: str
+    role: str | None
+    verdict: str
+    reason: str | None
+    report: SubmissionReport
+    rating: str
+    rated: str | None
+    rating_started: str | None

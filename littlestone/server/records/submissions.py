@@ -35,10 +35,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sqlite3
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import cast
 
 from littlestone.server.records.database import Database, retry_locked, utc_now
+from littlestone.server.records.rows import SubmissionReport, SubmissionRow
 
 __all__ = ["ERRORED", "INTERRUPTED", "VERDICTS", "SubmissionTable"]
 
@@ -56,12 +58,11 @@ ERRORED = ("syntax_error", "load_failed", INTERRUPTED)
 class SubmissionTable(Database):
     """The statements on the ``submissions`` table of an index."""
 
-    # (a submission's row: its TypedDict is the competition's to declare, with its rows)
     def add_submission(self, competition: str, account: str, agent: str, sha256: str,
-                       size: int) -> dict[str, Any]:
+                       size: int) -> SubmissionRow:
         """A new version of ``account``'s submission (its number the next one), in
         ``checking``; returns its row (the file is the caller's to write at its path)."""
-        def insert() -> dict[str, Any]:
+        def insert() -> SubmissionRow:
             self._db.execute("BEGIN IMMEDIATE")
             with self._db:  # (one transaction: two versions never share a number)
                 last = self._db.execute(
@@ -74,21 +75,24 @@ class SubmissionTable(Database):
                     "bytes, path, submitted, verdict) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
                     "'checking')", (competition, account, version, agent, sha256, size,
                                     path, utc_now()))
-                return self._submission(int(cursor.lastrowid or 0)) or {}
+                row = self._submission(int(cursor.lastrowid or 0))
+                assert row is not None  # (inserted in this transaction)
+                return row
 
-        return dict(retry_locked(insert))
+        added: SubmissionRow = retry_locked(insert)
+        return added
 
-    def _submission(self, ident: int) -> dict[str, Any] | None:
+    def _submission(self, ident: int) -> SubmissionRow | None:
         rows = self._db.execute("SELECT * FROM submissions WHERE id = ?", (ident,)).fetchall()
         return _row(rows[0]) if rows else None
 
-    def submission(self, ident: int) -> dict[str, Any] | None:
+    def submission(self, ident: int) -> SubmissionRow | None:
         """One version by its id."""
         rows = self._run("SELECT * FROM submissions WHERE id = ?", (ident,))
         return _row(rows[0]) if rows else None
 
     def set_verdict(self, ident: int, verdict: str, role: str | None, reason: str | None,
-                    report: dict[str, Any]) -> None:
+                    report: SubmissionReport) -> None:
         """A version's check is over: ``accepted`` ones are queued for their rating, and
         the same token's older versions still queued are ``superseded``."""
         rating = "queued" if verdict == "accepted" else "none"
@@ -115,13 +119,13 @@ class SubmissionTable(Database):
         self._change("UPDATE submissions SET rating = ?, rated = ? WHERE id = ?",
                      (rating, rated, ident))
 
-    def claim_next(self, competition: str) -> dict[str, Any] | None:
+    def claim_next(self, competition: str) -> SubmissionRow | None:
         """The next version a rating lane rates, now ``rating`` (None: none waits). It is
         the oldest-waiting token's: each token waits from its first version queued since
         its last rating started (a newer version superseding it keeps its place), and
         the token that waited longest goes first; one claim per version, whatever the
         lanes asking at once."""
-        def claim() -> dict[str, Any] | None:
+        def claim() -> SubmissionRow | None:
             self._db.execute("BEGIN IMMEDIATE")
             with self._db:
                 rows = self._db.execute(
@@ -138,12 +142,12 @@ class SubmissionTable(Database):
                                  "? WHERE id = ?", (utc_now(), rows[0]["id"]))
                 return self._submission(int(rows[0]["id"]))
 
-        found = retry_locked(claim)
-        return None if found is None else dict(found)
+        claimed: SubmissionRow | None = retry_locked(claim)
+        return claimed
 
     def duplicate(self, competition: str, account: str, sha256: str,
                   agent: str | None = None, settings: str | None = None
-                  ) -> dict[str, Any] | None:
+                  ) -> SubmissionRow | None:
         """The version of ``account`` with these bytes already, if any (an interrupted
         check is not one: the file is checked again). With ``agent``, it also names the
         same class (``FILE.py:Class``: the same bytes naming another class are another
@@ -175,7 +179,7 @@ class SubmissionTable(Database):
         return int(rows[0]["n"])
 
     def submissions(self, competition: str, account: str | None = None
-                    ) -> list[dict[str, Any]]:
+                    ) -> list[SubmissionRow]:
         """Every version of a competition (of one account), in the order they came."""
         if account is None:
             rows = self._run("SELECT * FROM submissions WHERE competition = ? ORDER BY id",
@@ -185,7 +189,7 @@ class SubmissionTable(Database):
                              "ORDER BY id", (competition, account))
         return [_row(r) for r in rows]
 
-    def next_queued(self, competition: str) -> dict[str, Any] | None:
+    def next_queued(self, competition: str) -> SubmissionRow | None:
         """The oldest version waiting for its rating."""
         rows = self._run("SELECT * FROM submissions WHERE competition = ? AND rating IN "
                          "('queued', 'rating') ORDER BY id LIMIT 1", (competition,))
@@ -216,7 +220,9 @@ def folder_of(account: str) -> str:
     return "account-" + hashlib.sha256(account.encode()).hexdigest()[:16]
 
 
-def _row(row: Any) -> dict[str, Any]:
+def _row(row: sqlite3.Row) -> SubmissionRow:
+    """A row read back: its columns (``SELECT *``: those of :class:`.SubmissionRow`),
+    its report parsed."""
     out = dict(row)
     out["report"] = json.loads(out.get("report") or "{}")
-    return out
+    return cast("SubmissionRow", out)

@@ -32,7 +32,7 @@ from littlestone.server.records.logs import ForeignLog, read_log
 from littlestone.server.records.rows import GameRow
 from littlestone.server.records.store import Store
 from littlestone.transport import connect as connect_raw
-from tests.support.servers import running_server
+from tests.support.servers import running_server, until
 
 GAME = GameSpec(MISTAKE_BOUND, 40, make_class("thresholds:n=63"))
 CHALLENGE = {"type": "challenge", "opponent": "random-target", "seed": 3,
@@ -153,8 +153,8 @@ async def test_roles_each_refusal_has_its_code(tmp_path):
         watching = asyncio.ensure_future(watch_remote(server.url, game_id, token=viewer,
                                                       on_message=seen.append))
         own = asyncio.ensure_future(watch_remote(server.url, game_id, token=server.token))
-        await asyncio.sleep(0.3)
-        assert seen and seen[0]["type"] == "watching"
+        await until(lambda: seen)
+        assert seen[0]["type"] == "watching"
         # the admin revokes bob over the network: bob's running game goes on, a new
         # connection of bob's is refused
         ws, _ = await session(server, admin, "spectator")
@@ -263,7 +263,7 @@ async def test_games_per_token(tmp_path):
         answer = await receive(ws)
         assert answer["code"] == "over_budget" and not answer["fatal"]
         await creator.close()
-        await asyncio.sleep(0.2)
+        await until(lambda: not server.open_games)  # (its game closed with it)
         await ws.send(msgpack.packb(CHALLENGE))  # the slot is free again
         assert (await receive(ws))["type"] == "start"
 
@@ -331,8 +331,7 @@ async def test_an_abandoned_created_game_expires_and_a_leaving_creator_takes_it(
         await ws.send(msgpack.packb({**CHALLENGE, "type": "create"}))
         second = (await receive(ws))["game_id"]
         await ws.close()
-        await asyncio.sleep(0.2)
-        assert second not in server.open_games
+        await until(lambda: second not in server.open_games)
         await honest_game(server, server.token)
 
 

@@ -277,7 +277,7 @@ async def test_disconnect_mid_game(server):
     ws, game_id = await start_raw_game(server, rounds=50)
     assert (await receive(ws))["type"] == "instance"
     await ws.close()
-    for _ in range(50):
+    for _ in range(600):  # (a state to reach: seconds however loaded)
         row = Store(server.settings.data).game(game_id)
         if row["status"] != "running":
             break
@@ -335,10 +335,10 @@ async def test_two_remote_agents_paired_by_game_id(server):
     learner_side = asyncio.create_task(play_remote(
         server.url, LEARNERS.make("halving"), None, game, seed=5, token=server.token,
         on_created=created.set_result))
-    game_id = await asyncio.wait_for(created, 5)
+    game_id = await asyncio.wait_for(created, 60)  # (seconds: however loaded)
     adversary_side = await play_remote(server.url, ADVERSARIES.make("shattered-tree"), None,
                                        game, token=server.token, join=game_id)
-    learner_out = await asyncio.wait_for(learner_side, 10)
+    learner_out = await asyncio.wait_for(learner_side, 60)
     assert learner_out["status"] == adversary_side["status"] == "complete"
     assert learner_out["mistakes"] == adversary_side["mistakes"] >= 6  # Ldim of thresholds:n=63
     assert learner_out["game_id"] == adversary_side["game_id"] == game_id
@@ -464,7 +464,7 @@ async def test_a_learner_that_raises_mid_game_raises_out_of_play_remote(server):
         await play_remote(server.url, learner, "random-target", game, 1, server.token)
     assert isinstance(info.value.error, ZeroDivisionError)
     assert info.value.status == "crash:learner:ZeroDivisionError"
-    for _ in range(50):
+    for _ in range(600):  # (a state to reach: seconds however loaded)
         rows = Store(server.settings.data).games(limit=1)
         if rows and rows[0]["status"] != "running":
             break

@@ -21,10 +21,12 @@ from typing import Any
 
 import pytest
 
+from benchmarks import students
 from littlestone.client import ServerError, submit_file
 from littlestone.sandbox import Sandbox
 from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.net.settings import Budgets
+from littlestone.server.records.rows import SubmissionRow
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition import (
     Competition,
@@ -67,13 +69,7 @@ final = "last"
 """
 
 # the students' files: each passes what the check plays (60 rounds a game) or not
-GOOD = '''"""Halving, submitted."""
-from littlestone.learners.halving import Halving
-
-
-class Good(Halving):
-    """Halving under another name."""
-'''
+GOOD = students.honest("Good")
 BETTER = '''"""SOA, submitted."""
 from littlestone.learners.consistent import SOA
 
@@ -100,29 +96,8 @@ class Crashing(Halving):
 '''
 # (each late move sleeps past [limits]' move_deadline + time_bank (an honest move takes
 # milliseconds): its first three are three timeouts and it forfeits, in 1.7 s a game)
-SLOW = '''"""Halving that thinks too long after the check's 60 rounds."""
-import time
-
-from littlestone.learners.halving import Halving
-
-
-class Slow(Halving):
-    """Halving, late from round 61."""
-
-    def start(self, game, seed):
-        self.moves = 0
-        super().start(game, seed)
-
-    def predict(self, x):
-        self.moves += 1
-        if self.moves > 60:
-            time.sleep(0.8)
-        return super().predict(x)
-'''
-BROKEN = '''"""A syntax error."""
-class Broken(:
-    pass
-'''
+SLOW = students.slow_rating("Slow", 0.8, after=60)
+BROKEN = students.broken("Broken")
 ADVERSARY = '''"""An adversary, where only learners are taken."""
 from littlestone.adversaries.random_target import RandomTarget
 
@@ -194,7 +169,7 @@ def wait_for(what: Any, seconds: float = 180.0) -> Any:
     raise AssertionError(f"never reached: {what}")
 
 
-def versions(data: Path) -> dict[tuple[str, int], dict[str, Any]]:
+def versions(data: Path) -> dict[tuple[str, int], SubmissionRow]:
     return {(v["account"], v["version"]): v for v in Store(data).submissions("week-5")}
 
 

@@ -129,8 +129,8 @@ def test_a_tip_is_a_tip_in_submits_answer(tmp_path: Path, capsys: pytest.Capture
     store = Store(tmp_path / "data")
     row = store.add_submission("week-5", "ann", "a.py:Good", "ab" * 32, 10)
     store.set_verdict(row["id"], "accepted", "learner", None, {"checks": [
-        {"check": "docstring example", "ok": True, "advice": True,
-         "message": "add an example"}]})
+        {"check": "docstring example", "ok": True, "skipped": False, "advice": True,
+         "message": "add an example", "in_tournament": "", "refereed": False}]})
     competition = Competition.__new__(Competition)
     competition.name = "week-5"
     stored = store.submission(row["id"])

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from littlestone.adversaries import ADVERSARIES
 from littlestone.cli import main
-from littlestone.games.classes import make_class
-from littlestone.games.game import MISTAKE_BOUND, GameSpec
-from littlestone.local import play
 from littlestone.sandbox import Limits, Sandbox, SandboxPool
 from littlestone.server.records.store import Store
 from littlestone.server.tournament import load_config, rank, run_tournament
@@ -43,34 +41,39 @@ def write_config(folder: Path, name: str, learners: list[str], adversaries: list
     return path
 
 
+# the detector's two games in one interpreter of their own: the marks (a class attribute,
+# a module global, the environment, a descriptor dup'ed onto fd 60) are that process's
+LEAK_TWICE = """
+import json
+from littlestone.adversaries import ADVERSARIES
+from littlestone.games.classes import make_class
+from littlestone.games.game import MISTAKE_BOUND, GameSpec
+from littlestone.local import play
+from tests.support.hostile.leaky import Leaky, found
+
+game = GameSpec(MISTAKE_BOUND, 5, make_class("thresholds:n=7"))
+first = play(game, Leaky(), ADVERSARIES.make("random-target"), 0)
+second = play(game, Leaky(), ADVERSARIES.make("random-target"), 1)
+print(json.dumps([first.status, second.status, found()]))
+"""
+
+
 def test_the_leak_detector_sees_what_one_process_carries_from_game_to_game(tmp_path):
     """The detector is real: two games in one interpreter (as a sandbox per entrant
-    without forks would play them) and the second finds the first's marks."""
-    from tests.support.hostile.leaky import Leaky, found
-
-    game = GameSpec(MISTAKE_BOUND, 5, make_class("thresholds:n=7"))
-    cwd = os.getcwd()
-    os.chdir(tmp_path)  # (its file mark goes here)
-    try:
-        first = play(game, Leaky(), ADVERSARIES.make("random-target"), 0)
-        second = play(game, Leaky(), ADVERSARIES.make("random-target"), 1)
-        assert first.status == "complete"
-        assert second.status == "crash:learner:RuntimeError"
-        assert {"class attribute", "module global", "file in /tmp", "environment",
-                "open descriptor"} <= set(found()), found()
-    finally:
-        import sys
-
-        from littlestone.learners.halving import Halving
-
-        for owner in (Halving, sys):
-            if hasattr(owner, "leaky_mark"):
-                delattr(owner, "leaky_mark")
-        os.environ.pop("LEAKY_MARK", None)
-        (Path.cwd() / "leaky-mark").unlink(missing_ok=True)
-        for fd in getattr(sys, "leaky_pipe", ()):
-            os.close(fd)
-        os.chdir(cwd)
+    without forks would play them) and the second finds the first's marks. (They are
+    played in a process of their own, its working folder ``tmp_path``: played in the
+    test's worker, the marks went into a process whose other threads (a server's, a
+    pool's, left by the tests before) own descriptors too, and the first game once
+    ended ``crash:learner:OSError``.)"""
+    out = subprocess.run([sys.executable, "-c", LEAK_TWICE], cwd=tmp_path, check=True,
+                         capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout
+    first, second, seen = json.loads(out.strip().splitlines()[-1])
+    assert first == "complete"
+    assert second == "crash:learner:RuntimeError"
+    assert {"class attribute", "module global", "file in /tmp", "environment",
+            "open descriptor"} <= set(seen), seen
+    assert not os.environ.get("LEAKY_MARK")  # (nothing of it in the test's own process)
 
 
 def test_a_loaded_submission_carries_nothing_from_one_game_to_the_next(tmp_path, capsys):

@@ -35,7 +35,8 @@ pytestmark = pytest.mark.slow
 def _rated(store: Store, idents: list[int], seconds: float = 180) -> dict[int, str]:
     deadline = time.monotonic() + seconds
     while True:
-        ratings = {i: str((store.submission(i) or {}).get("rating")) for i in idents}
+        ratings = {i: str(row["rating"]) if (row := store.submission(i)) else "None"
+                   for i in idents}
         if set(ratings.values()) <= {"rated", "failed"}:
             return ratings
         assert time.monotonic() < deadline, ratings
@@ -235,7 +236,8 @@ def test_a_stopping_rater_ends_the_games_in_flight_interrupted_with_their_footer
         log = read_log(data / "games" / f"{game['game_id']}.lslog")
         assert log.status == "interrupted"
         assert game["chain_sha256"] == log.chain.hex()
-    assert (store.submission(ident) or {}).get("rating") not in ("failed", "rated")
+    row = store.submission(ident)
+    assert row is not None and row["rating"] not in ("failed", "rated")
     again = Rater(load_competition(config_path), data, unsafe, lambda: Store(data),
                   lambda: None, lanes=1)
     store.resume_submissions("week-5")  # (what a competition's start does)

@@ -9,9 +9,9 @@ import tomllib
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from littlestone.games.errors import ConfigError
+from littlestone.server.records.rows import SubmissionRow
 from littlestone.server.tournament.config import COMPETITION_TABLE, TournamentConfig, load_config
 from littlestone.server.tournament.preflight import ROLES
 
@@ -119,7 +119,7 @@ def load_competition(path: str | Path) -> CompetitionConfig:
                              float(seconds), raters, float(rating))
 
 
-def version_spec(data: Path, row: dict[str, Any]) -> str:
+def version_spec(data: Path, row: SubmissionRow) -> str:
     """The entrant a version is in the competition's tournament: its stored file and
     its class (``/DATA/competitions/NAME/ann/v2.py:Learner``)."""
     return f"{(data / row['path']).resolve()}:{row['agent'].partition('.py:')[2]}"

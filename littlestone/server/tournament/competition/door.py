@@ -24,6 +24,7 @@ from littlestone.protocol.errors import Code
 from littlestone.protocol.wire import Submit, Submitted
 from littlestone.sandbox import Sandbox
 from littlestone.server.net.disk import DiskLedger
+from littlestone.server.records.rows import SubmissionReport, SubmissionRow
 from littlestone.server.records.store import Store
 from littlestone.server.records.submissions import INTERRUPTED
 from littlestone.server.tournament.competition.config import CompetitionConfig
@@ -171,8 +172,9 @@ class Competition:
             store.set_verdict(row["id"], "refused", None, INTERRUPTED,
                               {"message": "the check could not run: submit it again"})
             raise Unavailable("the check could not run here; try again later") from None
-        report = {"message": verdict.message, "checks": verdict.rows, "kind": verdict.kind,
-                  "forked": verdict.forked, "settings": settings}
+        report: SubmissionReport = {
+            "message": verdict.message, "checks": verdict.rows, "kind": verdict.kind,
+            "forked": verdict.forked, "settings": settings}
         reason = verdict.refused
         if reason is None and verdict.kind not in roles:
             reason = "role_not_accepted"
@@ -194,7 +196,7 @@ class Competition:
                  account, "accepted" if reason is None else "refused: ", reason or "")
         return self._answer(stored, duplicate=False)
 
-    def _answer(self, row: dict[str, Any], duplicate: bool) -> Submitted:
+    def _answer(self, row: SubmissionRow, duplicate: bool) -> Submitted:
         report = row["report"]
         accepted = row["verdict"] == "accepted"
         message = str(report.get("message") or "")

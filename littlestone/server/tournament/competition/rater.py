@@ -22,11 +22,11 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from littlestone.games.errors import LittlestoneError
 from littlestone.sandbox.kernel import die_with_parent
 from littlestone.server.net.hosts import HOST_ENVIRONMENT
+from littlestone.server.records.rows import SubmissionRow
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import (
     CompetitionConfig,
@@ -122,7 +122,7 @@ class Rater:
                               self.config.name, lane)
                 self._stop.wait(RATER_POLL_S)
 
-    def _rate(self, store: Store, row: dict[str, Any], lane: int) -> None:
+    def _rate(self, store: Store, row: SubmissionRow, lane: int) -> None:
         name = self.config.name
         folder = self.data / "competitions" / name
         folder.mkdir(parents=True, exist_ok=True)
@@ -278,7 +278,8 @@ def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool
     data = Path(data).resolve()
     store = Store(data)
     row = store.submission(ident)
-    if row is None or row["verdict"] != "accepted":
+    # (an accepted version has its role: the check's)
+    if row is None or row["verdict"] != "accepted" or row["role"] is None:
         raise LittlestoneError(f"competition {config.name}: no accepted version {ident}")
     before = [v for v in store.submissions(config.name)
               if v["verdict"] == "accepted" and v["id"] < ident

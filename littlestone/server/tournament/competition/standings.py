@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from littlestone.server.records.database import utc_now
+from littlestone.server.records.rows import SubmissionReport, SubmissionRow
 from littlestone.server.records.scores import Cell
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition.config import CompetitionConfig, version_spec
@@ -71,7 +72,7 @@ class VersionRow(TypedDict):
     score: float | None
     games: int
     failed: int
-    report: dict[str, Any]
+    report: SubmissionReport
 
 
 class Standings(TypedDict):
@@ -132,7 +133,7 @@ class _Followed:
     board: Ladder = field(default_factory=lambda: Ladder("", TIED_NAMED))
     entered: frozenset[str] = frozenset()
     specs: dict[int, str] = field(default_factory=dict)
-    versions: list[dict[str, Any]] | None = None
+    versions: list[SubmissionRow] | None = None
     rows: dict[int, VersionRow] = field(default_factory=dict)
     touched: set[str] = field(default_factory=set)
     games: int = 0
@@ -233,7 +234,7 @@ def _compute(store: Store, config: CompetitionConfig, data: Path,
     everyone = followed.everyone
     of_spec = {specs[v["id"]]: v for v in versions if v["verdict"] == "accepted"}
     scores = _Scores(everyone, {spec: v["role"] for spec, v in of_spec.items()})
-    chosen: dict[tuple[str, str], dict[str, Any]] = {}
+    chosen: dict[tuple[str, str | None], SubmissionRow] = {}
     for spec, version in of_spec.items():
         if version["rating"] != "rated":
             continue
@@ -323,7 +324,7 @@ class _Scores:
     its rank among all versions), read from the ladder when asked: one version's at a
     time, not the whole field's every time a game lands."""
 
-    def __init__(self, ladder: Ladder, roles: dict[str, str]) -> None:
+    def __init__(self, ladder: Ladder, roles: dict[str, str | None]) -> None:
         self._ladder, self._roles = ladder, roles
 
     def get(self, spec: str, default: Standing) -> Standing:
@@ -333,19 +334,19 @@ class _Scores:
         return default if line is None else line
 
 
-def _better(final: str, spec: str, held_spec: str, version: dict[str, Any],
-            held: dict[str, Any], scores: _Scores) -> bool:
+def _better(final: str, spec: str, held_spec: str, version: SubmissionRow,
+            held: SubmissionRow, scores: _Scores) -> bool:
     """Whether ``version`` replaces ``held`` as its student's entry: the later one
     (``last``), or the better ranked one (``best``; the later on a tie)."""
     if final == "last":
-        return bool(version["id"] > held["id"])
+        return version["id"] > held["id"]
     mine, theirs = scores.get(spec, {}).get("rank"), scores.get(held_spec, {}).get("rank")
     if mine is None:
         return False
     return theirs is None or mine < theirs or (mine == theirs and version["id"] > held["id"])
 
 
-def _named(spec: str, of_spec: dict[str, dict[str, Any]]) -> str:
+def _named(spec: str, of_spec: dict[str, SubmissionRow]) -> str:
     """An entrant as the page names it: ``ann v2`` for a version, else its spec."""
     version = of_spec.get(spec)
     return spec if version is None else f"{version['account']} v{version['version']}"
