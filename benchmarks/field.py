@@ -328,10 +328,16 @@ def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float
              "a game)", one, fresh, "s")]
 
 
-def _cpu_of_games(folder: Path, rounds: int, games: int) -> tuple[float, float, float]:
+def _cpu_of_games(folder: Path, rounds: int, games: int, one_cpu: bool = True
+                  ) -> tuple[float, float, float]:
     """CPU seconds a game of ``rounds`` rounds, both sides submitted (the examples'),
     one worker, one game at a time: (the worker, the two fork servers, the two game
-    processes), measured by the kernel over ``games`` games after one to load them."""
+    processes), measured by the kernel over ``games`` games after one to load them;
+    ``one_cpu=False``: each game's processes where the kernel puts them, as before
+    :func:`littlestone.server.tournament.matches._one_cpu`."""
+    from unittest import mock
+
+    from littlestone.server.tournament import matches
     from littlestone.server.tournament.field import FieldWorker
     from littlestone.server.tournament.pairing import pairings
 
@@ -342,12 +348,14 @@ def _cpu_of_games(folder: Path, rounds: int, games: int) -> tuple[float, float, 
                            .replace("rounds = 200", f"rounds = {rounds}"))
     config = load_config(config_path)
     played, _ = pairings(config, {})
-    worker = FieldWorker(config, folder / f"data{rounds}", False, 4)
+    worker = FieldWorker(config, folder / f"data{rounds}-{one_cpu}", False, 4)
+    spread = mock.patch.object(matches, "_one_cpu", lambda: contextlib.nullcontext(None))
     try:
-        worker.play(tuple(played[:1]), lambda game, outcome: None)  # (loaded)
-        before = _split(worker)
-        worker.play(tuple(played[1:]), lambda game, outcome: None)
-        after = _split(worker)
+        with contextlib.nullcontext() if one_cpu else spread:
+            worker.play(tuple(played[:1]), lambda game, outcome: None)  # (loaded)
+            before = _split(worker)
+            worker.play(tuple(played[1:]), lambda game, outcome: None)
+            after = _split(worker)
     finally:
         worker.close()
     worker_cpu, servers, children = ((b - a) / games for a, b in zip(before, after,
@@ -373,6 +381,7 @@ def bench_cpu(games: int = 40, short: int = 10) -> list[tuple[str, float, float,
         shutil.copy(EXAMPLES / "minimal_adversary.py", folder / "adversary.py")
         full = _cpu_of_games(folder, ROUNDS, games)
         brief = _cpu_of_games(folder, short, games)
+        spread = sum(_cpu_of_games(folder, ROUNDS, games, one_cpu=False))
         config_path = folder / "builtin.toml"
         config_path.write_text(PAIRS.format(learners='["halving"]',
                                             adversaries='["random-target"]',
@@ -399,7 +408,10 @@ def bench_cpu(games: int = 40, short: int = 10) -> list[tuple[str, float, float,
              f"{us(sum(per_round))} us (the worker {us(per_round[0])}, the fork servers "
              f"{us(per_round[1])}, the game processes {us(per_round[2])})\n    vs the "
              f"whole game (a {short}-round game: {ms(setup)} ms)",
-             sum(fixed), total, "s")]
+             sum(fixed), total, "s"),
+            (f"CPU of a {ROUNDS}-round game, both sides submitted, the referee's thread and "
+             f"the game processes on one CPU: {ms(total)} ms\n    vs each where the kernel "
+             f"puts it, as before ({ms(spread)} ms)", total, spread, "s")]
 
 
 def _split(worker: Any) -> tuple[float, float, float]:
