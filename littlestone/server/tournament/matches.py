@@ -186,6 +186,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
             concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as threads:
         runners: dict[str, Runner] = {}
         loaded: list[LoadedSandbox] = []
+        leased: dict[str, LoadedSandbox] = {}
         for role, spec in roles:  # (in one order: two games never wait for each other)
             file = _file(config, spec, files)
             if pool is None:
@@ -197,11 +198,12 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                 unloaded[role] = str(exc)
                 continue
             runners[role] = loaded[-1].run
-        if door is not None and pool is not None:  # (after the loads: a sandbox loaded
-            # now would keep this thread's one CPU)
+            leased[role] = loaded[-1]
+        if door is not None and leased:  # (after the loads: a sandbox loaded now would
+            # keep this thread's one CPU)
             cpus = leases.enter_context(_one_cpu())
-            runners = {role: functools.partial(run, cpus=cpus) if cpus else run
-                       for role, run in runners.items()}
+            for role, each in leased.items():
+                runners[role] = functools.partial(each.run, cpus=cpus)
         links: dict[str, concurrent.futures.Future[FrameSocket]] = {}
         tokens: list[str] = []
         for role, spec in roles:
