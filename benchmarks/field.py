@@ -328,48 +328,90 @@ def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float
              "a game)", one, fresh, "s")]
 
 
-def bench_cpu(games: int = 40) -> list[tuple[str, float, float, str]]:
-    """Where a submitted pair's game spends its CPU: the tournament's worker (the game
-    server refereeing, the sandboxes' bookkeeping), the two fork servers, the two game
-    processes; next to a built-in pair's game (halving vs random-target, in process,
-    logged), all CPU seconds measured by the kernel."""
+def _cpu_of_games(folder: Path, rounds: int, games: int, one_cpu: bool = True
+                  ) -> tuple[float, float, float]:
+    """CPU seconds a game of ``rounds`` rounds, both sides submitted (the examples'),
+    one worker, one game at a time: (the worker, the two fork servers, the two game
+    processes), measured by the kernel over ``games`` games after one to load them;
+    ``one_cpu=False``: each game's processes where the kernel puts them, as before
+    :func:`littlestone.server.tournament.matches._one_cpu`."""
+    from unittest import mock
+
+    from littlestone.server.tournament import matches
+    from littlestone.server.tournament.field import FieldWorker
+    from littlestone.server.tournament.pairing import pairings
+
+    config_path = folder / f"cpu{rounds}.toml"
+    config_path.write_text(PAIRS.format(learners='["learner.py:MajorityVote"]',
+                                        adversaries='["adversary.py:Contrarian"]',
+                                        name=f"cpu{rounds}", seeds=games + 1)
+                           .replace("rounds = 200", f"rounds = {rounds}"))
+    config = load_config(config_path)
+    played, _ = pairings(config, {})
+    worker = FieldWorker(config, folder / f"data{rounds}-{one_cpu}", False, 4)
+    spread = mock.patch.object(matches, "_one_cpu", lambda: contextlib.nullcontext(None))
+    try:
+        with contextlib.nullcontext() if one_cpu else spread:
+            worker.play(tuple(played[:1]), lambda game, outcome: None)  # (loaded)
+            before = _split(worker)
+            worker.play(tuple(played[1:]), lambda game, outcome: None)
+            after = _split(worker)
+    finally:
+        worker.close()
+    worker_cpu, servers, children = ((b - a) / games for a, b in zip(before, after,
+                                                                     strict=True))
+    return worker_cpu, servers, children
+
+
+def bench_cpu(games: int = 40, short: int = 10) -> list[tuple[str, float, float, str]]:
+    """Where a submitted pair's game spends its CPU: the tournament's worker (refereeing,
+    the sandboxes' bookkeeping), the two fork servers, the two game processes; next to a
+    built-in pair's game (halving vs random-target, in process, logged), all CPU seconds
+    measured by the kernel. The same pair's games of ``short`` rounds, in the same run,
+    split a game's CPU into its set-up (what a game costs whatever its rounds: the fork,
+    loading the submission, the log, the index rows, the teardown) and its rounds."""
     from littlestone.adversaries import ADVERSARIES
     from littlestone.learners import LEARNERS
     from littlestone.server.records.logged import play_logged
-    from littlestone.server.tournament.field import FieldWorker
-    from littlestone.server.tournament.pairing import pairings, rules
+    from littlestone.server.tournament.pairing import Pairing, rules
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         shutil.copy(EXAMPLES / "minimal_learner.py", folder / "learner.py")
         shutil.copy(EXAMPLES / "minimal_adversary.py", folder / "adversary.py")
-        config_path = folder / "cpu.toml"
-        config_path.write_text(PAIRS.format(learners='["learner.py:MajorityVote"]',
-                                            adversaries='["adversary.py:Contrarian"]',
-                                            name="cpu", seeds=games + 1))
-        config = load_config(config_path)
-        played, _ = pairings(config, {})
-        worker = FieldWorker(config, folder / "data", False, 4)
-        try:
-            worker.play(tuple(played[:1]), lambda game, outcome: None)  # (loaded)
-            before = _split(worker)
-            worker.play(tuple(played[1:]), lambda game, outcome: None)
-            after = _split(worker)
-        finally:
-            worker.close()
+        full = _cpu_of_games(folder, ROUNDS, games)
+        brief = _cpu_of_games(folder, short, games)
+        spread = sum(_cpu_of_games(folder, ROUNDS, games, one_cpu=False))
+        config_path = folder / "builtin.toml"
+        config_path.write_text(PAIRS.format(learners='["halving"]',
+                                            adversaries='["random-target"]',
+                                            name="builtin", seeds=1))
+        game = rules(load_config(config_path), Pairing(
+            "mistake-bound", "thresholds:n=63", "halving", "random-target", 0))
         started = time.process_time()
         for seed in range(games):
-            play_logged(rules(config, played[0]), LEARNERS.make("halving"),
-                        ADVERSARIES.make("random-target"), seed, folder / "builtin")
+            play_logged(game, LEARNERS.make("halving"), ADVERSARIES.make("random-target"),
+                        seed, folder / "builtin")
         builtin = (time.process_time() - started) / games
-    worker_cpu, servers, children = ((b - a) / games for a, b in zip(before, after,
-                                                                     strict=True))
-    total = worker_cpu + servers + children
-    return [(f"CPU of a 200-round game, both sides submitted: {total * 1000:.0f} ms (the "
-             f"worker, its game server refereeing: {worker_cpu * 1000:.0f}; the two fork "
-             f"servers: {servers * 1000:.0f}; the two game processes: "
-             f"{children * 1000:.0f})\n    vs a built-in pair's ({builtin * 1000:.1f} ms)",
-             total, builtin, "s")]
+    total, setup = sum(full), sum(brief)
+    # (a line through the two: the set-up is what a game of no rounds would cost)
+    per_round = [(f - b) / (ROUNDS - short) for f, b in zip(full, brief, strict=True)]
+    fixed = [b - r * short for b, r in zip(brief, per_round, strict=True)]
+    ms, us = (lambda v: f"{v * 1000:.0f}"), (lambda v: f"{v * 1e6:.0f}")
+    return [(f"CPU of a {ROUNDS}-round game, both sides submitted: {ms(total)} ms (the "
+             f"worker, refereeing: {ms(full[0])}; the two fork servers: {ms(full[1])}; the "
+             f"two game processes: {ms(full[2])})\n    vs a built-in pair's "
+             f"({builtin * 1000:.1f} ms)", total, builtin, "s"),
+            (f"its set-up (a game of no rounds, from {short}- and {ROUNDS}-round games): "
+             f"{ms(sum(fixed))} ms (the worker {ms(fixed[0])}, the fork servers "
+             f"{ms(fixed[1])}, the game processes {ms(fixed[2])}); a round: "
+             f"{us(sum(per_round))} us (the worker {us(per_round[0])}, the fork servers "
+             f"{us(per_round[1])}, the game processes {us(per_round[2])})\n    vs the "
+             f"whole game (a {short}-round game: {ms(setup)} ms)",
+             sum(fixed), total, "s"),
+            (f"CPU of a {ROUNDS}-round game, both sides submitted, the referee's thread and "
+             f"the game processes on one CPU: {ms(total)} ms\n    vs each where the kernel "
+             f"puts it, as before ({ms(spread)} ms)", total, spread, "s")]
 
 
 def _split(worker: Any) -> tuple[float, float, float]:

@@ -1,6 +1,6 @@
 """A direct-link round beside its floor (issue 42): where the CPU of a round between two
 submitted agents goes, next to the same round's messages ping-ponged raw
-(``python -m benchmarks.round_floor [--rounds N] [--profile]``).
+(``python -m benchmarks.round_floor [--rounds N] [--profile] [--spread]``).
 
 A mistake-bound round on direct links (:mod:`littlestone.server.tournament.direct`) needs
 four wake-ups: the learner's (x_t, with y_{t-1}), the referee's (p_t), the adversary's
@@ -324,11 +324,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--profile", action="store_true",
                         help="print where a direct-link game's CPU goes, by process")
+    parser.add_argument("--spread", action="store_true",
+                        help="each process where the kernel puts it (by default all on one "
+                        "CPU, as a tournament plays a game on direct links: "
+                        "littlestone.server.tournament.matches._one_cpu)")
     args = parser.parse_args(argv)
+    if not args.spread and len(os.sched_getaffinity(0)) > 1:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # (the forks inherit it)
     if args.profile:
         direct_round(args.rounds, profile=True)
         return 0
-    print(f"load average {os.getloadavg()[0]:.1f}")
+    print(f"load average {os.getloadavg()[0]:.1f}; on CPUs {sorted(os.sched_getaffinity(0))}")
     for name, ours, base, unit in rows(args.rounds, args.repeat):
         label, *more = name.split("\n")
         print(f"{label:<100} {ours:>10.4g} {base:>10.4g} {ours / base:>7.3g}x  {unit}")

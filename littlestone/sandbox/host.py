@@ -440,16 +440,19 @@ class LoadedSandbox:
     def run(self, args: list[str], timeout: float, stdin: bytes = b"",
             game_over: Callable[[], bool] | None = None,
             census: Callable[[Callable[[], bool]], None] | None = None,
-            alone: bool = False) -> Run:
+            alone: bool = False, cpus: set[int] | None = None) -> Run:
         """Run ``python -m littlestone *args`` (``connect`` or ``probe``) in a fresh child,
-        as :meth:`Sandbox.run` does in a fresh sandbox."""
+        as :meth:`Sandbox.run` does in a fresh sandbox; ``cpus``: the CPUs the child runs
+        on (its referee's, so that a round's wake-ups stay on one CPU: issue 42), where
+        the fork server's are not."""
         limits = self.sandbox.limits
         if census is not None:
             census(self._forked_now)
         started = time.monotonic()
         self.runs += 1
         if not self._send({"op": "run", "argv": args, "stdin": stdin.decode(),
-                           "alone": alone, "limits": {
+                           "alone": alone, "cpus": sorted(cpus) if cpus else None,
+                           "limits": {
                                "cpu_seconds": limits.cpu_seconds,
                                "memory_mb": limits.memory_mb,
                                "output_kb": limits.output_kb}}):

@@ -157,7 +157,8 @@ class _ForkServer:
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            self._child(list(command["argv"]), in_r, out_w, err_w, int(limits["cpu_seconds"]))
+            self._child(list(command["argv"]), in_r, out_w, err_w, int(limits["cpu_seconds"]),
+                        command.get("cpus"))
         for fd in (in_r, out_w, err_w):
             os.close(fd)
         kept = {out_r: _Kept(cap), err_r: _Kept(cap)}
@@ -222,10 +223,12 @@ class _ForkServer:
         self._say({"output": output})  # (before the wipe, which may outlast the wait)
         self._say({"finished": {**output, "clean": self._wipe()}})
 
-    def _child(self, argv: list[str], stdin: int, out: int, err: int, cpu: int) -> None:
+    def _child(self, argv: list[str], stdin: int, out: int, err: int, cpu: int,
+               cpus: object = None) -> None:
         """In the forked child: its own streams and process group (not a session: the
         kernel schedules by session, and a game shares its worker's), nothing else of
-        the fork server's; then the game. Never returns."""
+        the fork server's, on the CPUs ``cpus`` when the host names them (its referee's:
+        see :meth:`.host.LoadedSandbox.run`); then the game. Never returns."""
         code = 70
         try:
             die_with_parent()  # (a sandbox without bubblewrap: the game ends with it)
@@ -238,6 +241,9 @@ class _ForkServer:
             os.closerange(3, max(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 256))
             _prctl(_PR_SET_DUMPABLE, 1)  # its fork server measures its memory
             resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+            if isinstance(cpus, list) and cpus and all(isinstance(c, int) for c in cpus):
+                with contextlib.suppress(OSError, ValueError, OverflowError):
+                    os.sched_setaffinity(0, cpus)  # (a CPU it may not use: it stays as it was)
             numpy = sys.modules.get("numpy")
             if numpy is not None:  # (random reseeds itself in a forked child)
                 numpy.random.seed()

@@ -207,9 +207,9 @@ def test_the_credential_never_appears_on_a_command_line(tmp_path, monkeypatch):
     calls = []
     original = LoadedSandbox.run
 
-    def spy(self, args, timeout, stdin=b"", *more):
+    def spy(self, args, timeout, stdin=b"", *more, **options):
         calls.append((list(args), stdin))
-        return original(self, args, timeout, stdin, *more)
+        return original(self, args, timeout, stdin, *more, **options)
 
     monkeypatch.setattr(LoadedSandbox, "run", spy)
     agent = HOSTILE / "chatty.py"
@@ -398,6 +398,28 @@ def test_an_end_said_after_its_game_does_not_end_the_next(tmp_path):
         loaded.close()
     assert (first.code, first.ended) == (0, False)
     assert (second.code, second.ended) == (0, False) and '"ok": true' in second.out
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to choose")
+def test_a_run_is_on_the_cpus_its_host_names_and_the_next_on_the_fork_servers(tmp_path):
+    """A game's process runs on the CPU its referee is on (issue 42: a round's four
+    wake-ups on one CPU), and only its own: the fork server, and the next run that
+    names none, keep every CPU."""
+    file = tmp_path / "a.py"
+    file.write_text("import os\nprint('CPUS', sorted(os.sched_getaffinity(0)))\n"
+                    "from littlestone.learners.halving import Halving as X\n")
+    sandbox = Sandbox(Limits())
+    request = json.dumps({"role": "learner", "spec": f"{sandbox.inside(file)}:X",
+                          "games": []}).encode()
+    last = max(os.sched_getaffinity(0))
+    loaded = sandbox.load(file)
+    try:
+        pinned = loaded.run(["probe"], 60, request, cpus={last})
+        free = loaded.run(["probe"], 60, request)
+    finally:
+        loaded.close()
+    assert f"CPUS [{last}]" in pinned.out, pinned.out
+    assert f"CPUS {sorted(os.sched_getaffinity(0))}" in free.out, free.out
 
 
 def test_a_wipe_keeps_the_sandboxs_own_mounts_below_the_scratch_and_nothing_else(tmp_path):

@@ -21,11 +21,12 @@ import concurrent.futures
 import contextlib
 import functools
 import hashlib
+import os
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -185,6 +186,7 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
             concurrent.futures.ThreadPoolExecutor(max_workers=len(roles)) as threads:
         runners: dict[str, Runner] = {}
         loaded: list[LoadedSandbox] = []
+        leased: dict[str, LoadedSandbox] = {}
         for role, spec in roles:  # (in one order: two games never wait for each other)
             file = _file(config, spec, files)
             if pool is None:
@@ -196,6 +198,12 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
                 unloaded[role] = str(exc)
                 continue
             runners[role] = loaded[-1].run
+            leased[role] = loaded[-1]
+        if door is not None and leased:  # (after the loads: a sandbox loaded now would
+            # keep this thread's one CPU)
+            cpus = leases.enter_context(_one_cpu())
+            for role, each in leased.items():
+                runners[role] = functools.partial(each.run, cpus=cpus)
         links: dict[str, concurrent.futures.Future[FrameSocket]] = {}
         tokens: list[str] = []
         for role, spec in roles:
@@ -264,6 +272,37 @@ def play_file_agent(config: TournamentConfig, pairing: Pairing, arena: Arena,
         status = f"stalled:{stalled[0] if len(stalled) == 1 else 'both'}"
         outcome["status"] = outcome["result"]["status"] = status
     return outcome
+
+
+@contextlib.contextmanager
+def _one_cpu() -> Iterator[set[int] | None]:
+    """This thread on the CPU it runs on now, for one game on direct links (and the
+    game's processes with it: :meth:`.LoadedSandbox.run`'s ``cpus``), given back its
+    CPUs after; yields that CPU (None where it cannot be told or kept: one CPU only).
+
+    A round is four wake-ups in turn, the referee's and two game processes', never two
+    at once: on one CPU each wakes its peer at the cost of a switch, where the kernel
+    spread them over the CPUs and each wake-up crossed them (an interrupt, a cold cache):
+    a game's CPU time fell by a third, its rounds' wall time by nearly half on this
+    2-core machine (benchmarks/README.md, issue 42). The kernel chose the CPU, as it
+    spreads the games at once; a game keeps it to its end."""
+    cpus: set[int] | None = None
+    allowed: set[int] = set()
+    with contextlib.suppress(OSError, AttributeError, ValueError, IndexError):
+        allowed = os.sched_getaffinity(0)
+        if len(allowed) > 1:
+            # (the thread's last CPU: field 39 of its stat)
+            stat = Path("/proc/thread-self/stat").read_text().rpartition(")")[2].split()
+            here = int(stat[36])
+            if here in allowed:
+                os.sched_setaffinity(0, {here})
+                cpus = {here}
+    try:
+        yield cpus
+    finally:
+        if cpus is not None:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(0, allowed)
 
 
 def _file(config: TournamentConfig, spec: str, files: Mapping[str, Path] | None) -> Path:

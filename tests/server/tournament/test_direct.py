@@ -276,3 +276,30 @@ def test_late_moves_are_dropped_two_a_move_not_without_end():
                              2: [{"type": "predict", "t": 1, "p": 0.5}] * 50
                              + [{"type": "predict", "t": 2, "p": 0.5}]})
     assert result.status == "forfeit:learner:out_of_turn"
+
+
+def test_a_direct_game_keeps_its_thread_on_one_cpu_and_gives_the_rest_back():
+    """The referee's thread of a game on direct links stays on the CPU it was on (its
+    game processes are sent there, :meth:`.LoadedSandbox.run`) and has its CPUs back
+    after the game."""
+    import os
+
+    from littlestone.server.tournament.matches import _one_cpu
+
+    allowed = os.sched_getaffinity(0)
+    seen: list[object] = []
+
+    def game() -> None:
+        with _one_cpu() as cpus:
+            seen.append((cpus, os.sched_getaffinity(0)))
+        seen.append(os.sched_getaffinity(0))
+
+    thread = threading.Thread(target=game)
+    thread.start()
+    thread.join()
+    (cpus, during), after = seen
+    if len(allowed) < 2:
+        assert cpus is None and during == allowed
+    else:
+        assert cpus is not None and len(cpus) == 1 and cpus <= allowed and during == cpus
+    assert after == allowed
