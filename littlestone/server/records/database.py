@@ -50,7 +50,10 @@ __all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "TRANSIENT_ERRORS", "Database", "
 #: recorded as, so that no pairing is ever recorded by two games (a killed server's
 #: rating and the restart's, two raters); ``submissions.rating_started`` (the lanes'
 #: fairness).
-SCHEMA_VERSION = 4
+#: 5: indexes on a tournament's games by status, learner, adversary and class (each with
+#: the key, the games table's order), so that one filtered page of its games reads that
+#: page, not the tournament (web/filters.py).
+SCHEMA_VERSION = 5
 #: How long a statement waits for another process's lock before it fails.
 BUSY_TIMEOUT_S = 30.0
 
@@ -210,6 +213,14 @@ _ADDED_COLUMNS = {
 #: The indexes each schema version added on those columns (made once they exist).
 _ADDED_INDEXES = {
     4: ["CREATE UNIQUE INDEX IF NOT EXISTS games_pairing ON games (pairing)"],
+    5: ["CREATE INDEX IF NOT EXISTS tournament_games_status ON tournament_games "
+        "(tournament, status, key)",
+        "CREATE INDEX IF NOT EXISTS tournament_games_learner ON tournament_games "
+        "(tournament, json_extract(row, '$.learner'), key)",
+        "CREATE INDEX IF NOT EXISTS tournament_games_adversary ON tournament_games "
+        "(tournament, json_extract(row, '$.adversary'), key)",
+        "CREATE INDEX IF NOT EXISTS tournament_games_class ON tournament_games "
+        "(tournament, json_extract(row, '$.class'), key)"],
 }
 
 
