@@ -187,8 +187,9 @@ CREATE TABLE IF NOT EXISTS migrations (
 """
 
 #: The data migrations (rewrites of existing rows, not columns), each applied once to an
-#: index, in one write transaction, and recorded in ``migrations``: name -> SQL.
-_DATA_MIGRATIONS = {
+#: index, in one write transaction, and recorded in ``migrations``: name -> its SQL
+#: statements, in order.
+_DATA_MIGRATIONS: dict[str, str | tuple[str, ...]] = {
     # logs were indexed by the path given at play time (relative to that working
     # directory, or absolute); a log always lies at DIR/games/GAME_ID.lslog, so its path
     # relative to the data folder is known: a data folder is then movable and copyable.
@@ -200,6 +201,20 @@ _DATA_MIGRATIONS = {
                          "t.key) FROM tournament_games t WHERE t.game_id = games.game_id) "
                          "WHERE pairing IS NULL AND game_id IN (SELECT game_id FROM "
                          "tournament_games)",
+    # a game a learner ended by its own fault was credited to its adversary (the
+    # learner's figure as its ``forcing``); since issue 44 it is not scored for the
+    # adversary (ranking.SCORING: won by forfeit). The rows' stored ``forcing`` (read by
+    # the ratings) is cleared, and their tournaments' stored cells marked stale: the
+    # next reader rebuilds them under the rules of today (scores.ScoreTable).
+    "forfeits-not-credited": (
+        "UPDATE score_stamps SET built = 0 WHERE tournament IN (SELECT tournament FROM "
+        "tournament_games WHERE json_extract(row, '$.fault') = 'learner' AND "
+        "(json_extract(row, '$.forcing') IS NOT NULL OR "
+        "json_extract(row, '$.forcing_realised') IS NOT NULL))",
+        "UPDATE tournament_games SET row = json_set(row, '$.forcing', NULL, "
+        "'$.forcing_realised', NULL) WHERE json_extract(row, '$.fault') = 'learner' AND "
+        "(json_extract(row, '$.forcing') IS NOT NULL OR "
+        "json_extract(row, '$.forcing_realised') IS NOT NULL)"),
 }
 
 #: The columns each schema version added to tables an older version made (``ALTER TABLE``
@@ -312,7 +327,7 @@ class Database:
             self._db.execute("ROLLBACK")
             raise
 
-    def _migrate_data(self, name: str, sql: str) -> None:
+    def _migrate_data(self, name: str, sql: str | tuple[str, ...]) -> None:
         """Apply a data migration once (two processes at once: the second sees it done)."""
         done = "SELECT 1 FROM migrations WHERE name = ?"
         if self._db.execute(done, (name,)).fetchone():
@@ -320,7 +335,8 @@ class Database:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             if not self._db.execute(done, (name,)).fetchone():
-                self._db.execute(sql)
+                for statement in (sql,) if isinstance(sql, str) else sql:
+                    self._db.execute(statement)
                 self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, utc_now()))
             self._db.execute("COMMIT")
         except BaseException:
