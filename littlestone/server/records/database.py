@@ -52,7 +52,8 @@ __all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "TRANSIENT_ERRORS", "Database", "
 #: fairness).
 #: 5: indexes on a tournament's games by status, learner, adversary and class (each with
 #: the key, the games table's order), so that one filtered page of its games reads that
-#: page, not the tournament (web/filters.py).
+#: page, not the tournament (web/filters.py); ``tournaments.schedule`` (a sampled
+#: tournament's field, for its live page: :meth:`.store.Store.start_tournament`).
 SCHEMA_VERSION = 5
 #: How long a statement waits for another process's lock before it fails.
 BUSY_TIMEOUT_S = 30.0
@@ -97,7 +98,8 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE TABLE IF NOT EXISTS tournaments (
     name TEXT PRIMARY KEY,
     config_sha256 TEXT NOT NULL,
-    started TEXT NOT NULL
+    started TEXT NOT NULL,
+    schedule TEXT
 );
 CREATE TABLE IF NOT EXISTS tournament_games (
     tournament TEXT NOT NULL,
@@ -223,6 +225,7 @@ _ADDED_COLUMNS = {
     2: [("games", "chain_sha256", "TEXT"), ("games", "chain_hmac", "TEXT")],
     3: [("tokens", "role", "TEXT NOT NULL DEFAULT 'player'"), ("games", "owner", "TEXT")],
     4: [("games", "pairing", "TEXT"), ("submissions", "rating_started", "TEXT")],
+    5: [("tournaments", "schedule", "TEXT")],
 }
 
 #: The indexes each schema version added on those columns (made once they exist).

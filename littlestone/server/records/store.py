@@ -49,8 +49,8 @@ from littlestone.server.records.scores import ScoreTable
 from littlestone.server.records.submissions import SubmissionTable
 from littlestone.server.records.tokens import TokenTable
 
-__all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "STORAGE_STATUS", "Store",
-           "TournamentMatch", "anchor_hmac", "new_game_id", "process_owner"]
+__all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "STORAGE_STATUS", "SampledField",
+           "Store", "TournamentMatch", "anchor_hmac", "new_game_id", "process_owner"]
 
 #: The name of the folder's key for the anchors' HMACs in the ``secrets`` table.
 ANCHOR_SECRET = "log-anchor"
@@ -285,12 +285,27 @@ class Store(TokenTable, SubmissionTable, ScoreTable, Database):
 
     # -- tournaments (littlestone.server.tournament; the page lists them) --------
 
-    def start_tournament(self, name: str, config_sha256: str) -> None:
+    def start_tournament(self, name: str, config_sha256: str,
+                         schedule: SampledField | None = None) -> None:
         """Record a tournament, and the identity (config and files) it now runs under:
         its games are keyed by what they depend on, so a changed config or file re-plays
-        only the games it changes (:meth:`drop_tournament_games` forgets the others)."""
-        self._run("INSERT INTO tournaments VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE "
-                  "SET config_sha256 = excluded.config_sha256", (name, config_sha256, utc_now()))
+        only the games it changes (:meth:`drop_tournament_games` forgets the others);
+        and, for a sampled one, its field (``schedule``; None: a round robin), which its
+        live page ranks by (:meth:`tournament_schedule`)."""
+        field = None if schedule is None else json.dumps(schedule, sort_keys=True)
+        self._run("INSERT INTO tournaments (name, config_sha256, started, schedule) VALUES "
+                  "(?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET config_sha256 = "
+                  "excluded.config_sha256, schedule = excluded.schedule",
+                  (name, config_sha256, utc_now(), field))
+
+    def tournament_schedule(self, name: str) -> SampledField | None:
+        """A sampled tournament's field as it started (None: a round robin, or a
+        tournament recorded before schema 5)."""
+        rows = self._run("SELECT schedule FROM tournaments WHERE name = ?", (name,))
+        if not rows or rows[0]["schedule"] is None:
+            return None
+        field: SampledField = json.loads(rows[0]["schedule"])
+        return field
 
     def tournament_keys(self, name: str) -> set[str]:
         """The pairings of a tournament already played."""
@@ -372,6 +387,18 @@ class Store(TokenTable, SubmissionTable, ScoreTable, Database):
             return 0
         return int(self._run(f"SELECT COUNT(*) AS n FROM ({branches} LIMIT ?)",
                              (name, *args, cap))[0]["n"])
+
+class SampledField(TypedDict):
+    """A sampled tournament's field as its run started it (:mod:`.tournament.schedule`),
+    what :func:`.tournament.completion.rank_sampled` needs beside its games."""
+
+    schedule: str
+    games_per_version: int
+    learners: list[str]
+    adversaries: list[str]
+    spaces: int
+    seeds: int
+
 
 #: The expressions of a tournament row's sides and class, as schema 5's indexes on
 #: ``tournament_games`` name them (a query must spell them alike to use the index).
