@@ -204,7 +204,8 @@ def test_an_older_index_is_migrated_to_relative_log_paths(tmp_path):
     assert sorted(row[0] for row in db.execute("SELECT log FROM games")) == sorted(
         f"games/{i}.lslog" for i in ids)
     assert sorted(db.execute("SELECT name FROM migrations").fetchall()) == [
-        ("recorded-pairings",), ("relative-log-paths",)]  # (each data migration, once)
+        ("forfeits-not-credited",), ("recorded-pairings",),
+        ("relative-log-paths",)]  # (each data migration, once)
 
 
 STUDENT = '''from littlestone.learners import Learner

@@ -50,7 +50,11 @@ __all__ = ["BUSY_TIMEOUT_S", "SCHEMA_VERSION", "TRANSIENT_ERRORS", "Database", "
 #: recorded as, so that no pairing is ever recorded by two games (a killed server's
 #: rating and the restart's, two raters); ``submissions.rating_started`` (the lanes'
 #: fairness).
-SCHEMA_VERSION = 4
+#: 5: indexes on a tournament's games by status, learner, adversary and class (each with
+#: the key, the games table's order), so that one filtered page of its games reads that
+#: page, not the tournament (web/filters.py); ``tournaments.schedule`` (a sampled
+#: tournament's field, for its live page: :meth:`.store.Store.start_tournament`).
+SCHEMA_VERSION = 5
 #: How long a statement waits for another process's lock before it fails.
 BUSY_TIMEOUT_S = 30.0
 
@@ -94,7 +98,8 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE TABLE IF NOT EXISTS tournaments (
     name TEXT PRIMARY KEY,
     config_sha256 TEXT NOT NULL,
-    started TEXT NOT NULL
+    started TEXT NOT NULL,
+    schedule TEXT
 );
 CREATE TABLE IF NOT EXISTS tournament_games (
     tournament TEXT NOT NULL,
@@ -184,8 +189,9 @@ CREATE TABLE IF NOT EXISTS migrations (
 """
 
 #: The data migrations (rewrites of existing rows, not columns), each applied once to an
-#: index, in one write transaction, and recorded in ``migrations``: name -> SQL.
-_DATA_MIGRATIONS = {
+#: index, in one write transaction, and recorded in ``migrations``: name -> its SQL
+#: statements, in order.
+_DATA_MIGRATIONS: dict[str, str | tuple[str, ...]] = {
     # logs were indexed by the path given at play time (relative to that working
     # directory, or absolute); a log always lies at DIR/games/GAME_ID.lslog, so its path
     # relative to the data folder is known: a data folder is then movable and copyable.
@@ -197,6 +203,20 @@ _DATA_MIGRATIONS = {
                          "t.key) FROM tournament_games t WHERE t.game_id = games.game_id) "
                          "WHERE pairing IS NULL AND game_id IN (SELECT game_id FROM "
                          "tournament_games)",
+    # a game a learner ended by its own fault was credited to its adversary (the
+    # learner's figure as its ``forcing``); since issue 44 it is not scored for the
+    # adversary (ranking.SCORING: won by forfeit). The rows' stored ``forcing`` (read by
+    # the ratings) is cleared, and their tournaments' stored cells marked stale: the
+    # next reader rebuilds them under the rules of today (scores.ScoreTable).
+    "forfeits-not-credited": (
+        "UPDATE score_stamps SET built = 0 WHERE tournament IN (SELECT tournament FROM "
+        "tournament_games WHERE json_extract(row, '$.fault') = 'learner' AND "
+        "(json_extract(row, '$.forcing') IS NOT NULL OR "
+        "json_extract(row, '$.forcing_realised') IS NOT NULL))",
+        "UPDATE tournament_games SET row = json_set(row, '$.forcing', NULL, "
+        "'$.forcing_realised', NULL) WHERE json_extract(row, '$.fault') = 'learner' AND "
+        "(json_extract(row, '$.forcing') IS NOT NULL OR "
+        "json_extract(row, '$.forcing_realised') IS NOT NULL)"),
 }
 
 #: The columns each schema version added to tables an older version made (``ALTER TABLE``
@@ -205,11 +225,20 @@ _ADDED_COLUMNS = {
     2: [("games", "chain_sha256", "TEXT"), ("games", "chain_hmac", "TEXT")],
     3: [("tokens", "role", "TEXT NOT NULL DEFAULT 'player'"), ("games", "owner", "TEXT")],
     4: [("games", "pairing", "TEXT"), ("submissions", "rating_started", "TEXT")],
+    5: [("tournaments", "schedule", "TEXT")],
 }
 
 #: The indexes each schema version added on those columns (made once they exist).
 _ADDED_INDEXES = {
     4: ["CREATE UNIQUE INDEX IF NOT EXISTS games_pairing ON games (pairing)"],
+    5: ["CREATE INDEX IF NOT EXISTS tournament_games_status ON tournament_games "
+        "(tournament, status, key)",
+        "CREATE INDEX IF NOT EXISTS tournament_games_learner ON tournament_games "
+        "(tournament, json_extract(row, '$.learner'), key)",
+        "CREATE INDEX IF NOT EXISTS tournament_games_adversary ON tournament_games "
+        "(tournament, json_extract(row, '$.adversary'), key)",
+        "CREATE INDEX IF NOT EXISTS tournament_games_class ON tournament_games "
+        "(tournament, json_extract(row, '$.class'), key)"],
 }
 
 
@@ -301,7 +330,7 @@ class Database:
             self._db.execute("ROLLBACK")
             raise
 
-    def _migrate_data(self, name: str, sql: str) -> None:
+    def _migrate_data(self, name: str, sql: str | tuple[str, ...]) -> None:
         """Apply a data migration once (two processes at once: the second sees it done)."""
         done = "SELECT 1 FROM migrations WHERE name = ?"
         if self._db.execute(done, (name,)).fetchone():
@@ -309,7 +338,8 @@ class Database:
         self._db.execute("BEGIN IMMEDIATE")
         try:
             if not self._db.execute(done, (name,)).fetchone():
-                self._db.execute(sql)
+                for statement in (sql,) if isinstance(sql, str) else sql:
+                    self._db.execute(statement)
                 self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, utc_now()))
             self._db.execute("COMMIT")
         except BaseException:

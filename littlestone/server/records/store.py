@@ -33,7 +33,7 @@ import sqlite3
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import cast
+from typing import TypedDict, cast
 
 from littlestone.server.records.database import Database, utc_now
 from littlestone.server.records.folder import log_file
@@ -49,8 +49,8 @@ from littlestone.server.records.scores import ScoreTable
 from littlestone.server.records.submissions import SubmissionTable
 from littlestone.server.records.tokens import TokenTable
 
-__all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "STORAGE_STATUS", "Store",
-           "anchor_hmac", "new_game_id", "process_owner"]
+__all__ = ["ANCHOR_SECRET", "INTERRUPTED", "RESULT_COLUMNS", "STORAGE_STATUS", "SampledField",
+           "Store", "TournamentMatch", "anchor_hmac", "new_game_id", "process_owner"]
 
 #: The name of the folder's key for the anchors' HMACs in the ``secrets`` table.
 ANCHOR_SECRET = "log-anchor"
@@ -285,12 +285,27 @@ class Store(TokenTable, SubmissionTable, ScoreTable, Database):
 
     # -- tournaments (littlestone.server.tournament; the page lists them) --------
 
-    def start_tournament(self, name: str, config_sha256: str) -> None:
+    def start_tournament(self, name: str, config_sha256: str,
+                         schedule: SampledField | None = None) -> None:
         """Record a tournament, and the identity (config and files) it now runs under:
         its games are keyed by what they depend on, so a changed config or file re-plays
-        only the games it changes (:meth:`drop_tournament_games` forgets the others)."""
-        self._run("INSERT INTO tournaments VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE "
-                  "SET config_sha256 = excluded.config_sha256", (name, config_sha256, utc_now()))
+        only the games it changes (:meth:`drop_tournament_games` forgets the others);
+        and, for a sampled one, its field (``schedule``; None: a round robin), which its
+        live page ranks by (:meth:`tournament_schedule`)."""
+        field = None if schedule is None else json.dumps(schedule, sort_keys=True)
+        self._run("INSERT INTO tournaments (name, config_sha256, started, schedule) VALUES "
+                  "(?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET config_sha256 = "
+                  "excluded.config_sha256, schedule = excluded.schedule",
+                  (name, config_sha256, utc_now(), field))
+
+    def tournament_schedule(self, name: str) -> SampledField | None:
+        """A sampled tournament's field as it started (None: a round robin, or a
+        tournament recorded before schema 5)."""
+        rows = self._run("SELECT schedule FROM tournaments WHERE name = ?", (name,))
+        if not rows or rows[0]["schedule"] is None:
+            return None
+        field: SampledField = json.loads(rows[0]["schedule"])
+        return field
 
     def tournament_keys(self, name: str) -> set[str]:
         """The pairings of a tournament already played."""
@@ -329,3 +344,112 @@ class Store(TokenTable, SubmissionTable, ScoreTable, Database):
                 row: TournamentGame = json.loads(r["row"])
                 out[str(r["game_id"])] = {**row, "tournament": r["tournament"]}
         return out
+
+    # -- a tournament's games filtered (the page's games table, web/filters.py) -----
+    # Each filter is a WHERE on an index of schema 5 (database._ADDED_INDEXES), so that
+    # one page reads the rows it shows and the index entries before them, not the field.
+
+    def _distinct(self, name: str, column: str) -> list[str]:
+        """The distinct values of an indexed column of a tournament's games, by a skip
+        scan of its index: one seek a value, however many games hold each."""
+        rows = self._run(
+            f"WITH RECURSIVE v(x) AS (SELECT MIN({column}) FROM tournament_games WHERE "
+            f"tournament = ?1 UNION ALL SELECT (SELECT MIN({column}) FROM tournament_games "
+            f"WHERE tournament = ?1 AND {column} > v.x) FROM v WHERE v.x IS NOT NULL) "
+            f"SELECT x FROM v WHERE x IS NOT NULL", (name,))
+        return [str(r["x"]) for r in rows]
+
+    def tournament_statuses(self, name: str) -> list[str]:
+        """The statuses a tournament's games have, sorted."""
+        return self._distinct(name, "status")
+
+    def tournament_entrants(self, name: str) -> set[str]:
+        """The specs that played a tournament's games, on either side."""
+        return {*self._distinct(name, _TOURNAMENT_LEARNER),
+                *self._distinct(name, _TOURNAMENT_ADVERSARY)}
+
+    def filtered_tournament_games(self, name: str, match: TournamentMatch, offset: int,
+                                  limit: int) -> list[TournamentGame]:
+        """``limit`` of a tournament's games that ``match``, from the ``offset``-th (by
+        key): each of its branches (:func:`_branches`) reads its index in key order up
+        to ``offset + limit`` rows, and they are merged."""
+        branches, args = _branches(match, "key, row", offset + limit)
+        if not branches:
+            return []
+        return [json.loads(r["row"]) for r in self._run(
+            f"{branches} ORDER BY key LIMIT ? OFFSET ?", (name, *args, limit, offset))]
+
+    def count_tournament_games(self, name: str, match: TournamentMatch, cap: int) -> int:
+        """How many of a tournament's games ``match``, counted up to ``cap`` (a count
+        reads every matching index entry: past ``cap`` it stops, and says ``cap``)."""
+        branches, args = _branches(match, "key", cap)
+        if not branches:
+            return 0
+        return int(self._run(f"SELECT COUNT(*) AS n FROM ({branches} LIMIT ?)",
+                             (name, *args, cap))[0]["n"])
+
+class SampledField(TypedDict):
+    """A sampled tournament's field as its run started it (:mod:`.tournament.schedule`),
+    what :func:`.tournament.completion.rank_sampled` needs beside its games."""
+
+    schedule: str
+    games_per_version: int
+    learners: list[str]
+    adversaries: list[str]
+    spaces: int
+    seeds: int
+
+
+#: The expressions of a tournament row's sides and class, as schema 5's indexes on
+#: ``tournament_games`` name them (a query must spell them alike to use the index).
+_TOURNAMENT_LEARNER = "json_extract(row, '$.learner')"
+_TOURNAMENT_ADVERSARY = "json_extract(row, '$.adversary')"
+_TOURNAMENT_CLASS = "json_extract(row, '$.class')"
+
+
+class TournamentMatch(TypedDict, total=False):
+    """What a filtered page of a tournament's games matches: games played by one of
+    ``specs`` on either side, of one of ``statuses`` and of class ``hclass`` (each
+    absent: any)."""
+
+    specs: set[str]
+    statuses: set[str]
+    hclass: str
+
+
+def _branches(match: TournamentMatch, columns: str, limit: int
+              ) -> tuple[str, tuple[object, ...]]:
+    """The UNION of one query a side and spec (an entrant), else a status, else the
+    class, each an equality on its index so that it reads the index in key order and
+    stops at ``limit`` rows (an ``IN`` or a range would read every game it matches, to
+    sort them); the other filters are checked on the rows it reads. With the arguments
+    after the tournament's name (``?1``); "" when nothing can match."""
+    parts: list[str] = []
+    args: list[object] = []
+
+    def part(column: str, value: str, checks: list[tuple[str, list[str]]]) -> None:
+        where = "".join(f" AND {c} IN ({', '.join('?' * len(v))})" for c, v in checks)
+        parts.append(f"SELECT * FROM (SELECT {columns} FROM tournament_games WHERE "
+                     f"tournament = ?1 AND {column} = ?{where} ORDER BY key LIMIT ?)")
+        args.extend([value, *(x for _, v in checks for x in v), limit])
+
+    statuses = sorted(match["statuses"]) if "statuses" in match else None
+    hclass = [match["hclass"]] if match.get("hclass") else []
+    if (statuses is not None and not statuses) or ("specs" in match and not match["specs"]):
+        return "", ()
+    checks = [("status", statuses)] if statuses is not None else []
+    checks += [(_TOURNAMENT_CLASS, hclass)] if hclass else []
+    if "specs" in match:
+        for column in (_TOURNAMENT_LEARNER, _TOURNAMENT_ADVERSARY):
+            for spec in sorted(match["specs"]):
+                part(column, spec, checks)
+    elif statuses is not None:
+        for status in statuses:
+            part("status", status, checks[1:])
+    elif hclass:
+        part(_TOURNAMENT_CLASS, hclass[0], [])
+    else:
+        parts.append(f"SELECT * FROM (SELECT {columns} FROM tournament_games WHERE "
+                     f"tournament = ?1 ORDER BY key LIMIT ?)")
+        args.append(limit)
+    return " UNION ".join(parts), tuple(args)

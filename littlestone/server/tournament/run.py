@@ -159,7 +159,10 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
         todo, _ = judge(pending, config, entrants)
         replays = _replays(todo, stored, stale, retry & current, digests, config)
         _say(f"littlestone: tournament {config.name}: {replays['summary']}")
-        store.start_tournament(config.name, config.identity())
+        store.start_tournament(config.name, config.identity(), None if schedule is None else {
+            "schedule": "sampled", "games_per_version": config.games_per_version,
+            "learners": list(config.learners), "adversaries": list(config.adversaries),
+            "spaces": len(spaces(config)), "seeds": len(config.seeds)})
         store.drop_tournament_games(config.name, sorted(set(stale) | (retry & current)))
         failed_roles = {(e["role"], e["entrant"]): e["reason"] for e in unloaded}
 

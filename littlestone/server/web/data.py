@@ -49,6 +49,7 @@ from littlestone.server.records.folder import log_file
 from littlestone.server.records.logs import GameLogData, read_log
 from littlestone.server.records.rows import GameRow, TournamentGame, TournamentRow
 from littlestone.server.records.store import Store
+from littlestone.server.tournament.completion import rank_sampled
 from littlestone.server.tournament.ranking import (
     ADVERSARY,
     LEARNER,
@@ -153,6 +154,7 @@ class Board(Leaderboard):
     learners_total: NotRequired[int]
     adversaries_total: NotRequired[int]
     failed_total: NotRequired[int]
+    schedule: NotRequired[str]
 
 
 #: A class's shattered tree laid out for drawing (:func:`tree`), or why there is none.
@@ -522,6 +524,33 @@ def _ranked(store: Store, name: str) -> tuple[TournamentReport, int, int]:
                 sum(f for _, f in counts.values()))
 
 
+#: Sampled tournaments ranked (:func:`_sampled`), by (data folder, tournament): the stamp
+#: ranked at and its board.
+_SAMPLED: dict[tuple[str, str], tuple[int, TournamentReport]] = {}
+_SAMPLED_LOCK = threading.Lock()
+
+
+def _sampled(store: Store, name: str) -> TournamentReport | None:
+    """A sampled tournament's board (:func:`.completion.rank_sampled`: the round robin's
+    ranking estimated, with intervals) from its games, once a stamp of its stored scores
+    (the model's fit is not cheap: never once a request); None for a round robin."""
+    field = store.tournament_schedule(name)
+    if field is None or field["schedule"] != "sampled":
+        return None
+    key = (str(store.data), name)
+    with _SAMPLED_LOCK:  # (one request ranks; the others wait for its board)
+        stamp = store.score_stamp(name)
+        if key in _SAMPLED and _SAMPLED[key][0] == stamp:
+            return _SAMPLED[key][1]
+        entrants = (set(field["learners"]), set(field["adversaries"]))
+        rows = [r for r in store.tournament_games(name)
+                if r["learner"] in entrants[0] and r["adversary"] in entrants[1]]
+        report = rank_sampled(name, rows, [], field["learners"], field["adversaries"],
+                              field["spaces"], field["seeds"])
+        _SAMPLED[key] = (stamp, report)
+        return report
+
+
 def tournament(store: Store, name: str, page: int = 1, limit: int | None = None
                ) -> Board | None:
     """A tournament's leaderboards as they stand (filling in while it runs), its payoff
@@ -529,10 +558,14 @@ def tournament(store: Store, name: str, page: int = 1, limit: int | None = None
     page of each list (``page`` from 1, ``limit`` rows, at most :data:`BOARD_LIMIT_MAX`;
     None: every learner and adversary, and :data:`BOARD_LIMIT` failed games), the
     payoff rows of the page's learners. Ranked from the stored cells, not the games;
-    every file entrant named as a peer may see it (:func:`entrant_name`)."""
+    every file entrant named as a peer may see it (:func:`entrant_name`). A sampled
+    tournament is ranked as its run ranks it (:func:`_sampled`, ``schedule``
+    "sampled": each line's rating and interval)."""
     if not store.has_tournament(name):
         return None
     report, games, failed_total = _ranked(store, name)
+    sampled = _sampled(store, name)
+    report = report if sampled is None else sampled
     page = max(1, page)
     rows = BOARD_LIMIT if limit is None else max(1, min(limit, BOARD_LIMIT_MAX))
     start = (page - 1) * rows
@@ -553,10 +586,11 @@ def tournament(store: Store, name: str, page: int = 1, limit: int | None = None
             out.append(shown)
         return out
 
-    payoff = {named(lrn[LEARNER]): {named(a): v for a, v in report.payoff[lrn[LEARNER]].items()}
-              for lrn in learners}
+    payoff = {named(lrn[LEARNER]): {named(a): v for a, v in
+                                    report.payoff.get(lrn[LEARNER], {}).items()}
+              for lrn in learners}  # (a large sampled field's board has no payoff)
     realised = {named(lrn[LEARNER]): {named(a): v for a, v in
-                                      report.payoff_realised[lrn[LEARNER]].items()}
+                                      report.payoff_realised.get(lrn[LEARNER], {}).items()}
                 for lrn in learners}
     for row in failed:
         row.pop("log", None)
@@ -571,6 +605,8 @@ def tournament(store: Store, name: str, page: int = 1, limit: int | None = None
                    for learner, cells in payoff.items()},
         "page": page, "limit": rows, "learners_total": len(report.learners),
         "adversaries_total": len(report.adversaries), "failed_total": failed_total}
+    if sampled is not None:
+        board["schedule"] = "sampled"
     return board
 
 
