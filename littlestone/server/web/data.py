@@ -525,29 +525,41 @@ def _ranked(store: Store, name: str) -> tuple[TournamentReport, int, int]:
 
 
 #: Sampled tournaments ranked (:func:`_sampled`), by (data folder, tournament): the stamp
-#: ranked at and its board.
-_SAMPLED: dict[tuple[str, str], tuple[int, TournamentReport]] = {}
+#: ranked at, the moment it may be ranked again, and its board.
+_SAMPLED: dict[tuple[str, str], tuple[int, float, TournamentReport]] = {}
+#: A sampled board is ranked again at most every this many seconds, however fast its
+#: games land: a big sampled field lands games faster than its model can be fitted,
+#: and a page open on it must not keep a core fitting.
+SAMPLED_EVERY_S = 5.0
+#: ... and its ranking takes at most this share of a core (a fit of ``c`` seconds is
+#: done again ``c / SAMPLED_SHARE`` seconds after it began, at the soonest).
+SAMPLED_SHARE = 0.2
 _SAMPLED_LOCK = threading.Lock()
 
 
 def _sampled(store: Store, name: str) -> TournamentReport | None:
     """A sampled tournament's board (:func:`.completion.rank_sampled`: the round robin's
     ranking estimated, with intervals) from its games, once a stamp of its stored scores
-    (the model's fit is not cheap: never once a request); None for a round robin."""
+    and at most once every :data:`SAMPLED_EVERY_S` (or more, for a dear fit: the model's
+    fit is not cheap, never once a request nor once a game); None for a round robin."""
     field = store.tournament_schedule(name)
     if field is None or field["schedule"] != "sampled":
         return None
     key = (str(store.data), name)
     with _SAMPLED_LOCK:  # (one request ranks; the others wait for its board)
         stamp = store.score_stamp(name)
-        if key in _SAMPLED and _SAMPLED[key][0] == stamp:
-            return _SAMPLED[key][1]
+        if key in _SAMPLED:
+            seen, due, board = _SAMPLED[key]
+            if seen == stamp or time.monotonic() < due:
+                return board
+        began = time.monotonic()
         entrants = (set(field["learners"]), set(field["adversaries"]))
         rows = [r for r in store.tournament_games(name)
                 if r["learner"] in entrants[0] and r["adversary"] in entrants[1]]
         report = rank_sampled(name, rows, [], field["learners"], field["adversaries"],
                               field["spaces"], field["seeds"])
-        _SAMPLED[key] = (stamp, report)
+        cost = time.monotonic() - began
+        _SAMPLED[key] = (stamp, began + max(SAMPLED_EVERY_S, cost / SAMPLED_SHARE), report)
         return report
 
 

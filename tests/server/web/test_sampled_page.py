@@ -48,3 +48,21 @@ def test_a_round_robins_page_says_exact(tmp_path):
     board = data.tournament(store, "small")
     assert board is not None and "schedule" not in board
     assert ">exact<" in leaderboard_html(board)
+
+
+def test_a_sampled_board_is_ranked_again_at_most_every_few_seconds(tmp_path, monkeypatch):
+    """Games landing faster than the model is fitted (a big sampled field) do not keep
+    a core fitting for a page open on it: a new stamp within ``SAMPLED_EVERY_S`` of the
+    last ranking is answered with the board as ranked then; after it, ranked again."""
+    store = _run(tmp_path, "sampled")
+    assert data.tournament(store, "small") is not None
+    ranked = []
+    real = data.rank_sampled
+    monkeypatch.setattr(data, "rank_sampled", lambda *a: ranked.append(a) or real(*a))
+    stamp = store.score_stamp("small")
+    monkeypatch.setattr(Store, "score_stamp", lambda self, name: stamp + 1)  # (a game landed)
+    assert data.tournament(store, "small") is not None and ranked == []
+    key = (str(store.data), "small")
+    seen, _, board = data._SAMPLED[key]
+    data._SAMPLED[key] = (seen, 0.0, board)  # (its time has come)
+    assert data.tournament(store, "small") is not None and len(ranked) == 1
