@@ -38,6 +38,7 @@ from littlestone.server.tournament.ranking import (
     Role,
     Standing,
     TournamentReport,
+    _shown,
     fault,
 )
 
@@ -105,7 +106,10 @@ class _Line:
             "adversary": self.name}
         entry.update({"games": self.games, "scored": self.games - unscored,
                       "failed": sum(self.failed.values()), "failures": sorted(self.failed),
-                      "unscored": unscored, "unscored_statuses": sorted(self.unscored)})
+                      "unscored": unscored, "unscored_statuses": sorted(self.unscored),
+                      "won_by_forfeit": sum(n for status, n in self.unscored.items()
+                                            if fault(status) in ROLES
+                                            and fault(status) != self.role)})
         key: tuple[Fraction, ...] | None = None
         have = bool(self.expected)
         median = (_middle(self.expected), _middle(self.realised)) if have else (None, None)
@@ -141,13 +145,6 @@ def _middle(points: list[_Point]) -> Fraction:
     if len(points) % 2:
         return points[half][1]
     return (points[half - 1][1] + points[half][1]) / 2
-
-
-def _shown(expected: Fraction | None, realised: Fraction | None
-           ) -> tuple[float | None, str | None, float | None]:
-    return (None if expected is None else float(expected),
-            None if expected is None else str(expected),
-            None if realised is None else float(realised))
 
 
 class Ladder:
