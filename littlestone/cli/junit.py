@@ -24,7 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["write_junit"]
+from littlestone.games.errors import UsageError
+
+__all__ = ["write_junit", "write_junit_for"]
 
 
 def write_junit(path: str | Path, suite: str, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -46,3 +48,13 @@ def write_junit(path: str | Path, suite: str, rows: Sequence[Mapping[str, Any]])
         elif message:
             ET.SubElement(case, "system-out").text = message
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_junit_for(command: str, path: str | Path, suite: str,
+                    rows: Sequence[Mapping[str, Any]]) -> None:
+    """:func:`write_junit` for ``command``'s ``--junit-xml PATH``: a path it cannot
+    write is the user's error, one line (:class:`UsageError`), not a traceback."""
+    try:
+        write_junit(path, suite, rows)
+    except OSError as exc:
+        raise UsageError(f"{command}: --junit-xml {path}: {exc.strerror or exc}") from None

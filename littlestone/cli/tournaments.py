@@ -85,13 +85,9 @@ def _tournament(args: argparse.Namespace, config: Any) -> int:
         print(json.dumps(report.leaderboard(), default=str))
     cases = entrant_cases(report)
     if args.junit_xml:
-        from littlestone.cli.junit import write_junit
+        from littlestone.cli.junit import write_junit_for
 
-        try:
-            write_junit(args.junit_xml, config.name, cases)
-        except OSError as exc:
-            raise UsageError(f"tournament: --junit-xml {args.junit_xml}: "
-                             f"{exc.strerror or exc}") from None
+        write_junit_for("tournament", args.junit_xml, config.name, cases)
     if report.stopped:
         print(f"littlestone: tournament {config.name} not played: "
               f"{len(report.unloaded)} entrant(s) failed to load (--keep-going plays the "
@@ -315,13 +311,9 @@ def _verdict(args: argparse.Namespace, kind: str, rows: list[CheckRow]) -> int:
     passed = all(r["ok"] for r in rows)
     costly = [r["check"] for r in rows if not r["ok"] and r["in_tournament"]]
     if args.junit_xml:
-        from littlestone.cli.junit import write_junit
+        from littlestone.cli.junit import write_junit_for
 
-        try:
-            write_junit(args.junit_xml, args.agent, rows)
-        except OSError as exc:
-            raise UsageError(f"check: --junit-xml {args.junit_xml}: "
-                             f"{exc.strerror or exc}") from None
+        write_junit_for("check", args.junit_xml, args.agent, rows)
     if args.json:
         print(json.dumps({"agent": args.agent, "kind": kind, "passed": passed,
                           "ready": not costly, "checks": rows}))

@@ -190,9 +190,11 @@ class TournamentRow(TypedDict):
 
 
 class SubmissionCheck(TypedDict):
-    """One check of a submitted version, as its report keeps it: the keys of
-    :class:`littlestone.server.tournament.preflight.CheckRow`, which it is (the records
-    do not import the tournament's modules)."""
+    """One check of a version, as ``littlestone check`` prints it and a submitted
+    version's report keeps it (:class:`littlestone.server.tournament.preflight.CheckRow`
+    is this type): its name, whether it passed, was skipped or passed with ``advice``,
+    its message, what failing it costs in a tournament (``in_tournament``; "" nothing)
+    and whether a server ``refereed`` it."""
 
     check: str
     ok: bool

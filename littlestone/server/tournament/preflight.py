@@ -28,10 +28,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from littlestone.games.errors import SandboxError
 from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxPool
+from littlestone.server.records.rows import SubmissionCheck
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
 from littlestone.server.tournament.pairing import Pairing, probe, spaces
@@ -157,18 +158,9 @@ def play_check_games(agent: str, role: str, games: Sequence[tuple[str, str | Non
     return out
 
 
-class CheckRow(TypedDict):
-    """A check's row, as ``littlestone check`` prints it: its name, whether it passed,
-    was skipped or passed with ``advice``, its message, what failing it costs in a
-    tournament (``in_tournament``; "" nothing) and whether a server ``refereed`` it."""
-
-    check: str
-    ok: bool
-    skipped: bool
-    advice: bool
-    message: str
-    in_tournament: str
-    refereed: bool
+#: A check's row (:class:`~littlestone.server.records.rows.SubmissionCheck`: declared with
+#: the records, which keep it in a submitted version's report).
+CheckRow = SubmissionCheck
 
 
 @dataclass
