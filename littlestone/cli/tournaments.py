@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import threading
+import time
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -57,6 +57,7 @@ def _tournament_served(args: argparse.Namespace, config: Any) -> int:
     except OSError as exc:
         raise UsageError(f"tournament: cannot serve on {args.host}:{args.serve}: "
                          f"{exc.strerror or exc}") from None
+    code = 0  # (Ctrl-C after the tournament: its own exit status)
     try:
         print(f"littlestone: the leaderboard, live: {url}tournaments/{config.name}"
               + ("" if args.public else " (the page asks for a token: `littlestone token "
@@ -65,10 +66,10 @@ def _tournament_served(args: argparse.Namespace, config: Any) -> int:
         code = _tournament(args, config)
         print(f"littlestone: still serving {url} (Ctrl-C to stop)", file=sys.stderr,
               flush=True)
-        threading.Event().wait()
-        return code
+        while True:  # (until Ctrl-C: a wait with no timeout never wakes for a SIGINT
+            time.sleep(0.5)  # that the kernel gave another thread; this one looks again)
     except KeyboardInterrupt:
-        return 0
+        return code
     finally:
         web.__exit__(None, None, None)
 
