@@ -204,7 +204,7 @@ def test_a_competition_has_two_more_rating_lanes_than_cores() -> None:
 
 
 def test_a_stopping_rater_ends_the_games_in_flight_interrupted_with_their_footers(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The server stops mid-rating (its SIGTERM: ``Rater.stop``): the version's child
     gets SIGTERM, not SIGKILL, so each game in flight ends ``interrupted`` with its
     footer and anchored row; the version is not marked failed, and the next start
@@ -212,6 +212,9 @@ def test_a_stopping_rater_ends_the_games_in_flight_interrupted_with_their_footer
     game stayed ``running`` without a footer.)"""
     from littlestone.server.records.logs import read_log
 
+    # (the server's wait for the versions it stops, a setting: generous here, as a
+    # loaded machine needs; it failed twice at load 8 with the 15 s of a server)
+    monkeypatch.setattr(rater, "STOP_WAIT_S", 120.0)
     config_path = tmp_path / "c.toml"
     config_path.write_text(COMPETITION)
     data = tmp_path / "data"
