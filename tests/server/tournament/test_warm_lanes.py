@@ -218,7 +218,9 @@ def test_a_stopping_rater_ends_the_games_in_flight_interrupted_with_their_footer
     config_path = tmp_path / "c.toml"
     config_path.write_text(COMPETITION)
     data = tmp_path / "data"
-    ident = _accepted(data, "ann", SLOWISH)
+    # (slow enough that a game seen running is still in flight when the stop comes:
+    # at a tenth of a second a move, a quiet machine had ended it first)
+    ident = _accepted(data, "ann", SLOWISH.replace("time.sleep(0.1)", "time.sleep(0.4)"))
     unsafe = Sandbox.unavailable() is not None
     lanes = Rater(load_competition(config_path), data, unsafe, lambda: Store(data),
                   lambda: None, lanes=1)
