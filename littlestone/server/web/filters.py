@@ -125,10 +125,12 @@ def tournament_games(store: Store, name: str, filters: GameFilters, page: int = 
     Its cost does not grow with the tournament (issue 41: a peer refreshing the page is
     not a lever): each filter is a range of an index of the tournament's games, the page
     is read in key order from it, the statuses are a skip scan of the status index, and
-    ``total`` counts at most :data:`COUNT_CAP` games (``more``: there are more); a deep
-    page (``?page=``) reads the pages before it."""
+    ``total`` counts at most :data:`COUNT_CAP` games (``more``: there are more); a page
+    reads the pages before it, so ``page`` stops at the one that holds the
+    :data:`COUNT_CAP`-th game (past it nothing is counted nor shown: a deeper page asked
+    is that one)."""
     rows = max(1, min(limit, BOARD_LIMIT_MAX))
-    page = max(1, page)
+    page = max(1, min(page, COUNT_CAP // rows + 1))
     statuses = store.tournament_statuses(name)
     match = _match(store, name, filters, statuses)
     kept: list[TournamentGame] = []

@@ -75,3 +75,16 @@ def test_an_older_index_gains_the_indexes(tmp_path):
         "EXPLAIN QUERY PLAN SELECT row FROM tournament_games WHERE tournament = 't' AND "
         "json_extract(row, '$.learner') IN ('x') ORDER BY key LIMIT 3"))
     assert "tournament_games_learner" in plan, plan
+
+
+def test_a_deep_page_reads_no_more_than_the_counted_games(tmp_path, monkeypatch):
+    """``?page=1000000`` cannot make one request step through every game before it: the
+    page stops at the one holding the ``COUNT_CAP``-th game (before: a deep page read the
+    whole index, the old scan's cost, for each request)."""
+    monkeypatch.setattr(filters, "COUNT_CAP", 20)
+    store = Store(tmp_path)
+    _tournament(store, "large", 3000)
+    near = _steps(store, lambda: filters.tournament_games(store, "large", {}, 3, 10))
+    deep = _steps(store, lambda: filters.tournament_games(store, "large", {}, 1_000_000, 10))
+    assert deep < 1.5 * near, (near, deep)
+    assert filters.tournament_games(store, "large", {}, 1_000_000, 10)["page"] == 3
