@@ -461,7 +461,7 @@ def bench_field(students: int = 40, workers: int = 2, sample: int = 24
 
 
 def bench_sampled(students: int = 40, workers: int = 2, k: int = 48,
-                  reference: Path | None = None, again: bool = False
+                  reference: Path | None = None, again: bool = False, keep: Path | None = None
                   ) -> list[tuple[str, float, float, str]]:
     """The field of ``students`` rated by the sampled schedule (``k`` games a version)
     next to its round robin, played in the same run (or read from the data folder
@@ -471,6 +471,8 @@ def bench_sampled(students: int = 40, workers: int = 2, k: int = 48,
     share of the round robin's games the sampled schedule played.
 
     ``again``: the round robin played a second time instead of the sampled schedule.
+    ``keep``: the round robin played in this run is stored there (a later run's
+    ``reference``).
     A submission's game is dealt from a fresh secret key (:mod:`.tournament.direct`):
     two round robins of one field differ by their games' luck, and their agreement is
     what any ranking of the field can be held to."""
@@ -480,7 +482,8 @@ def bench_sampled(students: int = 40, workers: int = 2, k: int = 48,
         folder = Path(tmp)
         make_field(folder, students)
         if reference is None:
-            exact_seconds, exact = _run(folder / "field.toml", folder / "exact", workers)
+            exact_seconds, exact = _run(folder / "field.toml", keep or folder / "exact",
+                                        workers)
         else:
             exact_seconds, exact = _run(folder / "field.toml", reference, workers)
         if again:
@@ -547,12 +550,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games-per-version", type=int, default=48)
     parser.add_argument("--reference", type=Path, help="with --schedule sampled|again: a data "
                         "folder where the same field's round robin is stored")
+    parser.add_argument("--keep", type=Path, help="with --schedule sampled|again and no "
+                        "--reference: store the round robin played in this run there")
     args = parser.parse_args(argv)
     print(f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
     rows = []
     if args.schedule in ("sampled", "again"):
         rows += bench_sampled(args.students, args.workers, args.games_per_version,
-                              args.reference, again=args.schedule == "again")
+                              args.reference, again=args.schedule == "again",
+                              keep=args.keep)
         args.only = "none"
     if args.only in (None, "pair"):
         rows += bench_pair()
