@@ -329,10 +329,12 @@ def bench_pair(small: int = 10, large: int = 40) -> list[tuple[str, float, float
 
 
 def _cpu_of_games(folder: Path, rounds: int, games: int, one_cpu: bool = True
-                  ) -> tuple[float, float, float]:
+                  ) -> tuple[float, float, float, float]:
     """CPU seconds a game of ``rounds`` rounds, both sides submitted (the examples'),
     one worker, one game at a time: (the worker, the two fork servers, the two game
-    processes), measured by the kernel over ``games`` games after one to load them;
+    processes, the whole machine's), measured by the kernel over ``games`` games after
+    one to load them (the machine's: every CPU's busy time, the kernel's own workers
+    included, which no process's figure counts; a quiet machine's figure);
     ``one_cpu=False``: each game's processes where the kernel puts them, as before
     :func:`littlestone.server.tournament.matches._one_cpu`."""
     from unittest import mock
@@ -353,14 +355,22 @@ def _cpu_of_games(folder: Path, rounds: int, games: int, one_cpu: bool = True
     try:
         with contextlib.nullcontext() if one_cpu else spread:
             worker.play(tuple(played[:1]), lambda game, outcome: None)  # (loaded)
-            before = _split(worker)
+            before = (*_split(worker), _machine_busy())
             worker.play(tuple(played[1:]), lambda game, outcome: None)
-            after = _split(worker)
+            after = (*_split(worker), _machine_busy())
     finally:
         worker.close()
-    worker_cpu, servers, children = ((b - a) / games for a, b in zip(before, after,
-                                                                     strict=True))
-    return worker_cpu, servers, children
+    worker_cpu, servers, children, machine = ((b - a) / games for a, b in zip(
+        before, after, strict=True))
+    return worker_cpu, servers, children, machine
+
+
+def _machine_busy() -> float:
+    """The CPU seconds every CPU of this machine has been busy since it started
+    (``/proc/stat``: all but idle and waiting for I/O)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    ticks = [int(v) for v in fields]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def bench_cpu(games: int = 40, short: int = 10) -> list[tuple[str, float, float, str]]:
@@ -379,9 +389,9 @@ def bench_cpu(games: int = 40, short: int = 10) -> list[tuple[str, float, float,
         folder = Path(tmp)
         shutil.copy(EXAMPLES / "minimal_learner.py", folder / "learner.py")
         shutil.copy(EXAMPLES / "minimal_adversary.py", folder / "adversary.py")
-        full = _cpu_of_games(folder, ROUNDS, games)
-        brief = _cpu_of_games(folder, short, games)
-        spread = sum(_cpu_of_games(folder, ROUNDS, games, one_cpu=False))
+        *full, machine = _cpu_of_games(folder, ROUNDS, games)
+        brief = _cpu_of_games(folder, short, games)[:3]
+        spread = sum(_cpu_of_games(folder, ROUNDS, games, one_cpu=False)[:3])
         config_path = folder / "builtin.toml"
         config_path.write_text(PAIRS.format(learners='["halving"]',
                                             adversaries='["random-target"]',
@@ -411,7 +421,10 @@ def bench_cpu(games: int = 40, short: int = 10) -> list[tuple[str, float, float,
              sum(fixed), total, "s"),
             (f"CPU of a {ROUNDS}-round game, both sides submitted, the referee's thread and "
              f"the game processes on one CPU: {ms(total)} ms\n    vs each where the kernel "
-             f"puts it, as before ({ms(spread)} ms)", total, spread, "s")]
+             f"puts it, as before ({ms(spread)} ms)", total, spread, "s"),
+            (f"the machine's CPU a {ROUNDS}-round game, both sides submitted (every CPU's "
+             f"busy time, the kernel's own workers included): {ms(machine)} ms\n    vs its "
+             f"processes' ({ms(total)} ms)", machine, total, "s")]
 
 
 def _split(worker: Any) -> tuple[float, float, float]:

@@ -40,7 +40,7 @@ from littlestone.sandbox.kernel import (
     pids_of,
     processes_of,
 )
-from littlestone.sandbox.seccomp import leave_terminal, program, refuse_terminal_input
+from littlestone.sandbox.seccomp import install, leave_terminal, program
 
 __all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Limits", "LoadedSandbox", "Run", "Sandbox",
            "SandboxError", "SandboxPool"]
@@ -63,8 +63,9 @@ STALL_SECONDS = 5.0
 #: to end when it is closed before it is killed.
 LOAD_SECONDS = 60.0
 CLOSE_SECONDS = 1.0
-#: The seccomp filter every sandbox runs under (:mod:`.seccomp`: no TIOCSTI, no TIOCLINUX).
-TERMINAL_FILTER = program()
+#: The seccomp filter every sandbox runs under (:mod:`.seccomp`: no TIOCSTI, no TIOCLINUX,
+#: no keyrings); empty on a machine it does not know.
+FILTER = program()
 #: The fork server's own CPU seconds (each game's process has ``cpu_seconds`` of its own).
 FORK_SERVER_CPU_SECONDS = 24 * 3600
 
@@ -284,21 +285,23 @@ class Sandbox:
                keys: int | None = None) -> None:  # in the child, before exec
         """The sandbox's limits. With ``keys``, the sandbox's uid, its keyrings first
         (the kernel's keyrings are not namespaced): a new, empty session keyring instead
-        of the caller's; run as root, that uid's own keyrings emptied, as a sandbox
-        before it with that uid may have left keys there."""
+        of the caller's; run as root on a machine without the filter, that uid's own
+        keyrings emptied, as a sandbox before it with that uid may have left keys there
+        (under the filter none could, and emptying them would make them: the kernel keeps
+        a uid's keyrings once made)."""
         die_with_parent()  # (bubblewrap's --die-with-parent reaches only its own child)
         if keys is not None:
             join_new_session_keyring()
-            if os.geteuid() == 0:
+            if os.geteuid() == 0 and not FILTER:
                 os.setresuid(keys, keys, 0)  # (the saved uid stays root, to come back)
                 emptied = clear_keyrings()
                 os.setresuid(0, 0, 0)
                 if not emptied:
                     raise OSError(f"the keyrings of uid {keys} could not be emptied")
         # no session of its own (the kernel schedules by session): no terminal instead,
-        # and no ioctl that types into one (:mod:`.seccomp`)
+        # and no ioctl that types into one, nor any keyring (:mod:`.seccomp`)
         leave_terminal()
-        refuse_terminal_input(TERMINAL_FILTER)
+        install(FILTER)
         limits = self.limits
         memory = limits.memory_mb << 20
         cpu = limits.cpu_seconds if cpu_seconds is None else cpu_seconds

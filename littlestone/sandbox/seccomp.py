@@ -1,4 +1,5 @@
-"""A sandbox's defence against the terminal it was started from: it has none.
+"""A sandbox's defence against the terminal it was started from (it has none) and
+against the kernel's keyrings (it may not touch them).
 
 A process that can push bytes into a terminal's input queue types on the teacher's
 keyboard: ``ioctl(fd, TIOCSTI, &byte)`` queues a byte as if typed, and ``TIOCLINUX``
@@ -20,12 +21,23 @@ issue 42). A sandbox now shares its worker's session, and two defences stand ins
   but the teacher's terminal is held by the teacher's shell, and no descriptor of it
   reaches a sandbox (its standard streams are pipes, every other descriptor closed,
   ``/dev/pts`` its own);
-- **a seccomp filter** (:func:`refuse_terminal_input`), inherited by every process it
+- **a seccomp filter** (:func:`install`), inherited by every process it
   starts: ``ioctl`` with TIOCSTI or TIOCLINUX fails with EPERM whatever the descriptor,
   on the native system call and on the 32-bit one (``int 0x80``); on x86-64 the x32
   system calls fail altogether (no Python uses them). It is built here, a few classic
   BPF instructions packed with :mod:`struct`, for the machines whose layout it knows
   (x86-64 and AArch64); elsewhere there is none, and the first defence stands alone.
+
+The same filter refuses the keyrings' three system calls (``add_key``, ``request_key``,
+``keyctl``) with EPERM, as container runtimes' default filters do: the kernel's
+keyrings are not namespaced, a uid's keys outlive its processes, and a game's process
+that keeps a key there reaches its submission's next game. Where the filter stands, no
+process of a sandbox reaches a keyring, and nothing needs emptying after each game:
+:func:`.kernel.clear_keyrings` sees EPERM and is done. Emptying them cost more than its
+system calls: removing the uid's persistent keyring after each game woke the kernel's
+key collector, which walks every key of the machine (one per uid that ever had a
+sandbox: tens of thousands on a machine that ran the suite), some 9 ms of CPU a game on
+a kernel worker that no process's time counted (benchmarks/README.md, issue 42).
 
 >>> len(program()) % 8 == 0 and len(program()) > 0
 True
@@ -33,6 +45,8 @@ True
 'errno'
 >>> verdict(program(), ARCHES["x86_64"].audit, 16, (0, 0x5401, 0))  # TCGETS
 'allow'
+>>> verdict(program(), ARCHES["x86_64"].audit, ARCHES["x86_64"].keys[2])  # keyctl
+'errno'
 """
 
 from __future__ import annotations
@@ -47,8 +61,8 @@ import sys
 import termios
 from dataclasses import dataclass
 
-__all__ = ["ARCHES", "TIOCLINUX", "TIOCSTI", "leave_terminal", "program",
-           "refuse_terminal_input", "verdict"]
+__all__ = ["ARCHES", "TIOCLINUX", "TIOCSTI", "install", "leave_terminal", "program",
+           "verdict"]
 
 #: The two ioctls that write into a terminal's input (linux/ioctls.h).
 TIOCSTI = 0x5412
@@ -70,13 +84,16 @@ _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER = 38, 22, 2
 
 @dataclass(frozen=True)
 class Arch:
-    """A machine's system calls as seccomp sees them: its audit architecture and ioctl's
-    number, and those of the 32-bit system calls it also runs."""
+    """A machine's system calls as seccomp sees them: its audit architecture, ioctl's
+    number and the keyrings' (``add_key``, ``request_key``, ``keyctl``), and those of
+    the 32-bit system calls it also runs."""
 
     audit: int
     ioctl: int
+    keys: tuple[int, int, int]
     compat_audit: int
     compat_ioctl: int
+    compat_keys: tuple[int, int, int]
     #: Whether its system call numbers may carry the x32 bit (x86-64).
     x32: bool = False
 
@@ -84,9 +101,11 @@ class Arch:
 #: The machines the filter knows, by :func:`platform.machine` (little-endian both: the
 #: low half of a 64-bit argument is its first 4 bytes).
 ARCHES = {
-    "x86_64": Arch(audit=0xC000003E, ioctl=16, compat_audit=0x40000003, compat_ioctl=54,
+    "x86_64": Arch(audit=0xC000003E, ioctl=16, keys=(248, 249, 250),
+                   compat_audit=0x40000003, compat_ioctl=54, compat_keys=(286, 287, 288),
                    x32=True),
-    "aarch64": Arch(audit=0xC00000B7, ioctl=29, compat_audit=0x40000028, compat_ioctl=54),
+    "aarch64": Arch(audit=0xC00000B7, ioctl=29, keys=(217, 218, 219),
+                    compat_audit=0x40000028, compat_ioctl=54, compat_keys=(309, 310, 311)),
 }
 
 
@@ -106,8 +125,10 @@ def program(machine: str | None = None) -> bytes:
         ("", _JEQ_K, arch.compat_audit, "compat", "allow"),
         ("native", _LD_W_ABS, _NR, None, None),
         *([("", _JGE_K, _X32_SYSCALL_BIT, "deny", None)] if arch.x32 else []),
+        *[("", _JEQ_K, nr, "deny", None) for nr in arch.keys],
         ("", _JEQ_K, arch.ioctl, "command", "allow"),
         ("compat", _LD_W_ABS, _NR, None, None),
+        *[("", _JEQ_K, nr, "deny", None) for nr in arch.compat_keys],
         ("", _JEQ_K, arch.compat_ioctl, "command", "allow"),
         ("command", _LD_W_ABS, _ARGS + 8, None, None),  # args[1], its low half
         ("", _JEQ_K, TIOCSTI, "deny", None),
@@ -153,7 +174,7 @@ class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def refuse_terminal_input(filter_program: bytes) -> None:
+def install(filter_program: bytes) -> None:
     """Install ``filter_program`` (:func:`program`) on this process and all it starts
     (with ``no_new_privs``, as an unprivileged filter needs); nothing for an empty one.
     Raises OSError when the kernel refuses it. Call it between fork and exec."""

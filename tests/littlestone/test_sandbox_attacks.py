@@ -186,6 +186,61 @@ def test_a_child_of_a_sandbox_without_root_finds_nothing_the_one_before_left_in_
     assert [_before(err) for _, err in runs] == [0, 0]
 
 
+#: A learner whose import tries the keyrings' three system calls, each a way in (a key
+#: added to the uid's keyring, the persistent keyring asked for, a key requested), and
+#: says what the kernel answered (errno numbers; 0: it worked).
+KEY_CALLS = '''
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+answers = []
+for call in ((248, b"user", b"left", b"1", 1, ctypes.c_long(-4)),  # add_key to @u
+             (250, 22, ctypes.c_long(-1), ctypes.c_long(-3)),  # KEYCTL_GET_PERSISTENT
+             (249, b"user", b"left", None, ctypes.c_long(0))):  # request_key
+    answers.append(0 if libc.syscall(*call) >= 0 else ctypes.get_errno())
+print("KEYS", *answers, file=sys.stderr)
+
+''' + COUNTER
+
+
+def _key_users() -> set[int]:
+    """The uids the kernel keeps keys for (``/proc/key-users``)."""
+    return {int(line.split(":")[0]) for line in
+            Path("/proc/key-users").read_text().splitlines() if ":" in line}
+
+
+@pytest.mark.skipif(not sandbox_module.FILTER, reason="no seccomp filter for this machine")
+def test_no_process_of_a_sandbox_reaches_a_keyring_and_none_is_made_for_its_uid(
+        tmp_path, monkeypatch):
+    """Issue 42: the sandbox's seccomp filter refuses add_key, request_key and keyctl
+    (EPERM), in a one-command sandbox and in each child of a loaded one; and no keyring
+    is made for a sandbox's uid any more: emptying them after each game made the uid's
+    keyrings (kept by the kernel for good) and woke the kernel's key collector, which
+    walks every key of the machine, at each game."""
+    file = tmp_path / "keys.py"
+    file.write_text(KEY_CALLS)
+    # (a uid the kernel keeps no key for yet: earlier runs on this machine left some)
+    uid = next((u for u in (sandbox_module._free_uid() for _ in range(200))
+                if u not in _key_users()), None)
+    if uid is None:
+        pytest.skip("every free uid of this process has keys from an earlier run")
+    monkeypatch.setattr(sandbox_module, "_free_uid", lambda: uid)
+    sandbox = Sandbox(Limits())
+    alone = sandbox.run(file, ["probe"], 20, _request(file, sandbox))
+    loaded = sandbox.load(file)
+    try:
+        children = [loaded.run(["probe"], 20, _request(file, sandbox)) for _ in range(2)]
+    finally:
+        loaded.close()
+    import errno
+
+    for run in (alone, *children):
+        assert run.code == 0, run.err
+        assert f"KEYS {errno.EPERM} {errno.EPERM} {errno.EPERM}" in run.err, run.err
+    if os.geteuid() == 0:  # (a sandbox of the test's own uid: the user's keys)
+        assert uid not in _key_users()
+
+
 #: A learner that reads, at its import, the key the test put in its own session keyring
 #: (a login's session keeps Kerberos tickets there, say), and says what it read.
 KEY_READER = '''

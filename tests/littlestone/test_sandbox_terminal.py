@@ -45,6 +45,19 @@ def test_the_filter_refuses_terminal_input_on_every_abi_and_nothing_else(machine
     assert program("mips") == b""  # a machine it does not know: no filter
 
 
+@pytest.mark.parametrize("machine", sorted(ARCHES))
+def test_the_filter_refuses_the_keyrings_on_every_abi_and_their_neighbours_pass(machine):
+    """add_key, request_key and keyctl are refused on the native system call and on the
+    32-bit one; the system calls numbered around them pass."""
+    arch = ARCHES[machine]
+    filt = program(machine)
+    for audit, numbers in ((arch.audit, arch.keys), (arch.compat_audit, arch.compat_keys)):
+        for nr in numbers:
+            assert verdict(filt, audit, nr) == "errno"
+        assert verdict(filt, audit, min(numbers) - 1) == "allow"
+        assert verdict(filt, audit, max(numbers) + 1) == "allow"
+
+
 def _pending(fd: int) -> bytes:
     """What a terminal's input queue holds (read from its slave, raw, not waiting)."""
     got = b""
@@ -63,7 +76,7 @@ def _as_controlling_terminal(slave: int) -> None:  # (in the child, before exec)
 
 INSTALLED = r'''
 import errno, fcntl, json, sys
-from littlestone.sandbox.seccomp import TIOCLINUX, TIOCSTI, program, refuse_terminal_input
+from littlestone.sandbox.seccomp import TIOCLINUX, TIOCSTI, program, install
 out = {}
 def attempt(name, request, arg):
     try:
@@ -72,7 +85,7 @@ def attempt(name, request, arg):
     except OSError as exc:
         out[name] = errno.errorcode[exc.errno]
 attempt("before", TIOCSTI, b"A")
-refuse_terminal_input(program())
+install(program())
 attempt("after", TIOCSTI, b"B")
 attempt("after, high bits", (1 << 32) | TIOCSTI, b"C")
 attempt("paste", TIOCLINUX, bytes([3]))
