@@ -36,7 +36,7 @@ process of a sandbox reaches a keyring, and nothing needs emptying after each ga
 :func:`.kernel.clear_keyrings` sees EPERM and is done. Emptying them cost more than its
 system calls: removing the uid's persistent keyring after each game woke the kernel's
 key collector, which walks every key of the machine (one per uid that ever had a
-sandbox: tens of thousands on a machine that ran the suite), some 9 ms of CPU a game on
+sandbox: tens of thousands on a machine that ran the suite), some 8 ms of CPU a game on
 a kernel worker that no process's time counted (benchmarks/README.md, issue 42).
 
 >>> len(program()) % 8 == 0 and len(program()) > 0
