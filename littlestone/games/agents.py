@@ -197,7 +197,8 @@ class Registry(Generic[A]):
             if name not in self._agents:
                 raise SpecError(f"unknown {self.kind} {name!r} (known: {', '.join(self.ids())})")
             cls, owner = self._agents[name], name
-        infos = {p.name: p for p in cls.param_info()}
+        # (read only when asked: its type hints cost a game's process a millisecond)
+        infos = {p.name: p for p in cls.param_info()} if raw else {}
         kwargs = {}
         for key, value in raw.items():
             if key not in infos:
