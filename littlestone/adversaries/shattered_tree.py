@@ -18,8 +18,8 @@ from littlestone.games.ldim import (
     verify_shattered,
 )
 
-if TYPE_CHECKING:  # networkx is imported when the adversary is made: not on every start
-    import networkx as nx
+if TYPE_CHECKING:  # networkx is imported for a tree file or a played tree only: its import
+    import networkx as nx  # costs a sandboxed game's process 80 ms of CPU
 
 
 @register
@@ -51,12 +51,12 @@ class ShatteredTree(Adversary):
     games = frozenset({MISTAKE_BOUND})
 
     def __init__(self, tree: str | None = None, budget: int = LDIM_BUDGET) -> None:
-        import networkx as nx
-
         self.tree = tree
         self.budget = budget
         self._fixed: nx.DiGraph | None = None
         if tree is not None:
+            import networkx as nx
+
             try:
                 self._fixed = nx.read_graphml(tree)
             except (OSError, ValueError, SyntaxError) as exc:
@@ -68,7 +68,8 @@ class ShatteredTree(Adversary):
         self._hclass: FiniteClass | None = None
         self._v = 0
         self._node = "t"
-        self._played = nx.DiGraph()
+        #: The path played so far: (node, its instance, the label given), in order.
+        self._path: list[tuple[str, int, int]] = []
         self._rng = np.random.default_rng(0)
 
     def unsupported(self, game: GameSpec) -> str | None:
@@ -77,8 +78,6 @@ class ShatteredTree(Adversary):
         return too_large(game.hclass) or super().unsupported(game)
 
     def reset(self, game: GameSpec, seed: int) -> None:
-        import networkx as nx
-
         assert isinstance(game.hclass, FiniteClass)
         self._hclass = game.hclass
         self._solver, self.ldim = solver_within_budget(game.hclass, self.budget,
@@ -89,7 +88,7 @@ class ShatteredTree(Adversary):
                                   f"of {game.hclass.spec}")
         self._v = self._solver.full
         self._node = "t"
-        self._played = nx.DiGraph(**{"class": game.hclass.spec})
+        self._path = []
         self._rng = np.random.default_rng(seed)
 
     def _spent(self) -> bool:
@@ -119,8 +118,7 @@ class ShatteredTree(Adversary):
         if not sides[y]:  # only one label keeps the game realizable
             y = 1 - y
         if not self._spent():
-            self._played.add_node(self._node, instance=int(x))
-            self._played.add_edge(self._node, self._node + str(y), label=y)
+            self._path.append((self._node, int(x), y))
             self._node += str(y)
         self._v = sides[y]
         return y
@@ -128,7 +126,12 @@ class ShatteredTree(Adversary):
     def played_tree(self) -> nx.DiGraph:
         """The path played down the tree: nodes carry instances, edges labels, and the
         last node a hypothesis that realises the path."""
-        tree = self._played.copy()
+        import networkx as nx
+
+        tree = nx.DiGraph(**({} if self._hclass is None else {"class": self._hclass.spec}))
+        for node, x, y in self._path:
+            tree.add_node(node, instance=x)
+            tree.add_edge(node, node + str(y), label=y)
         witness = (self._v & -self._v).bit_length() - 1
         tree.add_node(self._node, hypothesis=witness)
         return tree

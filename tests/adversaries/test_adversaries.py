@@ -103,6 +103,30 @@ def test_play_exports_the_tree_it_played(tmp_path, capsys):
                  "thresholds:n=31", "--rounds", "9", "--tree", str(out)]) == 2
 
 
+def test_the_tree_adversary_plays_without_importing_networkx():
+    """Issue 42: a sandboxed game's process is a fresh fork, and importing networkx cost
+    each game of a ShatteredTree (or a student's subclass of it) 80 ms of CPU; the path
+    played is plain data, made a graph only when :meth:`played_tree` is asked for."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from littlestone.adversaries import ADVERSARIES\n"
+        "from littlestone.learners import LEARNERS\n"
+        "from littlestone.games.classes import make_class\n"
+        "from littlestone.games.game import GameSpec\n"
+        "from littlestone.local import play\n"
+        "rules = GameSpec('mistake-bound', 9, make_class('thresholds:n=31'))\n"
+        "result = play(rules, LEARNERS.make('soa'), ADVERSARIES.make('shattered-tree'))\n"
+        "assert result.mistakes == 5, result.mistakes\n"
+        "print('networkx' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
+
+
 def test_the_tree_adversary_shares_the_solver_with_soa():
     hclass = make_class("thresholds:n=1023")
     assert isinstance(hclass, FiniteClass)
