@@ -38,28 +38,9 @@ from littlestone.server.net import GameServer, ServerSettings
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition import Competition, load_competition
 from littlestone.server.web import attach
+from tests.support.competitions import competition_file
 
-COMPETITION = """learners = ["halving"]
-adversaries = ["random-target"]
 
-[tournament]
-name = "deadline"
-rounds = 80
-seeds = 1
-games = ["mistake-bound"]
-
-[[classes]]
-spec = "thresholds:n=15"
-
-[limits]
-move_deadline = 0.5
-time_bank = 0.2
-
-[competition]
-submitted = ["learner"]
-versions_per_day = 10
-rating_seconds = {rating_seconds}
-"""
 @dataclass
 class Figures:
     """What one run measured (seconds)."""
@@ -82,7 +63,9 @@ class Night:
     """A competition served with its page, and its students' tokens."""
 
     def __init__(self, folder: Path, students: int, rating_seconds: float) -> None:
-        (folder / "c.toml").write_text(COMPETITION.format(rating_seconds=rating_seconds))
+        (folder / "c.toml").write_text(competition_file(
+            "deadline", 80, limits={"move_deadline": 0.5, "time_bank": 0.2},
+            versions_per_day=10, rating_seconds=rating_seconds))
         self.data = folder / "data"
         self.competition = Competition(load_competition(folder / "c.toml"), self.data,
                                        unsafe=Sandbox.unavailable() is not None)

@@ -18,7 +18,10 @@ A submission runs as ``python -m littlestone ...`` inside bubblewrap (``bwrap``)
   ``RLIMIT_NOFILE`` from ``[limits]``, no core files;
 - an empty environment but ``PATH``, ``HOME=/tmp``, ``LANG`` and one-thread BLAS;
 - standard output and error read through pipes, of which the first ``[limits]
-  output_kb`` are kept (a flood is drained and dropped, never stored);
+  output_kb`` are kept (a flood is drained and dropped, never stored); its answer is
+  the last line that reads as JSON nested no deeper than :data:`.host.PRINTED_DEPTH`
+  (:func:`printed_json`: a deeper line is never parsed, and so cannot fill the host's
+  stack);
 - its credential on standard input, never on a command line;
 - its worker's session (the kernel's scheduling group: a session a sandbox cost every
   round trip a switch between groups, issue 42) but no controlling terminal, and a
@@ -66,8 +69,9 @@ from littlestone.sandbox.host import (
     Run,
     Sandbox,
     SandboxPool,
+    printed_json,
 )
 from littlestone.sandbox.zygote import serve_forks
 
 __all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Limits", "LoadedSandbox", "Run",
-           "Sandbox", "SandboxError", "SandboxPool", "serve_forks"]
+           "Sandbox", "SandboxError", "SandboxPool", "printed_json", "serve_forks"]

@@ -14,6 +14,7 @@ import json
 import os
 import pwd
 import queue
+import re
 import resource
 import shutil
 import signal
@@ -42,8 +43,8 @@ from littlestone.sandbox.kernel import (
 )
 from littlestone.sandbox.seccomp import install, leave_terminal, program
 
-__all__ = ["GRACE_SECONDS", "POLL_SECONDS", "SOCKET", "Limits", "LoadedSandbox", "Run", "Sandbox",
-           "SandboxError", "SandboxPool"]
+__all__ = ["GRACE_SECONDS", "POLL_SECONDS", "PRINTED_DEPTH", "SOCKET", "Limits", "LoadedSandbox",
+           "Run", "Sandbox", "SandboxError", "SandboxPool", "nesting", "printed_json"]
 
 #: How often a running agent's game is checked, and how long it may outlive its game.
 POLL_SECONDS = 0.1
@@ -114,6 +115,48 @@ class Run:
     #: Whether it was ended because its game was over (a loaded sandbox's game process
     #: is not waited for once its game has ended well, :meth:`LoadedSandbox.end`).
     ended: bool = False
+
+
+#: How deep the arrays and objects of a line a sandboxed run printed may nest for the
+#: host to read it as JSON (its answers nest three deep): ``json`` recurses a level a
+#: bracket, and a line nested to Python's recursion limit, read, would leave this
+#: process's stack full at the moment the garbage collector runs some finalizer there
+#: (which then fails, and any handler with it), so deeper lines are skipped unread.
+PRINTED_DEPTH = 32
+
+_ESCAPE = re.compile(r"\\.", re.DOTALL)
+_STRING = re.compile(r'"[^"]*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def nesting(text: str) -> int:
+    """How deep the arrays and objects of the JSON ``text`` nest: its brackets outside its
+    strings, counted in linear time and without recursion (``text`` need not be JSON).
+
+    >>> nesting('{"ok": true, "unsupported": [null, "] is not {"]}'), nesting("[" * 10**5)
+    (2, 100000)
+    """
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", _ESCAPE.sub("", text)))
+    return max(itertools.accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0)
+
+
+def printed_json(out: str) -> Iterator[object]:
+    """The JSON values among the lines of ``out`` (what a sandboxed run printed), last
+    line first: a run's answer is its last line that reads as one, whatever the
+    submission printed before or after. Lines that are not JSON, or nest deeper than
+    :data:`PRINTED_DEPTH`, are skipped (the deep ones before they are parsed).
+
+    >>> list(printed_json('{"ok": true}\\nhello\\n' + "[" * 60000 + "]" * 60000))
+    [{'ok': True}]
+    """
+    for line in reversed(out.strip().splitlines()):
+        if nesting(line) > PRINTED_DEPTH:
+            continue
+        try:
+            yield json.loads(line)
+        except ValueError:  # its own prints
+            continue
 
 
 @functools.cache

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.cli.test_cli_paths import assert_usage_error, command
+from tests.support.competitions import competition_file
 
 #: A guide's first learner that compares its instance to a number: right on the finite
 #: classes, a crash on halfspaces (an instance is a vector there); and wrong answers.
@@ -41,21 +42,7 @@ class TooSure(AboveThree):
         return 1.5
 '''
 
-COMPETITION = '''learners = ["halving"]
-adversaries = ["random-target"]
-
-[tournament]
-name = "week-5"
-rounds = 20
-seeds = 1
-games = ["mistake-bound"]
-
-[[classes]]
-spec = "thresholds:n=16"
-
-[competition]
-submitted = ["learner"]
-'''
+COMPETITION = competition_file(rounds=20, classes=("thresholds:n=16",))
 
 SANDBOX = [] if shutil.which("bwrap") else ["--unsafe-no-sandbox"]
 

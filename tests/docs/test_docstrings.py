@@ -1,6 +1,6 @@
 """Every docstring example runs: the package's (its modules found by their installed
-names, ``littlestone.*``, so each is imported once, as users import it) and the test
-agents'."""
+names, ``littlestone.*``, so each is imported once, as users import it), the test
+agents' and the tests' competition file's."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _modules() -> list[str]:
     names = ["littlestone"]
     names += [m.name for m in pkgutil.walk_packages(littlestone.__path__, "littlestone.")
               if not m.name.endswith("__main__")]
-    return [*sorted(names), "tests.support.agents_for_tests"]
+    return [*sorted(names), "tests.support.agents_for_tests", "tests.support.competitions"]
 
 
 def _examples() -> list[doctest.DocTest]:

@@ -171,3 +171,4 @@ def test_play_and_connect_print_the_same_keys(tmp_path, capsys):
         asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
+        loop.close()

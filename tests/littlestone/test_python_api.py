@@ -433,6 +433,7 @@ def test_connect_where_no_loop_runs_plays_and_returns_the_game(tmp_path):
     finally:
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
+        loop.close()
 
 
 def test_connect_to_nobody_says_so_in_one_line():

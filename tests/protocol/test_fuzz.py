@@ -74,6 +74,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GameServer]:
         asyncio.run_coroutine_threadsafe(server.stop(), loop).result(30)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
+        loop.close()
 
 
 GAMES: dict[str, tuple[str, dict[str, Any], str]] = {

@@ -1,6 +1,6 @@
 """What the tests share besides fixtures (those are in tests/conftest.py): the agents,
 the cheaters and the servers they play with, the fuzzing properties, the hostile
-submissions, and where the repository is."""
+submissions, a competition's file, and where the repository is."""
 
 from __future__ import annotations
 

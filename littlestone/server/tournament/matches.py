@@ -150,6 +150,10 @@ class Arena:
                   file=sys.stderr)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+        if not self.thread.is_alive():
+            # (left open, the loop would be closed by the garbage collector, later, in
+            # whatever code runs then, where its finalizer fails if the stack is full)
+            self.loop.close()
         self.folder.cleanup()
 
 

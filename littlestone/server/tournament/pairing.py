@@ -25,7 +25,7 @@ from littlestone.games.errors import LittlestoneError, SandboxError, SpecError
 from littlestone.games.game import MISTAKE_BOUND, GameSpec
 from littlestone.learners import LEARNERS
 from littlestone.protocol.messages import rules_to_wire
-from littlestone.sandbox import Sandbox, SandboxPool
+from littlestone.sandbox import Sandbox, SandboxPool, printed_json
 from littlestone.server.records.rows import Skipped
 from littlestone.server.tournament.config import (
     TournamentConfig,
@@ -131,13 +131,7 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox,
                 run = loaded.run(["probe"], config.limits.load_seconds, request)
         except SandboxError as exc:
             return Entrant(spec, role, failed=str(exc))
-    answer = None
-    for line in reversed(run.out.strip().splitlines()):
-        try:
-            answer = json.loads(line)
-            break
-        except (ValueError, RecursionError):  # its own prints, or a hostile line
-            continue
+    answer = next(printed_json(run.out), None)  # (its own prints and hostile lines skipped)
     if not isinstance(answer, dict) or run.code is None:
         why = ("it stopped or killed its own sandbox" if run.stalled else
                f"its processes held more than {sandbox.limits.memory_mb} MiB (killed)"

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from littlestone.games.errors import SandboxError
-from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxPool
+from littlestone.sandbox import LoadedSandbox, Sandbox, SandboxPool, printed_json
 from littlestone.server.records.rows import SubmissionCheck
 from littlestone.server.tournament.config import TournamentConfig
 from littlestone.server.tournament.matches import Arena, play_file_agent
@@ -331,11 +331,7 @@ def _own_row(row: dict[str, Any], ours: Callable[[str], str]) -> CheckRow:
 def _own_report(out: str) -> dict[str, Any] | None:
     """The report the sandboxed run printed: its last line that reads as one (the
     submission may print around it)."""
-    for line in reversed(out.strip().splitlines()):
-        try:
-            report = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
+    for report in printed_json(out):
         if isinstance(report, dict) and isinstance(report.get("checks"), list) and all(
                 isinstance(r, dict) and isinstance(r.get("check"), str)
                 and isinstance(r.get("ok"), bool) for r in report["checks"]):

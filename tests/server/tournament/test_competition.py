@@ -38,35 +38,17 @@ from littlestone.server.tournament.competition.standings import version_games
 from littlestone.server.tournament.config import ConfigError
 from littlestone.server.web import attach
 from tests.support.browser import CHROMIUM, chromium
+from tests.support.competitions import competition_file
 
 OPENS = datetime(2026, 11, 25, 8, 0, tzinfo=UTC)
 CLOSES = OPENS + timedelta(days=7)
 
-COMPETITION = """learners = ["halving"]
-adversaries = ["random-target", "shattered-tree"]
-
-[tournament]
-name = "week-5"
-rounds = 80
-seeds = 1
-games = ["mistake-bound"]
-
-[[classes]]
-spec = "thresholds:n=15"
-
-[limits]
-move_deadline = 0.5
-time_bank = 0.2
-
-[competition]
-submitted = ["learner"]
-opens = 2026-11-25T08:00:00Z
-closes = 2026-12-02T08:00:00Z
-# ann's refused (syntax error) version does not count: her third counted one is over
-versions_per_day = 2
-max_kb = 4
-final = "last"
-"""
+# two versions a day: ann's refused one (a syntax error) does not count, her third
+# counted one is over
+COMPETITION = competition_file(
+    rounds=80, adversaries=("random-target", "shattered-tree"),
+    limits={"move_deadline": 0.5, "time_bank": 0.2}, opens=OPENS, closes=CLOSES,
+    versions_per_day=2, max_kb=4, final="last")
 
 # the students' files: each passes what the check plays (60 rounds a game) or not
 GOOD = students.honest("Good")
@@ -148,6 +130,7 @@ class Served:
         self.web.close()
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)
+        self.loop.close()
 
 
 def submit(served: Served, token: str, name: str, source: str) -> Any:

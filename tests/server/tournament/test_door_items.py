@@ -98,9 +98,11 @@ def test_a_broken_file_is_refused_without_using_the_quota(tmp_path: Path) -> Non
     """With ``versions_per_day = 1``, a syntax error first still leaves the day's one
     version to a good file."""
     config = tmp_path / "c.toml"
-    config.write_text(COMPETITION.replace("versions_per_day = 3", "versions_per_day = 1"))
-    competition = Competition(load_competition(config), tmp_path / "data",
-                              now=Clock(OPENS + timedelta(hours=1)))
+    # (a replace that misses leaves the quota at 2, and the test without its point)
+    config.write_text(COMPETITION.replace("versions_per_day = 2", "versions_per_day = 1"))
+    loaded = load_competition(config)
+    assert loaded.versions_per_day == 1
+    competition = Competition(loaded, tmp_path / "data", now=Clock(OPENS + timedelta(hours=1)))
     try:
         broken = competition.enter("ann", "a.py:Broken", BROKEN.encode())
         good = competition.enter("ann", "a.py:Good", GOOD.encode())

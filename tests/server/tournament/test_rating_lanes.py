@@ -14,7 +14,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
-from typing import cast
+from typing import NamedTuple, cast
 
 import pytest
 
@@ -36,27 +36,11 @@ from littlestone.server.tournament.competition import (
     rate_version,
 )
 from littlestone.server.tournament.run import _key_of as _key
+from tests.support.competitions import competition_file
 
 # a field of one built-in learner and one adversary; a version's rating is two games
-COMPETITION = """learners = ["halving"]
-adversaries = ["random-target"]
-
-[tournament]
-name = "week-5"
-rounds = 40
-seeds = 1
-games = ["mistake-bound"]
-
-[[classes]]
-spec = "thresholds:n=15"
-
-[limits]
-move_deadline = 1.0
-time_bank = 0.5
-
-[competition]
-submitted = ["learner"]
-"""
+LIMITS = {"move_deadline": 1.0, "time_bank": 0.5}
+COMPETITION = competition_file(limits=LIMITS)
 
 # a learner that takes a tenth of a second a move: a game of 40 rounds lasts seconds
 SLOWISH = '''"""Halving, slowly."""
@@ -99,6 +83,49 @@ def _accepted(data: Path, account: str, source: str) -> int:
     return int(row["id"])
 
 
+class Version(NamedTuple):
+    """A version accepted in a competition's data folder, not rated yet."""
+
+    config: Path
+    data: Path
+    ident: int
+    unsafe: bool
+
+
+def slowish_version(tmp_path: Path) -> Version:
+    """ann's :data:`SLOWISH` accepted in ``tmp_path``'s competition (its rating, two games
+    of some seconds each, is long enough to be caught mid-game)."""
+    config = tmp_path / "c.toml"
+    config.write_text(COMPETITION)
+    data = tmp_path / "data"
+    return Version(config, data, _accepted(data, "ann", SLOWISH),
+                   Sandbox.unavailable() is not None)
+
+
+def until_its_game_runs(data: Path, rating: subprocess.Popen[bytes]) -> None:
+    """Wait until the version's own game runs in ``data``, played by ``rating`` (a
+    process that rates it): not the field's built-in pair, halving against
+    random-target, which is played first and ends in a blink."""
+    store = Store(data)
+    deadline = time.monotonic() + 120
+    while not any(g["status"] == "running" and g["learner"] != "halving"
+                  for g in store.games(limit=10)):
+        assert time.monotonic() < deadline, "no game of the version started"
+        assert rating.poll() is None
+        time.sleep(0.1)
+
+
+def each_pairing_recorded_once(data: Path) -> Store:
+    """After the restart: the version's two games are complete, and each of its pairings
+    is recorded by one game (returns the store)."""
+    store = Store(data)
+    rows = store.tournament_games("week-5")
+    assert len(rows) == 2 and {r["status"] for r in rows} == {"complete"}
+    recorded = [g["pairing"] for g in store.games(limit=100) if g["pairing"]]
+    assert sorted(recorded) == sorted(f"week-5|{_key(r)}" for r in rows)
+    return store
+
+
 def _alive(pids: list[int]) -> list[int]:
     """Those of ``pids`` that still run (a zombie has ended)."""
     living = []
@@ -119,21 +146,13 @@ def test_kill_9_of_the_server_mid_rating_leaves_no_process_and_no_double(
     which the rating process's death signal did not reach; it refereed on after the
     server died. Now every level dies with the one above it; the restart plays what is
     missing, and no pairing is recorded twice."""
-    config_path = tmp_path / "c.toml"
-    config_path.write_text(COMPETITION)
-    data = tmp_path / "data"
-    ident = _accepted(data, "ann", SLOWISH)
-    unsafe = Sandbox.unavailable() is not None
-    server = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SERVER), str(config_path),
-                               str(data), "1" if unsafe else "0"], cwd=Path.cwd(),
+    version = slowish_version(tmp_path)
+    server = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SERVER),
+                               str(version.config), str(version.data),
+                               "1" if version.unsafe else "0"], cwd=Path.cwd(),
                               start_new_session=True)
     try:
-        store = Store(data)
-        deadline = time.monotonic() + 120
-        while not any(g["status"] == "running" for g in store.games(limit=10)):
-            assert time.monotonic() < deadline, "no game started"
-            assert server.poll() is None
-            time.sleep(0.1)
+        until_its_game_runs(version.data, server)
         tree = [p for p in descendants(server.pid, bubblewrap=False, living=True)
                 if p != server.pid]
         assert len(tree) >= 3  # the rating process, its fork server, a field worker
@@ -148,15 +167,10 @@ def test_kill_9_of_the_server_mid_rating_leaves_no_process_and_no_double(
             server.kill()
             server.wait()
     # the restart: the version is queued again and rated; each pairing once
-    assert Store(data).resume_submissions("week-5") == 1
-    config = load_competition(config_path)
-    rate_version(config, data, ident, unsafe=unsafe)
-    store = Store(data)
-    rows = store.tournament_games("week-5")
-    assert len(rows) == 2 and {r["status"] for r in rows} == {"complete"}
-    recorded = [g["pairing"] for g in store.games(limit=100) if g["pairing"]]
-    assert sorted(recorded) == sorted(f"week-5|{_key(r)}" for r in rows)
-    row = store.submission(ident)
+    assert Store(version.data).resume_submissions("week-5") == 1
+    rate_version(load_competition(version.config), version.data, version.ident,
+                 unsafe=version.unsafe)
+    row = each_pairing_recorded_once(version.data).submission(version.ident)
     assert row is not None and row["rating"] == "rated"
 
 
@@ -203,8 +217,7 @@ def test_a_slow_student_holds_one_lane_and_pays_its_own_overrun(tmp_path: Path) 
     config_path = tmp_path / "c.toml"
     # (a slow game lasts 40 x 0.7 s: over the 20 s; an honest rating, some 2 s on
     # an idle machine, under 10 s at load 30 (benchmarks/README.md: deadline, alone))
-    config_path.write_text(COMPETITION.replace('submitted = ["learner"]',
-                                               'submitted = ["learner"]\nrating_seconds = 20'))
+    config_path.write_text(competition_file(limits=LIMITS, rating_seconds=20))
     config = load_competition(config_path)
     data = tmp_path / "data"
     slow = _accepted(data, "sam", SLOW)
@@ -281,8 +294,7 @@ def test_two_tokens_slow_in_their_check_games_hold_up_no_honest_check(
     config_path = tmp_path / "c.toml"
     # (the slow checks are cut at check_seconds: the test lasts that long; an honest
     # check is some 1 s on an idle machine, 3 s at load 30 (benchmarks/README.md))
-    config_path.write_text(COMPETITION.replace('submitted = ["learner"]',
-                                               'submitted = ["learner"]\ncheck_seconds = 12'))
+    config_path.write_text(competition_file(limits=LIMITS, check_seconds=12))
     competition = Competition(load_competition(config_path), tmp_path / "data",
                               unsafe=Sandbox.unavailable() is not None)
 

@@ -13,34 +13,28 @@ from pathlib import Path
 
 import pytest
 
-from littlestone.sandbox import Sandbox
 from littlestone.server.records.logs import read_log
 from littlestone.server.records.store import Store
 from littlestone.server.tournament.competition import load_competition, rate_version
-from littlestone.server.tournament.run import _key_of as _key
-from tests.server.tournament.test_rating_lanes import COMPETITION, SLOWISH, _accepted
+from tests.server.tournament.test_rating_lanes import (
+    each_pairing_recorded_once,
+    slowish_version,
+    until_its_game_runs,
+)
 
 
 @pytest.mark.slow
 def test_sigterm_mid_rating_ends_the_games_in_play_interrupted_with_their_footers(
         tmp_path: Path) -> None:
-    config_path = tmp_path / "c.toml"
-    config_path.write_text(COMPETITION)
-    data = tmp_path / "data"
-    ident = _accepted(data, "ann", SLOWISH)
-    unsafe = Sandbox.unavailable() is not None
-    command = [sys.executable, "-m", "littlestone", "competition", "rate", str(config_path),
-               "--data", str(data), "--version", str(ident)]
-    rating = subprocess.Popen([*command, *(["--unsafe-no-sandbox"] if unsafe else [])],
+    version = slowish_version(tmp_path)
+    data = version.data
+    command = [sys.executable, "-m", "littlestone", "competition", "rate",
+               str(version.config), "--data", str(data), "--version", str(version.ident)]
+    rating = subprocess.Popen([*command, *(["--unsafe-no-sandbox"] if version.unsafe else [])],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                               start_new_session=True)
     try:
-        store = Store(data)
-        deadline = time.monotonic() + 120
-        while not any(g["status"] == "running" for g in store.games(limit=10)):
-            assert time.monotonic() < deadline, "no game started"
-            assert rating.poll() is None
-            time.sleep(0.1)
+        until_its_game_runs(data, rating)
         time.sleep(0.5)  # (a few rounds into it)
         rating.terminate()
         _, said = rating.communicate(timeout=60)
@@ -60,10 +54,6 @@ def test_sigterm_mid_rating_ends_the_games_in_play_interrupted_with_their_footer
     assert Store(data).tournament_games("week-5") == [] or all(
         r["status"] == "complete" for r in Store(data).tournament_games("week-5"))
     # the restart plays the interrupted pairings again, each recorded once
-    rate_version(load_competition(config_path), data, ident, unsafe=unsafe)
-    store = Store(data)
-    rows = store.tournament_games("week-5")
-    assert len(rows) == 2 and {r["status"] for r in rows} == {"complete"}
-    recorded = [g["pairing"] for g in store.games(limit=100) if g["pairing"]]
-    assert sorted(recorded) == sorted(f"week-5|{_key(r)}" for r in rows)
+    rate_version(load_competition(version.config), data, version.ident, unsafe=version.unsafe)
+    store = each_pairing_recorded_once(data)
     assert len(store.games(limit=100)) == len(games) + len(stopped)

@@ -32,6 +32,18 @@ def write_config(tmp_path: Path, name: str, learners: list[str], adversaries: li
     return path
 
 
+def test_the_arena_closes_its_event_loop(tmp_path):
+    """(main: stopped, not closed, the arena's loop was left to the garbage collector,
+    which closed it in whatever test ran then: at the bottom of a deep ``json`` parse
+    its finalizer failed for want of stack, and so did pytest's hook that formats it.)"""
+    from littlestone.server.tournament.matches import Arena
+
+    config = load_config(write_config(tmp_path, "arena", ["halving"], ["random-target"]))
+    with Arena(config, tmp_path / "data", unix=True, tcp=False) as arena:
+        assert arena.unix is not None and not arena.loop.is_closed()
+    assert arena.loop.is_closed()
+
+
 @pytest.mark.slow
 def test_a_tournament_with_hostile_submissions(tmp_path, capsys):
     hostile = {

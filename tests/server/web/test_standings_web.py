@@ -33,6 +33,7 @@ from littlestone.server.tournament.ranking import rank, rank_cells
 from littlestone.server.web import attach
 from littlestone.server.web.pages import competition_board
 from tests.server.web.test_web import _raw, get
+from tests.support.competitions import competition_file
 
 standings_module = importlib.import_module("littlestone.server.tournament.competition.standings")
 
@@ -148,22 +149,7 @@ def test_the_standings_read_no_game_and_a_repeat_reads_only_the_stamp(
 
 # -- a served competition --------------------------------------------------------------
 
-COMPETITION = """learners = ["halving"]
-adversaries = ["random-target"]
-
-[tournament]
-name = "week-5"
-rounds = 30
-seeds = 1
-games = ["mistake-bound"]
-
-[[classes]]
-spec = "thresholds:n=15"
-
-[competition]
-submitted = ["learner"]
-closes = 2026-12-02T08:00:00Z
-"""
+COMPETITION = competition_file(rounds=30, closes=datetime(2026, 12, 2, 8, tzinfo=UTC))
 
 
 @contextlib.asynccontextmanager
