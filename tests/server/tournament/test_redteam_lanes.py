@@ -390,8 +390,8 @@ def test_a_version_superseded_while_it_is_rated_finishes_and_the_board_shows_the
     field = {version_spec(data, newer), "halving", "random-target"}
     rebuilt = rank("week-5", [r for r in store.tournament_games("week-5")
                               if r["learner"] in field and r["adversary"] in field], [])
-    expected = sorted((r["rank"], float(r["worst"])) for r in rebuilt.learners) + sorted(
-        (r["rank"], float(r["forcing"])) for r in rebuilt.adversaries)
+    expected = sorted((r["rank"], r["worst"]) for r in rebuilt.learners) + sorted(
+        (r["rank"], r["forcing"]) for r in rebuilt.adversaries)
     shown = sorted((p["rank"], p["score"]) for p in board["ranking"]
                    if p["role"] == "learner") + sorted(
         (p["rank"], p["score"]) for p in board["ranking"] if p["role"] == "adversary")
