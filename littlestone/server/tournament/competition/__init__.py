@@ -40,10 +40,15 @@ What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissi
    is the oldest-waiting token's, and a newer version supersedes the same token's
    queued older one): a child of the lane's warm ``littlestone competition rate
    --lane`` process (:mod:`.lane`: started once, its imports done), its own session,
-   plays its games against the field (the built-ins and every version accepted before
-   it: :func:`.run.rate_entrant`, incremental, each game stored as it ends under a key of
-   the files' bytes, ``games.pairing`` unique), each game under the limits, the whole
-   within ``rating_seconds`` (past it, its games left are ``over_time``, its fault).
+   plays its games against the field (the built-ins and every version of the other
+   role accepted before it: :func:`.run.rate_entrant`, incremental, each game stored as
+   it ends under a key of the files' bytes, ``games.pairing`` unique), each game under
+   the limits, the whole within ``rating_seconds`` (past it, its games left are
+   ``over_time``, its fault).
+   A lane or its child killed from outside is not the version's fault: the games left
+   running end ``interrupted`` at once and the version is queued again, once
+   (:class:`.rater.Rater`); a lane starts only on the competition's file as the server
+   read it.
    Stopped, however the server stops, every process it started dies with it: its
    games in flight were never stored, those stored stay, and the next start rates the
    version again, playing only what is missing: no game lost or recorded twice.

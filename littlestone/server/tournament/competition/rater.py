@@ -36,7 +36,8 @@ from littlestone.server.tournament.competition.config import (
 from littlestone.server.tournament.field import TERMINATE_WAIT_S
 from littlestone.server.tournament.run import rate_entrant
 
-__all__ = ["OVER_TIME", "RATER_POLL_S", "Rater", "WarmLane", "rate_version"]
+__all__ = ["OVERRUN_WAIT_S", "OVER_TIME", "RATER_POLL_S", "REAP_WAIT_S", "Rater", "WarmLane",
+           "rate_version"]
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,21 @@ TERMINATED = 143
 #: flight (``interrupted``, with footers) before it kills them: a worker's own wait
 #: (:data:`.field.TERMINATE_WAIT_S`) and a little more.
 STOP_WAIT_S = TERMINATE_WAIT_S + 5.0
+#: Seconds the second run of a rating past its ``rating_seconds`` (the one that records
+#: its games left ``over_time``) may take: it loads the version again when its first
+#: load never ended (a version asleep at its import). Past it the version's rating is
+#: ``failed``, its fault, and the lane rates the next.
+OVERRUN_WAIT_S = STOP_WAIT_S
+#: Seconds a version's child that ended abnormally (killed from outside, or over its
+#: time) is given for what it started to be gone before the games it left ``running``
+#: are ended ``interrupted`` (:meth:`.store.Store.sweep`: only those whose process is
+#: gone), so that no game stays ``running`` until the server's next start.
+REAP_WAIT_S = 10.0
+#: The status :meth:`WarmLane.rate` gives when the lane itself ended mid-rating (not an
+#: exit status: those are 0 to 255, or a signal's negative number).
+LANE_ENDED = 256
+#: The status of a rating whose lane could not start (its file changed or broken).
+LANE_DOWN = 257
 #: The message of a game recorded ``over_time``: its version's rating ran out of time.
 OVER_TIME = ("the version's rating took longer than the competition's rating_seconds: "
              "its games not played by then count as its own fault")
@@ -72,6 +88,10 @@ class Rater:
         self._stop = threading.Event()
         #: Each lane's warm process (:mod:`.lane`), once it rated a version.
         self._lanes: dict[int, WarmLane] = {}
+        #: The versions queued again once after their rating was killed from outside.
+        self._retried: set[int] = set()
+        #: The lanes that do not start because the competition's file changed (said once).
+        self._down: set[int] = set()
         self._threads = [threading.Thread(target=self._run, args=(lane,), daemon=True,
                                           name=f"littlestone-rater-{lane}")
                          for lane in range(self.lanes)]
@@ -133,40 +153,93 @@ class Rater:
             log.warning("competition %s: the rating of v%d of %s took over %g s "
                         "(rating_seconds): its games left are recorded over_time", name,
                         row["version"], row["account"], self.config.rating_seconds)
-            code = self._process(row["id"], True, folder, lane, None)
+            self._end_orphans(store, lane)
+            code = self._process(row["id"], True, folder, lane, OVERRUN_WAIT_S)
+            if code is None:  # (its second run too: asleep at its import, say)
+                log.warning("competition %s: v%d of %s did not record its games left "
+                            "over_time within %g s: its rating failed", name,
+                            row["version"], row["account"], OVERRUN_WAIT_S)
+                code = 1
         if self._stop.is_set():
             return  # (killed: rated again at the next start, its stored games kept)
+        if code == LANE_DOWN:  # (not its fault: it waits for a lane that can start)
+            store.set_rating(row["id"], "queued")
+            self._stop.wait(RATER_POLL_S)
+            return
+        if code != 0:
+            self._end_orphans(store, lane)
         if code in (TERMINATED, -signal.SIGTERM):  # (stopped from outside, not its fault)
             log.warning("competition %s: the rating of v%d of %s was stopped by a "
                         "SIGTERM: it is queued again", name, row["version"], row["account"])
             store.set_rating(row["id"], "queued")
             return
+        if (code == LANE_ENDED or (code is not None and code < 0)) \
+                and row["id"] not in self._retried:
+            # (killed from outside, the lane or its child: a kill -9, the OOM killer; not
+            # the version's doing, whose code runs in its sandbox: rated again, once)
+            self._retried.add(row["id"])
+            log.warning("competition %s: the rating of v%d of %s was killed from outside "
+                        "(%s): it is queued again, once", name, row["version"],
+                        row["account"], _why(code))
+            store.set_rating(row["id"], "queued")
+            return
         store.set_rating(row["id"], "rated" if code == 0 else "failed")
         if code != 0:
-            log.warning("competition %s: the rating of v%d of %s failed (exit status %s; "
-                        "see %s)", name, row["version"], row["account"], code,
-                        folder / "rating.log")
+            log.warning("competition %s: the rating of v%d of %s failed (%s; see %s)", name,
+                        row["version"], row["account"], _why(code), folder / "rating.log")
+
+    def _end_orphans(self, store: Store, lane: int) -> None:
+        """After a version's child ended abnormally: what it started killed and gone
+        (its group; :data:`REAP_WAIT_S` at most), then the games it left ``running``
+        ended ``interrupted``."""
+        warm = self._lanes.get(lane)
+        group = None if warm is None else warm.last_child
+        deadline = time.monotonic() + REAP_WAIT_S
+        while group is not None and not self._stop.is_set() and _group_alive(group) \
+                and time.monotonic() < deadline:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL)
+            self._stop.wait(0.05)
+        store.sweep()
 
     def _process(self, ident: int, overrun: bool, folder: Path, lane: int,
                  seconds: float | None) -> int | None:
         """Rate version ``ident`` in ``lane``'s warm process (started at its first
-        version, and again when it ended); the rating's exit status, or None when it
-        took over ``seconds`` (then it is killed, with everything it started)."""
+        version, and again when it ended); the rating's exit status, None when it took
+        over ``seconds`` (then it is killed, with everything it started),
+        :data:`LANE_ENDED` when the lane ended meanwhile, :data:`LANE_DOWN` when it
+        could not start."""
         warm = self._warm(lane, folder)
-        return 1 if warm is None else warm.rate(ident, overrun, seconds)
+        return LANE_DOWN if warm is None else warm.rate(ident, overrun, seconds)
 
     def _warm(self, lane: int, folder: Path) -> WarmLane | None:
         """``lane``'s warm process, started if it is not running (None: it could not
-        start, or the rater stops)."""
+        start, or the rater stops). A lane reads the competition's file as it starts: it
+        starts only while the file is what the server started with (an edit, a typo,
+        would rate versions under other rules than the server's, or fail them all)."""
         warm = self._lanes.get(lane)
         if warm is not None and warm.process.poll() is None:
             return warm
         if warm is not None:
             warm.close()
+        try:
+            changed = self.config.path.read_bytes() != self.config.tournament.source.encode()
+        except OSError:
+            changed = True
+        if changed:
+            if lane in self._down:
+                return None  # (said once)
+            self._down.add(lane)
+            log.error("competition %s: rating lane %d does not start: %s changed (or "
+                      "went) since the server started; the versions wait, queued, until it "
+                      "is put back as it was (or the server restarted)", self.config.name,
+                      lane, self.config.path)
+            return None
         argv = [sys.executable, "-m", "littlestone", "competition", "rate",
                 str(self.config.path), "--data", str(self.data), "--lane"]
         if self.unsafe:
             argv.append("--unsafe-no-sandbox")
+        self._down.discard(lane)
         try:
             warm = self._lanes[lane] = WarmLane(argv, folder / "rating.log")
         except (OSError, EOFError):
@@ -193,16 +266,19 @@ class WarmLane:
         self._buffer = b""
         #: The version's child that runs now, if any (the leader of its own group).
         self.child: int | None = None
+        #: The last version's child (its group: what it started).
+        self.last_child: int | None = None
         self._line(None)  # ready
 
     def rate(self, ident: int, overrun: bool, seconds: float | None) -> int | None:
-        """Rate one version; its child's exit status (1: the lane itself ended), or
-        None when it took over ``seconds`` (then its group is killed)."""
+        """Rate one version; its child's exit status (:data:`LANE_ENDED`: the lane
+        itself ended), or None when it took over ``seconds`` (then its group is
+        killed)."""
         try:
             assert self.process.stdin is not None
             self.process.stdin.write(f"{ident} {int(overrun)}\n".encode())
             started = (self._line(None) or "").split()
-            self.child = int(started[1])
+            self.child = self.last_child = int(started[1])
             ended = self._line(seconds)
             if ended is None:  # over its time
                 self.kill_child()
@@ -211,7 +287,7 @@ class WarmLane:
             return int(ended.split()[2])
         except (OSError, IndexError, ValueError, EOFError):  # (the lane ended)
             self.close()
-            return 1
+            return LANE_ENDED
         finally:
             self.child = None
 
@@ -258,6 +334,35 @@ class WarmLane:
         _kill(self.process)
 
 
+def _why(code: int | None) -> str:
+    """A rating's end, as the log says it.
+
+    >>> _why(1), _why(-9), _why(LANE_ENDED)
+    ('exit status 1', 'killed by signal 9', 'its lane ended')
+    """
+    if code == LANE_ENDED:
+        return "its lane ended"
+    if code is not None and code < 0:
+        return f"killed by signal {-code}"
+    return f"exit status {code}"
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a process of ``group`` is left (a zombie not reaped yet too: its games'
+    rows still name it)."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as stat:
+                fields = stat.read().rpartition(b")")[2].split()
+        except OSError:
+            continue
+        if len(fields) > 2 and int(fields[2]) == group:
+            return True
+    return False
+
+
 def _kill(process: subprocess.Popen[bytes]) -> None:
     """Kill a rating process's group and wait for it (what it started dies with it)."""
     if process.poll() is None:
@@ -270,19 +375,28 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool = False,
                  workers: int = 1, overrun: bool = False) -> int:
     """(``littlestone competition rate``.) Rate one accepted version: its games against
-    the built-ins and every version accepted before it (not superseded nor failed),
-    those not stored yet (:func:`.run.rate_entrant`, only this version's games: other
-    lanes rate others at once); each is stored as it ends. ``overrun``: its rating ran
+    the built-ins and every version of the other role accepted before it (not
+    superseded nor failed; the versions of its own role, which it never meets, are not
+    in its field: loading them would only cost its rating time, a version asleep at its
+    import ``load_seconds`` of every later rating), those not stored yet
+    (:func:`.run.rate_entrant`, only this version's games: other lanes rate others at
+    once); each is stored as it ends. ``overrun``: its rating ran
     out of time, and its games not stored yet are recorded ``over_time``, its fault,
-    without being played. Returns the games stored."""
+    without being played. Returns the games stored. A version whose stored file is gone
+    (deleted from the data folder) is not rated: LittlestoneError (its rating
+    ``failed``; its student's previous version stays on the board)."""
     data = Path(data).resolve()
     store = Store(data)
     row = store.submission(ident)
     # (an accepted version has its role: the check's)
     if row is None or row["verdict"] != "accepted" or row["role"] is None:
         raise LittlestoneError(f"competition {config.name}: no accepted version {ident}")
+    if not (data / row["path"]).is_file():  # (the server lost it: not the student's fault,
+        raise LittlestoneError(  # nor a version to rank last in place of its previous one)
+            f"competition {config.name}: the file of v{row['version']} of {row['account']} "
+            f"is gone from the data folder ({row['path']}): it cannot be rated")
     before = [v for v in store.submissions(config.name)
-              if v["verdict"] == "accepted" and v["id"] < ident
+              if v["verdict"] == "accepted" and v["id"] < ident and v["role"] != row["role"]
               and v["rating"] not in ("failed", "superseded")]
     learners = list(config.tournament.learners)
     adversaries = list(config.tournament.adversaries)
