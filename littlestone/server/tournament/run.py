@@ -239,10 +239,10 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
             record(pairing, {"game_id": None, "status": status, "message": reason,
                              "result": {"status": status}})
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as aside:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as beside:
             if remote:
                 bar.begin(REMOTE)
-            remotes = aside.submit(_play_remote, config, data, remote, record) if remote \
+            remotes = beside.submit(_play_remote, config, data, remote, record) if remote \
                 else None
             bar.begin(BUILT_IN)
             fleet.play_builtin(builtin, log_level, record)

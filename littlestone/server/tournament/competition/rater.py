@@ -314,7 +314,8 @@ class WarmLane:
                 since = time.monotonic()
                 said = self._line(own)
                 if said is None:  # over its time
-                    return self._cut()
+                    self._cut()
+                    return None
                 own = None if own is None else own - (time.monotonic() - since)
                 if said.startswith("loading "):  # (its opponents' loads: their time)
                     since = time.monotonic()
@@ -336,7 +337,6 @@ class WarmLane:
         self.kill_child()
         while not (self._line(None) or "").startswith("ended "):  # (its end)
             pass
-        return None
 
     def _line(self, seconds: float | None) -> str | None:
         """The lane's next line, or None when none came within ``seconds`` (EOFError
