@@ -7,6 +7,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -180,9 +182,10 @@ def competition(args: argparse.Namespace) -> int:
 
         data = Path(args.data)
 
-        def rate(ident: int, overrun: bool) -> int:
+        def rate(ident: int, overrun: bool,
+                 aside: Callable[[], AbstractContextManager[object]] | None = None) -> int:
             return rate_version(config, data, ident, unsafe=args.unsafe_no_sandbox,
-                                overrun=overrun)
+                                overrun=overrun, aside=aside)
 
         if not args.lane and args.version is None:
             raise UsageError("competition rate: --version N (or --lane, the server's)")

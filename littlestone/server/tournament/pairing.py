@@ -76,6 +76,9 @@ class Entrant:
     role: str
     unsupported: tuple[str | None, ...] = ()
     failed: str | None = None
+    #: Whether the failure is the server's (its sandbox could not start), not the
+    #: file's: a competition does not remember it (:class:`.run._ProbeCache`).
+    servers: bool = False
 
 
 def spaces(config: TournamentConfig) -> list[tuple[str, str | None]]:
@@ -129,8 +132,8 @@ def probe(config: TournamentConfig, spec: str, role: str, sandbox: Sandbox,
         try:
             with pool.lease(f"{role}:{spec}", file) as loaded:
                 run = loaded.run(["probe"], config.limits.load_seconds, request)
-        except SandboxError as exc:
-            return Entrant(spec, role, failed=str(exc))
+        except SandboxError as exc:  # (its sandbox, which never imports the file)
+            return Entrant(spec, role, failed=str(exc), servers=True)
     answer = next(printed_json(run.out), None)  # (its own prints and hostile lines skipped)
     if not isinstance(answer, dict) or run.code is None:
         why = ("it stopped or killed its own sandbox" if run.stalled else

@@ -16,10 +16,12 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any, cast
 
@@ -83,7 +85,9 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                    keep_going: bool = False, unsafe: bool = False,
                    log_level: str = "auto", sandboxes: int | None = None,
                    fresh_processes: bool = False, only: str | None = None,
-                   overrun: str | None = None) -> TournamentReport:
+                   overrun: str | None = None,
+                   aside: Callable[[], AbstractContextManager[object]] | None = None,
+                   remember_failed_loads: bool = False) -> TournamentReport:
     """Load every entrant, play every game not yet stored under its key, then rank and
     report what is stored.
 
@@ -105,7 +109,13 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
     lanes rating other versions at the same time neither play nor drop each other's
     games. ``overrun`` (with ``only``: the
     reason its rating ran out of time): its games not stored yet are not played but
-    recorded as its fault, ``over_time:ROLE``."""
+    recorded as its fault, ``over_time:ROLE``. ``aside`` (with ``only``): the context
+    the other entrants' loads run in, apart from that entrant's own (a rating lane's
+    clock stops there: an opponent's load is its own time, not the rated version's).
+    ``remember_failed_loads`` (a competition's ratings): a file that failed to load
+    (its import, its time, its memory; not the server's sandbox) is remembered by its
+    spec and bytes and not loaded again, its games recorded ``load_failed`` at once, as
+    at its first load; a plain tournament loads it again at each run."""
     store = Store(data)
     # (games whose logs ended but whose rows a full index, or a death between the two,
     # left running: ended as their logs say, and their pairings recorded, not replayed)
@@ -146,8 +156,8 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
                    fresh_processes)
     bar: _Progress | None = None
     try:
-        entrants = load_entrants(config, sandbox, _ProbeCache(data, config, digests,
-                                                              fleet.probe))
+        entrants = load_entrants(config, sandbox, _ProbeCache(
+            data, config, digests, fleet.probe, only, aside, remember_failed_loads))
         unloaded: list[Unloaded] = [{"entrant": e.spec, "role": e.role, "reason": e.failed}
                     for e in entrants.values() if e.failed is not None]
         _, skipped = judge(games, config, entrants)
@@ -229,10 +239,10 @@ def run_tournament(config: TournamentConfig, data: Path, workers: int,
             status = f"{'load_failed' if broken(pairing) else 'declined'}:{role}"
             record(pairing, {"game_id": None, "status": status, "message": reason,
                              "result": {"status": status}})
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as aside:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as beside:
             if remote:
                 bar.begin(REMOTE)
-            remotes = aside.submit(_play_remote, config, data, remote, record) if remote \
+            remotes = beside.submit(_play_remote, config, data, remote, record) if remote \
                 else None
             bar.begin(BUILT_IN)
             fleet.play_builtin(builtin, log_level, record)
@@ -398,43 +408,73 @@ def _replays(todo: list[Pairing], stored: list[TournamentGame], stale: list[str]
 class _ProbeCache:
     """Probe answers of submitted files, kept in the data folder by what they depend on
     (role, spec, the file's bytes, the game spaces asked): a file loaded once need not
-    be loaded again to be listed, only to play. Failures are not kept."""
+    be loaded again to be listed, only to play. Failures are kept only when
+    ``remember_failed``, under ``failed:ROLE:STAMP`` (a competition's ratings: a file
+    asleep at its import costs the ratings that meet it one load in all, not one each),
+    and never the server's own (:attr:`.pairing.Entrant.servers`). With ``only``, the
+    other entrants are loaded first, inside ``aside()``, then ``only`` on its own."""
 
     def __init__(self, data: Path, config: TournamentConfig,
                  digests: dict[str, str | None],
-                 probe: Callable[[list[tuple[str, str]]], dict[tuple[str, str], Entrant]]
-                 ) -> None:
+                 probe: Callable[[list[tuple[str, str]]], dict[tuple[str, str], Entrant]],
+                 only: str | None = None,
+                 aside: Callable[[], AbstractContextManager[object]] | None = None,
+                 remember_failed: bool = False) -> None:
         self.path = data / "tournaments" / f"{config.name}-probes.json"
         self.name = config.name
-        self.probe = probe
+        self.probe, self.only = probe, only
+        self.aside: Callable[[], AbstractContextManager[object]] = (
+            aside or contextlib.nullcontext)
+        self.remember_failed = remember_failed
         asked = json.dumps([rules_to_wire(rules(config, s)) for s in spaces(config)])
         self.stamp = {spec: hashlib.sha256(f"{spec}|{digest}|{asked}".encode()).hexdigest()
                       for spec, digest in digests.items()}
 
-    def __call__(self, entrants: list[tuple[str, str]]) -> dict[tuple[str, str], Entrant]:
-        known: dict[str, object] = {}  # (the file as read: each entry checked below)
+    def _known(self) -> dict[str, object]:
+        known: dict[str, object] = {}  # (the file as read: each entry checked where used)
         with contextlib.suppress(OSError, ValueError):
-            known = json.loads(self.path.read_text())
+            read = json.loads(self.path.read_text())
+            if isinstance(read, dict):
+                known = read
+        return known
+
+    def __call__(self, entrants: list[tuple[str, str]]) -> dict[tuple[str, str], Entrant]:
+        known = self._known()
         found: dict[tuple[str, str], Entrant] = {}
         asking = []
         for role, spec in entrants:
             kept = known.get(f"{role}:{self.stamp.get(spec)}")
+            failed = known.get(f"failed:{role}:{self.stamp.get(spec)}")
             if isinstance(kept, list):
                 found[(role, spec)] = Entrant(spec, role, tuple(kept))
+            elif self.remember_failed and isinstance(failed, str):
+                found[(role, spec)] = Entrant(spec, role, failed=f"{failed} (at its first "
+                                              "load: it is not loaded again)")
             else:
                 asking.append((role, spec))
         if len(asking) > 1:
             _say(f"littlestone: tournament {self.name}: loading {len(asking)} submissions, "
                  "each in its sandbox")
-        fresh = self.probe(asking) if asking else {}
+        others = [e for e in asking if e[1] != self.only]
+        fresh: dict[tuple[str, str], Entrant] = {}
+        if others:
+            with self.aside():  # (their loads, their time)
+                fresh.update(self.probe(others))
+        if len(others) < len(asking):
+            fresh.update(self.probe([e for e in asking if e[1] == self.only]))
         found.update(fresh)
+        learned: dict[str, object] = {}
         for (role, spec), entrant in fresh.items():
             if entrant.failed is None:
-                known[f"{role}:{self.stamp.get(spec)}"] = list(entrant.unsupported)
-        if fresh:
+                learned[f"{role}:{self.stamp.get(spec)}"] = list(entrant.unsupported)
+            elif self.remember_failed and not entrant.servers:
+                learned[f"failed:{role}:{self.stamp.get(spec)}"] = entrant.failed
+        if learned:  # (read again: another rating lane may have written meanwhile)
             with contextlib.suppress(OSError):
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.path.write_text(json.dumps(known))
+                written = self.path.with_name(f"{self.path.name}.{os.getpid()}")
+                written.write_text(json.dumps({**self._known(), **learned}))
+                written.replace(self.path)
         return found
 
 

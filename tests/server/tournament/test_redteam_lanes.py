@@ -6,19 +6,29 @@ file edited while the server runs). Each break found is a test here, fixed in
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from littlestone.sandbox import Sandbox
 from littlestone.server.records.store import Store
-from littlestone.server.tournament.competition import Rater, load_competition, rater
+from littlestone.server.tournament import run
+from littlestone.server.tournament.competition import (
+    Rater,
+    load_competition,
+    rate_version,
+    rater,
+    version_spec,
+)
+from littlestone.server.tournament.pairing import Entrant
 from tests.server.tournament.test_rating_lanes import COMPETITION, HONEST, _accepted, _alive
 from tests.server.tournament.test_warm_lanes import _rated
 
@@ -398,6 +408,17 @@ def test_a_version_superseded_while_it_is_rated_finishes_and_the_board_shows_the
     assert shown == expected
 
 
+def _adversary(data: Path, account: str, source: str) -> int:
+    """An adversary version stored and accepted, as the door leaves it (its check
+    skipped)."""
+    store = Store(data)
+    row = store.add_submission("week-5", account, "mine.py:Slowish", "cd" * 32, len(source))
+    (data / row["path"]).parent.mkdir(parents=True, exist_ok=True)
+    (data / row["path"]).write_text(source)
+    store.set_verdict(row["id"], "accepted", "adversary", None, {"checks": []})
+    return int(row["id"])
+
+
 # an adversary that loaded in a blink at its check, and now sleeps at its import
 ADVERSARY_BOMB = '''"""Random targets, after ten minutes at its import."""
 import time
@@ -412,18 +433,14 @@ class Slowish(RandomTarget):
 '''
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "run.run_tournament loads every entrant before any game, inside the rated version's "
-    "rating_seconds (rater.WarmLane.rate's clock): an earlier adversary version asleep at "
-    "its import (a failure to load is not kept by run._ProbeCache, and a file loaded once "
-    "is loaded again by each rating's sandbox pool) costs every later learner's rating "
-    "load_seconds, and runs it over_time, its fault; the fix is in run.py, not competition/"))
 def test_a_slow_loading_adversary_does_not_run_a_later_learner_over_its_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Both roles submitted: an adversary version that sleeps at its import (after a
-    check it passed) holds each later learner's rating ``load_seconds``, charged to the
-    learner's ``rating_seconds``: the honest learner's games are ``over_time``, its
-    fault (or, past the over_time run's wait, its rating fails)."""
+    check it passed) held each later learner's rating ``load_seconds``, charged to the
+    learner's ``rating_seconds`` (the loads were in the rating's clock): the honest
+    learner's games were ``over_time``, its fault (or, past the over_time run's wait,
+    its rating failed). Now the version's clock stops while its opponents load
+    (:meth:`.rater.WarmLane.rate`: their own time, with a budget of their own)."""
     monkeypatch.setattr(rater, "OVERRUN_WAIT_S", 1.0)  # (the over_time run: not the point)
     config_path = _competition(tmp_path, rating_seconds=6)
     config_path.write_text(config_path.read_text().replace(
@@ -431,12 +448,7 @@ def test_a_slow_loading_adversary_does_not_run_a_later_learner_over_its_time(
         "time_bank = 0.5", "time_bank = 0.5\nload_seconds = 8"))
     data = tmp_path / "data"
     store = Store(data)
-    row = store.add_submission("week-5", "bob", "mine.py:Slowish", "cd" * 32,
-                               len(ADVERSARY_BOMB))
-    (data / row["path"]).parent.mkdir(parents=True, exist_ok=True)
-    (data / row["path"]).write_text(ADVERSARY_BOMB)
-    store.set_verdict(row["id"], "accepted", "adversary", None, {"checks": []})
-    store.set_rating(row["id"], "rated")  # (its own rating is not the point)
+    store.set_rating(_adversary(data, "bob", ADVERSARY_BOMB), "rated")  # (not the point)
     ann = _accepted(data, "ann", HONEST)
     lanes = Rater(load_competition(config_path), data, UNSAFE, lambda: Store(data),
                   lambda: None, lanes=1)
@@ -447,3 +459,69 @@ def test_a_slow_loading_adversary_does_not_run_a_later_learner_over_its_time(
         lanes.stop()
     mine = [g for g in store.tournament_games("week-5") if g["learner"] != "halving"]
     assert not [g for g in mine if str(g["status"]).startswith("over_time")], mine
+
+
+# the same adversary, its student's next version: it loads at once
+ADVERSARY_FIXED = ADVERSARY_BOMB.replace("time.sleep(600)\n", "")
+
+
+def test_a_slow_opponents_games_are_its_own_fault_and_it_is_not_loaded_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adversary version asleep at its import was loaded again by every later
+    learner's rating, each waiting ``load_seconds`` for it (its failure to load was not
+    kept). Now its failure is remembered by its file's bytes: the first rating that
+    loads it waits for it once, apart from its version's clock (inside ``aside``), and
+    the later ratings do not load it; its games are ``load_failed:adversary``, its own
+    fault, in each. Its student's next version is loaded afresh and plays."""
+    config_path = _competition(tmp_path)
+    config_path.write_text(config_path.read_text().replace(
+        'submitted = ["learner"]', 'submitted = ["learner", "adversary"]').replace(
+        "time_bank = 0.5", "time_bank = 0.5\nload_seconds = 4").replace(
+        "rounds = 40", "rounds = 8"))
+    config = load_competition(config_path)
+    data = tmp_path / "data"
+    store = Store(data)
+    bomb = _adversary(data, "bob", ADVERSARY_BOMB)
+    store.set_rating(bomb, "rated")  # (its own rating is not the point)
+    ann, cat = _accepted(data, "ann", HONEST), _accepted(data, "cat", HONEST)
+    asked: list[tuple[str, bool]] = []  # (each spec loaded, and whether aside)
+    aside: list[bool] = [False]
+    probe = run._Fleet.probe
+
+    def probed(fleet: run._Fleet, entrants: list[tuple[str, str]]
+               ) -> dict[tuple[str, str], Entrant]:
+        asked.extend((spec, aside[0]) for _, spec in entrants)
+        return probe(fleet, entrants)
+
+    @contextlib.contextmanager
+    def loading() -> Iterator[None]:
+        aside[0] = True
+        try:
+            yield
+        finally:
+            aside[0] = False
+
+    monkeypatch.setattr(run._Fleet, "probe", probed)
+
+    def spec(ident: int) -> str:
+        row = store.submission(ident)
+        assert row is not None
+        return version_spec(data, row)
+
+    for ident in (ann, cat):
+        rate_version(config, data, ident, unsafe=UNSAFE, aside=loading)
+    assert asked == [(spec(bomb), True), (spec(ann), False), (spec(cat), False)]
+    against = [g for g in store.tournament_games("week-5") if g["adversary"] == spec(bomb)]
+    assert sorted((g["learner"], g["status"]) for g in against) == sorted(
+        (spec(who), "load_failed:adversary") for who in (ann, cat))
+    assert all("did not load within the time allowed" in g.get("message", "") for g in against)
+    fixed = _adversary(data, "bob", ADVERSARY_FIXED)
+    store.set_rating(fixed, "rated")
+    dan = _accepted(data, "dan", HONEST)
+    asked.clear()
+    rate_version(config, data, dan, unsafe=UNSAFE, aside=loading)
+    assert asked == [(spec(fixed), True), (spec(dan), False)]
+    assert {g["adversary"]: g["status"] for g in store.tournament_games("week-5")
+            if g["learner"] == spec(dan)} == {
+        "random-target": "complete", spec(bomb): "load_failed:adversary",
+        spec(fixed): "complete"}

@@ -44,7 +44,10 @@ What a ``submit`` starts, and its budget (SECURITY.md, "A competition's submissi
    role accepted before it: :func:`.run.rate_entrant`, incremental, each game stored as
    it ends under a key of the files' bytes, ``games.pairing`` unique), each game under
    the limits, the whole within ``rating_seconds`` (past it, its games left are
-   ``over_time``, its fault).
+   ``over_time``, its fault). Its opponents are loaded first, off its clock (their
+   loads are their time, with a budget of their own), and an opponent that failed to
+   load is remembered by its bytes and never loaded again: its games are ``load_failed``
+   at once, its fault (:func:`.rater.rate_version`).
    A lane or its child killed from outside is not the version's fault: the games left
    running end ``interrupted`` at once and the version is queued again, once
    (:class:`.rater.Rater`); a lane starts only on the competition's file as the server

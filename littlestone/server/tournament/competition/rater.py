@@ -21,9 +21,11 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from littlestone.games.errors import LittlestoneError
+from littlestone.sandbox.host import LOAD_SECONDS as SANDBOX_START_S
 from littlestone.sandbox.kernel import die_with_parent
 from littlestone.server.net.hosts import HOST_ENVIRONMENT
 from littlestone.server.records.rows import SubmissionRow
@@ -33,6 +35,7 @@ from littlestone.server.tournament.competition.config import (
     default_raters,
     version_spec,
 )
+from littlestone.server.tournament.config import is_file_agent
 from littlestone.server.tournament.field import TERMINATE_WAIT_S
 from littlestone.server.tournament.run import rate_entrant
 
@@ -59,11 +62,18 @@ OVERRUN_WAIT_S = STOP_WAIT_S
 #: are ended ``interrupted`` (:meth:`.store.Store.sweep`: only those whose process is
 #: gone), so that no game stays ``running`` until the server's next start.
 REAP_WAIT_S = 10.0
+#: Seconds a version's rating may take to load its opponents beyond ``load_seconds``
+#: and a sandbox's start each (:meth:`Rater._loading_seconds`): the rating's own start.
+LOADING_SLACK_S = 30.0
 #: The status :meth:`WarmLane.rate` gives when the lane itself ended mid-rating (not an
 #: exit status: those are 0 to 255, or a signal's negative number).
 LANE_ENDED = 256
 #: The status of a rating whose lane could not start (its file changed or broken).
 LANE_DOWN = 257
+#: The status of a rating whose opponents' loads took over their budget
+#: (:meth:`Rater._loading_seconds`): not the version's fault, but the server's (it
+#: stalls), so it is treated as a kill from outside (queued again, once).
+LOADS_OVER = 258
 #: The message of a game recorded ``over_time``: its version's rating ran out of time.
 OVER_TIME = ("the version's rating took longer than the competition's rating_seconds: "
              "its games not played by then count as its own fault")
@@ -148,13 +158,15 @@ class Rater:
         folder.mkdir(parents=True, exist_ok=True)
         log.info("competition %s: lane %d rates %s v%d of %s", name, lane, row["agent"],
                  row["version"], row["account"])
-        code = self._process(row["id"], False, folder, lane, self.config.rating_seconds)
+        loading = self._loading_seconds(store, row)
+        code = self._process(row["id"], False, folder, lane, self.config.rating_seconds,
+                             loading)
         if code is None and not self._stop.is_set():  # over its time: the rest its fault
             log.warning("competition %s: the rating of v%d of %s took over %g s "
                         "(rating_seconds): its games left are recorded over_time", name,
                         row["version"], row["account"], self.config.rating_seconds)
             self._end_orphans(store, lane)
-            code = self._process(row["id"], True, folder, lane, OVERRUN_WAIT_S)
+            code = self._process(row["id"], True, folder, lane, OVERRUN_WAIT_S, loading)
             if code is None:  # (its second run too: asleep at its import, say)
                 log.warning("competition %s: v%d of %s did not record its games left "
                             "over_time within %g s: its rating failed", name,
@@ -173,13 +185,14 @@ class Rater:
                         "SIGTERM: it is queued again", name, row["version"], row["account"])
             store.set_rating(row["id"], "queued")
             return
-        if (code == LANE_ENDED or (code is not None and code < 0)) \
+        if (code in (LANE_ENDED, LOADS_OVER) or (code is not None and code < 0)) \
                 and row["id"] not in self._retried:
-            # (killed from outside, the lane or its child: a kill -9, the OOM killer; not
-            # the version's doing, whose code runs in its sandbox: rated again, once)
+            # (killed from outside, the lane or its child: a kill -9, the OOM killer; or
+            # by the lane, its opponents' loads stalled: not the version's doing, whose
+            # code runs in its sandbox: rated again, once)
             self._retried.add(row["id"])
-            log.warning("competition %s: the rating of v%d of %s was killed from outside "
-                        "(%s): it is queued again, once", name, row["version"],
+            log.warning("competition %s: the rating of v%d of %s was cut short, not by "
+                        "its doing (%s): it is queued again, once", name, row["version"],
                         row["account"], _why(code))
             store.set_rating(row["id"], "queued")
             return
@@ -202,15 +215,28 @@ class Rater:
             self._stop.wait(0.05)
         store.sweep()
 
+    def _loading_seconds(self, store: Store, row: SubmissionRow) -> float:
+        """The most the loads of a version's opponents may take in its rating, apart from
+        its own ``rating_seconds`` (:meth:`WarmLane.rate`): ``load_seconds`` and a
+        sandbox's start (:data:`~littlestone.sandbox.host.LOAD_SECONDS`) for each
+        version it meets (and each file of the field's own), and :data:`LOADING_SLACK_S`.
+        Each load is cut at its own ``load_seconds`` in its sandbox, and one that failed
+        is not loaded again, so this is reached only when the server itself stalls."""
+        field = self.config.tournament
+        files = sum(is_file_agent(s) for s in (*field.learners, *field.adversaries))
+        each = field.limits.load_seconds + SANDBOX_START_S
+        return (len(opponents(store, self.config, row)) + files) * each + LOADING_SLACK_S
+
     def _process(self, ident: int, overrun: bool, folder: Path, lane: int,
-                 seconds: float | None) -> int | None:
+                 seconds: float | None, loading: float | None = None) -> int | None:
         """Rate version ``ident`` in ``lane``'s warm process (started at its first
         version, and again when it ended); the rating's exit status, None when it took
-        over ``seconds`` (then it is killed, with everything it started),
-        :data:`LANE_ENDED` when the lane ended meanwhile, :data:`LANE_DOWN` when it
-        could not start."""
+        over ``seconds`` of its own (then it is killed, with everything it started),
+        :data:`LOADS_OVER` when its opponents' loads took over ``loading`` (killed
+        too), :data:`LANE_ENDED` when the lane ended meanwhile, :data:`LANE_DOWN` when
+        it could not start."""
         warm = self._warm(lane, folder)
-        return LANE_DOWN if warm is None else warm.rate(ident, overrun, seconds)
+        return LANE_DOWN if warm is None else warm.rate(ident, overrun, seconds, loading)
 
     def _warm(self, lane: int, folder: Path) -> WarmLane | None:
         """``lane``'s warm process, started if it is not running (None: it could not
@@ -270,26 +296,47 @@ class WarmLane:
         self.last_child: int | None = None
         self._line(None)  # ready
 
-    def rate(self, ident: int, overrun: bool, seconds: float | None) -> int | None:
+    def rate(self, ident: int, overrun: bool, seconds: float | None,
+             loading: float | None = None) -> int | None:
         """Rate one version; its child's exit status (:data:`LANE_ENDED`: the lane
         itself ended), or None when it took over ``seconds`` (then its group is
-        killed)."""
+        killed). The version's clock stops while its child loads its opponents (between
+        its ``loading`` and ``loaded`` lines, :mod:`.lane`): their loads are their own
+        time, within ``loading`` seconds in all (None: no limit), past which its group
+        is killed too (:data:`LOADS_OVER`)."""
         try:
             assert self.process.stdin is not None
             self.process.stdin.write(f"{ident} {int(overrun)}\n".encode())
             started = (self._line(None) or "").split()
             self.child = self.last_child = int(started[1])
-            ended = self._line(seconds)
-            if ended is None:  # over its time
-                self.kill_child()
-                self._line(None)  # (its end)
-                return None
-            return int(ended.split()[2])
+            own, aside = seconds, loading  # (the time left of each)
+            while True:
+                since = time.monotonic()
+                said = self._line(own)
+                if said is None:  # over its time
+                    self._cut()
+                    return None
+                own = None if own is None else own - (time.monotonic() - since)
+                if said.startswith("loading "):  # (its opponents' loads: their time)
+                    since = time.monotonic()
+                    said = self._line(aside)
+                    if said is None:  # (over theirs: the server stalls)
+                        self._cut()
+                        return LOADS_OVER
+                    aside = None if aside is None else aside - (time.monotonic() - since)
+                if said.startswith("ended "):
+                    return int(said.split()[2])
         except (OSError, IndexError, ValueError, EOFError):  # (the lane ended)
             self.close()
             return LANE_ENDED
         finally:
             self.child = None
+
+    def _cut(self) -> None:
+        """The version's child is over its time: killed with its group, its end read."""
+        self.kill_child()
+        while not (self._line(None) or "").startswith("ended "):  # (its end)
+            pass
 
     def _line(self, seconds: float | None) -> str | None:
         """The lane's next line, or None when none came within ``seconds`` (EOFError
@@ -342,6 +389,8 @@ def _why(code: int | None) -> str:
     """
     if code == LANE_ENDED:
         return "its lane ended"
+    if code == LOADS_OVER:
+        return "its opponents' loads took over their budget"
     if code is not None and code < 0:
         return f"killed by signal {-code}"
     return f"exit status {code}"
@@ -373,7 +422,8 @@ def _kill(process: subprocess.Popen[bytes]) -> None:
 
 
 def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool = False,
-                 workers: int = 1, overrun: bool = False) -> int:
+                 workers: int = 1, overrun: bool = False,
+                 aside: Callable[[], AbstractContextManager[object]] | None = None) -> int:
     """(``littlestone competition rate``.) Rate one accepted version: its games against
     the built-ins and every version of the other role accepted before it (not
     superseded nor failed; the versions of its own role, which it never meets, are not
@@ -382,7 +432,12 @@ def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool
     (:func:`.run.rate_entrant`, only this version's games: other lanes rate others at
     once); each is stored as it ends. ``overrun``: its rating ran
     out of time, and its games not stored yet are recorded ``over_time``, its fault,
-    without being played. Returns the games stored. A version whose stored file is gone
+    without being played. Its opponents are loaded first, inside ``aside()`` (a warm
+    lane's child: its clock stops there, :mod:`.lane`), then the version itself; an
+    opponent that fails to load (asleep at its import past ``load_seconds``, say) is
+    remembered by its file's bytes and never loaded again by a later rating, its games
+    ``load_failed``, its own fault (:func:`.run.run_tournament`'s
+    ``remember_failed_loads``). Returns the games stored. A version whose stored file is gone
     (deleted from the data folder) is not rated: LittlestoneError (its rating
     ``failed``; its student's previous version stays on the board)."""
     data = Path(data).resolve()
@@ -395,9 +450,7 @@ def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool
         raise LittlestoneError(  # nor a version to rank last in place of its previous one)
             f"competition {config.name}: the file of v{row['version']} of {row['account']} "
             f"is gone from the data folder ({row['path']}): it cannot be rated")
-    before = [v for v in store.submissions(config.name)
-              if v["verdict"] == "accepted" and v["id"] < ident and v["role"] != row["role"]
-              and v["rating"] not in ("failed", "superseded")]
+    before = opponents(store, config, row)
     learners = list(config.tournament.learners)
     adversaries = list(config.tournament.adversaries)
     for version in before:
@@ -408,6 +461,16 @@ def rate_version(config: CompetitionConfig, data: Path, ident: int, unsafe: bool
     entrant = version_spec(data, row)
     report = rate_entrant(field, data, entrant, row["role"], workers, progress=False,
                           keep_going=True, unsafe=unsafe, only=entrant,
-                          overrun=OVER_TIME if overrun else None)
+                          overrun=OVER_TIME if overrun else None, aside=aside,
+                          remember_failed_loads=True)
     store.set_rating(ident, "rated")
     return len(report.games)
+
+
+def opponents(store: Store, config: CompetitionConfig, row: SubmissionRow
+              ) -> list[SubmissionRow]:
+    """The versions a version's rating meets besides the built-ins: those of the other
+    role accepted before it, not ``failed`` nor ``superseded``."""
+    return [v for v in store.submissions(config.name)
+            if v["verdict"] == "accepted" and v["id"] < row["id"]
+            and v["role"] != row["role"] and v["rating"] not in ("failed", "superseded")]
