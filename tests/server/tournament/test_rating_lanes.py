@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple, cast
 
@@ -102,17 +103,27 @@ def slowish_version(tmp_path: Path) -> Version:
                    Sandbox.unavailable() is not None)
 
 
+def own_game_running(store: Store, each_turn: Callable[[], object] = lambda: None,
+                     seconds: float = 120) -> None:
+    """Wait until a version's own game runs: not the field's built-in pair, halving
+    against random-target, which is played first and ends in a blink. ``each_turn``
+    runs between two looks (it may assert, or skip the test)."""
+    deadline = time.monotonic() + seconds
+    while not any(g["status"] == "running" and g["learner"] != "halving"
+                  for g in store.games(limit=20)):
+        assert time.monotonic() < deadline, "no game of the version started"
+        each_turn()
+        time.sleep(0.02)
+
+
 def until_its_game_runs(data: Path, rating: subprocess.Popen[bytes]) -> None:
     """Wait until the version's own game runs in ``data``, played by ``rating`` (a
-    process that rates it): not the field's built-in pair, halving against
-    random-target, which is played first and ends in a blink."""
-    store = Store(data)
-    deadline = time.monotonic() + 120
-    while not any(g["status"] == "running" and g["learner"] != "halving"
-                  for g in store.games(limit=10)):
-        assert time.monotonic() < deadline, "no game of the version started"
+    process that rates it, which must not have ended meanwhile)."""
+
+    def alive() -> None:
         assert rating.poll() is None
-        time.sleep(0.1)
+
+    own_game_running(Store(data), alive)
 
 
 def each_pairing_recorded_once(data: Path) -> Store:

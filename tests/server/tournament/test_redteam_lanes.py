@@ -29,7 +29,13 @@ from littlestone.server.tournament.competition import (
     version_spec,
 )
 from littlestone.server.tournament.pairing import Entrant
-from tests.server.tournament.test_rating_lanes import COMPETITION, HONEST, _accepted, _alive
+from tests.server.tournament.test_rating_lanes import (
+    COMPETITION,
+    HONEST,
+    _accepted,
+    _alive,
+    own_game_running,
+)
 from tests.server.tournament.test_warm_lanes import _rated
 
 pytestmark = pytest.mark.slow
@@ -107,13 +113,17 @@ def _gone(tmp_path: Path, seconds: float = 10) -> list[int]:
     return left
 
 
-def _own_game_running(store: Store, seconds: float = 120) -> None:
-    """Wait for a game of a submitted version to run (not the built-ins' pair)."""
-    deadline = time.monotonic() + seconds
-    while not any(g["status"] == "running" and g["learner"] != "halving"
-                  for g in store.games(limit=20)):
-        assert time.monotonic() < deadline, "no game of a version started"
-        time.sleep(0.02)
+@contextlib.contextmanager
+def _lanes(config_path: Path, data: Path, lanes: int = 1) -> Iterator[tuple[Rater, Store]]:
+    """The competition's rating lanes started on ``data`` (and the store), stopped at
+    the end."""
+    rater_ = Rater(load_competition(config_path), data, UNSAFE, lambda: Store(data),
+                   lambda: None, lanes=lanes)
+    rater_.start()
+    try:
+        yield rater_, Store(data)
+    finally:
+        rater_.stop()
 
 
 def test_kill_9_of_a_lanes_child_then_of_the_lane_loses_no_version(tmp_path: Path) -> None:
@@ -128,12 +138,8 @@ def test_kill_9_of_a_lanes_child_then_of_the_lane_loses_no_version(tmp_path: Pat
     config_path = _competition(tmp_path)
     data = tmp_path / "data"
     ann, bob = _accepted(data, "ann", SLOWISH), _accepted(data, "bob", NOISY)
-    lanes = Rater(load_competition(config_path), data, UNSAFE, lambda: Store(data),
-                  lambda: None, lanes=1)
-    lanes.start()
-    store = Store(data)
-    try:
-        _own_game_running(store)  # (ann's: the first claimed)
+    with _lanes(config_path, data) as (lanes, store):
+        own_game_running(store)  # (ann's: the first claimed)
         warm = lanes._lanes[0]
         child = warm.child
         assert child is not None
@@ -142,15 +148,13 @@ def test_kill_9_of_a_lanes_child_then_of_the_lane_loses_no_version(tmp_path: Pat
         while store.submission(bob)["rating"] != "rating":  # type: ignore[index]
             assert time.monotonic() < deadline, "bob's version was not rated after the kill"
             time.sleep(0.02)
-        _own_game_running(store)  # (bob's: ann's is rated, or over)
+        own_game_running(store)  # (bob's: ann's is rated, or over)
         assert lanes._lanes[0] is warm and warm.process.poll() is None  # (it rated on)
         os.kill(warm.process.pid, signal.SIGKILL)
         assert _rated(store, [ann, bob]) == {ann: "rated", bob: "rated"}
         assert lanes._lanes[0] is not warm  # (replaced)
         running = [g for g in store.games(limit=100) if g["status"] == "running"]
         assert running == []
-    finally:
-        lanes.stop()
     rows = store.tournament_games("week-5")
     assert {r["status"] for r in rows} == {"complete"}
     recorded = [g["pairing"] for g in store.games(limit=100) if g["pairing"]]
@@ -199,14 +203,8 @@ def test_a_rating_past_its_time_is_over_within_its_overrun_wait(
         "time_bank = 0.5", "time_bank = 0.5\nload_seconds = 3600"))
     data = tmp_path / "data"
     bomb = _accepted(data, "bob", BOMB)
-    lanes = Rater(load_competition(config_path), data, UNSAFE, lambda: Store(data),
-                  lambda: None, lanes=1)
-    lanes.start()
-    store = Store(data)
-    try:
+    with _lanes(config_path, data) as (_, store):
         assert _rated(store, [bomb], seconds=120) == {bomb: "failed"}
-    finally:
-        lanes.stop()
     assert _gone(tmp_path) == []
 
 
@@ -260,22 +258,14 @@ def test_a_rating_cut_at_its_time_leaves_no_game_running(tmp_path: Path) -> None
     config_path = _competition(tmp_path, rating_seconds=6)
     data = tmp_path / "data"
     sam = _accepted(data, "sam", SLOW)
-    lanes = Rater(load_competition(config_path), data, UNSAFE, lambda: Store(data),
-                  lambda: None, lanes=1)
-    lanes.start()
-    store = Store(data)
-    try:
-        deadline = time.monotonic() + 120
-        while not any(g["status"] == "running" and g["learner"] != "halving"
-                      for g in store.games(limit=20)):
-            assert time.monotonic() < deadline, "no game of the version started"
+    with _lanes(config_path, data) as (_, store):
+        def not_over() -> None:
             if store.submission(sam)["rating"] in ("rated", "failed"):  # type: ignore[index]
                 pytest.skip("the machine is too loaded: the rating was over before its game")
-            time.sleep(0.02)
+
+        own_game_running(store, not_over)
         assert _rated(store, [sam]) == {sam: "rated"}
         assert [g for g in store.games(limit=100) if g["status"] == "running"] == []
-    finally:
-        lanes.stop()
     assert {g["status"] for g in store.tournament_games("week-5")
             if g["learner"] != "halving"} == {"over_time:learner"}
     assert "interrupted" in {g["status"] for g in store.games(limit=100)}
@@ -305,14 +295,8 @@ def test_a_version_that_ignores_sigterm_and_sleeps_at_its_end_does_not_hold_the_
     config_path = _competition(tmp_path)
     data = tmp_path / "data"
     ident = _accepted(data, "ann", STUBBORN)
-    lanes = Rater(load_competition(config_path), data, UNSAFE, lambda: Store(data),
-                  lambda: None, lanes=1)
-    lanes.start()
-    store = Store(data)
-    try:
-        _own_game_running(store)
-    finally:
-        lanes.stop()
+    with _lanes(config_path, data) as (_, store):
+        own_game_running(store)
     assert [g for g in store.games(limit=100) if g["status"] == "running"] == []
     assert store.submission(ident)["rating"] not in ("failed", "rated")  # type: ignore[index]
     assert _gone(tmp_path) == []

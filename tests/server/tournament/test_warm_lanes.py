@@ -27,6 +27,7 @@ from tests.server.tournament.test_rating_lanes import (
     SLOWISH,
     _accepted,
     _alive,
+    own_game_running,
 )
 
 pytestmark = pytest.mark.slow
@@ -225,13 +226,7 @@ def test_a_stopping_rater_ends_the_games_in_flight_interrupted_with_their_footer
     lanes.start()
     store = Store(data)
     try:
-        deadline = time.monotonic() + 120
-        # (the version's own game: the field's built-in pair, halving against
-        # random-target, is played first and ends in a blink)
-        while not any(g["status"] == "running" and g["learner"] != "halving"
-                      for g in store.games(limit=10)):
-            assert time.monotonic() < deadline, "no game of the version started"
-            time.sleep(0.05)
+        own_game_running(store)
     finally:
         lanes.stop()
     games = store.games(limit=100)
